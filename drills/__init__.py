@@ -1,0 +1,1 @@
+"""The learner's command ``drill``: roofline calculator, decks, quizzes, the lab."""

@@ -1,0 +1,89 @@
+"""`drill chips` and `drill roofline`: the catalogue and the roofline calculator."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from generator import catalogue, costs
+from generator import roofline as model
+from generator.units import si
+
+
+def resolve_chip(name: str) -> catalogue.Chip:
+    """A chip by name or alias, or a usage error naming the known chips."""
+    try:
+        return catalogue.get(name)
+    except catalogue.UnknownChipError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+def chips(as_json: bool) -> None:
+    """List every chip in the catalogue with its ridge point(s).
+
+    The ridge is peak FLOP/s / HBM bytes/s, in FLOPs per byte, per dtype with a
+    published peak. Figures come from chips.yaml, each with its source.
+    """
+    cat = catalogue.load()
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in cat.chips], indent=2))
+        return
+    header = f"{'chip':<8} {'kind':<4} {'bf16 peak':>13} {'HBM BW':>11} {'HBM':>8} {'ridge bf16':>11} {'ridge int8':>11} {'ridge fp8':>10}  aliases"
+    click.echo(header)
+    click.echo("-" * len(header))
+    for c in cat.chips:
+        ridges = [f"{c.ridge_flops_per_byte(d):.0f}" if d in c.peak_flops else "-" for d in ("bf16", "int8", "fp8")]
+        click.echo(
+            f"{c.name:<8} {c.kind:<4} {si(c.peak_flops_per_s('bf16'), 'FLOP/s'):>13} "
+            f"{si(c.hbm_bytes_per_s, 'B/s'):>11} {si(c.hbm_bytes, 'B'):>8} "
+            f"{ridges[0]:>11} {ridges[1]:>11} {ridges[2]:>10}  {', '.join(c.aliases[:3])}")
+    click.echo("")
+    click.echo("ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte). Sources:")
+    for s in cat.sources.values():
+        click.echo(f"  [{s.key}] {s.cite()} <{s.url}>")
+
+
+@click.command(name="roofline")
+@click.option("--chip", required=True, help="Chip name or alias (see `drill chips`), e.g. v5e, trillium, h200.")
+@click.option("--op", "op_name", required=True,
+              help=f"Op: {', '.join(costs.OPS)}.")
+@click.option("--shape", required=True,
+              help="Comma-separated dims: B,D,F for matmul; M,N for add/softmax/reduce_sum; N for dot; T,V,D for embedding.")
+@click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16, f32, fp8, int8.")
+@click.option("--rhs-dtype", default=None, help="matmul only: the weights' dtype (e.g. int8 with bf16 activations).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | None, as_json: bool) -> None:
+    """Roofline estimate of one op on one chip, with the arithmetic shown.
+
+    Prints intensity (FLOPs/byte), the verdict (compute- or memory-bound),
+    attainable FLOP/s and the floor latency max(T_math, T_comms), then each
+    term worked out with the constants and their source.
+    """
+    target = resolve_chip(chip)
+    try:
+        extra = {}
+        if rhs_dtype is not None:
+            if costs.normalize_op(op_name) != "matmul":
+                raise costs.CostError("--rhs-dtype applies to matmul only")
+            extra["rhs_dtype"] = rhs_dtype
+        cost = costs.cost(op_name, costs.parse_shape(shape), dtype, **extra)
+        est = model.estimate(target, cost)
+    except (costs.CostError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+    except KeyError as exc:
+        raise click.UsageError(exc.args[0]) from None
+    if as_json:
+        click.echo(json.dumps(est.to_dict(), indent=2))
+        return
+    dims = ",".join(str(d) for d in cost.shape)
+    click.echo(f"chip: {target.display}   op: {cost.op} [{dims}]   dtype: {cost.dtype}")
+    for line in model.summary_lines(est):
+        click.echo(line)
+    click.echo("")
+    click.echo("worked arithmetic:")
+    for line in model.worked_lines(est):
+        click.echo("  " + line)
+

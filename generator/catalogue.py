@@ -1,0 +1,245 @@
+"""The chip catalogue: ``chips.yaml`` loaded into ``Chip`` objects.
+
+Every figure in the file is ``{value, source[, note]}``; a ``Figure`` keeps all
+three so any answer can cite where its constants came from. Units are in the
+names: FLOP/s, bytes/s, bytes, seconds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.yamlio import safe_load
+
+CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
+
+# Figures that every chip must carry (the rest are optional, "where published").
+REQUIRED_FIGURES = ("hbm_bytes_per_s", "hbm_bytes")
+
+
+class UnknownChipError(LookupError):
+    """A chip name, alias or device_kind that the catalogue does not know."""
+
+    def __init__(self, name: str, known: list[str], closest: str | None):
+        self.name, self.known, self.closest = name, known, closest
+        hint = f"; did you mean '{closest}'?" if closest else ""
+        super().__init__(f"unknown chip '{name}'{hint} known chips: {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class Source:
+    key: str
+    title: str
+    url: str
+    retrieved: str
+    note: str = ""
+
+    def cite(self) -> str:
+        return f"{self.title}, retrieved {self.retrieved}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "title": self.title, "url": self.url,
+                "retrieved": self.retrieved, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published number with the source it came from."""
+
+    value: Any
+    source: Source
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"value": self.value, "source": self.source.key}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class Chip:
+    name: str
+    display: str
+    kind: str  # "tpu" or "gpu"
+    aliases: tuple[str, ...]
+    device_kinds: tuple[str, ...]
+    device_kind_match: str  # "exact" or "substring"
+    peak_flops: dict[str, Figure]  # dtype -> FLOP/s (OP/s for int8)
+    figures: dict[str, Figure] = field(default_factory=dict)
+
+    # --- the two speeds -------------------------------------------------
+    def peak_flops_per_s(self, dtype: str) -> float:
+        """Peak FLOP/s for ``dtype``; KeyError naming the published dtypes."""
+        try:
+            return float(self.peak_flops[dtype].value)
+        except KeyError:
+            raise KeyError(
+                f"{self.name} has no published {dtype} peak; published: {', '.join(self.peak_flops)}"
+            ) from None
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return float(self.figures["hbm_bytes_per_s"].value)
+
+    @property
+    def hbm_bytes(self) -> float:
+        return float(self.figures["hbm_bytes"].value)
+
+    def ridge_flops_per_byte(self, dtype: str = "bf16") -> float:
+        """The ridge (critical intensity): peak FLOP/s / HBM bytes/s."""
+        return self.peak_flops_per_s(dtype) / self.hbm_bytes_per_s
+
+    def figure(self, key: str) -> Figure | None:
+        """A figure by key (``vmem_bytes``, ``ici_bytes_per_s_one_way`` ...) or None."""
+        fig = self.figures.get(key)
+        return fig if fig is not None and fig.value is not None else None
+
+    def value(self, key: str, default: Any = None) -> Any:
+        fig = self.figure(key)
+        return default if fig is None else fig.value
+
+    def sources(self) -> list[Source]:
+        seen: dict[str, Source] = {}
+        for fig in [*self.peak_flops.values(), *self.figures.values()]:
+            seen.setdefault(fig.source.key, fig.source)
+        return list(seen.values())
+
+    def matches_device_kind(self, device_kind: str) -> bool:
+        wanted = device_kind.strip().lower()
+        for s in self.device_kinds:
+            s = s.lower()
+            if (self.device_kind_match == "exact" and wanted == s) or (
+                self.device_kind_match == "substring" and s in wanted
+            ):
+                return True
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view used by ``drill chips --json``."""
+        return {
+            "name": self.name,
+            "display": self.display,
+            "aliases": list(self.aliases),
+            "kind": self.kind,
+            "device_kinds": list(self.device_kinds),
+            "peak_flops_per_s": {d: float(f.value) for d, f in self.peak_flops.items()},
+            "hbm_bytes_per_s": self.hbm_bytes_per_s,
+            "hbm_bytes": self.hbm_bytes,
+            "ridge_flops_per_byte": self.ridge_flops_per_byte("bf16"),
+            "ridge_flops_per_byte_by_dtype": {
+                d: self.ridge_flops_per_byte(d) for d in self.peak_flops
+            },
+            "figures": {k: f.to_dict() for k, f in self.figures.items()},
+            "peak_flops_sources": {d: f.to_dict() for d, f in self.peak_flops.items()},
+            "sources": [s.to_dict() for s in self.sources()],
+        }
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    chips: tuple[Chip, ...]
+    sources: dict[str, Source]
+    facts: dict[str, Figure]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.chips]
+
+    def _index(self) -> dict[str, Chip]:
+        index: dict[str, Chip] = {}
+        for chip in self.chips:
+            for key in (chip.name, *chip.aliases):
+                index[_normalize(key)] = chip
+        return index
+
+    def get(self, name: str) -> Chip:
+        """A chip by name or alias, case-insensitive; UnknownChipError otherwise."""
+        index = _INDEX_CACHE.get(id(self))
+        if index is None:
+            index = _INDEX_CACHE[id(self)] = self._index()
+        chip = index.get(_normalize(name))
+        if chip is None:
+            # Canonical names first, so "v5x" suggests v5e rather than an alias of TPU7x.
+            close = (difflib.get_close_matches(_normalize(name), self.names(), n=1, cutoff=0.5)
+                     or difflib.get_close_matches(_normalize(name), list(index), n=1, cutoff=0.5))
+            raise UnknownChipError(name, self.names(), index[close[0]].name if close else None)
+        return chip
+
+    def for_device_kind(self, device_kind: str) -> Chip | None:
+        """The chip JAX calls ``device_kind`` (e.g. "TPU v5 lite" -> v5e), or None."""
+        for chip in self.chips:
+            if chip.matches_device_kind(device_kind):
+                return chip
+        return None
+
+    def fact(self, key: str) -> Figure:
+        return self.facts[key]
+
+
+_INDEX_CACHE: dict[int, dict[str, Chip]] = {}
+
+
+def _normalize(name: str) -> str:
+    return " ".join(name.strip().lower().replace("_", " ").split())
+
+
+class CatalogueError(ValueError):
+    """chips.yaml is malformed: says which chip and which figure."""
+
+
+def _figure(raw: Any, where: str, sources: dict[str, Source]) -> Figure:
+    if not isinstance(raw, dict) or "value" not in raw or "source" not in raw:
+        raise CatalogueError(f"{where}: a figure must be {{value, source[, note]}}, got {raw!r}")
+    if raw["source"] not in sources:
+        raise CatalogueError(f"{where}: unknown source '{raw['source']}'")
+    return Figure(raw["value"], sources[raw["source"]], str(raw.get("note", "")))
+
+
+def parse(data: dict[str, Any]) -> Catalogue:
+    """Build a Catalogue from the parsed YAML document, validating as it goes."""
+    sources = {
+        key: Source(key, s["title"], s["url"], str(s["retrieved"]), s.get("note", ""))
+        for key, s in data["sources"].items()
+    }
+    facts = {k: _figure(v, f"facts.{k}", sources) for k, v in data.get("facts", {}).items()}
+    chips = []
+    for raw in data["chips"]:
+        name = raw["name"]
+        peaks = {d: _figure(f, f"{name}.peak_flops_per_s.{d}", sources)
+                 for d, f in raw["peak_flops_per_s"].items()}
+        if "bf16" not in peaks:
+            raise CatalogueError(f"{name}: no bf16 peak")
+        reserved = {"name", "display", "kind", "aliases", "device_kinds", "peak_flops_per_s"}
+        figures = {k: _figure(v, f"{name}.{k}", sources) for k, v in raw.items() if k not in reserved}
+        for key in REQUIRED_FIGURES:
+            if key not in figures:
+                raise CatalogueError(f"{name}: missing {key}")
+        if raw["kind"] not in ("tpu", "gpu"):
+            raise CatalogueError(f"{name}: kind must be tpu or gpu")
+        chips.append(Chip(
+            name=name,
+            display=raw.get("display", name),
+            kind=raw["kind"],
+            aliases=tuple(raw.get("aliases", ())),
+            device_kinds=tuple(raw["device_kinds"]["strings"]),
+            device_kind_match=raw["device_kinds"]["match"],
+            peak_flops=peaks,
+            figures=figures,
+        ))
+    return Catalogue(tuple(chips), sources, facts)
+
+
+@functools.lru_cache(maxsize=1)
+def load(path: str | None = None) -> Catalogue:
+    """The catalogue from ``chips.yaml`` (parsed once per process)."""
+    with open(path or CATALOGUE_PATH, encoding="utf-8") as fh:
+        return parse(safe_load(fh))
+
+
+def get(name: str) -> Chip:
+    """Shortcut: ``load().get(name)``."""
+    return load().get(name)

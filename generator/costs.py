@@ -1,0 +1,207 @@
+"""Op cost models: shapes and dtypes in, FLOPs and HBM bytes out.
+
+Every formula the tool uses for an op lives here, once. Conventions follow the
+scaling book ("Rooflines" chapter): bytes are the fewest HBM bytes the op must
+move, each input read once and each output written once.
+
+Which convention is which:
+- matmul, dot: the scaling book's (2BDF FLOPs; inputs read, output written).
+- add, softmax, reduce_sum: the course seed's LAB·0.1 ``predict()`` byte and
+  FLOP counts, reproduced exactly (softmax's 5 FLOPs per element is the seed's
+  count: max, subtract, exp, sum, divide).
+- embedding: a gather; the rows read, the int32 indices and the output written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from generator.units import DTYPE_BYTES, normalize_dtype
+
+INDEX_DTYPE = "int32"
+
+
+class CostError(ValueError):
+    """Bad op, shape or dtype: the message names what is wrong and what is accepted."""
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """FLOPs and bytes of one op at one shape.
+
+    ``dtype`` is the compute dtype: the one whose peak FLOP/s applies.
+    ``flops_formula`` / ``bytes_formula`` are symbolic; ``flops_working`` /
+    ``bytes_working`` the same with the numbers substituted.
+    """
+
+    op: str
+    shape: tuple[int, ...]
+    dtype: str
+    flops: int
+    bytes: int
+    flops_formula: str
+    bytes_formula: str
+    flops_working: str
+    bytes_working: str
+    convention: str
+    operand_dtypes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def intensity_flops_per_byte(self) -> float:
+        return self.flops / self.bytes
+
+    def to_dict(self) -> dict:
+        return {
+            "op": self.op, "shape": list(self.shape), "dtype": self.dtype,
+            "flops": self.flops, "bytes": self.bytes,
+            "flops_formula": self.flops_formula, "bytes_formula": self.bytes_formula,
+            "convention": self.convention, "operand_dtypes": dict(self.operand_dtypes),
+        }
+
+
+def _b(dtype: str) -> int:
+    return DTYPE_BYTES[dtype]
+
+
+def _wider(a: str, b: str) -> str:
+    return a if _b(a) >= _b(b) else b
+
+
+def matmul(B: int, D: int, F: int, dtype: str = "bf16", *,
+           rhs_dtype: str | None = None, out_dtype: str | None = None) -> OpCost:
+    """[B,D] @ [D,F] -> [B,F]: 2BDF FLOPs; (BD x lhs + DF x rhs) bytes read, BF x out written.
+
+    ``dtype`` is the activations' (lhs) dtype, ``rhs_dtype`` the weights' (default
+    the same). The FLOPs run in the wider of the two (int8 weights with bf16
+    activations are bf16 FLOPs, as in the scaling book); the output defaults to that dtype.
+    """
+    lhs = normalize_dtype(dtype)
+    rhs = normalize_dtype(rhs_dtype or lhs)
+    compute = _wider(lhs, rhs)
+    out = normalize_dtype(out_dtype or compute)
+    flops = 2 * B * D * F
+    nbytes = B * D * _b(lhs) + D * F * _b(rhs) + B * F * _b(out)
+    return OpCost(
+        "matmul", (B, D, F), compute, flops, nbytes,
+        "2·B·D·F", "B·D·lhs + D·F·rhs + B·F·out (bytes per element)",
+        f"2 × {B} × {D} × {F}",
+        f"{B}×{D}×{_b(lhs)} + {D}×{F}×{_b(rhs)} + {B}×{F}×{_b(out)}",
+        "scaling book (Rooflines): inputs read once, output written once",
+        {"lhs": lhs, "rhs": rhs, "out": out},
+    )
+
+
+def add(M: int, N: int, dtype: str = "bf16") -> OpCost:
+    """Elementwise x + y over [M,N]: MN FLOPs; 3MN elements moved (2 read, 1 written)."""
+    d = normalize_dtype(dtype)
+    return OpCost("add", (M, N), d, M * N, 3 * M * N * _b(d),
+                  "M·N", "3·M·N·bytes", f"{M} × {N}", f"3 × {M} × {N} × {_b(d)}",
+                  "course seed LAB·0.1 (= scaling book: two inputs read, one output written)",
+                  {"x": d, "y": d, "out": d})
+
+
+def softmax(M: int, N: int, dtype: str = "bf16") -> OpCost:
+    """Softmax over the rows of [M,N]: 5MN FLOPs; 2MN elements moved (read once, written once)."""
+    d = normalize_dtype(dtype)
+    return OpCost("softmax", (M, N), d, 5 * M * N, 2 * M * N * _b(d),
+                  "5·M·N", "2·M·N·bytes", f"5 × {M} × {N}", f"2 × {M} × {N} × {_b(d)}",
+                  "course seed LAB·0.1 (5 FLOPs per element; one read, one write)",
+                  {"x": d, "out": d})
+
+
+def reduce_sum(M: int, N: int, dtype: str = "bf16") -> OpCost:
+    """Sum over the last axis of [M,N]: MN FLOPs; MN + M elements moved."""
+    d = normalize_dtype(dtype)
+    return OpCost("reduce_sum", (M, N), d, M * N, (M * N + M) * _b(d),
+                  "M·N", "(M·N + M)·bytes", f"{M} × {N}", f"({M} × {N} + {M}) × {_b(d)}",
+                  "course seed LAB·0.1 (input read once, [M] output written)",
+                  {"x": d, "out": d})
+
+
+def dot(N: int, dtype: str = "bf16") -> OpCost:
+    """Dot product of two [N] vectors: 2N FLOPs; 2N elements read, one written.
+
+    The scaling book's example: intensity tends to 1/2 for bf16.
+    """
+    d = normalize_dtype(dtype)
+    return OpCost("dot", (N,), d, 2 * N, (2 * N + 1) * _b(d),
+                  "2·N", "(2·N + 1)·bytes", f"2 × {N}", f"(2 × {N} + 1) × {_b(d)}",
+                  "scaling book (Rooflines): dot product example",
+                  {"x": d, "y": d, "out": d})
+
+
+def embedding(T: int, V: int, D: int, dtype: str = "bf16") -> OpCost:
+    """Gather T rows of width D from a [V,D] table: ~0 FLOPs.
+
+    Bytes: the T·D elements read from the table, T int32 indices read, T·D
+    elements written. V sets only which rows exist, not how many are moved.
+    """
+    d = normalize_dtype(dtype)
+    idx = DTYPE_BYTES[INDEX_DTYPE]
+    return OpCost("embedding", (T, V, D), d, 0, 2 * T * D * _b(d) + T * idx,
+                  "0 (a gather does no arithmetic)", "2·T·D·bytes + T·index_bytes",
+                  "0", f"2 × {T} × {D} × {_b(d)} + {T} × {idx}",
+                  "gather: rows read + indices read + output written",
+                  {"table": d, "indices": INDEX_DTYPE, "out": d})
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    dims: tuple[str, ...]
+    fn: Callable[..., OpCost]
+    summary: str
+
+
+OPS: dict[str, OpSpec] = {
+    "matmul": OpSpec("matmul", ("B", "D", "F"), matmul, "[B,D] @ [D,F]"),
+    "add": OpSpec("add", ("M", "N"), add, "elementwise x + y over [M,N]"),
+    "softmax": OpSpec("softmax", ("M", "N"), softmax, "softmax over the rows of [M,N]"),
+    "reduce_sum": OpSpec("reduce_sum", ("M", "N"), reduce_sum, "sum over the last axis of [M,N]"),
+    "dot": OpSpec("dot", ("N",), dot, "dot product of two [N] vectors"),
+    "embedding": OpSpec("embedding", ("T", "V", "D"), embedding, "gather T rows of a [V,D] table"),
+}
+
+OP_ALIASES = {"reduce-sum": "reduce_sum", "sum": "reduce_sum", "reducesum": "reduce_sum",
+              "gather": "embedding", "embed": "embedding", "mm": "matmul", "elementwise": "add"}
+
+
+def normalize_op(name: str) -> str:
+    key = name.strip().lower()
+    key = OP_ALIASES.get(key, key)
+    if key not in OPS:
+        raise CostError(f"unknown op '{name}'; accepted: {', '.join(OPS)}")
+    return key
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """"4096,4096,4096" -> (4096, 4096, 4096); CostError on anything else."""
+    parts = [p.strip() for p in text.replace("x", ",").split(",")]
+    if not text.strip() or any(not p for p in parts):
+        raise CostError(f"malformed shape '{text}': expected comma-separated positive integers, e.g. 4096,4096,4096")
+    dims = []
+    for p in parts:
+        if not p.lstrip("+-").isdigit():
+            raise CostError(f"malformed shape '{text}': '{p}' is not an integer")
+        value = int(p)
+        if value <= 0:
+            raise CostError(f"shape '{text}': every dimension must be positive, got {value}")
+        dims.append(value)
+    return tuple(dims)
+
+
+def cost(op: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", **kwargs) -> OpCost:
+    """Dispatch to the op's cost function after checking the shape's rank and signs."""
+    spec = OPS[normalize_op(op)]
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != len(spec.dims):
+        raise CostError(
+            f"op '{spec.name}' takes {len(spec.dims)} dims ({','.join(spec.dims)}: {spec.summary}), got {len(shape)}")
+    if any(s <= 0 for s in shape):
+        raise CostError(f"every dimension must be positive, got {list(shape)}")
+    try:
+        normalize_dtype(dtype)
+    except ValueError as exc:
+        raise CostError(str(exc)) from None
+    return spec.fn(*shape, dtype, **kwargs)

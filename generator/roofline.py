@@ -1,0 +1,137 @@
+"""The roofline: one op's cost against a chip's two speeds.
+
+Formulas (scaling book, "Rooflines"):
+- T_math  = FLOPs / peak FLOP/s
+- T_comms = bytes / HBM bytes/s
+- floor (lower bound) = max(T_math, T_comms); upper bound = T_math + T_comms
+- intensity = FLOPs / bytes; ridge = peak FLOP/s / HBM bytes/s
+- verdict: compute-bound when intensity >= ridge, else memory-bound
+- attainable FLOP/s = min(peak, intensity x HBM bytes/s)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.catalogue import Chip
+from generator.costs import OpCost
+from generator.units import sci, seconds, si
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """The two speeds a prediction uses: from the datasheet or calibrated on the device."""
+
+    name: str
+    peak_flops_per_s: float
+    hbm_bytes_per_s: float
+    dtype: str = "bf16"
+    source: str = ""  # where the two numbers come from, for the worked arithmetic
+
+    @classmethod
+    def from_chip(cls, chip: Chip, dtype: str = "bf16") -> "Ceilings":
+        peak = chip.peak_flops[dtype] if dtype in chip.peak_flops else None
+        if peak is None:
+            raise KeyError(
+                f"{chip.name} has no published {dtype} peak; published: {', '.join(chip.peak_flops)}")
+        bw = chip.figures["hbm_bytes_per_s"]
+        cited = {peak.source.cite(), bw.source.cite()}
+        return cls(chip.name, float(peak.value), float(bw.value), dtype, "; ".join(sorted(cited)))
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        return self.peak_flops_per_s / self.hbm_bytes_per_s
+
+
+@dataclass(frozen=True)
+class Estimate:
+    ceilings: Ceilings
+    cost: OpCost
+    t_math_s: float
+    t_comms_s: float
+
+    @property
+    def floor_s(self) -> float:
+        return max(self.t_math_s, self.t_comms_s)
+
+    @property
+    def upper_s(self) -> float:
+        return self.t_math_s + self.t_comms_s
+
+    @property
+    def intensity_flops_per_byte(self) -> float:
+        return self.cost.flops / self.cost.bytes
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        return self.ceilings.ridge_flops_per_byte
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.intensity_flops_per_byte >= self.ridge_flops_per_byte else "memory"
+
+    @property
+    def attainable_flops_per_s(self) -> float:
+        return min(self.ceilings.peak_flops_per_s,
+                   self.intensity_flops_per_byte * self.ceilings.hbm_bytes_per_s)
+
+    def to_dict(self) -> dict:
+        """The JSON view of ``drill roofline --json`` (these keys are an interface)."""
+        return {
+            "chip": self.ceilings.name,
+            "op": self.cost.op,
+            "shape": list(self.cost.shape),
+            "dtype": self.cost.dtype,
+            "flops": self.cost.flops,
+            "bytes": self.cost.bytes,
+            "intensity_flops_per_byte": self.intensity_flops_per_byte,
+            "ridge_flops_per_byte": self.ridge_flops_per_byte,
+            "bound": self.bound,
+            "t_math_s": self.t_math_s,
+            "t_comms_s": self.t_comms_s,
+            "floor_s": self.floor_s,
+            "upper_s": self.upper_s,
+            "attainable_flops_per_s": self.attainable_flops_per_s,
+            "peak_flops_per_s": self.ceilings.peak_flops_per_s,
+            "hbm_bytes_per_s": self.ceilings.hbm_bytes_per_s,
+            "operand_dtypes": dict(self.cost.operand_dtypes),
+            "convention": self.cost.convention,
+            "source": self.ceilings.source,
+        }
+
+
+def estimate(target: Chip | Ceilings, cost: OpCost) -> Estimate:
+    """The roofline estimate of ``cost`` on a chip (datasheet) or on measured ceilings."""
+    ceilings = target if isinstance(target, Ceilings) else Ceilings.from_chip(target, cost.dtype)
+    return Estimate(ceilings, cost,
+                    t_math_s=cost.flops / ceilings.peak_flops_per_s,
+                    t_comms_s=cost.bytes / ceilings.hbm_bytes_per_s)
+
+
+def summary_lines(est: Estimate) -> list[str]:
+    """The EX·01 playground view: intensity, verdict, attainable, floor latency."""
+    return [
+        f"intensity: {est.intensity_flops_per_byte:.1f} FLOPs/byte",
+        f"verdict: {est.bound}-bound",
+        f"attainable: {si(est.attainable_flops_per_s, 'FLOP/s')}",
+        f"floor latency: {seconds(est.floor_s)}",
+    ]
+
+
+def worked_lines(est: Estimate) -> list[str]:
+    """The arithmetic behind ``summary_lines``, each term with its constants."""
+    c, k = est.cost, est.ceilings
+    peak, bw = k.peak_flops_per_s, k.hbm_bytes_per_s
+    return [
+        f"FLOPs      = {c.flops_formula} = {c.flops_working} = {sci(c.flops)}",
+        f"bytes      = {c.bytes_formula} = {c.bytes_working} = {sci(c.bytes)}",
+        f"intensity  = FLOPs / bytes = {sci(c.flops)} / {sci(c.bytes)} = {est.intensity_flops_per_byte:.1f} FLOPs/byte",
+        f"ridge      = peak / HBM bandwidth = {sci(peak)} FLOP/s / {sci(bw)} B/s = {est.ridge_flops_per_byte:.1f} FLOPs/byte ({k.dtype})",
+        f"verdict    = intensity {'>=' if est.bound == 'compute' else '<'} ridge -> {est.bound}-bound",
+        f"T_math     = FLOPs / peak = {sci(c.flops)} / {sci(peak)} = {seconds(est.t_math_s)}",
+        f"T_comms    = bytes / HBM bandwidth = {sci(c.bytes)} / {sci(bw)} = {seconds(est.t_comms_s)}",
+        f"floor      = max(T_math, T_comms) = {seconds(est.floor_s)}   (upper bound: T_math + T_comms = {seconds(est.upper_s)})",
+        f"attainable = min(peak, intensity × bandwidth) = min({sci(peak)}, {sci(est.intensity_flops_per_byte * bw)}) = {si(est.attainable_flops_per_s, 'FLOP/s')}",
+        f"constants  : {k.name} {k.dtype} peak {sci(peak)} FLOP/s, HBM {sci(bw)} B/s — {k.source}",
+        f"convention : {c.convention}",
+    ]

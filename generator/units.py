@@ -1,0 +1,67 @@
+"""Units: data sizes, SI prefixes and how numbers are printed.
+
+One place for the byte widths of dtypes and for formatting, so the CLI, the
+decks and the lab print the same numbers the same way. Everything internal is
+in base SI units: seconds, bytes, FLOPs, FLOP/s, bytes/s.
+"""
+
+from __future__ import annotations
+
+import math
+
+# Bytes per element. "int8" also stands for the scaling book's int8 OP/s.
+DTYPE_BYTES: dict[str, int] = {"f32": 4, "bf16": 2, "fp8": 1, "int8": 1, "int32": 4}
+
+DTYPE_ALIASES: dict[str, str] = {
+    "f32": "f32", "fp32": "f32", "float32": "f32",
+    "bf16": "bf16", "bfloat16": "bf16",
+    "fp8": "fp8", "f8": "fp8", "float8": "fp8", "e4m3": "fp8", "e5m2": "fp8",
+    "int8": "int8", "i8": "int8", "s8": "int8",
+    "int32": "int32", "i32": "int32",
+}
+
+# The dtypes a roofline can be asked about (int32 only appears as indices/outputs).
+COMPUTE_DTYPES = ("bf16", "f32", "fp8", "int8")
+
+
+def normalize_dtype(name: str) -> str:
+    """Canonical dtype name; ValueError naming the accepted ones."""
+    key = name.strip().lower()
+    if key not in DTYPE_ALIASES:
+        raise ValueError(f"unknown dtype '{name}'; accepted: {', '.join(sorted(set(DTYPE_ALIASES.values())))}")
+    return DTYPE_ALIASES[key]
+
+
+def dtype_bytes(dtype: str) -> int:
+    return DTYPE_BYTES[normalize_dtype(dtype)]
+
+
+_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
+
+
+def si(value: float, unit: str, digits: int = 3) -> str:
+    """``si(8.72e-5, "s") == "87.2 µs"``; ``si(1.97e14, "FLOP/s") == "197 TFLOP/s"``."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    scale = _PREFIXES + _SMALL[1:]
+    for factor, prefix in scale:
+        if abs(value) >= factor * 0.9995:
+            return f"{value / factor:.{digits}g} {prefix}{unit}"
+    factor, prefix = scale[-1]
+    return f"{value / factor:.{digits}g} {prefix}{unit}"
+
+
+def seconds(value: float, digits: int = 3) -> str:
+    return si(value, "s", digits)
+
+
+def sci(value: float, digits: int = 4) -> str:
+    """Scientific notation the way the scaling book writes it: 1.97e14."""
+    if value == 0:
+        return "0"
+    if float(value).is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
