@@ -69,6 +69,7 @@ class Chip:
     aliases: tuple[str, ...]
     device_kinds: tuple[str, ...]
     device_kind_match: str  # "exact" or "substring"
+    device_kinds_source: Source | None
     peak_flops: dict[str, Figure]  # dtype -> FLOP/s (OP/s for int8)
     figures: dict[str, Figure] = field(default_factory=dict)
 
@@ -105,6 +106,8 @@ class Chip:
 
     def sources(self) -> list[Source]:
         seen: dict[str, Source] = {}
+        if self.device_kinds_source is not None:
+            seen[self.device_kinds_source.key] = self.device_kinds_source
         for fig in [*self.peak_flops.values(), *self.figures.values()]:
             seen.setdefault(fig.source.key, fig.source)
         return list(seen.values())
@@ -227,6 +230,7 @@ def parse(data: dict[str, Any]) -> Catalogue:
             aliases=tuple(raw.get("aliases", ())),
             device_kinds=tuple(raw["device_kinds"]["strings"]),
             device_kind_match=raw["device_kinds"]["match"],
+            device_kinds_source=sources.get(raw["device_kinds"].get("source", "")),
             peak_flops=peaks,
             figures=figures,
         ))
