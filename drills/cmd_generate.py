@@ -1,0 +1,166 @@
+"""`drill transformer`, `drill deck` and `drill export`: the step-time calculator and the problem exports.
+
+Thin commands: they parse options and call ``generator.transformer``,
+``generator.generate`` and ``generator.export``. Nothing here imports jax or numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+import click
+
+from drills.cmd_core import resolve_chip
+from generator import catalogue
+from generator import transformer as tmodel
+from generator.export import ExportError, check_writable
+from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
+
+MAX_COUNT = 1_000_000
+
+
+def _selection(command: Callable) -> Callable:
+    """The options that choose problems, shared by deck and export."""
+    options = [
+        click.option("--chip", "chips", multiple=True, metavar="C",
+                     help="Only this chip (name or alias, see `drill chips`); repeat for several. Default: all. "
+                          "Chip-independent skills (lattice, vocabulary) are always included."),
+        click.option("--family", "families", multiple=True, metavar="F",
+                     help=f"Only this family; repeat for several. Default: all of {', '.join(FAMILY_NAMES)}."),
+        click.option("--count", type=click.IntRange(1, MAX_COUNT), default=1, show_default=True,
+                     help=f"Problems drawn per skill (distinct; a skill with fewer distinct problems, such as a "
+                          f"chip's ridge, gives fewer). At most {MAX_COUNT:,} per skill and {MAX_PROBLEMS:,} in all."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Random seed: the same seed and selection give the same problems."),
+        click.option("--specs", "specs_dir", type=click.Path(file_okay=False), default=None,
+                     help="Directory of drill spec YAML files (default: the packaged drills/specs)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _generate(chips, families, count, seed, specs_dir):
+    """Problems for the selection, or a one-line usage error (exit 2)."""
+    from generator import generate
+
+    try:
+        return generate.generate(list(families) or None, list(chips) or None, count, seed, specs_dir=specs_dir), \
+            generate.registry(specs_dir)
+    except (UnknownFamilyError, SpecError, catalogue.UnknownChipError, TooManyProblemsError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _target(path: str) -> None:
+    try:
+        check_writable(path)
+    except ExportError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.command()
+@_selection
+@click.option("-o", "--output", "output", required=True, metavar="PATH.apkg",
+              help="Where to write the Anki package (written whole or not at all).")
+def deck(chips, families, count, seed, specs_dir, output) -> None:
+    """Build an Anki deck (.apkg) of drill problems.
+
+    Deck tree "Rudrite Kernels::Stage 0::<family>"; the front is the prompt (with a hint
+    on demand), the back the answer and the worked solution with each constant's source.
+    Notes are keyed by problem id, so importing a regenerated deck updates the notes you
+    already have (keeping their reviews) and adds new ones, without duplicates.
+    """
+    if not output.endswith(".apkg"):
+        raise click.UsageError(f"the output must be an .apkg file, got '{output}'")
+    _target(output)
+    problems, reg = _generate(chips, families, count, seed, specs_dir)
+    from generator.export import anki
+
+    descriptions = {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
+    try:
+        report = anki.write_deck(problems, output, descriptions)
+    except ExportError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"wrote {report.notes} notes in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
+               f"to {report.path}")
+    click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), required=True,
+              help="json: a list of problem objects; csv: one row per problem with a header.")
+@_selection
+@click.option("-o", "--output", "output", default=None, metavar="PATH",
+              help="Write to this file (whole or not at all) instead of stdout.")
+def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
+    """Export drill problems as CSV or JSON, for other SRS tools and scripts.
+
+    Each problem has family, skill, id, params (chip, op, shape, dtype for op problems),
+    prompt, answer (value in base SI units with its unit, or a choice), tolerance,
+    solution, hint and tags.
+    """
+    if output:
+        _target(output)
+    problems, _ = _generate(chips, families, count, seed, specs_dir)
+    from generator.export import tabular, write_text
+
+    text = tabular.render(problems, fmt)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_text(output, text)
+    except ExportError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"wrote {len(problems)} problems to {output}", err=True)
+
+
+def _count(ctx, param, value):
+    try:
+        return tmodel.parse_count(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command()
+@click.option("--params", "params", required=True, callback=_count, metavar="P",
+              help="Parameter count: 7e9, 7B, 1.3B or 6738415616.")
+@click.option("--layers", type=click.IntRange(min=1), required=True, help="Transformer layers (L).")
+@click.option("--d-model", "d_model", type=click.IntRange(min=1), required=True, help="Model width (D).")
+@click.option("--kv-d-model", "kv_d_model", type=click.IntRange(min=1), default=None,
+              help="K/V width per layer = KV heads x head dim (default: d-model, multi-head attention).")
+@click.option("--batch", type=click.IntRange(min=1), required=True, help="Sequences per step (B).")
+@click.option("--seq", type=click.IntRange(min=1), required=True,
+              help="Sequence length (S): tokens per sequence for prefill, context length for decode.")
+@click.option("--chip", required=True, help="Chip name or alias (see `drill chips`), e.g. v5e.")
+@click.option("--phase", type=click.Choice(tmodel.PHASES), default="prefill", show_default=True,
+              help="prefill: one forward pass over B x S tokens; decode: one step of B tokens with S of context.")
+@click.option("--dtype", default="bf16", show_default=True, help="Weights, activations and K/V dtype.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def transformer(params, layers, d_model, kv_d_model, batch, seq, chip, phase, dtype, as_json) -> None:
+    """Step-time floor of a transformer forward pass from chip constants alone.
+
+    FLOPs = 2 x params per token + attention (Q·Kᵀ and A·V); bytes = weights + layer
+    activations + K/V cache. Prints T_math, T_comms, the floor max(T_math, T_comms), the
+    verdict and whether weights plus K/V cache fit in one chip's HBM.
+    JSON keys include flops, bytes, t_math_s, t_comms_s, floor_s, bound.
+    """
+    target = resolve_chip(chip)
+    model = tmodel.Model(params, layers, d_model, kv_d_model)
+    try:
+        step, est = tmodel.estimate(target, model, phase, batch, seq, dtype)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    except KeyError as exc:
+        raise click.UsageError(exc.args[0]) from None
+    if as_json:
+        click.echo(json.dumps(tmodel.to_dict(step, est, target), indent=2))
+        return
+    click.echo(f"{target.display} · {phase} · {step.dtype} · {model.label()} · batch {batch}, seq {seq}")
+    click.echo(f"floor: {est.floor_s:.4g} s ({est.bound}-bound)   T_math {est.t_math_s:.4g} s   "
+               f"T_comms {est.t_comms_s:.4g} s")
+    click.echo("")
+    click.echo("worked arithmetic:")
+    for line in tmodel.worked_lines(step, est, target):
+        click.echo("  " + line)

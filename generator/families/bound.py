@@ -1,0 +1,45 @@
+"""Family 3 [bound]: compute- or memory-bound? The seed's five ops plus embedding, per chip.
+
+The verdict is ``roofline.estimate(...).bound``: compute when intensity >= ridge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalogue import Catalogue
+from generator.families import ops
+from generator.families.base import VERDICTS, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+
+NAME = "bound"
+PROMPTS = {"verdict": {"chip", "op", "label"}}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"cases"}, allowed={"cases"})
+    return {"cases": ops.check_cases(p["cases"], check, ("params", "cases"))}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    return [make_skill(NAME, chip.name, case.name, f"is {_article(case.label)} {case.label} compute- or memory-bound on {chip.display}?",
+                       (f"op::{case.op}",))
+            for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    return ops.draw(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, est = ops.estimate(cat, params)
+    f = ops.fields(chip, est, spec.params["cases"][params["case"]])
+    return problem(spec, skill, ops.key(params), spec.prompts["verdict"].format(**f),
+                   Answer(choice=est.bound, choices=VERDICTS),
+                   ops.steps(chip, est, "FLOPs", "bytes", "intensity", "ridge", "verdict", "constants", "convention"),
+                   dict(params), spec.hints["verdict"].format(**f), (f"dtype::{params['dtype']}",))
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"

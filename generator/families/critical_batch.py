@@ -1,0 +1,136 @@
+"""Family 5 [critical_batch]: the batch size above which a matmul is compute-bound.
+
+Derived from the one cost model: ``costs.matmul`` at B=1 and B=2 gives FLOPs per
+row of B, bytes per row of B and the fixed (weight) bytes, so
+intensity(B) = B·flops_row / (B·bytes_row + bytes_fixed). Setting it equal to
+the ridge R of the compute dtype:
+
+- exact form:   B* = R·bytes_fixed / (flops_row - R·bytes_row)
+- B << D, F:    B* = R·bytes_fixed / flops_row   (= R·w/2 for w weight bytes)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from generator import costs, roofline
+from generator.catalogue import Catalogue
+from generator.families.base import cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import DTYPE_BYTES, normalize_dtype, sci
+
+NAME = "critical_batch"
+FORMS = ("approx", "exact")
+PROMPTS = {form: {"chip", "label", "lhs", "rhs", "D", "F"} for form in FORMS}
+MODE_KEYS = {"activations", "weights", "label"}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"modes", "forms", "dims"},
+                      allowed={"modes", "forms", "dims"})
+    modes = {}
+    for name, body in check.mapping(p["modes"], ("params", "modes")).items():
+        at = ("params", "modes", name)
+        body = check.mapping(body, at, required=MODE_KEYS, allowed=MODE_KEYS)
+        try:
+            act, w = normalize_dtype(str(body["activations"])), normalize_dtype(str(body["weights"]))
+        except ValueError as exc:
+            check.fail(at, str(exc))
+        modes[name] = {"activations": act, "weights": w, "label": check.text(body["label"], (*at, "label"))}
+    forms = check.text_list(p["forms"], ("params", "forms"))
+    for i, form in enumerate(forms):
+        check.one_of(form, ("params", "forms", i), FORMS)
+    dims = check.mapping(p["dims"], ("params", "dims"), required={"D", "F"}, allowed={"D", "F"})
+    return {"modes": modes, "forms": forms,
+            "dims": {k: check.int_list(dims[k], ("params", "dims", k)) for k in ("D", "F")}}
+
+
+def _parts(params: dict[str, Any]):
+    """FLOPs per row of B, bytes per row of B, fixed bytes, and the compute dtype: all from costs.matmul."""
+    D, F = params["D"], params["F"]
+    one = costs.matmul(1, D, F, params["activations"], rhs_dtype=params["weights"])
+    two = costs.matmul(2, D, F, params["activations"], rhs_dtype=params["weights"])
+    bytes_row = two.bytes - one.bytes
+    return one.flops, bytes_row, one.bytes - bytes_row, one
+
+
+def critical_batch(ridge: float, params: dict[str, Any], form: str) -> float:
+    """B* in rows (may be fractional; ``math.inf`` when the matmul can never reach the ridge)."""
+    flops_row, bytes_row, bytes_fixed, _ = _parts(params)
+    if form == "approx":
+        return ridge * bytes_fixed / flops_row
+    denominator = flops_row - ridge * bytes_row
+    return math.inf if denominator <= 0 else ridge * bytes_fixed / denominator
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        for mode, m in spec.params["modes"].items():
+            compute = costs.matmul(1, 1, 1, m["activations"], rhs_dtype=m["weights"]).dtype
+            if compute not in chip.peak_flops:
+                continue
+            for form in spec.params["forms"]:
+                how = "with B << D, F" if form == "approx" else "exact form"
+                out.append(make_skill(NAME, chip.name, f"{mode}-{form}",
+                                      f"critical batch of a matmul on {chip.display}: {m['label']}, {how}",
+                                      ("op::matmul", f"dtype::{compute}")))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    mode, form = skill.variant.rsplit("-", 1)
+    m = spec.params["modes"][mode]
+    dims = spec.params["dims"]
+    while True:  # the spec's dims are large enough in practice; redraw the rare unreachable pair
+        params = {"chip": skill.chip, "op": "matmul", "mode": mode, "form": form,
+                  "activations": m["activations"], "weights": m["weights"],
+                  "D": rng.choice(dims["D"]), "F": rng.choice(dims["F"])}
+        if form == "approx":
+            params["D"], params["F"] = max(dims["D"]), max(dims["F"])
+        ridge = cat.get(skill.chip).ridge_flops_per_byte(_parts(params)[3].dtype)
+        if math.isfinite(critical_batch(ridge, params, form)):
+            return params
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, form = cat.get(params["chip"]), params["form"]
+    flops_row, bytes_row, bytes_fixed, one = _parts(params)
+    dtype = one.dtype
+    peak, bw = chip.peak_flops[dtype], chip.figures["hbm_bytes_per_s"]
+    ridge = chip.ridge_flops_per_byte(dtype)
+    b_star = critical_batch(ridge, params, form)
+    D, F = params["D"], params["F"]
+    t = one.operand_dtypes
+    steps = [
+        f"matmul {t['lhs']}[B,{'D' if form == 'approx' else D}] @ {t['rhs']}[D,F]: FLOPs = {one.flops_formula}; "
+        f"bytes = {one.bytes_formula}",
+        f"per row of B: FLOPs = 2·D·F, bytes = D·{DTYPE_BYTES[t['lhs']]} + F·{DTYPE_BYTES[t['out']]}; "
+        f"fixed (weights) bytes = D·F·{DTYPE_BYTES[t['rhs']]}",
+        f"ridge ({dtype} FLOPs) = {sci(float(peak.value))} FLOP/s {cite(peak)} / {sci(float(bw.value))} B/s "
+        f"{cite(bw)} = {ridge:.1f} FLOPs/byte",
+    ]
+    if form == "approx":
+        w = DTYPE_BYTES[t["rhs"]]
+        steps += [f"B << D, F: the per-row bytes vanish, intensity ≈ 2·B·D·F / (D·F·{w}) = {2 / w:g}·B",
+                  f"compute-bound when {2 / w:g}·B >= {ridge:.1f}: B* = ridge·{w}/2 = {b_star:.1f}"]
+        key = ""
+    else:
+        steps += [f"D = {D}, F = {F}: FLOPs per row = {sci(flops_row)}, bytes per row = {sci(bytes_row)}, "
+                  f"fixed bytes = {sci(bytes_fixed)}",
+                  f"intensity(B) = B·{sci(flops_row)} / (B·{sci(bytes_row)} + {sci(bytes_fixed)}) >= {ridge:.1f} "
+                  f"<=> B >= {ridge:.1f}·{sci(bytes_fixed)} / ({sci(flops_row)} - {ridge:.1f}·{sci(bytes_row)}) "
+                  f"= {b_star:.1f}"]
+        lo, hi = max(1, math.ceil(b_star) - 1), math.ceil(b_star)
+        for b in (lo, hi):
+            est = roofline.estimate(chip, costs.matmul(b, D, F, params["activations"], rhs_dtype=params["weights"]))
+            steps.append(f"check with the roofline: B = {b}: intensity {est.intensity_flops_per_byte:.1f} "
+                         f"-> {est.bound}-bound")
+        key = f"d{D}-f{F}"
+    fields = {"chip": chip.display, "label": spec.params["modes"][params["mode"]]["label"],
+              "lhs": t["lhs"], "rhs": t["rhs"], "D": str(D), "F": str(F)}
+    return problem(spec, skill, key, spec.prompts[form].format(**fields), Answer(value=b_star, unit=""),
+                   steps, dict(params), spec.hints[form].format(**fields))

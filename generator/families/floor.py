@@ -1,0 +1,65 @@
+"""Family 4 [floor]: floor latency of an op: T_math, T_comms and their max.
+
+T_math = FLOPs / peak, T_comms = bytes / HBM bandwidth, floor = max of the two
+(``generator.roofline``). ``params.quantities`` says which cases ask which quantity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalogue import Catalogue
+from generator.families import ops
+from generator.families.base import make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+
+NAME = "floor"
+QUANTITIES = ("floor", "t_math", "t_comms")
+PROMPTS = {q: {"chip", "op", "label"} for q in QUANTITIES}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"cases", "quantities"}, allowed={"cases", "quantities"})
+    cases = ops.check_cases(p["cases"], check, ("params", "cases"))
+    q = check.mapping(p["quantities"], ("params", "quantities"), required={"floor"}, allowed=set(QUANTITIES))
+    quantities = {}
+    for name, listed in q.items():
+        where = ("params", "quantities", name)
+        quantities[name] = check.text_list(listed, where)
+        for i, case in enumerate(quantities[name]):
+            check.one_of(case, (*where, i), list(cases))
+    return {"cases": cases, "quantities": quantities}
+
+
+def _split(variant: str) -> tuple[str, str]:
+    case, _, quantity = variant.partition("-")
+    return case, quantity or "floor"
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    for chip, case in ops.skills_for(spec, cat, spec.params["cases"]):
+        for quantity, listed in spec.params["quantities"].items():
+            if case.name in listed:
+                variant = case.name if quantity == "floor" else f"{case.name}-{quantity}"
+                out.append(make_skill(NAME, chip.name, variant, f"{quantity} of a {case.label} on {chip.display}",
+                                      (f"op::{case.op}",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    case, quantity = _split(skill.variant)
+    return {**ops.draw(spec.params["cases"][case], cat.get(skill.chip), rng), "quantity": quantity}
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, est = ops.estimate(cat, params)
+    quantity = params.get("quantity", "floor")
+    f = ops.fields(chip, est, spec.params["cases"][params["case"]])
+    value = {"floor": est.floor_s, "t_math": est.t_math_s, "t_comms": est.t_comms_s}[quantity]
+    labels = {"floor": ("FLOPs", "bytes", "T_math", "T_comms", "floor"), "t_math": ("FLOPs", "T_math"),
+              "t_comms": ("bytes", "T_comms")}[quantity]
+    return problem(spec, skill, ops.key(params), spec.prompts[quantity].format(**f),
+                   Answer(value=value, unit="s"), ops.steps(chip, est, *labels, "verdict", "constants", "convention"),
+                   dict(params), spec.hints[quantity].format(**f), (f"dtype::{params['dtype']}",))

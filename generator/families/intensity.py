@@ -1,0 +1,42 @@
+"""Family 2 [intensity]: arithmetic intensity (FLOPs per byte) of an op at given shapes.
+
+Intensity = FLOPs / bytes from ``generator.costs``; the solution compares it with
+the chip's ridge so each card also says which side of the ridge the op is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalogue import Catalogue
+from generator.families import ops
+from generator.families.base import make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+
+NAME = "intensity"
+PROMPTS = {"value": {"chip", "op", "label"}}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"cases"}, allowed={"cases"})
+    return {"cases": ops.check_cases(p["cases"], check, ("params", "cases"))}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    return [make_skill(NAME, chip.name, case.name, f"arithmetic intensity of a {case.label} (on {chip.display})",
+                       (f"op::{case.op}",))
+            for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    return ops.draw(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, est = ops.estimate(cat, params)
+    f = ops.fields(chip, est, spec.params["cases"][params["case"]])
+    return problem(spec, skill, ops.key(params), spec.prompts["value"].format(**f),
+                   Answer(value=est.intensity_flops_per_byte, unit="FLOP/byte"),
+                   ops.steps(chip, est, "FLOPs", "bytes", "intensity", "ridge", "verdict", "constants", "convention"),
+                   dict(params), spec.hints["value"].format(**f), (f"dtype::{params['dtype']}",))

@@ -1,0 +1,111 @@
+"""Family 6 [lattice]: the TPU tiling lattice. Is a block shape legal, and what is its smallest legal padding?
+
+The lattice per dtype is a catalogue fact (``tiling_lattice_32bit`` = (8, 128),
+``tiling_lattice_bf16`` = (16, 128), ``tiling_lattice_int8`` = (32, 128)): the
+last two dims of a block must be multiples of (sublanes, lanes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import catalogue
+from generator.catalogue import Catalogue
+from generator.families.base import YES_NO, cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import normalize_dtype
+
+NAME = "lattice"
+VARIANTS = ("legal", "pad")
+PROMPTS = {v: {"dtype", "rows", "cols"} for v in VARIANTS}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"lattices", "rows", "cols", "variants"},
+                      allowed={"lattices", "rows", "cols", "variants"})
+    facts = catalogue.load().facts
+    lattices = {}
+    for dtype, fact in check.mapping(p["lattices"], ("params", "lattices")).items():
+        at = ("params", "lattices", dtype)
+        try:
+            dtype = normalize_dtype(str(dtype))
+        except ValueError as exc:
+            check.fail(at, str(exc))
+        if fact not in facts:
+            check.fail(at, f"'{fact}' is not a catalogue fact; facts: {', '.join(facts)}")
+        value = facts[fact].value
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value)):
+            check.fail(at, f"fact '{fact}' is not a (sublanes, lanes) pair: {value!r}")
+        lattices[dtype] = fact
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"lattices": lattices, "rows": check.int_list(p["rows"], ("params", "rows")),
+            "cols": check.int_list(p["cols"], ("params", "cols")), "variants": variants}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    return [make_skill(NAME, None, f"{variant}-{dtype}",
+                       ("is a block shape legal" if variant == "legal" else "smallest legal padding of a block")
+                       + f" for {dtype} (the tiling lattice)", (f"dtype::{dtype}", "kind::tpu"))
+            for variant in spec.params["variants"] for dtype in spec.params["lattices"]]
+
+
+def _lattice(cat: Catalogue, spec: FamilySpec, dtype: str):
+    fig = cat.facts[spec.params["lattices"][dtype]]
+    return fig, int(fig.value[0]), int(fig.value[1])
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    variant, dtype = skill.variant.split("-", 1)
+    _, sub, lane = _lattice(cat, spec, dtype)
+    rows, cols = spec.params["rows"], spec.params["cols"]
+    good_rows = [r for r in rows if r % sub == 0] or [sub]
+    good_cols = [c for c in cols if c % lane == 0] or [lane]
+    bad_rows = [r for r in rows if r % sub] or [sub + 1]
+    bad_cols = [c for c in cols if c % lane] or [lane + 1]
+    # Half the legality cards are legal; padding needs an illegal block.
+    if variant == "legal" and rng.random() < 0.5:
+        r, c = rng.choice(good_rows), rng.choice(good_cols)
+    else:
+        broken = rng.choice(("rows", "cols", "both"))
+        r = rng.choice(bad_rows if broken in ("rows", "both") else good_rows)
+        c = rng.choice(bad_cols if broken in ("cols", "both") else good_cols)
+    return {"variant": variant, "dtype": dtype, "block": [r, c]}
+
+
+def _up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def _shape(r: int, c: int) -> str:
+    return f"{r}x{c}"
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    dtype, (r, c) = params["dtype"], params["block"]
+    fig, sub, lane = _lattice(cat, spec, dtype)
+    legal = r % sub == 0 and c % lane == 0
+    steps = [f"{dtype} blocks: last two dims in multiples of ({sub}, {lane}) {cite(fig)}",
+             f"rows {r} % {sub} = {r % sub}; cols {c} % {lane} = {c % lane}"]
+    fields = {"dtype": dtype, "rows": str(r), "cols": str(c)}
+    if params["variant"] == "legal":
+        steps.append(f"{'legal' if legal else 'not legal'}: both remainders must be 0")
+        return problem(spec, skill, f"{r}x{c}", spec.prompts["legal"].format(**fields),
+                       Answer(choice="yes" if legal else "no", choices=YES_NO), steps, dict(params),
+                       spec.hints["legal"].format(**fields))
+    R, C = _up(r, sub), _up(c, lane)
+    # Distractors: the 32-bit lattice for packed types (and the reverse), padding one dim only, doubling.
+    other_sub = 8 if sub != 8 else 16
+    wrong = [(_up(r, other_sub), C), (r, C), (R, c), (R * 2, C), (R, C + lane), (R + sub, C)]
+    choices = [(R, C)]
+    for w in wrong:
+        if w not in choices and w[0] >= r and w[1] >= c and len(choices) < 4:
+            choices.append(w)
+    choices.sort()
+    steps += [f"round each up: rows ceil({r}/{sub})·{sub} = {R}, cols ceil({c}/{lane})·{lane} = {C}",
+              f"padded block {R}x{C}: {R * C} elements for {r * c} useful ({100 * (1 - r * c / (R * C)):.0f}% padding)"]
+    return problem(spec, skill, f"{r}x{c}", spec.prompts["pad"].format(**fields),
+                   Answer(choice=_shape(R, C), choices=tuple(_shape(*x) for x in choices)), steps, dict(params),
+                   spec.hints["pad"].format(**fields))

@@ -1,0 +1,143 @@
+"""Op cases shared by the op-based families (intensity, bound, floor).
+
+A case is one of the seed's ops at realistic shapes, as declared in a spec::
+
+    matmul_skinny:
+      op: matmul
+      label: skinny matmul
+      dims: {B: [8, 16, 32], D: [4096, 8192], F: [4096, 8192]}
+      dtypes: [bf16]
+
+``dims`` names exactly the op's dims in ``generator.costs.OPS`` (B,D,F for
+matmul ...); a draw picks one value per dim and one dtype the chip publishes a
+peak for. FLOPs, bytes and the estimate always come from ``costs`` and
+``roofline``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator import costs, roofline
+from generator.catalogue import Catalogue, Chip
+from generator.specs import Checker, FamilySpec
+from generator.units import normalize_dtype
+
+CASE_KEYS = {"op", "label", "dims", "dtypes"}
+
+
+@dataclass(frozen=True)
+class OpCase:
+    name: str
+    op: str
+    label: str
+    dims: tuple[tuple[int, ...], ...]  # one tuple of choices per op dim, in costs.OPS order
+    dtypes: tuple[str, ...]
+
+    def dtypes_for(self, chip: Chip) -> tuple[str, ...]:
+        """The case's dtypes that ``chip`` publishes a peak for."""
+        return tuple(d for d in self.dtypes if d in chip.peak_flops)
+
+
+def check_cases(raw: Any, check: Checker, where: tuple) -> dict[str, OpCase]:
+    cases = {}
+    for name, body in check.mapping(raw, where).items():
+        at = (*where, name)
+        body = check.mapping(body, at, required=CASE_KEYS, allowed=CASE_KEYS)
+        try:
+            op = costs.normalize_op(str(body["op"]))
+        except costs.CostError as exc:
+            check.fail((*at, "op"), str(exc))
+        wanted = costs.OPS[op].dims
+        dims = check.mapping(body["dims"], (*at, "dims"), required=set(wanted), allowed=set(wanted))
+        dtypes = []
+        for i, d in enumerate(check.text_list(body["dtypes"], (*at, "dtypes"))):
+            try:
+                dtypes.append(normalize_dtype(d))
+            except ValueError as exc:
+                check.fail((*at, "dtypes", i), str(exc))
+        cases[name] = OpCase(name, op, check.text(body["label"], (*at, "label")),
+                             tuple(check.int_list(dims[d], (*at, "dims", d)) for d in wanted), tuple(dtypes))
+    if not cases:
+        check.fail(where, "declare at least one case")
+    return cases
+
+
+def draw(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
+    """Drawn parameters: chip, op, case, shape (list of ints), dtype."""
+    return {"chip": chip.name, "op": case.op, "case": case.name,
+            "shape": [rng.choice(choices) for choices in case.dims],
+            "dtype": rng.choice(case.dtypes_for(chip))}
+
+
+def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Estimate]:
+    """The chip and the roofline estimate (with its worked lines) of drawn op params."""
+    chip = cat.get(params["chip"])
+    return chip, _worked(chip, params["op"], tuple(params["shape"]), params["dtype"])[0]
+
+
+# (chip, op, shape, dtype) -> (estimate, labelled worked lines). Both are pure in the key and the
+# op families share shapes, so repeated draws reuse the work. Bounded: cleared when full.
+_CACHE: dict[tuple, tuple[roofline.Estimate, tuple[tuple[str, str], ...]]] = {}
+_CACHE_LIMIT = 20000
+
+
+def _worked(chip: Chip, op: str, shape: tuple[int, ...], dtype: str):
+    key = (chip.name, op, shape, dtype)
+    hit = _CACHE.get(key)
+    if hit is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        est = roofline.estimate(chip, costs.cost(op, shape, dtype))
+        lines = tuple((line.split("=")[0].split(":")[0].strip(), line) for line in roofline.worked_lines(est))
+        hit = _CACHE[key] = (est, lines)
+    return hit
+
+
+def key(params: dict[str, Any]) -> str:
+    """The drawn part of a problem id: ``4096x4096x4096-bf16``."""
+    return "x".join(str(d) for d in params["shape"]) + "-" + params["dtype"]
+
+
+def describe(cost: costs.OpCost) -> str:
+    """An op's operands with shapes and dtypes, to follow its label: ``bf16[8,4096] @ bf16[4096,4096] -> ...``."""
+    s, t = cost.shape, cost.operand_dtypes
+    if cost.op == "matmul":
+        return f"{t['lhs']}[{s[0]},{s[1]}] @ {t['rhs']}[{s[1]},{s[2]}] -> {t['out']}[{s[0]},{s[2]}]"
+    if cost.op == "add":
+        return f"{t['x']}[{s[0]},{s[1]}] + {t['y']}[{s[0]},{s[1]}]"
+    if cost.op == "softmax":
+        return f"of {t['x']}[{s[0]},{s[1]}] over its last axis"
+    if cost.op == "reduce_sum":
+        return f"of {t['x']}[{s[0]},{s[1]}] over its last axis -> {t['out']}[{s[0]}]"
+    if cost.op == "dot":
+        return f"{t['x']}[{s[0]}] · {t['y']}[{s[0]}]"
+    if cost.op == "embedding":
+        return f"of {s[0]} rows from a {t['table']}[{s[1]},{s[2]}] table ({t['indices']} indices)"
+    return f"{list(s)} {cost.dtype}"
+
+
+OP_LABELS = {"matmul": "matmul", "add": "elementwise add", "softmax": "softmax", "reduce_sum": "reduce_sum",
+             "dot": "dot product", "embedding": "embedding lookup"}
+
+
+def skills_for(spec: FamilySpec, cat: Catalogue, cases: dict[str, OpCase]):
+    """(chip, case) pairs where the chip publishes a peak for one of the case's dtypes."""
+    for name in spec.chips:
+        chip = cat.get(name)
+        for case in cases.values():
+            if case.dtypes_for(chip):
+                yield chip, case
+
+
+def steps(chip: Chip, est: roofline.Estimate, *labels: str) -> list[str]:
+    """The worked lines of ``roofline.worked_lines`` whose label is in ``labels``, in order."""
+    wanted = set(labels)
+    c = est.cost
+    return [line for label, line in _worked(chip, c.op, c.shape, c.dtype)[1] if label in wanted]
+
+
+def fields(chip: Chip, est: roofline.Estimate, case: OpCase) -> dict[str, str]:
+    """Template fields every op prompt may use: {chip}, {op}, {label}."""
+    return {"chip": chip.display, "op": describe(est.cost), "label": case.label}

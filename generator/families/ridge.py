@@ -1,0 +1,98 @@
+"""Family 1 [ridge]: a chip's ridge point for a dtype, and which generation has the higher one.
+
+ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``Chip.ridge_flops_per_byte``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import normalize_dtype, sci
+
+NAME = "ridge"
+PROMPTS = {"value": {"chip", "dtype"}, "compare": {"dtype", "a", "b"}}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"dtypes", "compare_dtype"},
+                      allowed={"dtypes", "compare_dtype"})
+    dtypes = []
+    for i, d in enumerate(check.text_list(p["dtypes"], ("params", "dtypes"))):
+        try:
+            dtypes.append(normalize_dtype(d))
+        except ValueError as exc:
+            check.fail(("params", "dtypes", i), str(exc))
+    try:
+        compare = normalize_dtype(check.text(p["compare_dtype"], ("params", "compare_dtype")))
+    except ValueError as exc:
+        check.fail(("params", "compare_dtype"), str(exc))
+    return {"dtypes": tuple(dtypes), "compare_dtype": compare}
+
+
+def _rivals(spec: FamilySpec, cat: Catalogue, chip: Chip, dtype: str) -> list[Chip]:
+    """Other chips of the same kind with a different ridge for ``dtype`` (a compare needs a winner)."""
+    mine = chip.ridge_flops_per_byte(dtype)
+    return [c for c in cat.chips if c.kind == chip.kind and c.name != chip.name
+            and dtype in c.peak_flops and c.ridge_flops_per_byte(dtype) != mine]
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        for dtype in spec.params["dtypes"]:
+            if dtype in chip.peak_flops:
+                out.append(make_skill(NAME, chip.name, dtype, f"ridge point of {chip.display} for {dtype}",
+                                      (f"dtype::{dtype}",)))
+        dtype = spec.params["compare_dtype"]
+        if dtype in chip.peak_flops and _rivals(spec, cat, chip, dtype):
+            out.append(make_skill(NAME, chip.name, f"compare-{dtype}",
+                                  f"which has the higher {dtype} ridge: {chip.display} or another {chip.kind.upper()}",
+                                  (f"dtype::{dtype}",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    chip = cat.get(skill.chip)
+    if skill.variant.startswith("compare-"):
+        dtype = skill.variant.removeprefix("compare-")
+        return {"chip": chip.name, "dtype": dtype, "other": rng.choice(_rivals(spec, cat, chip, dtype)).name}
+    return {"chip": chip.name, "dtype": skill.variant}
+
+
+def _ridge_steps(chip: Chip, dtype: str) -> list[str]:
+    peak, bw = chip.peak_flops[dtype], chip.figures["hbm_bytes_per_s"]
+    return [
+        f"{chip.display} peak {dtype} = {sci(float(peak.value))} FLOP/s {cite(peak)}",
+        f"{chip.display} HBM bandwidth = {sci(float(bw.value))} B/s {cite(bw)}",
+        f"ridge({chip.name}, {dtype}) = {sci(float(peak.value))} / {sci(float(bw.value))} "
+        f"= {chip.ridge_flops_per_byte(dtype):.1f} FLOPs/byte",
+    ]
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, dtype = cat.get(params["chip"]), params["dtype"]
+    if "other" not in params:
+        ridge = chip.ridge_flops_per_byte(dtype)
+        steps = ["ridge = peak FLOP/s / HBM bytes/s", *_ridge_steps(chip, dtype),
+                 f"ops below {ridge:.0f} FLOPs/byte are memory-bound on {chip.display} ({dtype}); above it, compute-bound"]
+        return problem(spec, skill, "", spec.prompts["value"].format(chip=chip.display, dtype=dtype),
+                       Answer(value=ridge, unit="FLOP/byte"), steps, dict(params),
+                       spec.hints["value"].format(chip=chip.display, dtype=dtype))
+    other = cat.get(params["other"])
+    # Catalogue order, so a pair reads the same whichever chip the skill belongs to.
+    a, b = sorted((chip, other), key=lambda c: cat.names().index(c.name))
+    ra, rb = a.ridge_flops_per_byte(dtype), b.ridge_flops_per_byte(dtype)
+    winner = a if ra > rb else b
+    steps = ["ridge = peak FLOP/s / HBM bytes/s", *_ridge_steps(a, dtype), *_ridge_steps(b, dtype),
+             f"{winner.name} has the higher ridge ({max(ra, rb):.1f} vs {min(ra, rb):.1f} FLOPs/byte): "
+             f"an op needs more FLOPs per byte to be compute-bound there"]
+    fields = {"dtype": dtype, "a": a.name, "b": b.name}
+    return problem(spec, skill, other.name, spec.prompts["compare"].format(**fields),
+                   Answer(choice=winner.name, choices=(a.name, b.name)), steps, dict(params),
+                   spec.hints["compare"].format(**fields))
+

@@ -1,0 +1,120 @@
+"""Family 8 [transformer_step]: step-time floor of a transformer forward pass from chip constants alone.
+
+Prefill over B×S tokens (compute-bound at realistic sizes) and one decode step
+(weights plus K/V cache read: memory-bound), priced by ``generator.transformer``
+and ``generator.roofline``. Model sizes come from the spec (real model
+families, each with its source); ``fixed`` examples, such as the course seed's
+7B at batch 8, seq 4096 on one v5e, are skills of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import catalogue, transformer
+from generator.catalogue import Catalogue, UnknownChipError
+from generator.families.base import make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import normalize_dtype
+
+NAME = "transformer_step"
+PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype"} for phase in transformer.PHASES}
+MODEL_KEYS = {"name", "params", "layers", "d_model", "kv_d_model", "source"}
+FIXED_KEYS = {"name", "model", "batch", "seq", "chip", "phases", "note"}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    keys = {"dtype", "models", "batches", "seqs", "phases", "fixed"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
+    try:
+        dtype = normalize_dtype(check.text(p["dtype"], ("params", "dtype")))
+    except ValueError as exc:
+        check.fail(("params", "dtype"), str(exc))
+    if not isinstance(p["models"], list) or not p["models"]:
+        check.fail(("params", "models"), "expected a non-empty list of models")
+    models = {}
+    for i, raw in enumerate(p["models"]):
+        at = ("params", "models", i)
+        raw = check.mapping(raw, at, required=MODEL_KEYS - {"kv_d_model"}, allowed=MODEL_KEYS)
+        try:
+            count = transformer.parse_count(str(raw["params"]))
+        except ValueError as exc:
+            check.fail((*at, "params"), str(exc))
+        name = check.text(str(raw["name"]), (*at, "name"))
+        check.text(raw["source"], (*at, "source"))
+        kv = raw.get("kv_d_model")
+        models[name] = (transformer.Model(count, check.integer(raw["layers"], (*at, "layers")),
+                                          check.integer(raw["d_model"], (*at, "d_model")),
+                                          None if kv is None else check.integer(kv, (*at, "kv_d_model")), name),
+                        raw["source"])
+    phases = check.text_list(p["phases"], ("params", "phases"))
+    for i, ph in enumerate(phases):
+        check.one_of(ph, ("params", "phases", i), transformer.PHASES)
+    fixed = []
+    for i, raw in enumerate(p["fixed"] or []):
+        at = ("params", "fixed", i)
+        raw = check.mapping(raw, at, required=FIXED_KEYS - {"note"}, allowed=FIXED_KEYS)
+        try:
+            chip = catalogue.get(str(raw["chip"])).name
+        except UnknownChipError as exc:
+            check.fail((*at, "chip"), str(exc))
+        fixed_phases = check.text_list(raw["phases"], (*at, "phases"))
+        for j, ph in enumerate(fixed_phases):
+            check.one_of(ph, (*at, "phases", j), transformer.PHASES)
+        fixed.append({"name": check.text(raw["name"], (*at, "name")),
+                      "model": check.one_of(str(raw["model"]), (*at, "model"), list(models)),
+                      "batch": check.integer(raw["batch"], (*at, "batch")),
+                      "seq": check.integer(raw["seq"], (*at, "seq")), "chip": chip, "phases": fixed_phases,
+                      "note": str(raw.get("note", ""))})
+    return {"dtype": dtype, "models": models, "batches": check.int_list(p["batches"], ("params", "batches")),
+            "seqs": check.int_list(p["seqs"], ("params", "seqs")), "phases": phases, "fixed": tuple(fixed)}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    dtype = spec.params["dtype"]
+    for name in spec.chips:
+        chip = cat.get(name)
+        if dtype not in chip.peak_flops:
+            continue
+        for fx in spec.params["fixed"]:
+            if fx["chip"] == chip.name:
+                for phase in fx["phases"]:
+                    out.append(make_skill(NAME, chip.name, f"{fx['name']}-{phase}",
+                                          f"{phase} floor: {fx['model']} model, batch {fx['batch']}, seq {fx['seq']} "
+                                          f"on one {chip.display}", (f"phase::{phase}", "fixed::" + fx["name"])))
+        for phase in spec.params["phases"]:
+            out.append(make_skill(NAME, chip.name, phase, f"{phase} step-time floor of a transformer on one "
+                                  f"{chip.display}", (f"phase::{phase}",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    p = spec.params
+    phase = skill.variant.rsplit("-", 1)[-1]
+    for fx in p["fixed"]:
+        if skill.variant == f"{fx['name']}-{phase}" and fx["chip"] == skill.chip:
+            return _params(spec, skill.chip, fx["model"], phase, fx["batch"], fx["seq"])
+    return _params(spec, skill.chip, rng.choice(list(p["models"])), phase, rng.choice(p["batches"]),
+                   rng.choice(p["seqs"]))
+
+
+def _params(spec, chip, model_name, phase, batch, seq) -> dict[str, Any]:
+    m = spec.params["models"][model_name][0]
+    return {"chip": chip, "op": f"transformer_{phase}", "shape": [batch, seq], "dtype": spec.params["dtype"],
+            "model": model_name, "params": m.params, "layers": m.layers, "d_model": m.d_model,
+            "kv_d_model": m.kv_width, "phase": phase, "batch": batch, "seq": seq}
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip = cat.get(params["chip"])
+    model, source = spec.params["models"][params["model"]]
+    step, est = transformer.estimate(chip, model, params["phase"], params["batch"], params["seq"], params["dtype"])
+    steps = [f"model {model.label()} [{source}]", *transformer.worked_lines(step, est, chip)]
+    fields = {"chip": chip.display, "model": model.label(), "batch": str(params["batch"]),
+              "seq": str(params["seq"]), "dtype": params["dtype"]}
+    phase = params["phase"]
+    return problem(spec, skill, f"{params['model']}-b{params['batch']}-s{params['seq']}-{params['dtype']}",
+                   spec.prompts[phase].format(**fields), Answer(value=est.floor_s, unit="s"), steps, dict(params),
+                   spec.hints[phase].format(**fields), (f"dtype::{params['dtype']}",))

@@ -1,0 +1,97 @@
+"""Family 7 [vmem_fit]: do the blocks of a tiled matmul fit in a chip's VMEM?
+
+A tiled matmul keeps one (bm, bk) block of the lhs, one (bk, bn) block of the
+rhs and one (bm, bn) output block in VMEM; the inputs are double-buffered (the
+next blocks stream in while the MXU works on these), so
+
+    footprint = buffers·(bm·bk + bk·bn)·bytes + bm·bn·bytes
+
+with ``buffers`` from the spec (2). One copy of each block is exactly the
+bytes ``costs.matmul(bm, bk, bn)`` counts; the VMEM size is the catalogue's
+``vmem_bytes`` (only chips that publish it get these problems).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import costs
+from generator.catalogue import Catalogue
+from generator.families.base import YES_NO, cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import DTYPE_BYTES, normalize_dtype, si
+
+NAME = "vmem_fit"
+VARIANTS = ("fits", "bytes")
+PROMPTS = {v: {"chip", "dtype", "bm", "bk", "bn", "buffers"} for v in VARIANTS}
+REQUIRES = "vmem_bytes"
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"blocks", "dtypes", "buffers", "variants"},
+                      allowed={"blocks", "dtypes", "buffers", "variants"})
+    blocks = check.mapping(p["blocks"], ("params", "blocks"), required={"bm", "bk", "bn"},
+                           allowed={"bm", "bk", "bn"})
+    dtypes = []
+    for i, d in enumerate(check.text_list(p["dtypes"], ("params", "dtypes"))):
+        try:
+            dtypes.append(normalize_dtype(d))
+        except ValueError as exc:
+            check.fail(("params", "dtypes", i), str(exc))
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"blocks": {k: check.int_list(blocks[k], ("params", "blocks", k)) for k in ("bm", "bk", "bn")},
+            "dtypes": tuple(dtypes), "buffers": check.integer(p["buffers"], ("params", "buffers")),
+            "variants": variants}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        if chip.figure(REQUIRES) is None:
+            continue  # no published VMEM size: nothing to fit against
+        for variant in spec.params["variants"]:
+            what = "do the blocks of a tiled matmul fit" if variant == "fits" else "VMEM bytes of a tiled matmul's blocks"
+            out.append(make_skill(NAME, chip.name, variant, f"{what} in {chip.display} VMEM", ("op::matmul",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    b = spec.params["blocks"]
+    return {"chip": skill.chip, "op": "matmul", "variant": skill.variant, "dtype": rng.choice(spec.params["dtypes"]),
+            "block": [rng.choice(b["bm"]), rng.choice(b["bk"]), rng.choice(b["bn"])],
+            "buffers": spec.params["buffers"]}
+
+
+def footprint_bytes(bm: int, bk: int, bn: int, dtype: str, buffers: int) -> int:
+    """VMEM bytes: ``buffers`` copies of each input block plus one output block."""
+    one_copy = costs.matmul(bm, bk, bn, dtype)
+    inputs = (bm * bk + bk * bn) * DTYPE_BYTES[normalize_dtype(dtype)]
+    return one_copy.bytes + (buffers - 1) * inputs
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, dtype, buffers = cat.get(params["chip"]), params["dtype"], params["buffers"]
+    bm, bk, bn = params["block"]
+    size = DTYPE_BYTES[dtype]
+    need = footprint_bytes(bm, bk, bn, dtype, buffers)
+    vmem = chip.figure(REQUIRES)
+    fits = need <= float(vmem.value)
+    steps = [
+        f"lhs block {bm}x{bk}, rhs block {bk}x{bn}, output block {bm}x{bn}; {dtype} = {size} bytes per element",
+        f"footprint = {buffers}·(bm·bk + bk·bn)·{size} + bm·bn·{size} = {buffers}·({bm * bk} + {bk * bn})·{size} "
+        f"+ {bm * bn}·{size} = {need} bytes = {si(need, 'B')} ({need / 2**20:.1f} MiB)",
+        f"{chip.display} VMEM = {int(vmem.value)} bytes ({int(vmem.value) / 2**20:.0f} MiB) {cite(vmem)}",
+        f"{need / 2**20:.1f} MiB {'<=' if fits else '>'} {int(vmem.value) / 2**20:.0f} MiB: "
+        f"{'fits' if fits else 'does not fit'}",
+    ]
+    fields = {"chip": chip.display, "dtype": dtype, "bm": str(bm), "bk": str(bk), "bn": str(bn),
+              "buffers": str(buffers)}
+    variant = params["variant"]
+    answer = (Answer(choice="yes" if fits else "no", choices=YES_NO) if variant == "fits"
+              else Answer(value=float(need), unit="B"))
+    return problem(spec, skill, f"{bm}x{bk}x{bn}-{dtype}", spec.prompts[variant].format(**fields), answer,
+                   steps, dict(params), spec.hints[variant].format(**fields), (f"dtype::{dtype}",))

@@ -1,0 +1,115 @@
+"""The generated .apkg in the official Anki client: import, study, regenerate, re-import.
+
+A real collection in a temp dir, imported with ``Collection.import_anki_package`` and
+the options Anki's import dialog defaults to (update notes and note types "if newer").
+"""
+
+import dataclasses
+import random
+import time
+
+import pytest
+
+pytest.importorskip("anki")
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest  # noqa: E402, I001
+from anki.cards import Card  # noqa: E402  (after anki.collection: anki's own import order)
+from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition  # noqa: E402
+from anki.scheduler_pb2 import CardAnswer  # noqa: E402
+
+from generator.export import anki as export  # noqa: E402
+from generator.generate import draw, generate  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+IF_NEWER = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
+OPTIONS = ImportAnkiPackageOptions(merge_notetypes=False, update_notes=IF_NEWER, update_notetypes=IF_NEWER,
+                                   with_scheduling=False, with_deck_configs=False)
+
+
+def import_package(col, path):
+    return col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS)).log
+
+
+@pytest.fixture
+def col(tmp_path):
+    collection = Collection(str(tmp_path / "collection.anki2"))
+    yield collection
+    collection.close()
+
+
+def note_by_id(col, problem_id):
+    nids = [n for n in col.find_notes("") if col.get_note(n)["Id"] == problem_id]
+    assert len(nids) == 1, f"{len(nids)} notes for {problem_id}"
+    return col.get_note(nids[0])
+
+
+def test_import_study_regenerate_reimport(col, tmp_path):
+    problems = generate(families=["ridge", "bound", "vocabulary"], chips=["v5e"], count=2, seed=1)
+    first = tmp_path / "stage0.apkg"
+    export.write_deck(problems, str(first))
+    log = import_package(col, first)
+
+    # Counts, note type, deck tree.
+    assert len(log.new) == len(problems) == col.note_count() == col.card_count()
+    assert [m["name"] for m in col.models.all()].count(export.MODEL_NAME) == 1
+    names = {d.name for d in col.decks.all_names_and_ids()}
+    assert {"Rudrite Kernels", "Rudrite Kernels::Stage 0", "Rudrite Kernels::Stage 0::ridge",
+            "Rudrite Kernels::Stage 0::bound", "Rudrite Kernels::Stage 0::vocabulary"} <= names
+
+    # Fields, tags, deck and the rendered card of one problem.
+    target = next(p for p in problems if p.family == "bound")
+    note = note_by_id(col, target.id)
+    assert list(note.keys()) == list(export.FIELDS)
+    assert note["Skill"] == target.skill
+    assert {"family::bound", "chip::v5e", f"op::{target.params['op']}"} <= set(note.tags)
+    card = note.cards()[0]
+    assert col.decks.name(card.did) == "Rudrite Kernels::Stage 0::bound"
+    question, answer = card.question(), card.answer()
+    assert "On the TPU v5e" in question and "Compute-bound or memory-bound?" in question
+    assert f"<b>{target.answer.choice}</b>" in answer and "intensity" in answer and "verdict" in answer
+
+    # The roofline figure arrived as media, referenced by a ridge card.
+    ridge = note_by_id(col, "ridge:v5e:bf16")
+    media_file = ridge["Figure"].split('"')[1]
+    assert col.media.have(media_file)
+
+    # Study one card: answer it Good.
+    col.decks.select(col.decks.id_for_name("Rudrite Kernels::Stage 0::bound"))
+    queued = col.sched.get_queued_cards(fetch_limit=1).cards[0]
+    studied = Card(col, backend_card=queued.card)
+    studied.start_timer()
+    col.sched.answer_card(col.sched.build_answer(card=studied, states=queued.states, rating=CardAnswer.GOOD))
+    studied_note = col.get_card(studied.id).note()
+    assert col.get_card(studied.id).reps == 1
+
+    # Regenerate: one changed answer text, one new problem. Anki updates only from a newer
+    # package (note mtimes are whole seconds), so the rebuild happens in a later second.
+    changed = next(i for i, p in enumerate(problems) if p.id == studied_note["Id"])
+    rebuilt = list(problems)
+    rebuilt[changed] = dataclasses.replace(problems[changed], solution=problems[changed].solution + ("re-checked",))
+    new_problem = draw("floor:v5e:add", random.Random(99))
+    rebuilt.append(new_problem)
+    time.sleep(1.1)
+    second = tmp_path / "stage0-v2.apkg"
+    export.write_deck(rebuilt, str(second))
+    log = import_package(col, second)
+
+    assert len(log.new) == 1 and col.note_count() == len(problems) + 1 == col.card_count()
+    assert [m["name"] for m in col.models.all()].count(export.MODEL_NAME) == 1  # no "... +" copy
+    assert note_by_id(col, new_problem.id)["Skill"] == "floor:v5e:add"
+    assert "Rudrite Kernels::Stage 0::floor" in {d.name for d in col.decks.all_names_and_ids()}
+    assert "re-checked" in note_by_id(col, problems[changed].id)["Solution"]
+    after = col.get_card(studied.id)
+    assert after.reps == 1 and after.type != 0  # still studied, not reset to new
+    assert col.db.scalar("select count() from revlog where cid = ?", studied.id) == 1
+
+
+def test_reimporting_the_same_deck_adds_nothing(col, tmp_path):
+    problems = generate(families=["lattice"], count=3, seed=2)
+    path = tmp_path / "lattice.apkg"
+    export.write_deck(problems, str(path))
+    import_package(col, path)
+    before = col.note_count()
+    export.write_deck(generate(families=["lattice"], count=3, seed=2), str(path))
+    log = import_package(col, path)
+    assert not log.new and col.note_count() == before == len(problems)
