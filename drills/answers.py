@@ -1,0 +1,414 @@
+"""Answer parsing: what the learner typed -> a number in base SI units, or a choice.
+
+Parse, never evaluate: a small tokenizer and a recursive-descent parser accept
+numbers (``682.7``, ``1.97e14``), units with SI or binary prefixes (``87.2us``,
+``87.2 µs``, ``197 TFLOP/s``, ``1.6 TB/s``, ``16 GiB``, ``240 FLOPs/byte``), a
+bare prefix on a count (``2.4k``) and arithmetic (``+ - * /``, ``**`` or ``^``,
+parentheses) so a learner can type their working: ``2*2048**3/1.97e14``.
+
+A unit binds to the number (or parenthesised group) just before it, and units
+carry dimensions through the arithmetic (seconds, bytes, FLOPs), so
+``2*2048**3 FLOP / 197 TFLOP/s`` is a time. Write compound units without
+spaces (``TB/s``); ``(2*2048**3/1.97e14) s`` puts a unit on a whole working.
+A result with no unit at all is read in the expected base unit (``8.72e-5``
+where seconds are asked is 87.2 µs).
+
+Limits keep every input cheap: at most ``MAX_INPUT_CHARS`` characters,
+``MAX_NESTING`` levels of parentheses and signs, exponents within
+``MAX_EXPONENT`` (so ``9**9**9`` is refused at once), and every intermediate
+value finite. Anything else raises ``AnswerError`` with one line for the learner.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+MAX_INPUT_CHARS = 200
+MAX_NESTING = 30
+MAX_EXPONENT = 100.0
+
+# Dimensions are exponent triples over the base units (seconds, bytes, FLOPs).
+Dims = tuple[int, int, int]
+DIMENSIONLESS: Dims = (0, 0, 0)
+
+_BASE_WORDS: dict[str, Dims] = {
+    "s": (1, 0, 0), "sec": (1, 0, 0), "secs": (1, 0, 0), "second": (1, 0, 0), "seconds": (1, 0, 0),
+    "B": (0, 1, 0), "byte": (0, 1, 0), "bytes": (0, 1, 0),
+    "FLOP": (0, 0, 1), "FLOPs": (0, 0, 1), "flop": (0, 0, 1), "flops": (0, 0, 1),
+    # All-capitals FLOPS is the datasheet's "per second" (197 TFLOPS).
+    "FLOPS": (-1, 0, 1),
+}
+_LARGE_PREFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY_PREFIXES = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+_SMALL_PREFIXES = {"m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
+# A bare prefix scales a plain count: "2.4k" is 2400.
+_COUNT_PREFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+# dims -> (what it is, an example answer)
+_DIMENSION_NAMES: dict[Dims, tuple[str, str]] = {
+    (1, 0, 0): ("a time", "87.2 us"),
+    (0, 1, 0): ("a size in bytes", "16 GiB"),
+    (0, 0, 1): ("a FLOP count", "3.4e10 FLOP"),
+    (0, -1, 1): ("an intensity in FLOPs per byte", "240 FLOPs/byte"),
+    (-1, 0, 1): ("a compute rate", "197 TFLOP/s"),
+    (-1, 1, 0): ("a bandwidth", "1.6 TB/s"),
+    DIMENSIONLESS: ("a plain number", "2.4k"),
+}
+
+_CHOICE_ALIASES = {"c": "compute", "m": "memory", "y": "yes", "n": "no"}
+
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WORD = re.compile(r"[A-Za-zµμ]+")
+_OPERATORS = ("**", "+", "-", "*", "/", "^", "(", ")")
+_TRANSLATE = str.maketrans({"−": "-", "×": "*", "·": "*", "÷": "/"})
+
+
+class AnswerError(ValueError):
+    """An answer that can not be read; the message is one line for the learner."""
+
+
+class WrongDimensionError(AnswerError):
+    """A readable answer in the wrong dimension (bytes where a time is asked): ask again, do not grade."""
+
+    def __init__(self, expected: Dims, given: Dims, tip: str = ""):
+        self.expected, self.given = expected, given
+        super().__init__(
+            f"expected {describe_dims(expected)}; that answer is {describe_dims(given, example=False)}{tip}")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A parsed number: ``value`` in base SI units with its dimensions; ``has_unit`` if any unit was typed."""
+
+    value: float
+    dims: Dims
+    has_unit: bool
+
+
+@dataclass(frozen=True)
+class _Unit:
+    scale: float
+    dims: Dims
+    text: str
+
+
+def describe_dims(dims: Dims, example: bool = True) -> str:
+    """A learner-facing name for a dimension: ``(1, 0, 0)`` -> ``a time (e.g. 87.2 us)``."""
+    if dims not in _DIMENSION_NAMES:
+        return f"in {_dims_text(dims)}"
+    name, sample = _DIMENSION_NAMES[dims]
+    return f"{name} (e.g. {sample})" if example else name
+
+
+def _dims_text(dims: Dims) -> str:
+    names = ("s", "B", "FLOP")
+    top = [n if e == 1 else f"{n}^{e}" for n, e in zip(names, dims) if e > 0]
+    bottom = [n if e == -1 else f"{n}^{-e}" for n, e in zip(names, dims) if e < 0]
+    if not top and not bottom:
+        return ""
+    return ("*".join(top) or "1") + ("/" + "/".join(bottom) if bottom else "")
+
+
+def _word_unit(word: str) -> _Unit | None:
+    """One unit word with an optional prefix; prefixes only where they make sense.
+
+    Small prefixes (m, u, µ, n, p) go on seconds only and large ones never do, so
+    "Ms" is refused rather than read as megaseconds; binary prefixes go on bytes only.
+    """
+    if word in _BASE_WORDS:
+        return _Unit(1.0, _BASE_WORDS[word], word)
+    for table in (_BINARY_PREFIXES, _LARGE_PREFIXES, _SMALL_PREFIXES):
+        for prefix, scale in table.items():
+            base = word[len(prefix):]
+            if not word.startswith(prefix) or base not in _BASE_WORDS:
+                continue
+            dims = _BASE_WORDS[base]
+            is_time = dims == (1, 0, 0)
+            if table is _SMALL_PREFIXES and not is_time:
+                continue
+            if table is _LARGE_PREFIXES and is_time:
+                continue
+            if table is _BINARY_PREFIXES and dims != (0, 1, 0):
+                continue
+            return _Unit(scale, dims, word)
+    return None
+
+
+def parse_unit(text: str) -> _Unit:
+    """A unit like ``us``, ``GiB``, ``TFLOP/s``, ``FLOP/byte`` or ``""`` (a plain count)."""
+    text = text.strip()
+    if not text:
+        return _Unit(1.0, DIMENSIONLESS, "")
+    if text in _COUNT_PREFIXES:
+        return _Unit(_COUNT_PREFIXES[text], DIMENSIONLESS, text)
+    top, _, bottom = text.partition("/")
+    num = _word_unit(top)
+    den = _word_unit(bottom) if bottom else _Unit(1.0, DIMENSIONLESS, "")
+    if num is None or den is None:
+        raise AnswerError(f"unknown unit '{text}'; try s, ms, us, ns, B, GiB, FLOP, TFLOP/s, TB/s, FLOPs/byte")
+    dims = tuple(a - b for a, b in zip(num.dims, den.dims))
+    return _Unit(num.scale / den.scale, dims, text)  # type: ignore[arg-type]
+
+
+def _tokenize(text: str) -> list[tuple[str, object]]:
+    tokens: list[tuple[str, object]] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        match = _NUMBER.match(text, i)
+        if match:
+            value = float(match.group())
+            if not math.isfinite(value):
+                raise AnswerError(f"number too large: {match.group()}")
+            tokens.append(("num", value))
+            i = match.end()
+            continue
+        match = _WORD.match(text, i)
+        if match:
+            word, i = match.group(), match.end()
+            # A compound unit is written without spaces: TB/s, FLOPs/byte.
+            per = _WORD.match(text, i + 1) if text.startswith("/", i) else None
+            if per and _word_unit(word) and _word_unit(per.group()):
+                word, i = f"{word}/{per.group()}", per.end()
+            tokens.append(("unit", parse_unit(word)))
+            continue
+        for op in _OPERATORS:
+            if text.startswith(op, i):
+                tokens.append(("op", "**" if op == "^" else op))
+                i += len(op)
+                break
+        else:
+            raise AnswerError(f"unexpected '{ch}' in the answer")
+    tokens.append(("end", None))
+    return tokens
+
+
+class _Parser:
+    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/') unary)* ;
+    unary := ('+'|'-') unary | power ; power := atom ('**' exponent)? UNIT? ;
+    exponent := ('+'|'-') exponent | atom ('**' exponent)? ; atom := NUMBER | '(' expr ')'"""
+
+    def __init__(self, tokens: list[tuple[str, object]]):
+        self.tokens, self.pos, self.depth, self.has_unit = tokens, 0, 0, False
+
+    def peek(self) -> tuple[str, object]:
+        return self.tokens[self.pos]
+
+    def take(self) -> tuple[str, object]:
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def parse(self) -> Quantity:
+        value, dims = self.expr()
+        kind, tok = self.peek()
+        if kind != "end":
+            raise AnswerError(f"unexpected {_show(kind, tok)} after a complete answer")
+        return Quantity(value, dims, self.has_unit)
+
+    def expr(self) -> tuple[float, Dims]:
+        value, dims = self.term()
+        while self.peek() in (("op", "+"), ("op", "-")):
+            op = self.take()[1]
+            rhs, rhs_dims = self.term()
+            if rhs_dims != dims:
+                raise AnswerError(
+                    f"can not add {describe_dims(dims, False)} and {describe_dims(rhs_dims, False)}")
+            value = _finite(value + rhs if op == "+" else value - rhs)
+        return value, dims
+
+    def term(self) -> tuple[float, Dims]:
+        value, dims = self.unary()
+        while self.peek() in (("op", "*"), ("op", "/")):
+            op = self.take()[1]
+            rhs, rhs_dims = self.unary()
+            if op == "*":
+                value, dims = _finite(value * rhs), _combine(dims, rhs_dims, 1)
+            else:
+                if rhs == 0:
+                    raise AnswerError("division by zero")
+                value, dims = _finite(value / rhs), _combine(dims, rhs_dims, -1)
+        return value, dims
+
+    def unary(self) -> tuple[float, Dims]:
+        if self.peek() in (("op", "-"), ("op", "+")):
+            sign = -1.0 if self.take()[1] == "-" else 1.0
+            with _Nesting(self):
+                value, dims = self.unary()
+            return sign * value, dims
+        return self.power()
+
+    def power(self) -> tuple[float, Dims]:
+        value, dims = self.atom()
+        if self.peek() == ("op", "**"):
+            self.take()
+            value, dims = _raise(value, dims, self.exponent())
+        if self.peek()[0] == "unit":
+            # The unit binds after the power: "2048**3 FLOP" is (2048**3) FLOP.
+            unit: _Unit = self.take()[1]  # type: ignore[assignment]
+            self.has_unit = True
+            value, dims = _finite(value * unit.scale), _combine(dims, unit.dims, 1)
+            if self.peek()[0] == "unit":
+                raise AnswerError(f"two units in a row: '{unit.text}' then '{self.peek()[1].text}'")  # type: ignore[attr-defined]
+        return value, dims
+
+    def exponent(self) -> float:
+        """A plain-number exponent; right-associative, so 2**3**2 == 2**9."""
+        if self.peek() in (("op", "-"), ("op", "+")):
+            sign = -1.0 if self.take()[1] == "-" else 1.0
+            with _Nesting(self):
+                return sign * self.exponent()
+        value, dims = self.atom()
+        if self.peek() == ("op", "**"):
+            self.take()
+            with _Nesting(self):
+                value, dims = _raise(value, dims, self.exponent())
+        if dims != DIMENSIONLESS:
+            raise AnswerError("an exponent must be a plain number")
+        return value
+
+    def atom(self) -> tuple[float, Dims]:
+        kind, tok = self.take()
+        if kind == "num":
+            return float(tok), DIMENSIONLESS  # type: ignore[arg-type]
+        if (kind, tok) == ("op", "("):
+            with _Nesting(self):
+                value, dims = self.expr()
+            if self.take() != ("op", ")"):
+                raise AnswerError("missing ')'")
+            return value, dims
+        if kind == "unit":
+            raise AnswerError(f"unit '{tok.text}' has no number before it (write 1.6 TB/s, no spaces around /)")  # type: ignore[attr-defined]
+        raise AnswerError("the answer ends too early" if kind == "end" else f"unexpected {_show(kind, tok)}")
+
+
+def _raise(base: float, dims: Dims, exponent: float) -> tuple[float, Dims]:
+    if abs(exponent) > MAX_EXPONENT:
+        raise AnswerError(f"exponent {exponent:g} is too large (limit {MAX_EXPONENT:g})")
+    if dims != DIMENSIONLESS and not float(exponent).is_integer():
+        raise AnswerError("a quantity with a unit can only be raised to a whole power")
+    try:
+        value = math.pow(base, exponent)
+    except OverflowError:
+        raise AnswerError("number too large") from None
+    except (ValueError, ZeroDivisionError):
+        raise AnswerError("that power has no real value") from None
+    return _finite(value), tuple(d * int(exponent) for d in dims)  # type: ignore[return-value]
+
+
+class _Nesting:
+    def __init__(self, parser: _Parser):
+        self.parser = parser
+
+    def __enter__(self) -> None:
+        self.parser.depth += 1
+        if self.parser.depth > MAX_NESTING:
+            raise AnswerError(f"too deeply nested (limit {MAX_NESTING})")
+
+    def __exit__(self, *exc: object) -> None:
+        self.parser.depth -= 1
+
+
+def _show(kind: str, tok: object) -> str:
+    if kind == "unit":
+        return f"unit '{tok.text}'"  # type: ignore[attr-defined]
+    if kind == "num":
+        return f"number {tok:g}"  # type: ignore[str-format]
+    return "end of answer" if kind == "end" else f"'{tok}'"
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise AnswerError("number too large")
+    return value
+
+
+def _combine(a: Dims, b: Dims, sign: int) -> Dims:
+    return (a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2])
+
+
+def _tokens_of(text: str) -> list[tuple[str, object]]:
+    if not isinstance(text, str):
+        raise AnswerError("an answer must be text")
+    if len(text) > MAX_INPUT_CHARS:
+        raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
+    text = text.translate(_TRANSLATE).strip()
+    if not text:
+        raise AnswerError("empty answer")
+    return _tokenize(text)
+
+
+def parse_quantity(text: str) -> Quantity:
+    """Parse arithmetic with units into a ``Quantity``; ``AnswerError`` if it can not be read."""
+    return _Parser(_tokens_of(text)).parse()
+
+
+def parse_number(text: str, unit: str) -> float:
+    """The answer's value expressed in ``unit`` (base SI: "s", "B", "FLOP/s", "" ...).
+
+    A plain number (no unit typed, e.g. ``2*2048**3/1.97e14``) is read in ``unit``.
+    An answer with units must have the dimension of ``unit``, or
+    ``WrongDimensionError`` says which dimension is expected. One exception
+    reads a working the way it was meant: when its only unit is the last
+    token and that unit on the number before it gives the wrong dimension,
+    the unit applies to the whole working (``2*2048**3/1.97e14 s`` is seconds).
+    """
+    expected = parse_unit(unit)
+    tokens = _tokens_of(text)
+    quantity = _Parser(tokens).parse()
+    if quantity.dims == DIMENSIONLESS:
+        return quantity.value
+    if quantity.dims == expected.dims:
+        return quantity.value / expected.scale
+    units = [tok for kind, tok in tokens if kind == "unit"]
+    if len(units) == 1 and tokens[-2][0] == "unit" and units[0].dims == expected.dims:  # type: ignore[attr-defined]
+        working = _Parser(tokens[:-2] + [("end", None)]).parse()
+        if working.dims == DIMENSIONLESS:
+            return _finite(working.value * units[0].scale) / expected.scale  # type: ignore[attr-defined]
+    worked = sum(kind == "num" for kind, _ in tokens) > 1
+    tip = (" (a unit applies to the number just before it: write (working) unit, or leave the unit off)"
+           if worked else "")
+    raise WrongDimensionError(expected.dims, quantity.dims, tip)
+
+
+def parse_duration_seconds(text: str) -> float:
+    """A time in seconds: ``87.2us``, ``87.2 µs``, ``0.0872 ms``, ``8.72e-5 s``, ``2*2048**3/1.97e14``."""
+    return parse_number(text, "s")
+
+
+def normalize_choice(text: str) -> str:
+    """``"Compute-bound"`` -> ``"compute"``: lower case, without a trailing "bound"."""
+    text = " ".join(text.strip().lower().split())
+    for suffix in ("-bound", " bound"):
+        if text.endswith(suffix) and len(text) > len(suffix):
+            text = text[: -len(suffix)]
+    return text
+
+
+def parse_choice(text: str, choices: tuple[str, ...] | list[str]) -> str:
+    """One of ``choices`` (returned as spelled there) from its name, a known alias or a unique prefix.
+
+    Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no.
+    """
+    if len(text) > MAX_INPUT_CHARS:
+        raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
+    given = normalize_choice(text)
+    if not given:
+        raise AnswerError("empty answer")
+    by_name = {normalize_choice(c): c for c in choices}
+    if given in by_name:
+        return by_name[given]
+    alias = _CHOICE_ALIASES.get(given)
+    if alias is not None and alias in by_name:
+        return by_name[alias]
+    matches = sorted({c for name, c in by_name.items() if name.startswith(given)})
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise AnswerError(f"'{text.strip()}' could be {' or '.join(matches)}")
+    raise AnswerError(f"answer one of: {', '.join(choices)}")

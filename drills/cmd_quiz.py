@@ -1,0 +1,94 @@
+"""`drill quiz` and `drill stats`: spaced repetition over skills, and what it has recorded.
+
+Kept light on purpose: no jax, no numpy, so the first question appears fast.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from drills.store import Store, StoreError
+
+STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
+
+
+def open_store(path: str | None) -> Store:
+    """The store, or a one-line error (exit 1) that names the file; a bad file is left untouched."""
+    try:
+        return Store.open(path)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@click.option("--chip", "chips", multiple=True, metavar="CHIP",
+              help="Only skills on this chip (name or alias, see `drill chips`). Repeatable.")
+@click.option("--family", "families", multiple=True, metavar="FAMILY",
+              help="Only skills of this problem family. Repeatable.")
+@click.option("--count", default=10, show_default=True, type=click.IntRange(1, 500),
+              help="At most this many problems in the session.")
+@click.option("--new", "new_per_day", default=5, show_default=True, type=click.IntRange(0, 500),
+              help="New skills introduced per day, after the due ones.")
+@click.option("--cram", is_flag=True,
+              help="Practise without touching the schedule (answers are still logged).")
+@click.option("--seed", type=int, default=None, help="Seed the drawn numbers (repeatable sessions).")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object per answered problem on stdout (messages go to stderr).")
+def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_day: int, cram: bool,
+         seed: int | None, store_path: str | None, as_json: bool) -> None:
+    """Review due skills, each with freshly drawn numbers, graded and scheduled (FSRS).
+
+    On a terminal it asks interactively; with stdin piped it reads one answer
+    per line. Answers: numbers with units (87.2us, 1.6 TB/s, 16 GiB), arithmetic
+    (2*2048**3/1.97e14) or a choice (c/compute, m/memory). During a question:
+    ? hint, s skip, q quit. Every answer is saved before the next question;
+    Ctrl-C exits 130, end of input exits 0, both keep what was answered.
+    """
+    from drills.quiz import QuizOptions, Session, select_skills
+    from drills.quiz_io import QuizIO
+    from generator import generate
+
+    options = QuizOptions(families=families or None, chips=chips or None, count=count,
+                          new_per_day=new_per_day, cram=cram, seed=seed)
+    try:
+        selected = select_skills(options)
+    except (generate.UnknownFamilyError, LookupError) as exc:
+        raise click.UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    except generate.SpecError as exc:
+        raise click.ClickException(f"bad drill spec: {exc}") from None
+    if not selected:
+        raise click.UsageError("no skills match the chosen --family/--chip")
+    store = open_store(store_path)
+    try:
+        status = Session(store, options, QuizIO.for_terminal(as_json)).run()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    if status:
+        raise click.exceptions.Exit(status)
+
+
+@click.command()
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (key `reviews` is the total).")
+def stats(store_path: str | None, as_json: bool) -> None:
+    """Totals from the review store: reviews, due now and today, skills learned,
+    retention over 30 days, current streak, accuracy per family and per chip."""
+    from drills.stats import compute_stats, summary_lines
+
+    store = open_store(store_path)
+    try:
+        numbers = compute_stats(store)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+        return
+    for line in summary_lines(numbers):
+        click.echo(line)

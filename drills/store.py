@@ -1,0 +1,409 @@
+"""The review store: one SQLite file with the FSRS state of every skill and a log of every review.
+
+Nothing is lost: the file runs in WAL mode with ``synchronous=FULL``; each review
+is its own transaction, and the read-modify-write of a skill's FSRS card happens
+inside ``BEGIN IMMEDIATE``, so two quizzes on one store (two terminals) queue
+for the write lock (``busy_timeout``) instead of failing with "database is
+locked" or overwriting each other's update. A process killed mid-quiz leaves
+every committed review in place.
+
+A file that is not a drill store (not SQLite, another program's database, or
+damaged) raises ``StoreError`` naming the file and how to move it aside; it is
+never written to. Times are stored as ISO 8601 strings in UTC with a fixed
+format, so they sort as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sqlite3
+import time
+import uuid
+import zlib
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from fsrs import Card, Rating, Scheduler
+
+APPLICATION_ID = 0x5244_4B31  # "RDK1": marks the file as a drill store
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+APP_NAME = "rudrite-kernels"
+STORE_FILENAME = "drill.sqlite3"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cards (
+    skill TEXT PRIMARY KEY,
+    card TEXT NOT NULL,             -- fsrs Card.to_dict() as JSON
+    due TEXT NOT NULL,              -- copy of the card's due time, for ordering
+    state INTEGER NOT NULL,         -- fsrs State (1 learning, 2 review, 3 relearning)
+    reviews INTEGER NOT NULL,       -- scheduled reviews applied to this card
+    introduced_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reviews (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session TEXT NOT NULL,
+    reviewed_at TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    family TEXT NOT NULL,
+    chip TEXT,
+    problem_id TEXT NOT NULL,
+    params TEXT NOT NULL,           -- JSON of the drawn parameters
+    prompt TEXT NOT NULL,
+    expected TEXT NOT NULL,         -- JSON of generator.problem.Answer.to_dict()
+    given TEXT NOT NULL,            -- what the learner typed
+    given_value REAL,               -- parsed, in the answer's unit (NULL for choices)
+    correct INTEGER NOT NULL,
+    rating INTEGER NOT NULL,        -- fsrs Rating (1 Again .. 4 Easy)
+    relative_error REAL,
+    seconds_taken REAL,
+    cram INTEGER NOT NULL,          -- 1: practice that did not touch the schedule
+    state_before INTEGER,           -- the card's fsrs State before this review, NULL when new
+    due_after TEXT                  -- when the skill is due next (NULL for cram)
+);
+CREATE INDEX IF NOT EXISTS reviews_by_time ON reviews(reviewed_at);
+CREATE INDEX IF NOT EXISTS reviews_by_skill ON reviews(skill);
+CREATE TABLE IF NOT EXISTS ticks (
+    item INTEGER PRIMARY KEY,       -- a "Can you" item, 1..7
+    ticked_at TEXT NOT NULL
+);
+"""
+
+
+class StoreError(Exception):
+    """The store can not be used; the message is one line naming the file."""
+
+
+def default_store_path() -> pathlib.Path:
+    """``$DRILL_STORE`` if set, else ``drill.sqlite3`` in the platformdirs user data directory."""
+    env = os.environ.get("DRILL_STORE", "").strip()
+    if env:
+        return pathlib.Path(env).expanduser()
+    import platformdirs  # only when no store was named
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False) / STORE_FILENAME
+
+
+def iso(moment: datetime) -> str:
+    """UTC, fixed width with microseconds, so stored times compare correctly as text."""
+    if moment.tzinfo is None:
+        raise ValueError("store times must be timezone-aware")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """One answered problem, as logged. ``given_value`` is in the answer's unit; seconds for time taken."""
+
+    skill: str
+    family: str
+    chip: str | None
+    problem_id: str
+    params: dict[str, Any]
+    prompt: str
+    expected: dict[str, Any]
+    given: str
+    given_value: float | None
+    correct: bool
+    rating: int
+    relative_error: float | None
+    seconds_taken: float | None
+    cram: bool = False
+    session: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ReviewRecord":
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass(frozen=True)
+class CardRow:
+    skill: str
+    card: Card
+    reviews: int
+    introduced_at: datetime
+
+    @property
+    def due(self) -> datetime:
+        return self.card.due
+
+
+class Store:
+    """A drill store on disk. Use ``Store.open(path)``; close it (or use ``with``)."""
+
+    def __init__(self, path: pathlib.Path, conn: sqlite3.Connection):
+        self.path, self._conn = path, conn
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None) -> "Store":
+        """Open (or create) the store at ``path`` (default: ``default_store_path()``).
+
+        Never overwrites or truncates a file that is not a drill store: it raises
+        ``StoreError`` first, before anything is written.
+        """
+        target = pathlib.Path(path).expanduser() if path is not None else default_store_path()
+        _check_file(target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"can not open the store {target}: {exc}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _check_database(conn, target)
+            _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            conn.execute("PRAGMA synchronous = FULL")
+            _create_schema(conn)
+        except StoreError:
+            conn.close()
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _store_error(target, exc) from None
+        return cls(target, conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reviews and scheduling ------------------------------------------------------
+
+    def record_review(self, review: ReviewRecord, scheduler: Scheduler | None = None,
+                      now: datetime | None = None) -> Card | None:
+        """Log one review and, unless it is cram, advance the skill's FSRS card; one transaction.
+
+        Returns the card after the review (None for cram). The card is read and
+        written under ``BEGIN IMMEDIATE`` so a concurrent quiz can not interleave.
+        ``now`` defaults to the moment the write lock is held, so reviews from two
+        quizzes reach each card in the order of their timestamps.
+        """
+        scheduler = scheduler or Scheduler()
+        try:
+            return self._record(review, scheduler, now)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def _record(self, review: ReviewRecord, scheduler: Scheduler, now: datetime | None) -> Card | None:
+        with self._transaction():
+            now = now or utc_now()
+            row = self._conn.execute(
+                "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
+            card = Card.from_dict(json.loads(row[0])) if row else None
+            state_before = int(card.state) if card else None
+            new_card = None
+            if not review.cram:
+                current = card or Card(card_id=zlib.crc32(review.skill.encode()), due=now)
+                new_card, _ = scheduler.review_card(
+                    current, Rating(review.rating), review_datetime=now.astimezone(timezone.utc),
+                    review_duration=None if review.seconds_taken is None else int(review.seconds_taken * 1000))
+                # The count is read-modify-written like the card, so a lost update would show in it.
+                self._conn.execute(
+                    "INSERT INTO cards (skill, card, due, state, reviews, introduced_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(skill) DO UPDATE SET card = excluded.card, due = excluded.due, "
+                    "state = excluded.state, reviews = excluded.reviews, updated_at = excluded.updated_at",
+                    (review.skill, json.dumps(new_card.to_dict()), iso(new_card.due), int(new_card.state),
+                     (row[1] if row else 0) + 1, iso(now), iso(now)))
+            self._conn.execute(
+                "INSERT INTO reviews (session, reviewed_at, skill, family, chip, problem_id, params, prompt, "
+                "expected, given, given_value, correct, rating, relative_error, seconds_taken, cram, "
+                "state_before, due_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (review.session, iso(now), review.skill, review.family, review.chip, review.problem_id,
+                 json.dumps(review.params, sort_keys=True, default=str), review.prompt,
+                 json.dumps(review.expected, sort_keys=True), review.given, review.given_value,
+                 int(review.correct), int(review.rating), review.relative_error, review.seconds_taken,
+                 int(review.cram), state_before, iso(new_card.due) if new_card else None))
+        return new_card
+
+    def cards(self) -> dict[str, CardRow]:
+        """Every skill seen so far with its FSRS card."""
+        rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
+        return {skill: CardRow(skill, Card.from_dict(json.loads(card)), reviews, parse_iso(introduced))
+                for skill, card, reviews, introduced in rows}
+
+    def due_skills(self, now: datetime | None = None) -> list[tuple[str, datetime]]:
+        """Skills due at ``now``, most overdue first."""
+        rows = self._query("SELECT skill, due FROM cards WHERE due <= ? ORDER BY due, skill",
+                           (iso(now or utc_now()),))
+        return [(skill, parse_iso(due)) for skill, due in rows]
+
+    def next_due(self) -> datetime | None:
+        row = self._query("SELECT MIN(due) FROM cards")
+        return parse_iso(row[0][0]) if row and row[0][0] else None
+
+    def introduced_since(self, since: datetime) -> int:
+        """How many skills had their first scheduled review at or after ``since``."""
+        return int(self._query("SELECT COUNT(*) FROM cards WHERE introduced_at >= ?", (iso(since),))[0][0])
+
+    def count_reviews(self, session: str | None = None) -> int:
+        if session is None:
+            return int(self._query("SELECT COUNT(*) FROM reviews")[0][0])
+        return int(self._query("SELECT COUNT(*) FROM reviews WHERE session = ?", (session,))[0][0])
+
+    def reviews(self, since: datetime | None = None) -> list[dict[str, Any]]:
+        """Logged reviews (oldest first) as dicts with the column names; ``since`` filters by time."""
+        sql = "SELECT * FROM reviews"
+        args: tuple[Any, ...] = ()
+        if since is not None:
+            sql, args = sql + " WHERE reviewed_at >= ?", (iso(since),)
+        try:
+            cursor = self._conn.execute(sql + " ORDER BY id", args)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def skill_summary(self) -> dict[str, dict[str, Any]]:
+        """skill_id -> {"reviews": int, "correct": int, "last_correct": bool}, cram included."""
+        rows = self._query(
+            "SELECT skill, COUNT(*), SUM(correct), "
+            "(SELECT r2.correct FROM reviews r2 WHERE r2.skill = r.skill ORDER BY r2.id DESC LIMIT 1) "
+            "FROM reviews r GROUP BY skill ORDER BY skill")
+        return {skill: {"reviews": int(n), "correct": int(ok or 0), "last_correct": bool(last)}
+                for skill, n, ok, last in rows}
+
+    # -- "Can you" ticks -------------------------------------------------------------------
+
+    def ticks(self) -> set[int]:
+        """The "Can you" items ticked by hand."""
+        return {int(item) for (item,) in self._query("SELECT item FROM ticks")}
+
+    def set_tick(self, item: int, ticked: bool) -> None:
+        try:
+            with self._transaction():
+                if ticked:
+                    self._conn.execute("INSERT OR IGNORE INTO ticks (item, ticked_at) VALUES (?, ?)",
+                                       (int(item), iso(utc_now())))
+                else:
+                    self._conn.execute("DELETE FROM ticks WHERE item = ?", (int(item),))
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def _transaction(self) -> "_Transaction":
+        return _Transaction(self)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back on any error, including Ctrl-C."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def __enter__(self) -> None:
+        _retry_locked(lambda: self.store._conn.execute("BEGIN IMMEDIATE"))
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        conn = self.store._conn
+        if exc_type is None:
+            _retry_locked(lambda: conn.execute("COMMIT"))
+        elif conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:  # the original error is the one to report
+                pass
+
+
+def _retry_locked(action: Any, attempts: int = 50) -> Any:
+    """Run ``action``, retrying while another connection holds a lock the busy handler did not wait out.
+
+    SQLite skips the busy handler in a few cases (e.g. a deadlock-avoiding
+    SQLITE_BUSY on a WAL switch); a short sleep and retry covers them.
+    """
+    for attempt in range(attempts):
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 + 0.01 * attempt)
+    return None
+
+
+def _store_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
+    """A damaged file ("file is not a database", "malformed") gets the move-aside advice; other
+    errors (locked past the busy timeout, read-only, disk full) say what happened."""
+    if type(exc) is sqlite3.DatabaseError:
+        return _bad_file(path, str(exc))
+    return StoreError(f"can not use the store {path}: {exc}")
+
+
+def _bad_file(path: pathlib.Path, reason: str) -> StoreError:
+    return StoreError(
+        f"{path} is not a usable drill store ({reason}); it was left untouched. "
+        f"Move it aside (mv '{path}' '{path}.bad') to start a fresh store, or pick another with --store PATH")
+
+
+def _check_file(path: pathlib.Path) -> None:
+    """Refuse a path that is a directory or a non-empty file without the SQLite header, reading only."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory; pass a file path with --store PATH")
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"can not read the store {path}: {exc}") from None
+    if head and head != SQLITE_MAGIC:
+        raise _bad_file(path, "not an SQLite database")
+
+
+def _check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
+    """Reads only: the file must be ours (application_id) or an empty database."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if app_id == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{path} was written by a newer version of drill (schema {version}); upgrade drill")
+        return
+    if app_id != 0 or tables:
+        raise _bad_file(path, "an SQLite database, but not a drill store")
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+    try:
+        # executescript() would COMMIT first; run the statements inside this transaction instead.
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+

@@ -1,0 +1,249 @@
+"""Answer parsing: units, arithmetic, choices, limits, and a fuzz test that it never escapes."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from drills import answers
+from drills.answers import (
+    AnswerError,
+    WrongDimensionError,
+    parse_choice,
+    parse_duration_seconds,
+    parse_number,
+    parse_quantity,
+)
+
+T_87 = 2 * 2048**3 / 1.97e14  # the course page's floor latency: 87.2 µs
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("87.2us", 87.2e-6),
+    ("87.2 µs", 87.2e-6),   # micro sign U+00B5
+    ("87.2 μs", 87.2e-6),   # Greek mu U+03BC
+    ("0.0872 ms", 87.2e-6),
+    ("8.72e-5 s", 87.2e-6),
+    ("8.72E-5", 87.2e-6),
+    ("87200 ns", 87.2e-6),
+    ("2*2048**3/1.97e14", T_87),
+    ("2*2048^3/1.97e14", T_87),
+    ("2 * 2048 ** 3 / 1.97e14", T_87),
+    ("(2*2048**3)/(1.97e14)", T_87),
+    ("(2*2048**3/1.97e14) s", T_87),
+    ("2*2048**3/1.97e14 s", T_87),          # a trailing unit on a unit-less working
+    ("2*2048**3/1.97e14 us", T_87 * 1e-6),
+    ("2*2048**3 FLOP / 197 TFLOP/s", T_87),  # dimensional arithmetic
+    ("2*2048**3/197T", T_87),               # a bare prefix scales the number before it
+    ("1 GB / 1.6 TB/s", 1e9 / 1.6e12),
+    ("1 ms + 20 us", 1.02e-3),
+    ("-(-3 s)", 3.0),
+    (".5", 0.5),
+    ("2×3 ÷ 4", 1.5),
+    ("1 sec", 1.0),
+])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration_seconds(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, unit, value", [
+    ("682.7", "FLOP/byte", 682.7),
+    ("1.97e14", "FLOP/s", 1.97e14),
+    ("197 TFLOP/s", "FLOP/s", 1.97e14),
+    ("197 TFLOPS", "FLOP/s", 1.97e14),
+    ("1.6 TB/s", "B/s", 1.6e12),
+    ("820 GB/s", "B/s", 8.2e11),
+    ("16 GiB", "B", 16 * 2**30),
+    ("16 GB", "B", 16e9),
+    ("128 MiB", "B", 128 * 2**20),
+    ("240 FLOPs/byte", "FLOP/byte", 240.0),
+    ("240 FLOP/B", "FLOP/byte", 240.0),
+    ("2.4k", "", 2400.0),
+    ("2.4K", "", 2400.0),
+    ("3M", "", 3e6),
+    ("1.7e10 FLOP", "FLOP", 1.7e10),
+    ("17 GFLOP", "FLOP", 1.7e10),
+    ("2**10", "", 1024.0),
+    ("2**3**2", "", 512.0),   # right-associative
+    ("-2**2", "", -4.0),      # power binds tighter than the sign
+    ("2**-1", "", 0.5),
+    ("(2 GiB)**2 / (1 GiB)", "B", 4 * 2**30),
+    ("1 + 2 * 3", "", 7.0),
+    ("(1 + 2) * 3", "", 9.0),
+    ("10 - 4 - 3", "", 3.0),  # left-associative
+    ("12 / 3 / 2", "", 2.0),
+])
+def test_numbers_in_units(text: str, unit: str, value: float) -> None:
+    assert parse_number(text, unit) == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, expected_unit, fragment", [
+    ("16 GiB", "s", "expected a time"),
+    ("1.6 TB/s", "FLOP/s", "expected a compute rate"),
+    ("87 us", "B", "expected a size in bytes"),
+    ("240 FLOPs/byte", "", "expected a plain number"),
+    ("2 FLOP", "FLOP/byte", "expected an intensity"),
+])
+def test_wrong_dimension_names_the_expected_one(text: str, expected_unit: str, fragment: str) -> None:
+    with pytest.raises(WrongDimensionError) as info:
+        parse_number(text, expected_unit)
+    assert fragment in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("9**9**9", "too large"),
+    ("10**400", "too large"),
+    ("1e999", "too large"),
+    ("1/0", "division by zero"),
+    ("0**-1", "no real value"),
+    ("(-8)**0.5", "no real value"),
+    ("", "empty"),
+    ("   ", "empty"),
+    ("((1)", "missing ')'"),
+    ("(" * 40 + "1" + ")" * 40, "nested"),
+    ("-" * 40 + "1", "nested"),
+    ("1" * 201, "too long"),
+    ("2 s s", "two units"),
+    ("s", "no number before it"),
+    ("1.6 TB / s", "no number before it"),
+    ("3 Ms", "unknown unit"),     # megaseconds: almost certainly a typo for ms
+    ("5 mB", "unknown unit"),     # milli-bytes
+    ("4 Gb", "unknown unit"),     # bits are not accepted
+    ("1,000", "unexpected ','"),
+    ("2 3", "unexpected number"),
+    ("1 ms + 3", "can not add"),
+    ("2**(1 s)", "plain number"),
+    ("(1 s)**0.5", "whole power"),
+    ("__import__('os')", "unexpected"),
+])
+def test_refused_with_one_line(text: str, fragment: str) -> None:
+    with pytest.raises(AnswerError) as info:
+        parse_duration_seconds(text)
+    message = str(info.value)
+    assert fragment in message
+    assert "\n" not in message
+
+
+def test_huge_power_is_refused_at_once() -> None:
+    start = time.perf_counter()
+    with pytest.raises(AnswerError):
+        parse_quantity("9**9**9**9**9")
+    # Generous: a guard against big-integer arithmetic sneaking in, not a benchmark.
+    assert time.perf_counter() - start < 1.0
+
+
+def test_quantity_reports_dims_and_whether_a_unit_was_typed() -> None:
+    q = parse_quantity("1.6 TB/s")
+    assert q.dims == (-1, 1, 0) and q.has_unit and q.value == pytest.approx(1.6e12)
+    bare = parse_quantity("3*4")
+    assert bare.dims == answers.DIMENSIONLESS and not bare.has_unit and bare.value == 12
+
+
+@pytest.mark.parametrize("text, choice", [
+    ("compute", "compute"), ("c", "compute"), ("C", "compute"), ("Compute-bound", "compute"),
+    ("compute bound", "compute"), ("memory", "memory"), ("m", "memory"), ("mem", "memory"),
+    ("  MEMORY  ", "memory"),
+])
+def test_verdict_choices(text: str, choice: str) -> None:
+    assert parse_choice(text, ("compute", "memory")) == choice
+
+
+def test_yes_no_and_family_choices() -> None:
+    assert parse_choice("y", ("yes", "no")) == "yes"
+    assert parse_choice("n", ("yes", "no")) == "no"
+    assert parse_choice("ICI", ("ICI", "DCN")) == "ICI"
+    assert parse_choice("dc", ("ICI", "DCN")) == "DCN"
+    with pytest.raises(AnswerError, match="could be"):
+        parse_choice("v", ("vmem", "vpu"))
+    with pytest.raises(AnswerError, match="answer one of: compute, memory"):
+        parse_choice("fast", ("compute", "memory"))
+
+
+# -- properties ------------------------------------------------------------------------------
+
+finite = st.floats(min_value=1e-12, max_value=1e12, allow_nan=False, allow_infinity=False)
+
+
+@given(finite, st.sampled_from([("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9)]))
+def test_time_units_scale(value: float, unit: tuple[str, float]) -> None:
+    name, scale = unit
+    assert parse_duration_seconds(f"{value!r} {name}") == pytest.approx(value * scale, rel=1e-12)
+    assert parse_duration_seconds(f"{value!r}{name}") == pytest.approx(value * scale, rel=1e-12)
+
+
+@given(finite)
+def test_repr_round_trips(value: float) -> None:
+    assert parse_number(repr(value), "") == value
+
+
+def _expressions(depth: int) -> st.SearchStrategy[tuple[str, float | None]]:
+    """Random arithmetic trees rendered as text, with the value computed directly on floats."""
+    leaf = st.integers(min_value=1, max_value=999).map(lambda n: (str(n), float(n)))
+    if depth == 0:
+        return leaf
+
+    def combine(parts: tuple[tuple[str, float | None], str, tuple[str, float | None]]) -> tuple[str, float | None]:
+        (left, a), op, (right, b) = parts
+        if a is None or b is None or (op == "/" and b == 0):
+            return f"({left} {op} {right})", None  # a division by zero somewhere inside
+        value = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[op]
+        return f"({left} {op} {right})", value
+
+    sub = _expressions(depth - 1)
+    return st.one_of(leaf, st.tuples(sub, st.sampled_from("+-*/"), sub).map(combine))
+
+
+@given(_expressions(3))
+def test_arithmetic_matches_float_arithmetic(case: tuple[str, float | None]) -> None:
+    text, value = case
+    if len(text) > answers.MAX_INPUT_CHARS:
+        return
+    if value is None:
+        with pytest.raises(AnswerError, match="division by zero"):
+            parse_number(text, "")
+    else:
+        assert parse_number(text, "") == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+ALPHABET = list("0123456789.eE+-*/^()  ,_'\"") + ["**", "us", "µs", "ms", "s", "GiB", "TB/s", "FLOP", "k", "T",
+                                                 "9**9", "1e308", "(", ")"]
+
+
+def _check_parser_contains_itself(text: str) -> None:
+    start = time.perf_counter()
+    try:
+        value = parse_duration_seconds(text)
+    except AnswerError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert isinstance(value, float) and math.isfinite(value)
+    # Generous bound against runaway inputs (the parser does linear work in the input length).
+    assert time.perf_counter() - start < 0.5
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_fuzz_arbitrary_text(text: str) -> None:
+    _check_parser_contains_itself(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join))
+def test_fuzz_answer_like_text(text: str) -> None:
+    _check_parser_contains_itself(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300), st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=4, unique=True))
+def test_fuzz_choices(text: str, choices: list[str]) -> None:
+    try:
+        picked = parse_choice(text, tuple(choices))
+    except AnswerError as exc:
+        assert str(exc)
+    else:
+        assert picked in choices

@@ -1,0 +1,96 @@
+"""drill stats: totals, due, streak, retention and accuracy from a store built with known times."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from fsrs import Card, Rating, Scheduler, State
+
+from drills.stats import compute_stats, streak_days, summary_lines
+from drills.store import ReviewRecord, Store, iso
+
+NOW = datetime(2026, 3, 10, 15, 0, tzinfo=timezone.utc)
+
+
+def rec(skill: str, chip: str | None, rating: Rating, cram: bool = False) -> ReviewRecord:
+    return ReviewRecord(skill=skill, family=skill.split("/")[0], chip=chip, problem_id=f"{skill}#1",
+                        params={}, prompt="?", expected={"choice": "compute", "choices": ["compute", "memory"]},
+                        given="c", given_value=None, correct=rating != Rating.Again, rating=int(rating),
+                        relative_error=None, seconds_taken=4.0, cram=cram)
+
+
+def test_streak_days() -> None:
+    today = date(2026, 3, 10)
+    days = {today - timedelta(days=k) for k in (0, 1, 2, 4)}
+    assert streak_days(days, today) == 3
+    assert streak_days(days - {today}, today) == 2        # none yet today: still counts to yesterday
+    assert streak_days({today - timedelta(days=2)}, today) == 0
+    assert streak_days(set(), today) == 0
+
+
+def test_empty_store(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as store:
+        stats = compute_stats(store, NOW)
+    assert stats["reviews"] == 0 and stats["streak_days"] == 0 and stats["due_now"] == 0
+    assert stats["retention_30d"] is None and stats["accuracy_by_family"] == {}
+    assert any("no reviews of learned skills" in line for line in summary_lines(stats))
+
+
+def test_stats_from_known_history(tmp_path: Path) -> None:
+    scheduler = Scheduler(enable_fuzzing=False)
+    with Store.open(tmp_path / "s.db") as store:
+        # three days in a row (8, 9, 10 March) plus one stray day (5 March)
+        store.record_review(rec("floor/v5e", "v5e", Rating.Good), scheduler, NOW - timedelta(days=5))
+        store.record_review(rec("floor/v5e", "v5e", Rating.Again), scheduler, NOW - timedelta(days=2))
+        store.record_review(rec("bound/v6e", "v6e", Rating.Good), scheduler, NOW - timedelta(days=1))
+        store.record_review(rec("ridge/any", None, Rating.Easy, cram=True), scheduler, NOW - timedelta(hours=1))
+        store.record_review(rec("bound/v6e", "v6e", Rating.Good), scheduler, NOW - timedelta(minutes=30))
+        stats = compute_stats(store, NOW)
+        cards = store.cards()
+
+    assert stats["reviews"] == 5 and stats["cram_reviews"] == 1 and stats["reviews_today"] == 2
+    assert stats["streak_days"] == 3
+    assert stats["skills_seen"] == 2  # cram introduced nothing
+    assert stats["due_now"] == sum(1 for row in cards.values() if row.due <= NOW)
+    assert stats["due_today"] >= stats["due_now"]
+    assert stats["accuracy_by_family"]["floor"] == {"reviews": 2, "correct": 1, "accuracy": 0.5}
+    assert stats["accuracy_by_chip"]["v6e"] == {"reviews": 2, "correct": 2, "accuracy": 1.0}
+    assert stats["accuracy_by_chip"]["any"]["reviews"] == 1
+    assert stats["last_review"].startswith("2026-03-10T14:30")
+    json.dumps(stats)  # the --json view must serialise
+
+
+def test_retention_counts_recalls_of_learned_skills_only(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as store:
+        learned = Card(card_id=1, state=State.Review, stability=10.0, difficulty=5.0,
+                       due=NOW - timedelta(days=1), last_review=NOW - timedelta(days=11), step=None)
+        # a skill already in Review state: seed its card directly, as if learned long ago
+        store._conn.execute(
+            "INSERT INTO cards VALUES ('ridge/v5e', ?, ?, ?, 3, ?, ?)",
+            (json.dumps(learned.to_dict()), iso(learned.due), int(State.Review),
+             "2026-01-01T00:00:00.000000+00:00", "2026-01-01T00:00:00.000000+00:00"))
+        store.record_review(rec("ridge/v5e", "v5e", Rating.Good), now=NOW - timedelta(days=40))  # outside window
+        store.record_review(rec("new/v5e", "v5e", Rating.Again), now=NOW - timedelta(days=3))   # not learned
+        # the 40-day-old review moved the card on; put it back in Review for two recalls
+        store._conn.execute("UPDATE cards SET card = ?, state = ? WHERE skill = 'ridge/v5e'",
+                            (json.dumps(learned.to_dict()), int(State.Review)))
+        store.record_review(rec("ridge/v5e", "v5e", Rating.Good), now=NOW - timedelta(days=1))
+        store._conn.execute("UPDATE cards SET card = ?, state = ? WHERE skill = 'ridge/v5e'",
+                            (json.dumps(learned.to_dict()), int(State.Review)))
+        store.record_review(rec("ridge/v5e", "v5e", Rating.Again), now=NOW - timedelta(hours=2))
+        stats = compute_stats(store, NOW)
+    assert stats["retention_30d_reviews"] == 2
+    assert stats["retention_30d"] == pytest.approx(0.5)
+
+
+def test_today_is_the_calendar_day_of_now(tmp_path: Path) -> None:
+    tz = timezone(timedelta(hours=-8))
+    local_now = datetime(2026, 3, 10, 1, 0, tzinfo=tz)  # 09:00 UTC
+    with Store.open(tmp_path / "s.db") as store:
+        store.record_review(rec("floor/v5e", "v5e", Rating.Good), now=datetime(2026, 3, 10, 7, 30, tzinfo=timezone.utc))
+        stats = compute_stats(store, local_now)
+    # 07:30 UTC is 23:30 on 9 March at UTC-8: yesterday locally, so none today but a 1-day streak
+    assert stats["reviews_today"] == 0 and stats["streak_days"] == 1

@@ -1,0 +1,242 @@
+"""The SQLite store: schema, scheduling state, ticks, refusal of bad files, concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from fsrs import Rating, Scheduler, State
+
+from drills.store import SCHEMA_VERSION, ReviewRecord, Store, StoreError, default_store_path
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def review(skill: str = "floor/v5e/matmul", rating: int = 3, cram: bool = False, **extra) -> ReviewRecord:
+    fields = dict(skill=skill, family=skill.split("/")[0], chip="v5e", problem_id=f"{skill}#n=1",
+                  params={"n": 1}, prompt="How long?", expected={"value": 8.72e-5, "unit": "s"},
+                  given="87us", given_value=8.7e-5, correct=rating != 1, rating=rating,
+                  relative_error=0.002, seconds_taken=12.5, cram=cram, session="s1")
+    fields.update(extra)
+    return ReviewRecord(**fields)
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with Store.open(tmp_path / "drill.sqlite3") as s:
+        yield s
+
+
+def test_new_store_is_wal_and_persists(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "dir" / "drill.sqlite3"  # parents are created
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+    with Store.open(path) as s:
+        assert s.count_reviews() == 1
+
+
+def test_review_is_logged_with_everything(store: Store) -> None:
+    store.record_review(review(), now=T0)
+    (row,) = store.reviews()
+    assert row["skill"] == "floor/v5e/matmul" and row["problem_id"] == "floor/v5e/matmul#n=1"
+    assert json.loads(row["params"]) == {"n": 1}
+    assert json.loads(row["expected"]) == {"value": 8.72e-5, "unit": "s"}
+    assert row["given"] == "87us" and row["given_value"] == 8.7e-5
+    assert row["correct"] == 1 and row["rating"] == 3 and row["seconds_taken"] == 12.5
+    assert row["reviewed_at"].startswith("2026-03-02T09:00:00")
+    assert row["state_before"] is None and row["due_after"] is not None
+
+
+def test_review_schedules_the_skill_with_fsrs(store: Store) -> None:
+    scheduler = Scheduler(enable_fuzzing=False)
+    card = store.record_review(review(rating=int(Rating.Good)), scheduler, now=T0)
+    assert card is not None and card.due > T0
+    expected, _ = scheduler.review_card(
+        __import__("fsrs").Card(card_id=card.card_id, due=T0), Rating.Good, review_datetime=T0)
+    assert card.due == expected.due and card.stability == pytest.approx(expected.stability)
+    row = store.cards()["floor/v5e/matmul"]
+    assert row.reviews == 1 and row.card.due == card.due and row.introduced_at == T0
+    # a second review starts from the stored state
+    later = T0 + timedelta(minutes=15)
+    card2 = store.record_review(review(rating=int(Rating.Good)), scheduler, now=later)
+    assert store.cards()["floor/v5e/matmul"].reviews == 2
+    assert store.reviews()[-1]["state_before"] == int(card.state)
+    assert card2.last_review == later
+
+
+def test_cram_logs_but_leaves_the_schedule_alone(store: Store) -> None:
+    store.record_review(review(), now=T0)
+    before = store.cards()["floor/v5e/matmul"]
+    assert store.record_review(review(cram=True, rating=1), now=T0 + timedelta(hours=1)) is None
+    after = store.cards()["floor/v5e/matmul"]
+    assert after.card.to_dict() == before.card.to_dict() and after.reviews == 1
+    assert store.count_reviews() == 2 and store.reviews()[-1]["cram"] == 1
+    store.record_review(review(skill="ridge/v6e", cram=True), now=T0)
+    assert "ridge/v6e" not in store.cards()
+
+
+def test_due_most_overdue_first_and_introductions(store: Store) -> None:
+    scheduler = Scheduler(enable_fuzzing=False)
+    for minutes, skill in ((0, "a/x"), (5, "b/x"), (2, "c/x")):
+        store.record_review(review(skill=skill, rating=1), scheduler, now=T0 + timedelta(minutes=minutes))
+    due = store.due_skills(T0 + timedelta(days=1))
+    assert [s for s, _ in due] == ["a/x", "c/x", "b/x"]
+    assert store.due_skills(T0) == []
+    assert store.introduced_since(T0 + timedelta(minutes=1)) == 2
+    assert store.next_due() == due[0][1]
+
+
+def test_skill_summary(store: Store) -> None:
+    store.record_review(review(skill="a/x", rating=3), now=T0)
+    store.record_review(review(skill="a/x", rating=1), now=T0 + timedelta(minutes=1))
+    store.record_review(review(skill="b/x", rating=4, cram=True), now=T0)
+    assert store.skill_summary() == {
+        "a/x": {"reviews": 2, "correct": 1, "last_correct": False},
+        "b/x": {"reviews": 1, "correct": 1, "last_correct": True},
+    }
+
+
+def test_ticks(store: Store) -> None:
+    assert store.ticks() == set()
+    store.set_tick(3, True)
+    store.set_tick(3, True)
+    store.set_tick(7, True)
+    store.set_tick(7, False)
+    store.set_tick(5, False)
+    assert store.ticks() == {3}
+
+
+def test_default_path_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DRILL_STORE", str(tmp_path / "mine.db"))
+    assert default_store_path() == tmp_path / "mine.db"
+    monkeypatch.delenv("DRILL_STORE")
+    path = default_store_path()
+    assert path.name == "drill.sqlite3" and "rudrite-kernels" in str(path)
+
+
+def test_record_round_trips() -> None:
+    r = review()
+    assert ReviewRecord.from_dict(r.to_dict()) == r
+
+
+# -- files that are not a store are refused and never written -----------------------------------
+
+def _refused_untouched(path: Path, fragment: str) -> None:
+    before = path.read_bytes()
+    neighbours = set(path.parent.iterdir())
+    with pytest.raises(StoreError) as info:
+        Store.open(path).close()
+    message = str(info.value)
+    assert str(path) in message and fragment.lower() in message.lower() and "\n" not in message
+    assert path.read_bytes() == before
+    assert set(path.parent.iterdir()) == neighbours  # no -wal / -journal left behind
+
+
+def test_text_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("my precious notes\n" * 100)
+    _refused_untouched(path, "move it aside")
+
+
+def test_random_bytes_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    path.write_bytes(bytes(range(256)) * 64)
+    _refused_untouched(path, "not an SQLite database")
+
+
+def test_another_programs_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE accounts (id INTEGER, balance REAL)")
+    conn.execute("INSERT INTO accounts VALUES (1, 100.0)")
+    conn.commit()
+    conn.close()
+    _refused_untouched(path, "not a drill store")
+
+
+def test_damaged_store_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        for i in range(50):
+            s.record_review(review(skill=f"a/{i}"), now=T0)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # smash the schema page, keep the header
+    path.write_bytes(bytes(data))
+    for leftover in tmp_path.glob("drill.sqlite3-*"):
+        leftover.unlink()
+    _refused_untouched(path, "move it aside")
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    Store.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer version"):
+        Store.open(path)
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a directory"):
+        Store.open(tmp_path)
+
+
+def test_empty_file_becomes_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    path.touch()  # nothing to lose; SQLite treats it as an empty database
+    with Store.open(path) as s:
+        assert s.count_reviews() == 0
+
+
+# -- concurrent writers (threads here; real processes in test_robustness.py) ----------------------
+
+def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    Store.open(path).close()
+    per_writer, errors = 40, []
+
+    def writer(name: str) -> None:
+        try:
+            with Store.open(path) as s:
+                for i in range(per_writer):
+                    s.record_review(review(skill="shared/x", session=name, rating=1 + i % 4))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(f"w{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Store.open(path) as s:
+        assert s.count_reviews() == 3 * per_writer
+        assert s.cards()["shared/x"].reviews == 3 * per_writer  # every read-modify-write applied
+        last = s.reviews()[-1]
+        assert s.cards()["shared/x"].card.last_review.isoformat().startswith(last["reviewed_at"][:19])
+        assert State(s.cards()["shared/x"].card.state) in State
+
+
+def test_errors_other_than_damage_say_what_happened(tmp_path: Path) -> None:
+    from drills.store import _store_error
+
+    damaged = _store_error(tmp_path / "a.db", sqlite3.DatabaseError("file is not a database"))
+    assert "Move it aside" in str(damaged)
+    locked = _store_error(tmp_path / "a.db", sqlite3.OperationalError("database is locked"))
+    assert str(locked) == f"can not use the store {tmp_path / 'a.db'}: database is locked"
+    (tmp_path / "plain-file").write_text("x")
+    with pytest.raises(StoreError, match="can not open the store"):
+        Store.open(tmp_path / "plain-file" / "drill.sqlite3")  # its parent is a file
