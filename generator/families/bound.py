@@ -11,15 +11,13 @@ from generator.catalogue import Catalogue
 from generator.families import ops
 from generator.families.base import VERDICTS, make_skill, problem
 from generator.problem import Answer
-from generator.specs import Checker, FamilySpec
+from generator.specs import FamilySpec
 
 NAME = "bound"
 PROMPTS = {"verdict": {"chip", "op", "label"}}
 
 
-def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
-    p = check.mapping(spec.params, ("params",), required={"cases"}, allowed={"cases"})
-    return {"cases": ops.check_cases(p["cases"], check, ("params", "cases"))}
+check_params = ops.check_case_params
 
 
 def skills(spec: FamilySpec, cat: Catalogue):
@@ -28,8 +26,7 @@ def skills(spec: FamilySpec, cat: Catalogue):
             for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
-    return ops.draw(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
+draw_params = ops.draw_case_params
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):

@@ -141,3 +141,13 @@ def steps(chip: Chip, est: roofline.Estimate, *labels: str) -> list[str]:
 def fields(chip: Chip, est: roofline.Estimate, case: OpCase) -> dict[str, str]:
     """Template fields every op prompt may use: {chip}, {op}, {label}."""
     return {"chip": chip.display, "op": describe(est.cost), "label": case.label}
+
+
+# The two hooks shared by the families whose params are just op cases (intensity, bound).
+def check_case_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    p = check.mapping(spec.params, ("params",), required={"cases"}, allowed={"cases"})
+    return {"cases": check_cases(p["cases"], check, ("params", "cases"))}
+
+
+def draw_case_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    return draw(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
