@@ -1,0 +1,260 @@
+"""`drill lab`, `drill gate`, `drill progress`: LAB·0.1, GATE 00 and the chapter checklist.
+
+Thin commands: parse options, call ``labs``. jax is imported only inside
+``drill lab`` (through ``labs.runner.run``), so ``gate`` and ``progress`` run
+without it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+JAX_MISSING = "jax is not installed; the lab needs the `lab` extra: pip install 'rudrite-kernels[lab]'"
+
+
+def _require_jax() -> None:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        raise click.UsageError(JAX_MISSING) from None
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+@click.command()
+@click.option("--chip", default="auto", show_default=True,
+              help="Chip whose datasheet predicts (see `drill chips`); auto maps JAX's device_kind. "
+                   "A CPU or unknown device has no entry: then --calibrate is forced.")
+@click.option("--ops", "ops_text", default="seed", show_default=True,
+              help="Comma-separated ops: matmul, skinny_matmul, add, softmax, reduce_sum, embedding; "
+                   "'seed' is the seed's five (e.g. --ops seed,embedding).")
+@click.option("--size", "-n", type=int, default=4096, show_default=True,
+              help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN.")
+@click.option("--reps", type=int, default=20, show_default=True,
+              help="Timed runs per op (after compile and warm-up); median, min and spread are reported.")
+@click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16 or f32.")
+@click.option("--predictions", type=click.Path(dir_okay=False, path_type=Path),
+              help="YAML/JSON file: op -> your predicted time with units (e.g. 'matmul: 700us'). "
+                   "Without it you are asked at a terminal; otherwise your column is skipped.")
+@click.option("--explanations", type=click.Path(dir_okay=False, path_type=Path),
+              help="YAML/JSON file: op -> one sentence explaining a miss over 2x. "
+                   "Without it you are asked at a terminal; otherwise misses stay unexplained.")
+@click.option("--calibrate", is_flag=True,
+              help="Also measure the device's own FLOP/s (large matmul) and bytes/s (large copy) and predict from them.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
+              show_default=True, help="Directory for the JSON record.")
+@click.option("--trace-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the profiler traces [default: <out>/traces/<record name>].")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, plot, record} as JSON instead of tables.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a log-log roofline of the run here (.png or .svg).")
+def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir, trace_dir,
+        as_json, plot) -> None:
+    """LAB·0.1: predict each op's latency, measure it with JAX, score, record.
+
+    Predictions come from the roofline (generator/costs.py + generator/roofline.py)
+    on the chip's datasheet and, with --calibrate, on the device's measured
+    speeds; yours come first. Each op is timed with jit (compile and warm-up
+    excluded, inputs rotated past the cache, results blocked on) and read
+    from a profiler trace. Ratios are measured / predicted; every miss over
+    2x asks for a one-sentence explanation. The record goes to --out
+    (default bench/); `drill gate` judges it.
+    """
+    _require_jax()
+    from labs import inputs, ops, plot as lab_plot, runner
+    from labs.device import detect
+
+    try:
+        chosen = ops.parse_ops(ops_text)
+        if plot is not None:
+            lab_plot.check_path(plot)
+        learner = inputs.load_predictions(predictions, chosen) if predictions else None
+        explained = inputs.load_explanations(explanations, chosen) if explanations else None
+    except (ops.OpError, lab_plot.PlotError, inputs.InputError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise click.UsageError("--plot needs matplotlib (the `lab` extra)") from None
+
+    options = runner.LabOptions(chip=chip, ops=chosen, size=size, reps=reps, dtype=dtype,
+                                calibrate=calibrate, out_dir=out_dir, trace_dir=trace_dir)
+    device = detect()
+    try:
+        plan = runner.make_plan(options, device)
+    except runner.LabError as exc:
+        raise click.UsageError(str(exc)) from None
+
+    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    say(f"device: {device.device_kind} ({device.platform}); datasheet chip: "
+        f"{plan.chip.display if plan.chip else 'none'}; calibration: {plan.calibrate_reason or 'off (--calibrate to add it)'}")
+    for note in plan.notes:
+        say(f"note: {note}")
+
+    if learner is None and _interactive() and not as_json:
+        learner = _ask_predictions(plan, inputs)
+
+    record = _run_with_progress(runner, plan, learner)
+
+    missed = runner.misses(record)
+    if explained is None and missed and _interactive() and not as_json:
+        explained = _ask_explanations(record, missed)
+    runner.explain(record, explained or {})
+    path = runner.save(plan, record)
+    plot_path = lab_plot.plot_record(record, plot) if plot is not None else None
+
+    if as_json:
+        click.echo(json.dumps({"path": str(path), "plot": str(plot_path) if plot_path else None,
+                               "record": record}, indent=2))
+        return
+    from labs import profile, report
+
+    click.echo("")
+    for line in report.full_report(record):
+        click.echo(line)
+    click.echo("")
+    click.echo(f"record: {path}")
+    if plot_path:
+        click.echo(f"plot: {plot_path}")
+    if plan.trace_dir is not None:
+        click.echo(f"traces: {plan.trace_dir}")
+        click.echo(profile.xprof_hint(plan.trace_dir))
+
+
+def _run_with_progress(runner, plan, learner) -> dict:
+    """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
+    steps = runner.step_labels(plan)
+    if not sys.stderr.isatty():
+        count = iter(range(1, len(steps) + 1))
+        return runner.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True))
+    with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
+                           item_show_func=lambda item: item) as bar:
+        state = {"started": False}
+
+        def progress(label: str) -> None:
+            if state["started"]:
+                bar.update(1)
+            state["started"] = True
+            bar.update(0, current_item=label)
+
+        record = runner.run(plan, learner, progress)
+        bar.update(1, current_item="done")
+    return record
+
+
+def _ask_predictions(plan, inputs) -> dict:
+    from labs import ops
+    from labs.runner import LearnerPrediction
+
+    click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
+    out = {}
+    for name in plan.options.ops:
+        op, cost = ops.OPS[name], plan.costs[name]
+        shape = "x".join(str(d) for d in cost.shape)
+        while True:
+            text = click.prompt(f"  {op.label} [{cost.op} {shape}, {cost.dtype}]", default="",
+                                show_default=False).strip()
+            if not text:
+                break
+            try:
+                out[name] = LearnerPrediction(inputs.parse_prediction(text), text)
+                break
+            except inputs.InputError as exc:
+                click.echo(f"  could not read that: {exc}", err=True)
+    return out
+
+
+def _ask_explanations(record: dict, missed: list[dict]) -> dict:
+    click.echo("")
+    click.echo("Every miss over 2x needs a reason: one sentence each (blank leaves it unexplained).")
+    out = {}
+    graded = record["graded"]
+    for row in missed:
+        ratio = row["ratios"][graded]
+        shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
+        text = click.prompt(f"  {row['label']}: measured / {graded} prediction = {shown}; why?",
+                            default="", show_default=False).strip()
+        if text:
+            out[row["op"]] = text
+    return out
+
+
+@click.command()
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
+              show_default=True, help="Directory holding the lab records (lab-*.json).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print an object whose `status` is pass, fail, practice (CPU records only) or pending (none), with its rows.")
+def gate(bench_dir: Path, as_json: bool) -> None:
+    """GATE 00: latency predictions for five ops within 2x of measured, every miss explained.
+
+    PASS or FAIL only from records made on a TPU or GPU; CPU records are
+    practice; with no record the measured half is pending. Unreadable records
+    are listed and skipped.
+    """
+    from labs import gate as lab_gate
+
+    result = lab_gate.evaluate(bench_dir)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    for line in lab_gate.format_lines(result):
+        click.echo(line)
+
+
+STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
+
+
+@click.command()
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
+              show_default=True, help="Directory holding the lab records (lab-*.json).")
+@click.option("--tick", "ticks", type=int, multiple=True, metavar="N",
+              help="Tick 'Can you' item N by hand (repeatable).")
+@click.option("--untick", "unticks", type=int, multiple=True, metavar="N",
+              help="Remove your hand tick from item N (a right quiz answer on its card still ticks it).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def progress(store_path: str | None, bench_dir: Path, ticks: tuple[int, ...], unticks: tuple[int, ...],
+             as_json: bool) -> None:
+    """The chapter checklist: the seven "Can you" items, labs done, the streak, GATE 00.
+
+    An item is ticked when the last quiz answer on its card was right, or by
+    hand (--tick N). Labs come from the records in --bench; the streak from
+    the quiz store; the gate as `drill gate` judges it.
+    """
+    from drills.store import Store, StoreError
+    from labs import progress as lab_progress
+
+    try:
+        for n in (*ticks, *unticks):
+            lab_progress.check_item(n)
+    except lab_progress.ProgressError as exc:
+        raise click.UsageError(str(exc)) from None
+    overlap = set(ticks) & set(unticks)
+    if overlap:
+        raise click.UsageError(f"item {min(overlap)} is both ticked and unticked")
+    try:
+        store = Store.open(store_path)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        for n in ticks:
+            store.set_tick(n, True)
+        for n in unticks:
+            store.set_tick(n, False)
+        data = lab_progress.checklist(store, bench_dir)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for line in lab_progress.format_lines(data):
+        click.echo(line)

@@ -1,0 +1,121 @@
+"""Measure the device's own two speeds: a large matmul for FLOP/s, a large copy for bytes/s.
+
+Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.costs``.
+The copy is ``-x`` with its input donated, so each call reads the buffer once
+and writes it back in place: bytes moved = 2 x the buffer's size. Donation
+matters most on a CPU, where a fresh large output pays page faults on first
+touch and understates bandwidth. The result becomes a
+``roofline.Ceilings(..., source="calibrated on <device>")`` so every calibrated
+prediction goes through the same roofline as the datasheet one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import costs, roofline
+from generator.units import DTYPE_BYTES
+from labs import measure, ops
+from labs.device import DeviceInfo
+
+# Matmul edge for the FLOP/s ceiling: big enough to fill an accelerator's units
+# (an H200 reaches its measured plateau around 8192^3); on a CPU, where bf16 is
+# upcast and slow, 1024 already saturates the cores and keeps the lab quick.
+ACCELERATOR_MATMUL_DIM = 8192
+CPU_MATMUL_DIM = 1024
+
+# Copy buffer: several times the cache so the copy streams from memory.
+COPY_CACHE_MULTIPLE = 8
+MIN_COPY_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class Calibration:
+    device_kind: str
+    dtype: str
+    flops_per_s: float
+    bytes_per_s: float
+    matmul_dim: int
+    matmul_flops: int
+    matmul: measure.Measurement
+    copy_bytes_moved: int
+    copy: measure.Measurement
+
+    def ceilings(self) -> roofline.Ceilings:
+        source = (f"calibrated on {self.device_kind}: {self.matmul_dim}^3 {self.dtype} matmul "
+                  f"({self.matmul.measured_from} time), in-place copy of "
+                  f"{self.copy_bytes_moved // 2 / 2**20:.0f} MiB ({self.copy.measured_from} time)")
+        return roofline.Ceilings(f"{self.device_kind} (calibrated)", self.flops_per_s,
+                                 self.bytes_per_s, self.dtype, source)
+
+    def to_dict(self, stored_path=lambda p: None if p is None else str(p)) -> dict:
+        """The record's view; ``stored_path`` rewrites trace paths (relative to the record)."""
+        matmul, copy = self.matmul.to_dict(), self.copy.to_dict()
+        matmul["trace_dir"], copy["trace_dir"] = stored_path(matmul["trace_dir"]), stored_path(copy["trace_dir"])
+        return {"name": f"{self.device_kind} (calibrated)", "dtype": self.dtype,
+                "peak_flops_per_s": self.flops_per_s, "hbm_bytes_per_s": self.bytes_per_s,
+                "source": self.ceilings().source,
+                "matmul": {"dim": self.matmul_dim, "flops": self.matmul_flops, **matmul},
+                "copy": {"bytes_moved": self.copy_bytes_moved, **copy}}
+
+
+def plan_sizes(device: DeviceInfo, dtype: str) -> tuple[int, int]:
+    """(matmul edge, copy buffer bytes) that fit the device's memory budget."""
+    elem = DTYPE_BYTES[dtype]
+    dim = CPU_MATMUL_DIM if device.platform == "cpu" else ACCELERATOR_MATMUL_DIM
+    budget = device.budget_bytes
+    copy_bytes = max(MIN_COPY_BYTES, COPY_CACHE_MULTIPLE * (device.cache_bytes or 0))
+    if budget is not None:
+        # two rotating pairs of inputs plus an output: 5 matrices alive at once
+        while dim > 256 and 5 * dim * dim * elem > budget:
+            dim //= 2
+        copy_bytes = min(copy_bytes, int(budget // 2))
+    copy_elems = max(1, copy_bytes // elem)
+    return dim, copy_elems * elem
+
+
+def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None) -> Calibration:
+    import jax
+    import jax.numpy as jnp
+
+    dt = ops.jax_dtype(dtype)
+    dim, copy_bytes = plan_sizes(device, dtype)
+
+    def lab_calibrate_matmul(x, y):
+        return x @ y
+
+    mm = jax.jit(lab_calibrate_matmul)
+    keys = jax.random.split(jax.random.key(2024), 4)
+    sets = [(jax.random.normal(keys[0], (dim, dim), dt), jax.random.normal(keys[1], (dim, dim), dt)),
+            (jax.random.normal(keys[2], (dim, dim), dt), jax.random.normal(keys[3], (dim, dim), dt))]
+    mm_flops = costs.cost("matmul", (dim, dim, dim), dtype).flops
+    mm_meas = measure.measure_call(lambda i: mm(*sets[i % 2]), "jit_lab_calibrate_matmul", reps,
+                                   None if trace_dir is None else Path(trace_dir) / "calibrate_matmul")
+    sets.clear()  # free the matmul inputs before the copy's buffer
+
+    def lab_calibrate_copy(x):
+        return -x
+
+    cp = jax.jit(lab_calibrate_copy, donate_argnums=0)
+    # A 2D buffer: one very long axis can take a slower path on some backends.
+    cols = 1024
+    rows = max(1, copy_bytes // (cols * DTYPE_BYTES[dtype]))
+    holder = [jnp.ones((rows, cols), dt)]
+
+    def step(i: int):
+        holder[0] = cp(holder[0])
+        return holder[0]
+
+    cp_meas = measure.measure_call(step, "jit_lab_calibrate_copy", reps,
+                                   None if trace_dir is None else Path(trace_dir) / "calibrate_copy")
+    moved = 2 * rows * cols * DTYPE_BYTES[dtype]
+    holder.clear()
+    flops_per_s = mm_flops / mm_meas.measured_s
+    bytes_per_s = moved / cp_meas.measured_s
+    if not (math.isfinite(flops_per_s) and math.isfinite(bytes_per_s)):
+        raise RuntimeError("calibration measured a zero time; increase --reps or the size")
+    return Calibration(device.device_kind, dtype, flops_per_s, bytes_per_s, dim, mm_flops, mm_meas,
+                       moved, cp_meas)
+

@@ -1,0 +1,88 @@
+"""The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
+
+YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
+quiz answers (``drills.answers.parse_duration_seconds``: "700us", "1.2 ms",
+"2*4096**3/9.9e14"), imported only here and only when a file or a prompt
+needs it. Every problem raises InputError with one line, before anything runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.yamlio import safe_load
+from labs import ops as lab_ops
+from labs.runner import LearnerPrediction
+
+
+class InputError(ValueError):
+    pass
+
+
+def read_mapping(path: Path, what: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = safe_load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
+    except Exception as exc:  # yaml.YAMLError and friends: any parse failure is the file's fault
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"the {what} file {path} does not parse: {first}") from None
+    if not isinstance(data, dict) or not data:
+        raise InputError(f"the {what} file {path} must map op names to values, "
+                         f"e.g. 'matmul: 700us' (ops: {', '.join(lab_ops.OPS)})")
+    return data
+
+
+def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
+    try:
+        name = lab_ops.normalize_op(str(key))
+    except lab_ops.OpError as exc:
+        raise InputError(f"{what}: {exc}") from None
+    if name not in chosen:
+        raise InputError(f"{what}: '{key}' is not among this run's ops ({', '.join(chosen)})")
+    return name
+
+
+def parse_prediction(text: str) -> float:
+    """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
+    from drills.answers import AnswerError, parse_duration_seconds
+
+    try:
+        value = parse_duration_seconds(str(text))
+    except AnswerError as exc:
+        raise InputError(f"'{text}': {exc}") from None
+    if not value > 0:
+        raise InputError(f"'{text}': a predicted time must be positive")
+    return value
+
+
+def predictions_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "predictions") -> dict[str, LearnerPrediction]:
+    out = {}
+    for key, value in data.items():
+        name = _op_key(key, chosen, what)
+        if value is None or isinstance(value, (dict, list, bool)):
+            raise InputError(f"{what}: {key}: expected a time such as '700us', got {value!r}")
+        try:
+            out[name] = LearnerPrediction(parse_prediction(str(value)), str(value))
+        except InputError as exc:
+            raise InputError(f"{what}: {key}: {exc}") from None
+    return out
+
+
+def load_predictions(path: Path, chosen: tuple[str, ...]) -> dict[str, LearnerPrediction]:
+    return predictions_from_mapping(read_mapping(path, "predictions"), chosen, f"predictions file {path}")
+
+
+def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "explanations") -> dict[str, str]:
+    out = {}
+    for key, value in data.items():
+        name = _op_key(key, chosen, what)
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"{what}: {key}: expected one sentence, got {value!r}")
+        out[name] = " ".join(value.split())
+    return out
+
+
+def load_explanations(path: Path, chosen: tuple[str, ...]) -> dict[str, str]:
+    return explanations_from_mapping(read_mapping(path, "explanations"), chosen, f"explanations file {path}")

@@ -1,0 +1,172 @@
+"""Lab records: JSON files with a schema version, written by the lab, read by the gate.
+
+Validation uses a small checker for the subset of JSON Schema that
+``record.schema.json`` uses (type, required, properties, items, enum), so the
+lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
+SCHEMA_NAME = "rudrite-kernels/lab-record"
+SCHEMA_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+RECORD_PREFIX = "lab-0.1"
+
+
+class RecordError(ValueError):
+    """A record that does not parse, has an unknown schema, or breaks the schema."""
+
+
+def load_schema() -> dict:
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+    or (isinstance(v, float) and v.is_integer()),
+}
+
+
+def schema_errors(value: Any, schema: dict, path: str = "$") -> list[str]:
+    """Every violation of ``schema`` in ``value``, as "path: problem" strings."""
+    errors: list[str] = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        if not any(_TYPES[name](value) for name in names):
+            return [f"{path}: expected {' or '.join(names)}, got {type(value).__name__}"]
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                errors.append(f"{path}: missing required key '{key}'")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                errors.extend(schema_errors(value[key], sub, f"{path}.{key}"))
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            errors.extend(schema_errors(item, schema["items"], f"{path}[{i}]"))
+    return errors
+
+
+def validate(record: Any) -> None:
+    """RecordError naming the first problems when ``record`` is not a valid current record."""
+    if not isinstance(record, dict):
+        raise RecordError("not a JSON object")
+    if record.get("schema") != SCHEMA_NAME:
+        raise RecordError(f"unknown schema {record.get('schema')!r} (expected '{SCHEMA_NAME}')")
+    if record.get("schema_version") not in SUPPORTED_VERSIONS:
+        raise RecordError(f"unknown schema version {record.get('schema_version')!r} "
+                          f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
+    errors = schema_errors(record, load_schema())
+    if errors:
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        raise RecordError("; ".join(errors[:3]) + more)
+
+
+def load(path: Path) -> dict:
+    """A validated record from ``path``; RecordError when it cannot be used."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    validate(record)
+    return record
+
+
+@dataclass(frozen=True)
+class Loaded:
+    path: Path
+    record: dict | None
+    error: str | None
+
+
+def scan(bench_dir: Path) -> list[Loaded]:
+    """Every ``lab-*.json`` in ``bench_dir`` (sorted by name), loaded or with its error."""
+    bench_dir = Path(bench_dir)
+    if not bench_dir.is_dir():
+        return []
+    found = []
+    for path in sorted(bench_dir.glob("lab-*.json")):
+        try:
+            found.append(Loaded(path, load(path), None))
+        except RecordError as exc:
+            found.append(Loaded(path, None, str(exc)))
+    return found
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+
+
+def record_stem(platform: str, device_kind: str, size: int, stamp: str) -> str:
+    """``lab-0.1-gpu-nvidia-h200-n8192-20261129T221500Z``: sorts by device, then size, then time."""
+    return f"{RECORD_PREFIX}-{platform}-{slug(device_kind)}-n{size}-{stamp}"
+
+
+def free_stem(out_dir: Path, stem: str) -> str:
+    """``stem``, or ``stem-2``, ``stem-3`` ... : the first with no record and no trace folder yet."""
+    out_dir = Path(out_dir)
+    candidate, n = stem, 1
+    while (out_dir / f"{candidate}.json").exists() or (out_dir / "traces" / candidate).exists():
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
+def save(record: dict, out_dir: Path, stem: str) -> Path:
+    """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
+
+    An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
+    """
+    validate(record)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{stem}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = out_dir / f"{stem}-{n}.json"
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=out_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def check_writable(directory: Path) -> None:
+    """Create ``directory`` if needed and prove a file can be written there (RecordError if not)."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".probe-", dir=directory)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None

@@ -1,0 +1,322 @@
+"""LAB·0.1 end to end: detect, predict, calibrate, measure, score, record.
+
+``make_plan`` does every check that can fail (chip, dtype, op sizes against
+device memory, writable output) before anything is timed; ``run`` then
+measures and returns the record (a dict matching ``record.schema.json``).
+The caller supplies the learner's predictions and a callback told each step
+as it starts (a progress bar); ``explain`` then attaches the learner's
+sentence to each miss. Predictions all come from ``generator.roofline.estimate``
+over ``generator.costs``; calibrated ones use ``roofline.Ceilings`` built from
+the device's measured speeds.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from generator import catalogue, roofline
+from generator.costs import OpCost
+from labs import ops as lab_ops
+from labs import records, score
+from labs.device import DeviceInfo
+from labs.timing import Rotation, plan_rotation
+
+if TYPE_CHECKING:
+    from labs.calibrate import Calibration
+    from labs.measure import Measurement, XlaCost
+
+LAB_NAME = "LAB·0.1"
+
+
+class LabError(ValueError):
+    """A problem found before anything runs: one line saying what to change."""
+
+
+@dataclass(frozen=True)
+class LearnerPrediction:
+    seconds: float
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"seconds": self.seconds, "text": self.text}
+
+
+@dataclass
+class LabOptions:
+    chip: str = "auto"
+    ops: tuple[str, ...] = lab_ops.SEED_OPS
+    size: int = 4096
+    reps: int = 20
+    dtype: str = "bf16"
+    calibrate: bool = False
+    out_dir: Path = Path("bench")
+    trace_dir: Path | None = None  # default: <out_dir>/traces/<record stem>
+    trace: bool = True
+
+
+@dataclass
+class Plan:
+    options: LabOptions
+    device: DeviceInfo
+    chip: catalogue.Chip | None
+    datasheet: roofline.Ceilings | None
+    calibrate: bool
+    calibrate_reason: str
+    costs: dict[str, OpCost]
+    rotations: dict[str, Rotation]
+    stamp: str
+    stem: str
+    trace_dir: Path | None
+    notes: list[str] = field(default_factory=list)
+
+    def stored_path(self, path: str | Path | None) -> str | None:
+        """A path as a record stores it: relative to the record's folder when inside it
+        (so a record and its traces move together), else absolute."""
+        if path is None:
+            return None
+        path, out = Path(path).resolve(), Path(self.options.out_dir).resolve()
+        try:
+            return str(path.relative_to(out))
+        except ValueError:
+            return str(path)
+
+    def datasheet_estimates(self) -> dict[str, roofline.Estimate]:
+        if self.datasheet is None:
+            return {}
+        return {name: roofline.estimate(self.datasheet, c) for name, c in self.costs.items()}
+
+
+def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None = None) -> Plan:
+    """Resolve the chip, count every op, size the buffers; LabError on anything that would fail later."""
+    if options.reps < 1:
+        raise LabError(f"--reps must be at least 1, got {options.reps}")
+    try:
+        dtype = lab_ops.check_dtype(options.dtype)
+        lab_ops.check_size(options.size, options.ops)
+    except lab_ops.OpError as exc:
+        raise LabError(str(exc)) from None
+    options.dtype = dtype
+
+    chip = _resolve_chip(options.chip, device)
+    datasheet = None
+    if chip is not None:
+        try:
+            datasheet = roofline.Ceilings.from_chip(chip, dtype)
+        except KeyError as exc:
+            raise LabError(f"{exc.args[0]}; use --dtype bf16 or --calibrate with --chip auto") from None
+
+    calibrate, reason = options.calibrate, "asked for (--calibrate)" if options.calibrate else ""
+    if chip is None:
+        calibrate = True
+        reason = (f"forced: '{device.device_kind}' ({device.platform}) has no catalogue entry, "
+                  "so only the device's own measured speeds can predict")
+
+    op_costs = {name: lab_ops.OPS[name].cost(options.size, dtype) for name in options.ops}
+    rotations = {}
+    for name in options.ops:
+        set_bytes = lab_ops.OPS[name].input_set_bytes(options.size, dtype)
+        try:
+            rotations[name] = plan_rotation(set_bytes, device.cache_bytes, device.budget_bytes)
+        except MemoryError as exc:
+            raise LabError(f"--size {options.size} is too large for {name} on this device: {exc}") from None
+
+    stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    stem = records.free_stem(options.out_dir,
+                             records.record_stem(device.platform, device.device_kind, options.size, stamp))
+    trace_dir = None
+    if options.trace:
+        trace_dir = Path(options.trace_dir) if options.trace_dir else Path(options.out_dir) / "traces" / stem
+    try:
+        records.check_writable(options.out_dir)
+        if trace_dir is not None:
+            records.check_writable(trace_dir)
+    except records.RecordError as exc:
+        raise LabError(str(exc)) from None
+
+    notes = []
+    small = [n for n, r in rotations.items() if r.cache_bytes and not r.defeats_cache]
+    if small:
+        notes.append(f"inputs of {', '.join(small)} still fit in the {_cache_text(device)} cache even rotated "
+                     "(N is small): expect them faster than the memory roofline")
+    return Plan(options, device, chip, datasheet, calibrate, reason, op_costs, rotations,
+                stamp, stem, trace_dir, notes)
+
+
+def _cache_text(device: DeviceInfo) -> str:
+    return f"{device.cache_bytes / 2**20:.0f} MiB" if device.cache_bytes else "unknown"
+
+
+def _resolve_chip(name: str, device: DeviceInfo) -> catalogue.Chip | None:
+    if name.strip().lower() == "auto":
+        return device.chip
+    try:
+        return catalogue.get(name)
+    except catalogue.UnknownChipError as exc:
+        raise LabError(str(exc)) from None
+
+
+Progress = Callable[[str], None]
+
+
+def step_labels(plan: Plan) -> list[str]:
+    labels = ["dispatch overhead"]
+    if plan.calibrate:
+        labels.append("calibrate")
+    labels += [f"measure {name}" for name in plan.options.ops]
+    return labels
+
+
+def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
+        progress: Progress | None = None) -> dict:
+    """Measure every op and return the record (not yet saved; misses not yet explained)."""
+    from labs import calibrate as cal
+    from labs import timing
+
+    progress = progress or (lambda label: None)
+    progress("dispatch overhead")
+    dispatch_s = timing.dispatch_overhead_s()
+    calibration = None
+    if plan.calibrate:
+        progress("calibrate")
+        calibration = cal.calibrate(plan.device, plan.options.dtype, plan.options.reps, plan.trace_dir)
+    measured = {}
+    for name in plan.options.ops:
+        progress(f"measure {name}")
+        measured[name] = _measure_op(plan, name)
+    return assemble(plan, measured, learner or {}, calibration, dispatch_s)
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """What measuring one op produced: the timings and XLA's own count (None if unavailable)."""
+
+    measurement: "Measurement"
+    xla: "XlaCost | None"
+
+
+def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
+             calibration: "Calibration | None", dispatch_s: float) -> dict:
+    """The record from measurements: every prediction, ratio and verdict (pure Python)."""
+    calibrated = calibration.ceilings() if calibration else None
+    graded = _graded_kind(plan, calibrated, learner)
+    rows = []
+    for name in plan.options.ops:
+        row = _row(plan, name, measured[name])
+        _score_row(row, plan, calibrated, learner.get(name), graded)
+        rows.append(row)
+    return _record(plan, rows, graded, calibration, dispatch_s)
+
+
+def misses(record: dict) -> list[dict]:
+    """The op rows whose graded prediction missed by more than 2x."""
+    return [row for row in record["ops"] if row["verdict"] == "miss"]
+
+
+def explain(record: dict, explanations: dict[str, str]) -> dict:
+    """Attach one sentence to each missed op named in ``explanations``; refresh the summary."""
+    for row in misses(record):
+        text = (explanations.get(row["op"]) or "").strip()
+        if text:
+            row["explanation"] = " ".join(text.split())
+    record["summary"] = _summary(record["ops"], record["graded"])
+    return record
+
+
+def _summary(rows: list[dict], graded: str) -> dict:
+    missed = [r["op"] for r in rows if r["verdict"] == "miss"]
+    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not r["explanation"]]
+    return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
+            "misses": missed, "unexplained": unexplained, "criterion_met": not unexplained}
+
+
+def _measure_op(plan: Plan, name: str) -> OpResult:
+    from labs import measure
+
+    cost = plan.costs[name]
+    fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
+    sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
+    xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
+    trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
+    meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
+                                plan.options.reps, trace_dir)
+    return OpResult(meas, xla)
+
+
+def _row(plan: Plan, name: str, result: OpResult) -> dict:
+    op, cost, rotation = lab_ops.OPS[name], plan.costs[name], plan.rotations[name]
+    return {
+        "op": name, "label": op.label, "cost_op": cost.op, "shape": list(cost.shape), "dtype": cost.dtype,
+        "flops": cost.flops, "bytes": cost.bytes,
+        "intensity_flops_per_byte": cost.intensity_flops_per_byte, "convention": cost.convention,
+        "predictions": {},
+        "measured": {**result.measurement.to_dict(), **rotation.to_dict(),
+                     "trace_dir": plan.stored_path(result.measurement.trace_dir)},
+        "ratios": {}, "within_2x": {}, "verdict": "hit", "explanation": None,
+        "xla_cost": result.xla.to_dict() if result.xla else None,
+    }
+
+
+def _estimate_dict(est: roofline.Estimate) -> dict:
+    return {"seconds": est.floor_s, "bound": est.bound, "t_math_s": est.t_math_s,
+            "t_comms_s": est.t_comms_s, "attainable_flops_per_s": est.attainable_flops_per_s}
+
+
+def _graded_kind(plan: Plan, calibrated, learner: dict) -> str:
+    covered = bool(learner) and all(name in learner for name in plan.options.ops)
+    available = {"learner": 1.0 if covered else None,
+                 "datasheet": 1.0 if plan.datasheet else None,
+                 "calibrated": 1.0 if calibrated else None}
+    kind = score.graded_kind(available)
+    assert kind is not None, "a plan without a chip always calibrates"
+    return kind
+
+
+def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None, graded: str) -> None:
+    cost = plan.costs[row["op"]]
+    preds = {
+        "datasheet": _estimate_dict(roofline.estimate(plan.datasheet, cost)) if plan.datasheet else None,
+        "calibrated": _estimate_dict(roofline.estimate(calibrated, cost)) if calibrated else None,
+        "learner": mine.to_dict() if mine else None,
+    }
+    measured = row["measured"]["measured_s"]
+    row["predictions"] = preds
+    row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
+    row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
+    row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
+
+
+def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: float) -> dict:
+    d, o = plan.device, plan.options
+    datasheet = None
+    if plan.datasheet is not None:
+        used = [plan.chip.peak_flops[o.dtype].source, plan.chip.figures["hbm_bytes_per_s"].source]
+        sources = {s.key: s.to_dict() for s in used}
+        datasheet = {"name": plan.datasheet.name, "peak_flops_per_s": plan.datasheet.peak_flops_per_s,
+                     "hbm_bytes_per_s": plan.datasheet.hbm_bytes_per_s, "dtype": plan.datasheet.dtype,
+                     "source": plan.datasheet.source,
+                     "sources": [{k: v for k, v in s.items() if k != "note"} for s in sources.values()]}
+    return {
+        "schema": records.SCHEMA_NAME, "schema_version": records.SCHEMA_VERSION, "lab": LAB_NAME,
+        "date": _dt.datetime.strptime(plan.stamp, "%Y%m%dT%H%M%SZ").replace(
+            tzinfo=_dt.timezone.utc).isoformat(),
+        "host": d.host, "platform": d.platform, "device_kind": d.device_kind, "device_count": d.device_count,
+        "chip": plan.chip.name if plan.chip else None,
+        "jax_version": d.jax_version, "jaxlib_version": d.jaxlib_version, "python_version": d.python_version,
+        "dtype": o.dtype, "size": o.size, "reps": o.reps,
+        "constants": {"datasheet": datasheet,
+                      "calibrated": calibration.to_dict(plan.stored_path) if calibration else None},
+        "device": {"memory_bytes": d.memory_bytes, "memory_source": d.memory_source,
+                   "cache_bytes": d.cache_bytes, "cache_source": d.cache_source},
+        "dispatch_overhead_s": dispatch_s,
+        "trace_dir": plan.stored_path(plan.trace_dir),
+        "graded": graded,
+        "ops": rows,
+        "summary": _summary(rows, graded),
+    }
+
+
+def save(plan: Plan, record: dict) -> Path:
+    return records.save(record, plan.options.out_dir, plan.stem)

@@ -1,0 +1,64 @@
+"""Lab plans and records built without jax: a described device, measurements given as numbers.
+
+The records go through the real ``runner.make_plan`` and ``runner.assemble``,
+so their predictions come from generator.roofline like a real run's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from generator import catalogue
+from labs import runner
+from labs.calibrate import Calibration
+from labs.device import DeviceInfo
+from labs.measure import Measurement
+from labs.timing import WallTiming
+
+NOW = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def device(platform: str = "gpu", device_kind: str = "NVIDIA H200", memory_bytes: float | None = 100e9,
+           cache_bytes: int | None = 50_000_000) -> DeviceInfo:
+    chip = catalogue.load().for_device_kind(device_kind) if platform != "cpu" else None
+    return DeviceInfo(platform, device_kind, chip, memory_bytes, "test", cache_bytes, "test",
+                      "testhost", "0.0.test", "0.0.test", "3.11.0", 1)
+
+
+def plan(tmp_path: Path, dev: DeviceInfo | None = None, **options) -> runner.Plan:
+    opts = runner.LabOptions(out_dir=tmp_path / "bench", size=options.pop("size", 4096), **options)
+    return runner.make_plan(opts, dev or device(), now=NOW)
+
+
+def measurement(seconds: float, device_seconds: float | None = None) -> Measurement:
+    wall = WallTiming(seconds, seconds * 0.95, seconds * 1.1, 0.02, 20)
+    dev = seconds if device_seconds is None else device_seconds
+    return Measurement(wall, dev, dev * 0.98, 19, "run_id", None)
+
+
+def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> Calibration:
+    m = measurement(1e-3)
+    return Calibration("Test Device", dtype, flops_per_s, bytes_per_s, 1024, 2 * 1024**3, m, 2**28, m)
+
+
+def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: DeviceInfo | None = None,
+           learner: dict[str, runner.LearnerPrediction] | None = None,
+           explanations: dict[str, str] | None = None, calibrate: Calibration | None = None,
+           **options) -> dict:
+    """A record whose ops measure ``ratio`` x their graded prediction (default 1.0)."""
+    p = plan(tmp_path, dev, **options)
+    ratios = ratios or {}
+    base = p.datasheet_estimates()
+    if not base and calibrate is not None:
+        from generator import roofline
+        base = {n: roofline.estimate(calibrate.ceilings(), c) for n, c in p.costs.items()}
+    measured = {}
+    for name in p.options.ops:
+        if learner and name in learner and all(n in learner for n in p.options.ops):
+            predicted = learner[name].seconds
+        else:
+            predicted = base[name].floor_s
+        measured[name] = runner.OpResult(measurement(predicted * ratios.get(name, 1.0)), None)
+    rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6)
+    return runner.explain(rec, explanations or {})

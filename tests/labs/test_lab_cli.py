@@ -1,0 +1,139 @@
+"""`drill lab` end to end on the CPU with tiny sizes, and its one-line errors (real jax: slow)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from labs import records
+from tests.conftest import REPO, run_drill
+
+pytestmark = pytest.mark.slow
+
+TINY = ("--size", "128", "--reps", "3")
+
+
+def _one_line_error(res, fragment):
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert fragment in lines[0]
+    assert "Traceback" not in res.stderr
+
+
+def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
+    preds = tmp_path / "p.yaml"
+    preds.write_text("matmul: 50us\nskinny_matmul: 5us\nadd: 5 us\nsoftmax: 0.01ms\nreduce_sum: 2us\n"
+                     "embedding: 3us\n")
+    expl = tmp_path / "e.yaml"
+    expl.write_text("".join(f"{op}: At N=128 the fixed cost of a call dominates.\n"
+                            for op in ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding")))
+    bench, plot = tmp_path / "bench", tmp_path / "roof.png"
+    res = run_drill("lab", *TINY, "--ops", "seed,embedding", "--predictions", str(preds),
+                    "--explanations", str(expl), "--out", str(bench), "--plot", str(plot), "--json",
+                    timeout=300)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    rec = out["record"]
+    jsonschema.validate(rec, records.load_schema())
+    assert records.load(out["path"]) == rec
+    assert rec["platform"] == "cpu" and rec["graded"] == "learner" and rec["chip"] is None
+    assert rec["constants"]["calibrated"]["peak_flops_per_s"] > 0  # forced on a CPU
+    assert [r["op"] for r in rec["ops"]] == ["matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding"]
+    for row in rec["ops"]:
+        m = row["measured"]
+        assert m["wall_samples"] == 3 and m["wall_min_s"] <= m["wall_median_s"] <= m["wall_max_s"]
+        assert m["measured_from"] == "device" and m["device_runs"] == 3 and m["device_grouping"] == "run_id"
+        assert row["predictions"]["learner"]["seconds"] > 0
+        assert row["ratios"]["learner"] == pytest.approx(m["measured_s"] / row["predictions"]["learner"]["seconds"])
+        assert row["xla_cost"] is not None
+        if row["verdict"] == "miss":
+            assert row["explanation"] == "At N=128 the fixed cost of a call dominates."
+    assert rec["summary"]["unexplained"] == []
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    traces = list((bench / "traces").glob("*/matmul/plugins/profile/*/*.xplane.pb"))
+    assert traces, "the trace is kept beside the record"
+    assert "[1/" in res.stderr  # progress, one line per step when stderr is not a terminal
+
+    gate = run_drill("gate", "--bench", str(bench), "--json")
+    assert json.loads(gate.stdout)["status"] == "practice"
+
+
+def test_text_run_prints_the_table_and_how_to_open_the_trace(tmp_path):
+    res = run_drill("lab", *TINY, "--ops", "add,reduce_sum", "--out", str(tmp_path), timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "measured  datasheet" in res.stdout and "elementwise add" in res.stdout
+    assert "record: " in res.stdout and "xprof --logdir" in res.stdout
+    assert "CPU run: practice only" in res.stdout
+
+
+def test_the_lab_imports_nothing_the_gpu_box_lacks(tmp_path):
+    preds = tmp_path / "p.yaml"
+    preds.write_text("add: 10us\n")
+    code = (
+        "import sys\n"
+        "from drills.cli import main\n"
+        f"try:\n    main(['lab', '--size', '64', '--reps', '2', '--ops', 'add', '--predictions', {str(preds)!r},"
+        f" '--out', {str(tmp_path)!r}, '--json'])\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "bad = sorted(m for m in ('genanki', 'fsrs', 'platformdirs', 'jsonschema', 'drills.store', 'anki')"
+        " if m in sys.modules)\n"
+        "print('IMPORTED', bad, file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "IMPORTED []" in res.stderr
+
+
+@pytest.fixture
+def no_jax(tmp_path):
+    """PYTHONPATH with a `jax` that fails to import, as on a machine without the lab extra."""
+    shadow = tmp_path / "shadow"
+    (shadow / "jax").mkdir(parents=True)
+    (shadow / "jax" / "__init__.py").write_text("raise ImportError('No module named jax')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(shadow), str(REPO)])}
+
+
+def test_without_jax_the_lab_says_which_extra_to_install(no_jax, tmp_path):
+    res = run_drill("lab", "--out", str(tmp_path / "b"), env=no_jax)
+    _one_line_error(res, "pip install 'rudrite-kernels[lab]'")
+    assert not (tmp_path / "b").exists()
+
+
+def test_without_jax_the_gate_and_progress_still_work(no_jax, tmp_path):
+    res = run_drill("gate", "--bench", str(tmp_path), "--json", env=no_jax)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["status"] == "pending"
+    res = run_drill("progress", "--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path), "--tick", "1",
+                    env=no_jax)
+    assert res.returncode == 0, res.stderr
+    assert "Can you (1/7)" in res.stdout and "GATE 00" in res.stdout
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--ops", "conv2d"), "unknown op 'conv2d'"),
+    (("--size", "8"), "needs N > 8"),
+    (("--size", "400000"), "too large for matmul on this device"),
+    (("--chip", "v9z"), "unknown chip 'v9z'"),
+    (("--dtype", "int8"), "the lab times bf16 or f32"),
+    (("--plot", "roof.jpg"), ".png or .svg"),
+    (("--reps", "0"), "--reps must be at least 1"),
+])
+def test_bad_input_fails_before_anything_is_timed(tmp_path, args, fragment):
+    out = tmp_path / "bench"
+    res = run_drill("lab", "--out", str(out), *args, timeout=120)
+    _one_line_error(res, fragment)
+    assert not list(out.glob("*.json")) if out.exists() else True
+
+
+def test_bad_predictions_and_unwritable_output(tmp_path):
+    preds = tmp_path / "p.yaml"
+    preds.write_text("matmul: 1ms\nconv: 2ms\n")
+    _one_line_error(run_drill("lab", "--predictions", str(preds), "--out", str(tmp_path)), "unknown op 'conv'")
+    preds.write_text("matmul: [oops\n")
+    _one_line_error(run_drill("lab", "--predictions", str(preds), "--out", str(tmp_path)), "does not parse")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    _one_line_error(run_drill("lab", *TINY, "--out", str(blocker / "bench")), "cannot write to")

@@ -1,0 +1,91 @@
+"""`drill progress`: Can-you ticks from quiz results and by hand, labs from records, streak, gate."""
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cmd_lab import progress as progress_command
+from drills.store import ReviewRecord, Store
+from labs import progress, records
+from tests.labs import synthetic
+
+
+def _review(skill, correct):
+    return ReviewRecord(skill=skill, family="vocabulary", chip=None, problem_id="p", params={}, prompt="?",
+                        expected={"choice": "x"}, given="x", given_value=None, correct=correct,
+                        rating=3 if correct else 1, relative_error=None, seconds_taken=4.0)
+
+
+def _invoke(*args):
+    res = CliRunner().invoke(progress_command, list(args))
+    return res
+
+
+def test_an_empty_store_and_no_records(tmp_path):
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path / "bench"), "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["can_you_total"] == 7 and data["can_you_ticked"] == 0
+    assert data["labs"][0]["status"] == "not run" and data["streak_days"] == 0
+    assert data["gate"]["status"] == "pending"
+
+
+def test_quiz_answers_tick_items_by_their_last_answer(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    now = datetime.now(timezone.utc)
+    with Store.open(path) as store:
+        store.record_review(_review("vocabulary:can-you-1", True), now=now - timedelta(days=1))
+        store.record_review(_review("vocabulary:can-you-2", True), now=now - timedelta(minutes=5))
+        store.record_review(_review("vocabulary:can-you-2", False), now=now)
+    with Store.open(path) as store:
+        items = {i.number: i for i in progress.can_you(store)}
+    assert items[1].ticked and items[1].by_quiz
+    assert not items[2].ticked and items[2].reviews == 2 and items[2].correct == 1
+    res = _invoke("--store", str(path), "--bench", str(tmp_path / "bench"))
+    assert res.exit_code == 0, res.output
+    assert "Can you (1/7)" in res.output and "quiz: 1/2 right, last one wrong" in res.output
+    assert "Streak: 2 days" in res.output
+
+
+def test_ticks_by_hand_persist_and_untick_removes_only_the_hand_tick(tmp_path):
+    path = str(tmp_path / "s.sqlite3")
+    with Store.open(path) as store:
+        store.record_review(_review("vocabulary:can-you-4", True))
+    data = json.loads(_invoke("--store", path, "--tick", "3", "--tick", "4", "--json").output)
+    ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
+    assert set(ticked) == {3, 4} and ticked[3]["by_hand"] and ticked[4]["by_quiz"]
+    data = json.loads(_invoke("--store", path, "--untick", "3", "--untick", "4", "--json").output)
+    ticked = {i["number"] for i in data["can_you"] if i["ticked"]}
+    assert ticked == {4}  # the quiz still ticks 4
+
+
+@pytest.mark.parametrize("args, fragment", [(("--tick", "0"), "no 'Can you' item 0"),
+                                            (("--untick", "8"), "items are 1..7"),
+                                            (("--tick", "2", "--untick", "2"), "both ticked and unticked")])
+def test_bad_item_numbers_are_usage_errors(tmp_path, args, fragment):
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), *args)
+    assert res.exit_code == 2 and fragment in res.output
+
+
+def test_a_file_that_is_not_a_store_is_left_alone(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    res = _invoke("--store", str(notes), "--tick", "1")
+    assert res.exit_code == 1
+    assert notes.read_text() == "my notes\n"
+
+
+def test_labs_and_gate_come_from_the_records(tmp_path):
+    bench = tmp_path / "bench"
+    cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
+    records.save(synthetic.record(tmp_path, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512),
+                 bench, "lab-0.1-cpu")
+    store = str(tmp_path / "s.sqlite3")
+    data = json.loads(_invoke("--store", store, "--bench", str(bench), "--json").output)
+    assert data["labs"][0]["status"] == "practice" and data["gate"]["status"] == "practice"
+    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
+    res = _invoke("--store", store, "--bench", str(bench))
+    assert "[x] LAB·0.1 Rooflines by hand: done on NVIDIA H200" in res.output
+    assert "GATE 00: PASS" in res.output

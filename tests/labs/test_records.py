@@ -1,0 +1,139 @@
+"""Records: schema, the hand-written checker (against the real jsonschema library), load and save."""
+
+import copy
+import json
+
+import jsonschema
+import pytest
+
+from labs import records
+from tests.labs import synthetic
+
+
+def _jsonschema_errors(record):
+    validator = jsonschema.Draft202012Validator(records.load_schema())
+    return sorted(e.message for e in validator.iter_errors(record))
+
+
+@pytest.fixture
+def gpu_record(tmp_path):
+    return synthetic.record(tmp_path, {"softmax": 3.0}, explanations={"softmax": "exp is slow"},
+                            calibrate=synthetic.calibration(7e14, 4.3e12))
+
+
+@pytest.fixture
+def cpu_record(tmp_path):
+    return synthetic.record(tmp_path, dev=synthetic.device("cpu", "cpu", 8e9, 32 * 2**20),
+                            calibrate=synthetic.calibration(4e11, 4e10), size=256, ops=("matmul", "add"))
+
+
+def test_the_schema_is_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(records.load_schema())
+
+
+def test_assembled_records_validate_with_both_checkers(gpu_record, cpu_record):
+    for rec in (gpu_record, cpu_record):
+        records.validate(rec)
+        assert _jsonschema_errors(rec) == []
+        # what goes to disk is JSON: the round trip validates too
+        records.validate(json.loads(json.dumps(rec)))
+
+
+@pytest.mark.parametrize("mutate, fragment", [
+    (lambda r: r.pop("ops"), "missing required key 'ops'"),
+    (lambda r: r.__setitem__("platform", "fpga"), "is not one of"),
+    (lambda r: r.__setitem__("size", "4096"), "expected integer"),
+    (lambda r: r["ops"][0]["measured"].__setitem__("measured_s", None), "expected number"),
+    (lambda r: r["ops"][0].__setitem__("verdict", "maybe"), "is not one of"),
+    (lambda r: r["ops"][0]["predictions"].pop("learner"), "missing required key 'learner'"),
+    (lambda r: r["ops"].append("not an op"), "expected object"),
+    (lambda r: r["summary"].__setitem__("criterion_met", 1), "expected boolean"),
+])
+def test_the_hand_checker_rejects_what_jsonschema_rejects(gpu_record, mutate, fragment):
+    broken = copy.deepcopy(gpu_record)
+    mutate(broken)
+    with pytest.raises(records.RecordError) as err:
+        records.validate(broken)
+    assert fragment in str(err.value)
+    assert _jsonschema_errors(broken), "jsonschema should reject it too"
+
+
+def test_checker_types_follow_json_schema():
+    assert records.schema_errors(True, {"type": "integer"})  # a bool is not an integer
+    assert records.schema_errors(True, {"type": "number"})
+    assert not records.schema_errors(3.0, {"type": "integer"})  # 3.0 is an integer in JSON Schema
+    assert records.schema_errors(3.5, {"type": "integer"})
+    assert not records.schema_errors(None, {"type": ["number", "null"]})
+    assert records.schema_errors([1, "x"], {"type": "array", "items": {"type": "integer"}}) == [
+        "$[1]: expected integer, got str"]
+
+
+def test_unknown_schema_and_version_are_named(gpu_record):
+    other = dict(gpu_record, schema="someone-else/record")
+    with pytest.raises(records.RecordError, match="unknown schema 'someone-else/record'"):
+        records.validate(other)
+    newer = dict(gpu_record, schema_version=99)
+    with pytest.raises(records.RecordError, match="unknown schema version 99"):
+        records.validate(newer)
+
+
+def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path, gpu_record):
+    path = records.save(gpu_record, tmp_path / "out", "lab-0.1-test")
+    assert records.load(path) == gpu_record
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["lab-0.1-test.json"]
+
+
+def test_save_refuses_an_invalid_record_and_writes_nothing(tmp_path, gpu_record):
+    broken = dict(gpu_record)
+    broken.pop("summary")
+    with pytest.raises(records.RecordError):
+        records.save(broken, tmp_path / "out", "lab-0.1-bad")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_scan_reports_unreadable_records_instead_of_raising(tmp_path, gpu_record):
+    bench = tmp_path / "bench"
+    records.save(gpu_record, bench, "lab-0.1-good")
+    (bench / "lab-0.1-truncated.json").write_text('{"schema": "rudrite-kernels/lab-record", ')
+    (bench / "lab-0.1-list.json").write_text("[1, 2]")
+    (bench / "lab-0.1-binary.json").write_bytes(b"\xff\xfe\x00junk")
+    (bench / "notes.json").write_text("{}")  # not a lab record name: ignored
+    found = {p.path.name: p for p in records.scan(bench)}
+    assert set(found) == {"lab-0.1-good.json", "lab-0.1-truncated.json", "lab-0.1-list.json",
+                          "lab-0.1-binary.json"}
+    assert found["lab-0.1-good.json"].record is not None
+    assert "not JSON" in found["lab-0.1-truncated.json"].error
+    assert "not a JSON object" in found["lab-0.1-list.json"].error
+    assert found["lab-0.1-binary.json"].record is None
+
+
+def test_record_stem_is_a_safe_file_name():
+    stem = records.record_stem("gpu", "NVIDIA H200 / rev:2", 8192, "20261129T120000Z")
+    assert stem == "lab-0.1-gpu-nvidia-h200-rev-2-n8192-20261129T120000Z"
+
+
+def test_check_writable_fails_on_a_path_below_a_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(records.RecordError, match="cannot write to"):
+        records.check_writable(blocker / "sub")
+
+
+def test_save_never_replaces_an_existing_record(tmp_path, gpu_record, cpu_record):
+    first = records.save(gpu_record, tmp_path, "lab-0.1-same")
+    second = records.save(cpu_record, tmp_path, "lab-0.1-same")
+    assert first.name == "lab-0.1-same.json" and second.name == "lab-0.1-same-2.json"
+    assert records.load(first) == gpu_record and records.load(second) == cpu_record
+
+
+def test_free_stem_skips_names_taken_by_a_record_or_a_trace_folder(tmp_path):
+    assert records.free_stem(tmp_path, "lab-x") == "lab-x"
+    (tmp_path / "lab-x.json").write_text("{}")
+    (tmp_path / "traces" / "lab-x-2").mkdir(parents=True)
+    assert records.free_stem(tmp_path, "lab-x") == "lab-x-3"
+
+
+def test_two_plans_in_the_same_second_get_different_names(tmp_path):
+    a = synthetic.plan(tmp_path)
+    b = synthetic.plan(tmp_path)
+    assert a.stem != b.stem and a.trace_dir != b.trace_dir

@@ -1,0 +1,50 @@
+"""The printed tables and the roofline plot, from synthetic records (no jax)."""
+
+import pytest
+
+from generator import roofline
+from labs import plot, report
+from tests.labs import synthetic
+
+
+@pytest.fixture
+def rec(tmp_path):
+    r = synthetic.record(tmp_path, {"softmax": 3.0}, calibrate=synthetic.calibration(7e14, 4.3e12),
+                         ops=("matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding"))
+    r["ops"][0]["xla_cost"] = {"flops": 1.4e11, "bytes_accessed": 9e7, "transcendentals": 0.0,
+                               "flops_differ": False, "bytes_differ": True}
+    return r
+
+
+def test_score_table_has_a_row_per_op_with_ratios(rec):
+    lines = report.score_table(rec)
+    assert "measured" in lines[0] and "datasheet" in lines[0] and "calibrated" in lines[0]
+    softmax = next(line for line in lines if line.startswith("softmax rows"))
+    assert "3.00x" in softmax and softmax.rstrip().endswith("miss")
+    assert sum(1 for line in lines if line.rstrip().endswith(("hit", "miss"))) == 6
+
+
+def test_notes_flag_unexplained_misses_and_xla_differences(rec):
+    text = "\n".join(report.full_report(rec))
+    assert "miss: softmax rows (3.00x (slower)): UNEXPLAINED" in text
+    assert "XLA's own count differs from the hand count for: matmul NxNxN" in text
+    assert "5/6 within 2x (datasheet predictions)" in text
+    assert "NVIDIA H200" in text and "dispatch overhead per call: 5 µs" in text
+
+
+def test_roof_points_are_the_roofline_attainable(rec):
+    ceil = roofline.Ceilings("x", 1e15, 4e12, "bf16", "test")
+    pts = plot.roof_points(ceil, [1.0, 250.0, 1000.0])
+    assert pts == pytest.approx([4e12, 1e15, 1e15])
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_writes_a_file(tmp_path, rec, suffix):
+    out = plot.plot_record(rec, tmp_path / f"roof{suffix}")
+    data = out.read_bytes()
+    assert data.startswith(b"\x89PNG") if suffix == ".png" else b"<svg" in data[:2000]
+
+
+def test_plot_refuses_other_formats(tmp_path):
+    with pytest.raises(plot.PlotError, match=".png or .svg"):
+        plot.check_path(tmp_path / "roof.jpg")
