@@ -12,6 +12,8 @@
 #   traces.tar.gz          every profiler trace; extract inside bench/ (-> bench/traces/<record>/<op>/)
 #   trace-summary.json     planes/lines/stat keys of one trace (to debug device-time parsing)
 #   log.txt                everything printed here
+# Your own predictions (written before the run) are read from $PREDICTIONS_PREFIX<N>.yaml when
+# that file exists (default bench/predictions/h200-n<N>.yaml), so the record scores them too.
 # Each size runs under a time limit (LAB_TIMEOUT_S, default 120 s); the script keeps going if one fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +22,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 REPS=${REPS:-20}
 LAB_TIMEOUT_S=${LAB_TIMEOUT_S:-120}
+PREDICTIONS_PREFIX=${PREDICTIONS_PREFIX:-bench/predictions/h200-n}
 SIZES=("$@")
 [ ${#SIZES[@]} -eq 0 ] && SIZES=(4096 8192)
 
@@ -38,8 +41,10 @@ for n in "${SIZES[@]}"; do
   say ""
   say "== drill lab --size $n --reps $REPS --calibrate"
   start=$(date +%s)
+  extra=()
+  [ -f "$PREDICTIONS_PREFIX$n.yaml" ] && extra=(--predictions "$PREDICTIONS_PREFIX$n.yaml")
   timeout "$LAB_TIMEOUT_S" "$PY" -m drills.cli lab --size "$n" --reps "$REPS" --calibrate \
-      --out "$OUT/bench" --plot "$OUT/roofline-n$n.png" </dev/null 2>&1 | tee -a "$LOG"
+      --out "$OUT/bench" --plot "$OUT/roofline-n$n.png" "${extra[@]}" </dev/null 2>&1 | tee -a "$LOG"
   rc=${PIPESTATUS[0]}
   say "== size $n: exit $rc after $(( $(date +%s) - start )) s"
   [ "$rc" -ne 0 ] && status=$rc

@@ -4,7 +4,11 @@ Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.costs``.
 The copy is ``-x`` with its input donated, so each call reads the buffer once
 and writes it back in place: bytes moved = 2 x the buffer's size. Donation
 matters most on a CPU, where a fresh large output pays page faults on first
-touch and understates bandwidth. The result becomes a
+touch and understates bandwidth. The copy's buffer is float32 whatever the
+lab's dtype: bytes are bytes, and on an H200 (2026-11-29, bench/probe_bandwidth.py)
+XLA's bf16 negate kernel moved only 3.36 TB/s, in place or not, where the f32
+negate moved 4.25-4.28 TB/s, a plain copy 4.21-4.23 and the lab's own bf16 add
+4.35-4.38: a bf16 probe understated the ceiling by a fifth. The result becomes a
 ``roofline.Ceilings(..., source="calibrated on <device>")`` so every calibrated
 prediction goes through the same roofline as the datasheet one.
 """
@@ -26,7 +30,9 @@ from labs.device import DeviceInfo
 ACCELERATOR_MATMUL_DIM = 8192
 CPU_MATMUL_DIM = 1024
 
-# Copy buffer: several times the cache so the copy streams from memory.
+# Copy buffer: several times the cache so the copy streams from memory; float32
+# elements (see the module docstring for why not the lab's dtype).
+COPY_DTYPE = "f32"
 COPY_CACHE_MULTIPLE = 8
 MIN_COPY_BYTES = 256 * 2**20
 
@@ -45,7 +51,7 @@ class Calibration:
 
     def ceilings(self) -> roofline.Ceilings:
         source = (f"calibrated on {self.device_kind}: {self.matmul_dim}^3 {self.dtype} matmul "
-                  f"({self.matmul.measured_from} time), in-place copy of "
+                  f"({self.matmul.measured_from} time), in-place {COPY_DTYPE} copy of "
                   f"{self.copy_bytes_moved // 2 / 2**20:.0f} MiB ({self.copy.measured_from} time)")
         return roofline.Ceilings(f"{self.device_kind} (calibrated)", self.flops_per_s,
                                  self.bytes_per_s, self.dtype, source)
@@ -72,8 +78,8 @@ def plan_sizes(device: DeviceInfo, dtype: str) -> tuple[int, int]:
         while dim > 256 and 5 * dim * dim * elem > budget:
             dim //= 2
         copy_bytes = min(copy_bytes, int(budget // 2))
-    copy_elems = max(1, copy_bytes // elem)
-    return dim, copy_elems * elem
+    copy_elem = DTYPE_BYTES[COPY_DTYPE]
+    return dim, max(1, copy_bytes // copy_elem) * copy_elem
 
 
 def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None) -> Calibration:
@@ -101,8 +107,8 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
     cp = jax.jit(lab_calibrate_copy, donate_argnums=0)
     # A 2D buffer: one very long axis can take a slower path on some backends.
     cols = 1024
-    rows = max(1, copy_bytes // (cols * DTYPE_BYTES[dtype]))
-    holder = [jnp.ones((rows, cols), dt)]
+    rows = max(1, copy_bytes // (cols * DTYPE_BYTES[COPY_DTYPE]))
+    holder = [jnp.ones((rows, cols), ops.jax_dtype(COPY_DTYPE))]
 
     def step(i: int):
         holder[0] = cp(holder[0])
@@ -110,7 +116,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
 
     cp_meas = measure.measure_call(step, "jit_lab_calibrate_copy", reps,
                                    None if trace_dir is None else Path(trace_dir) / "calibrate_copy")
-    moved = 2 * rows * cols * DTYPE_BYTES[dtype]
+    moved = 2 * rows * cols * DTYPE_BYTES[COPY_DTYPE]
     holder.clear()
     flops_per_s = mm_flops / mm_meas.measured_s
     bytes_per_s = moved / cp_meas.measured_s

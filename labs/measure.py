@@ -103,9 +103,9 @@ def _failed(exc: BaseException) -> str:
 class XlaCost:
     """XLA's own count from ``compile().cost_analysis()`` next to the hand count."""
 
-    flops: float
-    bytes_accessed: float
-    transcendentals: float
+    flops: float | None  # None: XLA could not count it (see read_cost_analysis)
+    bytes_accessed: float | None
+    transcendentals: float | None
     hand_flops: int
     hand_bytes: int
 
@@ -123,22 +123,31 @@ class XlaCost:
                 "flops_differ": self.flops_differ, "bytes_differ": self.bytes_differ}
 
 
-def _differ(xla: float, hand: float) -> bool:
-    if xla == hand:
+def _differ(xla: float | None, hand: float) -> bool:
+    if xla is None or xla == hand:
         return False
     if xla <= 0 or hand <= 0:
         return True
     return not (1 / XLA_AGREEMENT_FACTOR <= xla / hand <= XLA_AGREEMENT_FACTOR)
 
 
-def read_cost_analysis(analysis: Any) -> dict[str, float]:
-    """XLA's cost dict, tolerant of its shapes across jax versions: absent keys mean zero."""
+def read_cost_analysis(analysis: Any) -> dict[str, float | None]:
+    """XLA's cost dict, tolerant of its shapes across jax versions: absent keys mean zero.
+
+    A negative count means XLA could not count the op (on the H200, jax 0.11.2
+    reports -1 for a matmul lowered to a cuBLAS custom call): that is None, "not
+    counted", never a disagreement with the hand count.
+    """
     if isinstance(analysis, (list, tuple)):
         analysis = analysis[0] if analysis else {}
     analysis = analysis or {}
-    return {"flops": float(analysis.get("flops", 0.0) or 0.0),
-            "bytes_accessed": float(analysis.get("bytes accessed", 0.0) or 0.0),
-            "transcendentals": float(analysis.get("transcendentals", 0.0) or 0.0)}
+
+    def count(key: str) -> float | None:
+        value = float(analysis.get(key, 0.0) or 0.0)
+        return None if value < 0 else value
+
+    return {"flops": count("flops"), "bytes_accessed": count("bytes accessed"),
+            "transcendentals": count("transcendentals")}
 
 
 def xla_cost(jitted: Any, args: tuple, hand_flops: int, hand_bytes: int) -> XlaCost | None:

@@ -75,7 +75,7 @@ def detail_table(record: dict) -> list[str]:
 
 
 def _xla(x: dict | None, key: str, flag: str) -> str:
-    if x is None:
+    if x is None or x[key] is None:
         return "n/a"
     return f"{x[key]:.3g}{'*' if x[flag] else ''}"
 

@@ -109,6 +109,8 @@ def test_time_calls_excludes_warmup_and_counts_every_call():
     ([{"flops": 4.0}], (4.0, 0.0, 0.0)),  # older jax: a list, take element 0; absent keys are zero
     ([], (0.0, 0.0, 0.0)),
     (None, (0.0, 0.0, 0.0)),
+    # H200, jax 0.11.2: a cuBLAS custom call is reported as -1, i.e. not counted
+    ({"flops": -1.0, "bytes accessed": -1.0}, (None, None, 0.0)),
 ])
 def test_cost_analysis_is_read_with_defaults(analysis, expected):
     got = measure.read_cost_analysis(analysis)
@@ -120,3 +122,5 @@ def test_xla_counts_differ_outside_ten_percent():
     assert not agree.flops_differ and not agree.bytes_differ
     differ = measure.XlaCost(2e9, 0.0, 0, 1_000_000_000, 2_000_000)
     assert differ.flops_differ and differ.bytes_differ
+    uncounted = measure.XlaCost(None, None, None, 1_000_000_000, 2_000_000)
+    assert not uncounted.flops_differ and not uncounted.bytes_differ
