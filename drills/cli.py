@@ -23,6 +23,7 @@ COMMANDS = {
     "quiz": "drills.cmd_quiz:quiz",
     "stats": "drills.cmd_quiz:stats",
     "lab": "drills.cmd_lab:lab",
+    "explain": "drills.cmd_lab:explain",
     "gate": "drills.cmd_lab:gate",
     "progress": "drills.cmd_lab:progress",
 }

@@ -187,6 +187,45 @@ def _ask_explanations(record: dict, missed: list[dict]) -> dict:
 
 
 @click.command()
+@click.argument("record_path", metavar="RECORD", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--explanations", type=click.Path(dir_okay=False, path_type=Path),
+              help="YAML/JSON file: op -> one sentence. Without it you are asked at a terminal.")
+def explain(record_path: Path, explanations: Path | None) -> None:
+    """Explain the misses of a lab record after the run (e.g. one made on Colab or without a terminal).
+
+    Each op whose measured / predicted ratio is outside 2x and has no explanation
+    yet takes one sentence; the record is rewritten in place, atomically. Misses
+    already explained are kept as they are.
+    """
+    from labs import inputs, records, runner
+
+    try:
+        record = records.load(record_path)
+    except records.RecordError as exc:
+        raise click.UsageError(f"{record_path}: {exc}") from None
+    pending = [row for row in runner.misses(record) if not row["explanation"]]
+    if not pending:
+        click.echo(f"{record_path}: no unexplained misses")
+        return
+    chosen = tuple(row["op"] for row in record["ops"])
+    if explanations is not None:
+        try:
+            given = inputs.load_explanations(explanations, chosen)
+        except inputs.InputError as exc:
+            raise click.UsageError(str(exc)) from None
+    elif _interactive():
+        given = _ask_explanations(record, pending)
+    else:
+        names = ", ".join(row["op"] for row in pending)
+        raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
+    runner.explain(record, {op: text for op, text in given.items() if op in {r["op"] for r in pending}})
+    records.rewrite(record, record_path)
+    left = record["summary"]["unexplained"]
+    click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
+               + (f"; still unexplained: {', '.join(left)}" if left else ""))
+
+
+@click.command()
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
               show_default=True, help="Directory holding the lab records (lab-*.json).")
 @click.option("--json", "as_json", is_flag=True,

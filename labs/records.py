@@ -147,7 +147,14 @@ def save(record: dict, out_dir: Path, stem: str) -> Path:
     while path.exists():
         n += 1
         path = out_dir / f"{stem}-{n}.json"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=out_dir)
+    return rewrite(record, path)
+
+
+def rewrite(record: dict, path: Path) -> Path:
+    """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure)."""
+    validate(record)
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=2, sort_keys=False)
