@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import sqlite3
+import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
@@ -159,14 +161,7 @@ def write_apkg(decks: list[genanki.Deck], media: dict[str, bytes], path: str, ti
     ``timestamp`` defaults to now: Anki updates notes only from a newer package.
     """
     timestamp = time.time() if timestamp is None else timestamp
-    conn = sqlite3.connect(":memory:")
-    try:
-        cursor = conn.cursor()
-        genanki.Package(decks).write_to_db(cursor, timestamp, _ids(timestamp))
-        conn.commit()
-        data = conn.serialize()
-    finally:
-        conn.close()
+    data = _collection_bytes(decks, timestamp)
     names = sorted(media)
     # Level 1: a card database compresses ~10x even so, at a fraction of the default level's time.
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
@@ -174,6 +169,26 @@ def write_apkg(decks: list[genanki.Deck], media: dict[str, bytes], path: str, ti
         z.writestr("media", json.dumps({str(i): n for i, n in enumerate(names)}))
         for i, name in enumerate(names):
             z.writestr(str(i), media[name])
+
+
+# sqlite3's Connection.serialize() exists from Python 3.11; on 3.10 the database goes through a temp file.
+_CAN_SERIALIZE = hasattr(sqlite3.Connection, "serialize")
+
+
+def _collection_bytes(decks: list[genanki.Deck], timestamp: float) -> bytes:
+    """The collection.anki2 database genanki writes for ``decks``, as bytes."""
+    with tempfile.TemporaryDirectory(prefix="rk-deck-") as scratch:
+        target = ":memory:" if _CAN_SERIALIZE else os.path.join(scratch, "collection.anki2")
+        conn = sqlite3.connect(target)
+        try:
+            genanki.Package(decks).write_to_db(conn.cursor(), timestamp, _ids(timestamp))
+            conn.commit()
+            if _CAN_SERIALIZE:
+                return conn.serialize()
+        finally:
+            conn.close()
+        with open(target, "rb") as fh:
+            return fh.read()
 
 
 def _ids(timestamp: float):

@@ -163,3 +163,13 @@ def test_write_text_replaces_whole(tmp_path):
     write_text(target, "a\n")
     write_text(target, "b\n")
     assert target.read_text() == "b\n" and [p.name for p in tmp_path.iterdir()] == ["x.csv"]
+
+
+def test_python_310_path_without_serialize_writes_the_same_notes(tmp_path, monkeypatch):
+    """sqlite3.Connection.serialize() is Python >= 3.11; the fallback goes through a temp file."""
+    monkeypatch.setattr(anki, "_CAN_SERIALIZE", False)
+    path = tmp_path / "deck.apkg"
+    anki.write_deck(PROBLEMS, str(path))
+    _, _, conn = _notes(path)
+    rows = conn.execute("select guid from notes").fetchall()
+    assert {r[0] for r in rows} == {genanki.guid_for(p.id) for p in PROBLEMS}
