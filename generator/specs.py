@@ -198,6 +198,18 @@ class Checker:
             self.fail(where, f"expected a non-empty list of text, got {_kind(value)}")
         return tuple(self.text(v, (*where, i)) for i, v in enumerate(value))
 
+    def dtype_list(self, value: Any, where: KeyPath) -> list[str]:
+        """A non-empty list of dtype names, each normalized (``bfloat16`` -> ``bf16``)."""
+        from generator.units import normalize_dtype
+
+        dtypes = []
+        for i, name in enumerate(self.text_list(value, where)):
+            try:
+                dtypes.append(normalize_dtype(name))
+            except ValueError as exc:
+                self.fail((*where, i), str(exc))
+        return dtypes
+
     def one_of(self, value: Any, where: KeyPath, options: tuple[str, ...] | list[str]) -> str:
         if value not in options:
             self.fail(where, f"'{value}' is not one of: {', '.join(options)}")

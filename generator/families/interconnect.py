@@ -18,7 +18,7 @@ from generator.catalogue import Catalogue
 from generator.families.base import cite, make_skill, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
-from generator.units import DTYPE_BYTES, normalize_dtype, sci, seconds
+from generator.units import DTYPE_BYTES, sci, seconds
 
 NAME = "interconnect"
 LINKS = ("ICI", "DCN", "PCIe")
@@ -35,12 +35,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
     a = check.mapping(p["arrays"], ("params", "arrays"), required={"rows", "cols", "dtypes"},
                       allowed={"rows", "cols", "dtypes"})
-    dtypes = []
-    for i, d in enumerate(check.text_list(a["dtypes"], ("params", "arrays", "dtypes"))):
-        try:
-            dtypes.append(normalize_dtype(d))
-        except ValueError as exc:
-            check.fail(("params", "arrays", "dtypes", i), str(exc))
+    dtypes = check.dtype_list(a["dtypes"], ("params", "arrays", "dtypes"))
     scenarios = []
     if not isinstance(p["scenarios"], list) or not p["scenarios"]:
         check.fail(("params", "scenarios"), "expected a non-empty list of {text, link}")

@@ -22,7 +22,6 @@ from typing import Any
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
 from generator.specs import Checker, FamilySpec
-from generator.units import normalize_dtype
 
 CASE_KEYS = {"op", "label", "dims", "dtypes"}
 
@@ -51,12 +50,7 @@ def check_cases(raw: Any, check: Checker, where: tuple) -> dict[str, OpCase]:
             check.fail((*at, "op"), str(exc))
         wanted = costs.OPS[op].dims
         dims = check.mapping(body["dims"], (*at, "dims"), required=set(wanted), allowed=set(wanted))
-        dtypes = []
-        for i, d in enumerate(check.text_list(body["dtypes"], (*at, "dtypes"))):
-            try:
-                dtypes.append(normalize_dtype(d))
-            except ValueError as exc:
-                check.fail((*at, "dtypes", i), str(exc))
+        dtypes = check.dtype_list(body["dtypes"], (*at, "dtypes"))
         cases[name] = OpCase(name, op, check.text(body["label"], (*at, "label")),
                              tuple(check.int_list(dims[d], (*at, "dims", d)) for d in wanted), tuple(dtypes))
     if not cases:

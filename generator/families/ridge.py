@@ -20,12 +20,7 @@ PROMPTS = {"value": {"chip", "dtype"}, "compare": {"dtype", "a", "b"}}
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required={"dtypes", "compare_dtype"},
                       allowed={"dtypes", "compare_dtype"})
-    dtypes = []
-    for i, d in enumerate(check.text_list(p["dtypes"], ("params", "dtypes"))):
-        try:
-            dtypes.append(normalize_dtype(d))
-        except ValueError as exc:
-            check.fail(("params", "dtypes", i), str(exc))
+    dtypes = check.dtype_list(p["dtypes"], ("params", "dtypes"))
     try:
         compare = normalize_dtype(check.text(p["compare_dtype"], ("params", "compare_dtype")))
     except ValueError as exc:

@@ -33,12 +33,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
                       allowed={"blocks", "dtypes", "buffers", "variants"})
     blocks = check.mapping(p["blocks"], ("params", "blocks"), required={"bm", "bk", "bn"},
                            allowed={"bm", "bk", "bn"})
-    dtypes = []
-    for i, d in enumerate(check.text_list(p["dtypes"], ("params", "dtypes"))):
-        try:
-            dtypes.append(normalize_dtype(d))
-        except ValueError as exc:
-            check.fail(("params", "dtypes", i), str(exc))
+    dtypes = check.dtype_list(p["dtypes"], ("params", "dtypes"))
     variants = check.text_list(p["variants"], ("params", "variants"))
     for i, v in enumerate(variants):
         check.one_of(v, ("params", "variants", i), VARIANTS)
