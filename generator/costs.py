@@ -146,6 +146,13 @@ def embedding(T: int, V: int, D: int, dtype: str = "bf16") -> OpCost:
                   {"table": d, "indices": INDEX_DTYPE, "out": d})
 
 
+def vmem_footprint_bytes(bm: int, bk: int, bn: int, dtype: str = "bf16", buffers: int = 2) -> int:
+    """VMEM bytes of one step of a tiled matmul: ``buffers`` copies of each input block
+    ([bm,bk] and [bk,bn]; 2 = double-buffered) plus one [bm,bn] output block."""
+    b = _b(normalize_dtype(dtype))
+    return buffers * (bm * bk + bk * bn) * b + bm * bn * b
+
+
 @dataclass(frozen=True)
 class OpSpec:
     name: str

@@ -1,9 +1,8 @@
 """Family 9 [interconnect]: moving bytes off-chip, and which link a transfer uses.
 
-- ICI between two chips on one axis: T = bytes / (one-way per-link ICI bandwidth)
-  + hops · (per-hop latency). On an axis of n chips, hops = |i - j| without
-  wraparound and min(|i - j|, n - |i - j|) with it.
-- PCIe (host <-> chip): T = bytes / PCIe bandwidth; DCN (chip egress): T = bytes / DCN bandwidth.
+- ICI between two chips on one axis, PCIe (host <-> chip), DCN (chip egress):
+  the transfer time and hop count of ``generator/links.py``, with the one-way
+  per-link ICI bandwidth, the PCIe or the DCN bandwidth of the chip.
 - Which link: ICI inside a pod (slice), DCN between pods, PCIe between host and chip.
 
 Every bandwidth and the hop latency are catalogue figures, cited in the solution.
@@ -14,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalogue
+from generator.links import hops, transfer_seconds
 from generator.catalogue import Catalogue
 from generator.families.base import cite, make_skill, problem, show
 from generator.problem import Answer
@@ -84,11 +84,6 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     return params
 
 
-def hops(n: int, src: int, dst: int, wrap: bool) -> int:
-    d = abs(src - dst)
-    return min(d, n - d) if wrap else d
-
-
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     chip, variant = cat.get(params["chip"]), params["variant"]
     if variant == "link":
@@ -109,7 +104,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     steps = [f"bytes = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(nbytes)} B",
              f"{chip.display} {variant.upper() if variant != 'pcie' else 'PCIe'} bandwidth = {sci(bw_value)} B/s "
              f"{cite(bw)}" + (" (one way, per link)" if variant == "ici" else "")]
-    t = nbytes / bw_value
+    t = transfer_seconds(nbytes, bw_value)
     fields = {"chip": chip.display, "array": f"{dtype}[{rows},{cols}]", "size": show(nbytes, "B")}
     key = f"{rows}x{cols}-{dtype}"
     if variant == "ici":
@@ -117,11 +112,12 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         h = hops(n, a, b, wrap)
         lat = cat.facts[HOP_LATENCY_FACT]
         latency = float(lat.value)
+        total = transfer_seconds(nbytes, bw_value, h, latency)
         steps += [f"hops on an axis of {n} " + (f"with wraparound: min(|{a}-{b}|, {n}-|{a}-{b}|) = {h}" if wrap
                                                  else f"without wraparound: |{a}-{b}| = {h}"),
                   f"latency = {h} hop{'s' if h != 1 else ''} × {seconds(latency)} per hop {cite(lat)} = {seconds(h * latency)}",
-                  f"T = bytes / bandwidth + latency = {seconds(t)} + {seconds(h * latency)} = {seconds(t + h * latency)}"]
-        t += h * latency
+                  f"T = bytes / bandwidth + latency = {seconds(t)} + {seconds(h * latency)} = {seconds(total)}"]
+        t = total
         fields.update(n=str(n), src=str(a), dst=str(b), hop_latency=seconds(latency),
                       wrap="with wraparound links (a ring)" if wrap else "without wraparound links (a line)")
         key += f"-n{n}-{a}to{b}-{'wrap' if wrap else 'nowrap'}"

@@ -20,7 +20,7 @@ from generator.catalogue import Catalogue
 from generator.families.base import YES_NO, cite, make_skill, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
-from generator.units import DTYPE_BYTES, normalize_dtype, si
+from generator.units import DTYPE_BYTES, si
 
 NAME = "vmem_fit"
 VARIANTS = ("fits", "bytes")
@@ -61,18 +61,11 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
             "buffers": spec.params["buffers"]}
 
 
-def footprint_bytes(bm: int, bk: int, bn: int, dtype: str, buffers: int) -> int:
-    """VMEM bytes: ``buffers`` copies of each input block plus one output block."""
-    one_copy = costs.matmul(bm, bk, bn, dtype)
-    inputs = (bm * bk + bk * bn) * DTYPE_BYTES[normalize_dtype(dtype)]
-    return one_copy.bytes + (buffers - 1) * inputs
-
-
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     chip, dtype, buffers = cat.get(params["chip"]), params["dtype"], params["buffers"]
     bm, bk, bn = params["block"]
     size = DTYPE_BYTES[dtype]
-    need = footprint_bytes(bm, bk, bn, dtype, buffers)
+    need = costs.vmem_footprint_bytes(bm, bk, bn, dtype, buffers)
     vmem = chip.figure(REQUIRES)
     fits = need <= float(vmem.value)
     steps = [

@@ -95,3 +95,23 @@ def test_parse_shape_round_trips_or_names_the_problem(dims_list):
             assert "positive" in str(exc)
         else:
             raise AssertionError("non-positive shape accepted")
+
+
+@given(st.integers(min_value=1, max_value=64), st.data())
+def test_hops_are_symmetric_and_wraparound_never_costs_more(n, data):
+    from generator import links
+
+    src = data.draw(st.integers(min_value=0, max_value=n - 1))
+    dst = data.draw(st.integers(min_value=0, max_value=n - 1))
+    line, ring = links.hops(n, src, dst, False), links.hops(n, src, dst, True)
+    assert line == links.hops(n, dst, src, False) and ring == links.hops(n, dst, src, True)
+    assert ring <= line and ring <= n // 2
+    assert links.transfer_seconds(1e9, 4.5e10, ring, 1e-6) >= links.transfer_seconds(1e9, 4.5e10)
+
+
+@given(dims, dims, dims, dtypes)
+def test_single_buffered_vmem_footprint_is_the_matmuls_bytes(bm, bk, bn, dtype):
+    one = costs.vmem_footprint_bytes(bm, bk, bn, dtype, buffers=1)
+    assert one == costs.matmul(bm, bk, bn, dtype).bytes
+    two = costs.vmem_footprint_bytes(bm, bk, bn, dtype, buffers=2)
+    assert two - one == (bm * bk + bk * bn) * (2 if dtype == "bf16" else 1)
