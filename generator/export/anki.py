@@ -177,18 +177,23 @@ _CAN_SERIALIZE = hasattr(sqlite3.Connection, "serialize")
 
 def _collection_bytes(decks: list[genanki.Deck], timestamp: float) -> bytes:
     """The collection.anki2 database genanki writes for ``decks``, as bytes."""
+    if _CAN_SERIALIZE:
+        return _write_collection(sqlite3.connect(":memory:"), decks, timestamp, serialize=True)
     with tempfile.TemporaryDirectory(prefix="rk-deck-") as scratch:
-        target = ":memory:" if _CAN_SERIALIZE else os.path.join(scratch, "collection.anki2")
-        conn = sqlite3.connect(target)
-        try:
-            genanki.Package(decks).write_to_db(conn.cursor(), timestamp, _ids(timestamp))
-            conn.commit()
-            if _CAN_SERIALIZE:
-                return conn.serialize()
-        finally:
-            conn.close()
+        target = os.path.join(scratch, "collection.anki2")
+        _write_collection(sqlite3.connect(target), decks, timestamp, serialize=False)
         with open(target, "rb") as fh:
             return fh.read()
+
+
+def _write_collection(conn: sqlite3.Connection, decks: list[genanki.Deck], timestamp: float,
+                      serialize: bool) -> bytes | None:
+    try:
+        genanki.Package(decks).write_to_db(conn.cursor(), timestamp, _ids(timestamp))
+        conn.commit()
+        return conn.serialize() if serialize else None
+    finally:
+        conn.close()
 
 
 def _ids(timestamp: float):
