@@ -21,6 +21,8 @@ COMMANDS = {
     "deck": "drills.cmd_generate:deck",
     "export": "drills.cmd_generate:export",
     "quiz": "drills.cmd_quiz:quiz",
+    "check": "drills.cmd_check:check",
+    "misconceptions": "drills.cmd_check:misconceptions",
     "stats": "drills.cmd_quiz:stats",
     "lab": "drills.cmd_lab:lab",
     "explain": "drills.cmd_lab:explain",

@@ -14,6 +14,7 @@ import click
 from drills.cmd_core import resolve_chip
 from generator import catalogue
 from generator import transformer as tmodel
+from generator.units import fmt
 from generator.export import ExportError, check_writable
 from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
 
@@ -158,8 +159,8 @@ def transformer(params, layers, d_model, kv_d_model, batch, seq, chip, phase, dt
         click.echo(json.dumps(tmodel.to_dict(step, est, target), indent=2))
         return
     click.echo(f"{target.display} · {phase} · {step.dtype} · {model.label()} · batch {batch}, seq {seq}")
-    click.echo(f"floor: {est.floor_s:.4g} s ({est.bound}-bound)   T_math {est.t_math_s:.4g} s   "
-               f"T_comms {est.t_comms_s:.4g} s")
+    click.echo(f"floor: {fmt(est.floor_s, 's')} ({est.bound}-bound)   T_math {fmt(est.t_math_s, 's')}   "
+               f"T_comms {fmt(est.t_comms_s, 's')}")
     click.echo("")
     click.echo("worked arithmetic:")
     for line in tmodel.worked_lines(step, est, target):

@@ -1,20 +1,28 @@
-"""Grading: how right an answer is, as an FSRS rating. The one place the rules live.
+"""Grading: is an answer right, and how did the right answer come? The one place the rules live.
 
-The rules, for a problem with expected value E and an answer G given after T seconds,
-using the family's grading bands from the drill specs (``generator.generate.grading_bands``):
+FSRS's four ratings mean: Again = forgot (wrong); Hard = recalled with serious
+difficulty; Good = recalled; Easy = recalled effortlessly. The drill maps them so:
 
-- **Again** (wrong): a wrong choice or verdict; or a number outside every band below.
-- **Hard** (right, loosely): G within a factor ``hard_factor`` of E, i.e.
-  ``E / hard_factor <= G <= E * hard_factor`` (for latency estimates the course's
-  "within 2x"), but outside the Good band.
-- **Good** (right): relative error ``|G - E| / |E|`` within the problem's tolerance
-  (the family's ``good_rel`` when the problem sets none).
-- **Easy** (right, tight and quick): relative error within ``easy_rel`` *and*
-  answered within ``easy_seconds``. A right choice answered within
-  ``easy_seconds`` is Easy too; a right choice answered slower is Good.
+- **Correct** means the answer is within the problem's tolerance: for a number,
+  ``|G - E| / |E| <= tolerance`` (the family's ``good_rel`` when the problem sets
+  none); for a choice, the right choice. Nothing outside the tolerance is ever
+  correct. Tolerances are tight for quantities with an exact key (a few percent:
+  room for rounded constants, never for a factor-of-2 slip such as counting
+  elements for bf16 bytes or using a sparse peak); a question that is an
+  explicit *estimate* may be wider and says so in its prompt. "Within 2x" is the
+  course's test of a *prediction against a measurement* (the lab and the gate),
+  not of arithmetic with an exact answer.
+- **Again**: not correct.
+- Among correct answers, the rating says *how* the answer came:
+  - **Easy**: tight (relative error within ``easy_rel``; any right choice),
+    quick (within ``easy_seconds``) and unhinted;
+  - **Hard**: slow (more than ``hard_seconds``), or two or more hints taken;
+  - **Good**: every other right answer (including one hint, or time unknown).
+- Hints cap the best rating: no hint -> Easy possible; one hint -> at most Good;
+  two or three hints -> at most Hard. (A skip is not graded at all.)
 
-A learner who asked for the hint (``?``) gets at most Good: Easy means the
-method came unaided. Hard, Good and Easy count as correct; Again does not.
+A wrong answer that matches a named wrong method is diagnosed by
+``generator.misconceptions``; that changes the feedback, never the rating.
 """
 
 from __future__ import annotations
@@ -27,14 +35,19 @@ from fsrs import Rating
 
 from generator.problem import Problem
 
+MAX_HINTS = 3
+
+# The best rating still reachable after n hints.
+_HINT_CAP = {0: Rating.Easy, 1: Rating.Good, 2: Rating.Hard, 3: Rating.Hard}
+
 
 class Bands(Protocol):
-    """The grading bands of a family (``generator.generate.GradingBands``)."""
+    """The grading bands of a family (``generator.specs.GradingBands``)."""
 
-    good_rel: float  # relative error accepted as right
+    good_rel: float  # relative error accepted as right (the family's tolerance)
     easy_rel: float  # relative error for Easy (with easy_seconds)
-    easy_seconds: float  # answered at most this fast for Easy
-    hard_factor: float  # within this factor of the answer is Hard
+    easy_seconds: float  # answered at most this fast (seconds) for Easy
+    hard_seconds: float  # a right answer slower than this (seconds) is Hard
 
 
 @dataclass(frozen=True)
@@ -59,47 +72,54 @@ def relative_error(given: float, expected: float) -> float:
     return abs(given - expected) / abs(expected)
 
 
-def within_factor(given: float, expected: float, factor: float) -> bool:
-    """True when given lies in [expected / factor, expected * factor] (same sign, non-zero)."""
-    if given == 0 or expected == 0 or (given > 0) != (expected > 0):
-        return given == expected
-    ratio = given / expected
-    return 1.0 / factor <= ratio <= factor
+def hint_cap(hints: int) -> Rating:
+    """The best rating a right answer can get after ``hints`` hints (0..MAX_HINTS)."""
+    return _HINT_CAP[max(0, min(MAX_HINTS, int(hints)))]
+
+
+def rate_right(tight: bool, seconds_taken: float | None, bands: Bands, hints: int = 0) -> Rating:
+    """The rating of a right answer: Easy, Good or Hard (see the module docstring)."""
+    quick = seconds_taken is not None and seconds_taken <= bands.easy_seconds
+    slow = seconds_taken is not None and seconds_taken > bands.hard_seconds
+    if slow:
+        rating = Rating.Hard
+    elif tight and quick:
+        rating = Rating.Easy
+    else:
+        rating = Rating.Good
+    return min(rating, hint_cap(hints))
 
 
 def grade_number(given: float, expected: float, tolerance: float, bands: Bands,
-                 seconds_taken: float | None) -> Grade:
-    """Rate a numeric answer; ``tolerance`` is the problem's Good band (0 -> the family's)."""
+                 seconds_taken: float | None, hints: int = 0) -> Grade:
+    """Rate a numeric answer; ``tolerance`` is the problem's (0 -> the family's ``good_rel``)."""
     good_rel = tolerance if tolerance > 0 else bands.good_rel
     error = relative_error(given, expected)
-    quick = seconds_taken is not None and seconds_taken <= bands.easy_seconds
-    if error <= min(bands.easy_rel, good_rel) and quick:
-        rating = Rating.Easy
-    elif error <= good_rel:
-        rating = Rating.Good
-    elif within_factor(given, expected, bands.hard_factor):
-        rating = Rating.Hard
+    if error <= good_rel:
+        rating = rate_right(error <= min(bands.easy_rel, good_rel), seconds_taken, bands, hints)
     else:
         rating = Rating.Again
     return Grade(rating, error if math.isfinite(error) else None)
 
 
-def grade_choice(given: str, expected: str, bands: Bands, seconds_taken: float | None) -> Grade:
-    """Rate a choice (verdict, yes/no): wrong is Again, right is Good, right and quick is Easy."""
+def grade_choice(given: str, expected: str, bands: Bands, seconds_taken: float | None,
+                 hints: int = 0) -> Grade:
+    """Rate a choice (verdict, yes/no, a term): wrong is Again; right is rated by time and hints."""
     if given != expected:
         return Grade(Rating.Again, None)
-    quick = seconds_taken is not None and seconds_taken <= bands.easy_seconds
-    return Grade(Rating.Easy if quick else Rating.Good, None)
+    return Grade(rate_right(True, seconds_taken, bands, hints), None)
 
 
 def grade(problem: Problem, given: float | str, bands: Bands, seconds_taken: float | None,
-          hinted: bool = False) -> Grade:
+          hints: int = 0) -> Grade:
     """Rate a parsed answer to ``problem`` (a number in the answer's unit, or a choice)."""
     if problem.answer.is_choice:
-        verdict = grade_choice(str(given), str(problem.answer.choice), bands, seconds_taken)
-    else:
-        verdict = grade_number(float(given), float(problem.answer.value), problem.tolerance,  # type: ignore[arg-type]
-                               bands, seconds_taken)
-    if hinted and verdict.rating == Rating.Easy:
-        return Grade(Rating.Good, verdict.relative_error)
-    return verdict
+        return grade_choice(str(given), str(problem.answer.choice), bands, seconds_taken, hints)
+    return grade_number(float(given), float(problem.answer.value), problem.tolerance,  # type: ignore[arg-type]
+                        bands, seconds_taken, hints)
+
+
+def rating_word(rating: Rating) -> str:
+    """How the quiz names a rating to the learner."""
+    return {Rating.Again: "wrong", Rating.Hard: "right, with effort", Rating.Good: "right",
+            Rating.Easy: "right, quick"}[rating]

@@ -5,10 +5,17 @@ Plan: skills due now come first, most overdue first; then new skills, at most
 order, taking families in turn); at most ``count`` problems. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
-Each answered problem is graded (``drills.grading``), recorded and scheduled
-in its own transaction (``drills.store``) before the next question, so Ctrl-C
-(exit 130), end of input (exit 0) or a kill loses nothing answered. Skipped
-problems are not recorded. Reading answers is ``drills.quiz_io``'s job.
+Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,
+a wrong one diagnosed by ``generator.misconceptions``); only graded answers are
+recorded and scheduled, each in its own transaction (``drills.store``) before
+the next question, so Ctrl-C (exit 130), end of input (exit 0) or a kill loses
+nothing answered. During a question: ``?`` gives up to three progressive hints
+(the formula; the constants with their sources; the first worked step), each
+lowering the best rating a right answer can get; ``s`` skips (nothing recorded:
+the answer and the worked solution are shown, and the skill keeps its place);
+``u`` undoes the last graded answer of this session (its review removed and the
+skill's card restored, in one transaction); ``q`` quits. Talking to the
+terminal is ``drills.quiz_io``'s job.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Any, Callable, Iterator
 
 from fsrs import Rating, Scheduler
 
-from drills import answers, grading
+from drills import assess, grading
 from drills.quiz_io import EndOfInput, QuizIO, until
 from drills.store import ReviewRecord, Store, iso, utc_now
 from generator import generate
@@ -50,6 +57,7 @@ class Plan:
     due: int  # how many of them were due
     new: int  # how many are new skills
     cram: bool
+    new_left_out: int = 0  # unstarted skills the day's new-skill limit kept out of this session
 
 
 def select_skills(options: QuizOptions) -> list[generate.Skill]:
@@ -90,10 +98,12 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
     due = [skill for skill, _ in store.due_skills(now) if skill in selected]
     known = set(store.cards())
     budget = max(0, options.new_per_day - store.introduced_since(start_of_day(now))) + extra_new
-    new = [s.id for s in teaching_order(skills) if s.id not in known][:budget]
+    unstarted = [s.id for s in teaching_order(skills) if s.id not in known]
+    new = unstarted[:budget]
     chosen = (due + new)[: options.count]
     n_due = min(len(due), len(chosen))
-    return Plan(tuple(chosen), n_due, len(chosen) - n_due, False)
+    room = max(0, options.count - len(chosen))
+    return Plan(tuple(chosen), n_due, len(chosen) - n_due, False, min(room, len(unstarted) - len(new)))
 
 
 def draw_problems(skill_ids: tuple[str, ...] | list[str], seed: int | None) -> Iterator[Problem]:
@@ -103,11 +113,18 @@ def draw_problems(skill_ids: tuple[str, ...] | list[str], seed: int | None) -> I
         yield generate.draw(skill_id, rng)
 
 
-def parse_for(problem: Problem, text: str) -> float | str:
-    """The learner's answer as the problem's kind: a choice, or a number in the answer's unit."""
-    if problem.answer.is_choice:
-        return answers.parse_choice(text, problem.answer.choices)
-    return answers.parse_number(text, problem.answer.unit)
+def hints(problem: Problem) -> list[str]:
+    """Up to three progressive hints: the formula; the constants with their sources; the first worked step."""
+    formula = problem.hint or problem.solution[0]
+    cited = [step for step in problem.solution if "[" in step or step.startswith("constants")]
+    steps = [formula]
+    if cited:
+        steps.append("constants: " + " | ".join(step.split(":", 1)[1].strip() if step.startswith("constants")
+                                                else step for step in cited))
+    first = next((step for step in problem.solution if step not in cited and step != formula), None)
+    if first:
+        steps.append("first step: " + first)
+    return steps[: grading.MAX_HINTS]
 
 
 class Session:
@@ -120,6 +137,8 @@ class Session:
         self.scheduler = Scheduler()
         self.skills = {s.id: s for s in select_skills(options)}
         self.right = 0
+        self.graded: list[tuple[int, str]] = []  # (review id, problem id) of this session, for undo
+        self.right_ids: dict[int, int] = {}
 
     def run(self) -> int:
         if not self.skills:
@@ -170,60 +189,104 @@ class Session:
     def _ask_all(self, plan: Plan) -> None:
         total = len(plan.skill_ids)
         label = "cram, schedule untouched" if plan.cram else f"{plan.due} due, {plan.new} new"
-        self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, q quit.")
+        self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, u undo, q quit.")
+        if plan.new_left_out:
+            limit = self.options.new_per_day
+            self.io.say(f"{total} of {self.options.count}: {limit} new skill{'s' if limit != 1 else ''} a day; "
+                        f"--new {self.options.count} for more.")
         for index, problem in enumerate(draw_problems(plan.skill_ids, self.options.seed), start=1):
             self._ask(index, total, problem)
 
     def _ask(self, index: int, total: int, problem: Problem) -> None:
         skill = self.skills.get(problem.skill)
-        self.io.problem(index, total, skill.description if skill else problem.skill, problem)
-        started, hinted = self.clock(), False
+        self.io.problem(index, total, self._header(skill, problem), problem)
+        started, shown = self.clock(), 0
+        steps = hints(problem)
+        bands = generate.grading_bands(problem.family)
         while True:
             text = self.io.ask("answer> ").strip()
             if not text:
                 continue
             command = text.lower()
             if command == "?":
-                self.io.say(f"hint: {problem.hint or problem.solution[0]}")
-                hinted = True
+                if shown < len(steps):
+                    shown += 1
+                    cap = grading.hint_cap(shown).name
+                    self.io.say(f"hint {shown}/{len(steps)}: {steps[shown - 1]}  (best rating now: {cap})")
+                else:
+                    self.io.say("no more hints: s shows the answer and the worked solution.")
                 continue
             if command == "s":
-                self.io.say("skipped (not recorded; the skill stays due).")
+                self._skip(problem)
                 return
+            if command == "u":
+                self._undo()
+                continue
             if command == "q":
                 raise _Quit
-            try:
-                value = parse_for(problem, text)
-            except answers.WrongDimensionError as exc:
-                self.io.say(f"not graded: {exc}. Try again.")
+            seconds = self.clock() - started
+            outcome = assess.assess(problem, text, bands, seconds, shown)
+            if outcome.status != assess.GRADED:
+                self.io.say(outcome.feedback)
                 continue
-            except answers.AnswerError as exc:
-                self.io.say(f"can not read that: {exc}. Try again (? hint, s skip, q quit).")
-                continue
-            self._record(problem, skill, text, value, self.clock() - started, hinted)
+            self._record(problem, skill, outcome, seconds)
             return
 
-    def _record(self, problem: Problem, skill: Any, text: str, value: float | str, seconds: float,
-                hinted: bool) -> None:
-        bands = generate.grading_bands(problem.family)
-        verdict = grading.grade(problem, value, bands, seconds, hinted)
+    @staticmethod
+    def _header(skill: Any, problem: Problem) -> str:
+        """The question's header: its family and chip, never text that could contain the answer."""
+        chip = f" · {skill.chip}" if skill and skill.chip else ""
+        return f"{problem.family.replace('_', ' ')}{chip}"
+
+    def _skip(self, problem: Problem) -> None:
+        if self.options.cram:
+            fate = "nothing recorded; cram leaves the schedule alone"
+        elif problem.skill in self.store.cards():
+            fate = "nothing recorded; the skill keeps its schedule and stays due, so it comes back next session"
+        else:
+            fate = "nothing recorded; the skill stays new and will be offered again"
+        self.io.say(f"skipped ({fate}). The answer: {assess.expected_text(problem)}")
+        self.io.solution(problem)
+
+    def _undo(self) -> None:
+        if not self.graded:
+            self.io.say("nothing to undo in this session.")
+            return
+        review_id, problem_id = self.graded.pop()
+        if self.store.undo_review(review_id):
+            self.right -= self.right_ids.pop(review_id, 0)
+            self.io.say(f"undone: the last grade ({problem_id}) is removed and its skill's schedule restored. "
+                        "Answer this question now.")
+        else:
+            self.io.say("that grade was already gone from the store.")
+
+    def _record(self, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float) -> None:
+        verdict = outcome.grade
+        assert verdict is not None
+        value = outcome.given_value
         record = ReviewRecord(
             skill=problem.skill, family=problem.family, chip=skill.chip if skill else None,
             problem_id=problem.id, params=problem.params, prompt=problem.prompt,
-            expected=problem.answer.to_dict(), given=text,
-            given_value=None if problem.answer.is_choice else float(value),
+            expected=problem.answer.to_dict(), given=outcome.given,
+            given_value=None if problem.answer.is_choice else float(value),  # type: ignore[arg-type]
             correct=verdict.correct, rating=int(verdict.rating), relative_error=verdict.relative_error,
             seconds_taken=round(seconds, 3), cram=self.options.cram, session=self.session_id)
         card = self.store.record_review(record, self.scheduler)
+        review_id = self.store.last_review_id(self.session_id)
+        if review_id is not None:
+            self.graded.append((review_id, problem.id))
+            self.right_ids[review_id] = int(verdict.correct)
         self.right += verdict.correct
-        self.io.result(problem, value, verdict, card.due if card else None, self.now())
+        self.io.result(problem, outcome, card.due if card else None, self.now())
         self.io.emit({
             "skill": problem.skill, "family": problem.family, "chip": record.chip,
             "problem_id": problem.id, "prompt": problem.prompt,
             "expected": problem.answer.choice if problem.answer.is_choice else problem.answer.value,
-            "unit": problem.answer.unit, "given": text, "given_value": record.given_value,
-            "correct": verdict.correct, "rating": verdict.rating.name,
-            "relative_error": verdict.relative_error, "seconds_taken": record.seconds_taken,
+            "unit": problem.answer.unit, "given": outcome.given, "given_value": record.given_value,
+            "status": outcome.status, "correct": verdict.correct, "rating": verdict.rating.name,
+            "relative_error": verdict.relative_error,
+            "misconception": outcome.misconception.misconception.id if outcome.misconception else None,
+            "seconds_taken": record.seconds_taken,
             "cram": self.options.cram, "next_due": iso(card.due) if card else None,
         })
 
@@ -242,9 +305,4 @@ class Session:
 
 class _Quit(Exception):
     """The learner typed q."""
-
-
-def rating_word(rating: Rating) -> str:
-    return {Rating.Again: "wrong", Rating.Hard: "right, loosely", Rating.Good: "right",
-            Rating.Easy: "right, quick"}[rating]
 

@@ -10,7 +10,6 @@ problem; everything else goes to stderr.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from datetime import datetime
 from typing import IO, Any
@@ -18,29 +17,10 @@ from typing import IO, Any
 import click
 
 from generator.problem import Problem
-from generator.units import si
 
 
 class EndOfInput(Exception):
     """stdin ended (end of a script, or Ctrl-D)."""
-
-
-def describe_answer(problem: Problem, value: float | str) -> str:
-    """A value in the problem's answer unit, printed the way the course prints it (87.2 µs)."""
-    if problem.answer.is_choice:
-        return str(value)
-    number = float(value)
-    if problem.answer.unit:
-        return si(number, problem.answer.unit)
-    return f"{number:.4g}"
-
-
-def percent(fraction: float) -> str:
-    """0.5 -> "50%", 0.012 -> "1.2%", 0.00018 -> "0.018%": enough digits to tell a miss from exact."""
-    value = fraction * 100
-    if value == 0 or value >= 10:
-        return f"{value:.0f}%"
-    return f"{value:.2g}%"
 
 
 def until(moment: datetime, now: datetime) -> str:
@@ -107,24 +87,21 @@ class QuizIO:
         if problem.answer.is_choice and not all(c in problem.prompt for c in problem.answer.choices):
             self.say(f"({' / '.join(problem.answer.choices)})")
 
-    def result(self, problem: Problem, value: float | str, verdict: Any, due: datetime | None,
-               now: datetime) -> None:
-        from drills.quiz import rating_word
-
-        expected = describe_answer(problem, problem.answer.choice if problem.answer.is_choice
-                                   else problem.answer.value)  # type: ignore[arg-type]
-        off = ""
-        if verdict.relative_error is not None and math.isfinite(verdict.relative_error):
-            off = f" ({percent(verdict.relative_error)} off)"
+    def result(self, problem: Problem, outcome: Any, due: datetime | None, now: datetime) -> None:
+        """The verdict (``drills.assess.Outcome.feedback``), when the skill is next due, and the
+        worked solution after anything but a clean right answer."""
         when = f"; next review {until(due, now)}" if due else ""
-        word = rating_word(verdict.rating)
-        self.say(f"{word} ({verdict.rating.name}): expected {expected}, you said "
-                 f"{describe_answer(problem, value)}{off}{when}",
-                 fg="green" if verdict.correct else "red")
-        if verdict.rating.name in ("Again", "Hard"):
-            self.say("worked solution:")
-            for step in problem.solution:
-                self.say(f"  {step}")
+        lines = outcome.feedback.split("\n")
+        self.say(lines[0] + when, fg="green" if outcome.correct else "red")
+        for line in lines[1:]:
+            self.say(line, fg="yellow")
+        if outcome.grade.rating.name in ("Again", "Hard"):
+            self.solution(problem)
+
+    def solution(self, problem: Problem) -> None:
+        self.say("worked solution:")
+        for step in problem.solution:
+            self.say(f"  {step}")
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.as_json:

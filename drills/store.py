@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS reviews (
     seconds_taken REAL,
     cram INTEGER NOT NULL,          -- 1: practice that did not touch the schedule
     state_before INTEGER,           -- the card's fsrs State before this review, NULL when new
-    due_after TEXT                  -- when the skill is due next (NULL for cram)
+    due_after TEXT,                 -- when the skill is due next (NULL for cram)
+    card_before TEXT                -- the card (JSON) before this review, NULL when new: what undo restores
 );
 CREATE INDEX IF NOT EXISTS reviews_by_time ON reviews(reviewed_at);
 CREATE INDEX IF NOT EXISTS reviews_by_skill ON reviews(skill);
@@ -206,8 +207,50 @@ class Store:
         except sqlite3.Error as exc:
             raise _store_error(self.path, exc) from None
 
+    def _ensure_undo_column(self) -> None:
+        """Stores made before undo existed lack ``reviews.card_before``: add it on the first write."""
+        if getattr(self, "_undo_ready", False):
+            return
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(reviews)")}
+        if "card_before" not in columns:
+            self._conn.execute("ALTER TABLE reviews ADD COLUMN card_before TEXT")
+        self._undo_ready = True
+
+    def undo_review(self, review_id: int) -> bool:
+        """Remove one review and put its skill's card back as it was before it; one transaction.
+
+        Returns False when there is no such review (already undone). A review
+        that introduced the skill removes the card, so the skill is new again.
+        """
+        try:
+            with self._transaction():
+                self._ensure_undo_column()
+                row = self._conn.execute("SELECT skill, cram, card_before FROM reviews WHERE id = ?",
+                                         (int(review_id),)).fetchone()
+                if row is None:
+                    return False
+                skill, cram, card_before = row
+                self._conn.execute("DELETE FROM reviews WHERE id = ?", (int(review_id),))
+                if not cram:
+                    if card_before is None:
+                        self._conn.execute("DELETE FROM cards WHERE skill = ?", (skill,))
+                    else:
+                        card = Card.from_dict(json.loads(card_before))
+                        self._conn.execute(
+                            "UPDATE cards SET card = ?, due = ?, state = ?, reviews = MAX(reviews - 1, 0), "
+                            "updated_at = ? WHERE skill = ?",
+                            (card_before, iso(card.due), int(card.state), iso(utc_now()), skill))
+            return True
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    def last_review_id(self, session: str) -> int | None:
+        row = self._query("SELECT MAX(id) FROM reviews WHERE session = ?", (session,))
+        return int(row[0][0]) if row and row[0][0] is not None else None
+
     def _record(self, review: ReviewRecord, scheduler: Scheduler, now: datetime | None) -> Card | None:
         with self._transaction():
+            self._ensure_undo_column()
             now = now or utc_now()
             row = self._conn.execute(
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
@@ -230,12 +273,13 @@ class Store:
             self._conn.execute(
                 "INSERT INTO reviews (session, reviewed_at, skill, family, chip, problem_id, params, prompt, "
                 "expected, given, given_value, correct, rating, relative_error, seconds_taken, cram, "
-                "state_before, due_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "state_before, due_after, card_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (review.session, iso(now), review.skill, review.family, review.chip, review.problem_id,
                  json.dumps(review.params, sort_keys=True, default=str), review.prompt,
                  json.dumps(review.expected, sort_keys=True), review.given, review.given_value,
                  int(review.correct), int(review.rating), review.relative_error, review.seconds_taken,
-                 int(review.cram), state_before, iso(new_card.due) if new_card else None))
+                 int(review.cram), state_before, iso(new_card.due) if new_card else None,
+                 row[0] if row else None))
         return new_card
 
     def cards(self) -> dict[str, CardRow]:

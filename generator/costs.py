@@ -46,6 +46,7 @@ class OpCost:
     bytes_working: str
     convention: str
     operand_dtypes: dict[str, str] = field(default_factory=dict)
+    bytes_written: int = 0  # the part of ``bytes`` that is the output written back to HBM
 
     @property
     def intensity_flops_per_byte(self) -> float:
@@ -88,7 +89,7 @@ def matmul(B: int, D: int, F: int, dtype: str = "bf16", *,
         f"2 × {B} × {D} × {F}",
         f"{B}×{D}×{_b(lhs)} + {D}×{F}×{_b(rhs)} + {B}×{F}×{_b(out)}",
         "scaling book (Rooflines): inputs read once, output written once",
-        {"lhs": lhs, "rhs": rhs, "out": out},
+        {"lhs": lhs, "rhs": rhs, "out": out}, B * F * _b(out),
     )
 
 
@@ -98,7 +99,7 @@ def add(M: int, N: int, dtype: str = "bf16") -> OpCost:
     return OpCost("add", (M, N), d, M * N, 3 * M * N * _b(d),
                   "M·N", "3·M·N·bytes", f"{M} × {N}", f"3 × {M} × {N} × {_b(d)}",
                   "course seed LAB·0.1 (= scaling book: two inputs read, one output written)",
-                  {"x": d, "y": d, "out": d})
+                  {"x": d, "y": d, "out": d}, M * N * _b(d))
 
 
 def softmax(M: int, N: int, dtype: str = "bf16") -> OpCost:
@@ -107,7 +108,7 @@ def softmax(M: int, N: int, dtype: str = "bf16") -> OpCost:
     return OpCost("softmax", (M, N), d, 5 * M * N, 2 * M * N * _b(d),
                   "5·M·N", "2·M·N·bytes", f"5 × {M} × {N}", f"2 × {M} × {N} × {_b(d)}",
                   "course seed LAB·0.1 (5 FLOPs per element; one read, one write)",
-                  {"x": d, "out": d})
+                  {"x": d, "out": d}, M * N * _b(d))
 
 
 def reduce_sum(M: int, N: int, dtype: str = "bf16") -> OpCost:
@@ -116,7 +117,7 @@ def reduce_sum(M: int, N: int, dtype: str = "bf16") -> OpCost:
     return OpCost("reduce_sum", (M, N), d, M * N, (M * N + M) * _b(d),
                   "M·N", "(M·N + M)·bytes", f"{M} × {N}", f"({M} × {N} + {M}) × {_b(d)}",
                   "course seed LAB·0.1 (input read once, [M] output written)",
-                  {"x": d, "out": d})
+                  {"x": d, "out": d}, M * _b(d))
 
 
 def dot(N: int, dtype: str = "bf16") -> OpCost:
@@ -128,7 +129,7 @@ def dot(N: int, dtype: str = "bf16") -> OpCost:
     return OpCost("dot", (N,), d, 2 * N, (2 * N + 1) * _b(d),
                   "2·N", "(2·N + 1)·bytes", f"2 × {N}", f"(2 × {N} + 1) × {_b(d)}",
                   "scaling book (Rooflines): dot product example",
-                  {"x": d, "y": d, "out": d})
+                  {"x": d, "y": d, "out": d}, _b(d))
 
 
 def embedding(T: int, V: int, D: int, dtype: str = "bf16") -> OpCost:
@@ -143,7 +144,7 @@ def embedding(T: int, V: int, D: int, dtype: str = "bf16") -> OpCost:
                   "0 (a gather does no arithmetic)", "2·T·D·bytes + T·index_bytes",
                   "0", f"2 × {T} × {D} × {_b(d)} + {T} × {idx}",
                   "gather: rows read + indices read + output written",
-                  {"table": d, "indices": INDEX_DTYPE, "out": d})
+                  {"table": d, "indices": INDEX_DTYPE, "out": d}, T * D * _b(d))
 
 
 def vmem_footprint_bytes(bm: int, bk: int, bn: int, dtype: str = "bf16", buffers: int = 2) -> int:

@@ -9,6 +9,7 @@ Public API (the quiz and the lab code against these names):
   (fewer where a skill has fewer distinct draws, e.g. a chip's ridge), deterministic
   for a seed; each skill draws from its own ``Random(f"{seed}:{skill.id}")`` so a
   skill's problems do not change when other families or chips are selected.
+- ``problem(problem_id)``: the problem with that id (as ``drill export`` prints it), rebuilt.
 - ``grading_bands(family)``: the family's ``GradingBands`` from its spec.
 - ``CAN_YOU``: the seed's seven "Can you" items as ``(n, text, skill_id)``.
 
@@ -29,7 +30,8 @@ from generator.families.base import Skill
 from generator.problem import Problem
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
-__all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "TooManyProblemsError", "SpecError",
+__all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "UnknownProblemError",
+           "problem", "TooManyProblemsError", "SpecError",
            "MAX_PROBLEMS", "skills", "draw", "generate", "grading_bands", "registry", "CAN_YOU"]
 
 FAMILY_NAMES: tuple[str, ...] = ("ridge", "intensity", "bound", "floor", "critical_batch", "lattice", "vmem_fit",
@@ -50,6 +52,10 @@ class UnknownFamilyError(ValueError):
 
 class TooManyProblemsError(ValueError):
     """A request for more than MAX_PROBLEMS problems (skills x count)."""
+
+
+class UnknownProblemError(ValueError):
+    """A problem id that no skill's draws produce."""
 
 
 class UnknownSkillError(ValueError):
@@ -129,6 +135,40 @@ class Registry:
         params = {**fam.draw_params(self.specs[family], self.catalogue, skill, rng), **check.get("params", {})}
         return self.solve(skill, params)
 
+    def problem(self, problem_id: str, max_draws: int = 20000, patience: int = 500) -> Problem:
+        """The problem with this id (the ids ``drill export`` prints), rebuilt from its skill's draws.
+
+        A problem id is its skill id plus the drawn parameters (``ops.key`` and
+        kin); every family draws from finite choice lists, so drawing the skill
+        until the id comes up (or ``patience`` draws in a row bring nothing new)
+        finds it without a per-family inverse of the key. Deterministic.
+        """
+        if not isinstance(problem_id, str) or len(problem_id) > 300:
+            raise UnknownProblemError("a problem id is a line of text such as 'floor:v5e:add:4096x4096-bf16'")
+        candidates = [sid for sid in self.by_id if problem_id == sid or problem_id.startswith(sid + ":")]
+        if not candidates:
+            raise UnknownProblemError(f"unknown problem id '{problem_id}': no skill starts it "
+                                      f"(see `drill export` for ids)")
+        skill = self.by_id[max(candidates, key=len)]
+        family, spec = FAMILIES[skill.family], self.specs[skill.family]
+        rng = random.Random(f"problem-id:{problem_id}")
+        seen: set[str] = set()
+        stale = 0
+        for _ in range(max_draws):
+            params = family.draw_params(spec, self.catalogue, skill, rng)
+            drawn = repr(params)
+            if drawn in seen:
+                stale += 1
+                if stale >= patience:
+                    break
+                continue
+            seen.add(drawn)
+            stale = 0
+            found = self.solve(skill, params)
+            if found.id == problem_id:
+                return found
+        raise UnknownProblemError(f"unknown problem id '{problem_id}': skill '{skill.id}' draws no such problem")
+
     def generate(self, families=None, chips=None, count: int | None = None, seed: int = 0) -> list[Problem]:
         count = 1 if count is None else int(count)
         if count < 1:
@@ -187,6 +227,11 @@ def generate(families: list[str] | None = None, chips: list[str] | None = None, 
              seed: int = 0, *, specs_dir: str | None = None) -> list[Problem]:
     """Up to ``count`` (default 1) distinct problems per skill; same seed, same problems."""
     return registry(specs_dir).generate(families, chips, count, seed)
+
+
+def problem(problem_id: str, *, specs_dir: str | None = None) -> Problem:
+    """The problem with this id, rebuilt (``UnknownProblemError`` when no skill draws it)."""
+    return registry(specs_dir).problem(problem_id)
 
 
 def grading_bands(family: str, *, specs_dir: str | None = None) -> GradingBands:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from generator.catalogue import Chip
 from generator.costs import OpCost
-from generator.units import sci, seconds, si
+from generator.units import fmt, sci, seconds, si
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def estimate(target: Chip | Ceilings, cost: OpCost) -> Estimate:
 def summary_lines(est: Estimate) -> list[str]:
     """The EX·01 playground view: intensity, verdict, attainable, floor latency."""
     return [
-        f"intensity: {est.intensity_flops_per_byte:.1f} FLOPs/byte",
+        f"intensity: {fmt(est.intensity_flops_per_byte, 'FLOP/byte')}",
         f"verdict: {est.bound}-bound",
         f"attainable: {si(est.attainable_flops_per_s, 'FLOP/s')}",
         f"floor latency: {seconds(est.floor_s)}",
@@ -125,8 +125,8 @@ def worked_lines(est: Estimate) -> list[str]:
     return [
         f"FLOPs      = {c.flops_formula} = {c.flops_working} = {sci(c.flops)}",
         f"bytes      = {c.bytes_formula} = {c.bytes_working} = {sci(c.bytes)}",
-        f"intensity  = FLOPs / bytes = {sci(c.flops)} / {sci(c.bytes)} = {est.intensity_flops_per_byte:.1f} FLOPs/byte",
-        f"ridge      = peak / HBM bandwidth = {sci(peak)} FLOP/s / {sci(bw)} B/s = {est.ridge_flops_per_byte:.1f} FLOPs/byte ({k.dtype})",
+        f"intensity  = FLOPs / bytes = {sci(c.flops)} / {sci(c.bytes)} = {fmt(est.intensity_flops_per_byte, 'FLOP/byte')}",
+        f"ridge      = peak / HBM bandwidth = {sci(peak)} FLOP/s / {sci(bw)} B/s = {fmt(est.ridge_flops_per_byte, 'FLOP/byte')} ({k.dtype})",
         f"verdict    = intensity {'>=' if est.bound == 'compute' else '<'} ridge -> {est.bound}-bound",
         f"T_math     = FLOPs / peak = {sci(c.flops)} / {sci(peak)} = {seconds(est.t_math_s)}",
         f"T_comms    = bytes / HBM bandwidth = {sci(c.bytes)} / {sci(bw)} = {seconds(est.t_comms_s)}",

@@ -29,7 +29,7 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KeyPath = tuple  # a key path inside a spec document: ("params", "cases", "add", "dims")
 
 TOP_LEVEL_KEYS = {"family", "title", "summary", "chips", "tolerance", "grading", "prompts", "hints", "params"}
-GRADING_KEYS = {"easy_rel", "easy_seconds", "hard_factor"}
+GRADING_KEYS = {"easy_rel", "easy_seconds", "hard_seconds"}
 
 
 class SpecError(ValueError):
@@ -46,11 +46,11 @@ class GradingBands:
     good_rel: float  # relative error counted right (Good): the family's tolerance
     easy_rel: float  # tight band: right within this AND quick -> Easy
     easy_seconds: float  # "quickly": answered within this many seconds
-    hard_factor: float  # loose band: within this factor (2.0 = "within 2x") -> Hard
+    hard_seconds: float  # a right answer slower than this many seconds -> Hard
 
     def to_dict(self) -> dict[str, float]:
         return {"good_rel": self.good_rel, "easy_rel": self.easy_rel,
-                "easy_seconds": self.easy_seconds, "hard_factor": self.hard_factor}
+                "easy_seconds": self.easy_seconds, "hard_seconds": self.hard_seconds}
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,10 @@ def parse_spec(data: Any, lines: dict[KeyPath, int], path: str,
     bands = GradingBands(
         good_rel=tolerance, easy_rel=easy_rel,
         easy_seconds=check.number(g["easy_seconds"], ("grading", "easy_seconds"), low=0.0, low_open=True),
-        hard_factor=check.number(g["hard_factor"], ("grading", "hard_factor"), low=1.0))
+        hard_seconds=check.number(g["hard_seconds"], ("grading", "hard_seconds"), low=0.0, low_open=True))
+    if bands.hard_seconds < bands.easy_seconds:
+        check.fail(("grading", "hard_seconds"), f"hard_seconds ({bands.hard_seconds}) must not be below "
+                                                f"easy_seconds ({bands.easy_seconds})")
     templates = {}
     for section in ("prompts", "hints"):
         raw = check.mapping(data[section], (section,), required=set(fields), allowed=set(fields))

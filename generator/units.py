@@ -65,3 +65,27 @@ def sci(value: float, digits: int = 4) -> str:
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"
+
+
+def intensity_number(value: float) -> str:
+    """An intensity's number: 4 significant digits (``682.7``, ``0.1667``), whole above 1000 (``16384``)."""
+    if abs(value) >= 1e6:
+        return sci(value)
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def fmt(value: float, unit: str) -> str:
+    """The one way a quantity is shown on every screen (CLI, quiz, decks, worked lines, exports).
+
+    ``unit`` is the base SI unit of ``Answer.unit``: intensities print as the EX·01
+    playground does (``682.7 FLOPs/byte``; ``intensity_number``), plain counts with 4 significant digits
+    (``155.6``; ``1.2e+07`` style beyond a million), everything else with an SI
+    prefix and 3 significant digits (``87.2 µs``, ``197 TFLOP/s``, ``16.8 MB``).
+    """
+    if not math.isfinite(value):
+        return f"{value} {unit}".strip()
+    if unit == "FLOP/byte":
+        return f"{intensity_number(value)} FLOPs/byte"
+    if unit == "":
+        return f"{value:.4g}" if abs(value) < 1e6 else sci(value)
+    return si(value, unit)

@@ -1,7 +1,7 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
 YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers (``drills.answers.parse_duration_seconds``: "700us", "1.2 ms",
+quiz answers (``generator.answers.parse_duration_seconds``: "700us", "1.2 ms",
 "2*4096**3/9.9e14"), imported only here and only when a file or a prompt
 needs it. Every problem raises InputError with one line, before anything runs.
 """
@@ -46,7 +46,7 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
 
 def parse_prediction(text: str) -> float:
     """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
-    from drills.answers import AnswerError, parse_duration_seconds
+    from generator.answers import AnswerError, parse_duration_seconds
 
     try:
         value = parse_duration_seconds(str(text))

@@ -1,7 +1,9 @@
 """Problems as plain data: JSON (a list of ``Problem.to_dict()``) and CSV (one row per problem).
 
-For other SRS tools and for scripts. Answers are in base SI units (seconds,
-bytes, FLOPs, FLOPs/byte, FLOP/s) with their unit, or a choice.
+For other SRS tools and for scripts. ``answer_value`` is the exact value in base
+SI units (seconds, bytes, FLOPs, FLOPs/byte, FLOP/s) with ``answer_unit``, for
+machines; ``answer_display`` is the same value as every screen shows it
+(``generator.units.fmt``: ``87.2 µs``), for people; a choice is in ``answer_choice``.
 """
 
 from __future__ import annotations
@@ -12,21 +14,33 @@ import json
 from typing import Iterable
 
 from generator.problem import Problem
+from generator.units import fmt
 
 FORMATS = ("csv", "json")
-CSV_COLUMNS = ("family", "skill", "id", "prompt", "answer_value", "answer_unit", "answer_choice",
+CSV_COLUMNS = ("family", "skill", "id", "prompt", "answer_value", "answer_unit", "answer_display", "answer_choice",
                "answer_choices", "tolerance", "hint", "solution", "tags", "params")
 
 
 def to_json(problems: Iterable[Problem]) -> str:
     """A JSON list, one object per problem: family, skill, id, params, prompt, answer, tolerance, solution ..."""
-    return json.dumps([p.to_dict() for p in problems], indent=1, ensure_ascii=False) + "\n"
+    return json.dumps([{**p.to_dict(), "answer_value": _value(p), "answer_display": display(p)} for p in problems],
+                      indent=1, ensure_ascii=False) + "\n"
+
+
+def _value(p: Problem) -> float | None:
+    return None if p.answer.is_choice else float(p.answer.value)  # type: ignore[arg-type]
+
+
+def display(p: Problem) -> str:
+    """The answer as people read it: the choice, or the value through the one formatter."""
+    a = p.answer
+    return str(a.choice) if a.is_choice else fmt(float(a.value), a.unit)  # type: ignore[arg-type]
 
 
 def csv_row(p: Problem) -> list:
     a = p.answer
     return [p.family, p.skill, p.id, p.prompt,
-            "" if a.is_choice else repr(float(a.value)), "" if a.is_choice else a.unit,
+            "" if a.is_choice else repr(float(a.value)), "" if a.is_choice else a.unit, display(p),
             a.choice if a.is_choice else "", "|".join(a.choices), repr(p.tolerance), p.hint,
             "\n".join(p.solution), " ".join(p.tags), json.dumps(p.params, ensure_ascii=False, sort_keys=True)]
 

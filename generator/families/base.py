@@ -19,7 +19,7 @@ from typing import Any
 from generator.catalogue import Figure
 from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
-from generator.units import sci, si
+from generator.units import fmt, sci, si
 
 VERDICTS = ("compute", "memory")
 YES_NO = ("yes", "no")
@@ -62,12 +62,8 @@ def cite(fig: Figure) -> str:
 
 
 def show(value: float, unit: str) -> str:
-    """A value the way a card prints it: SI prefix plus the exact figure (``87.2 µs (8.724e-5 s)``)."""
-    if unit == "":
-        return f"{value:,.4g}" if abs(value) < 1e6 else sci(value)
-    if unit == "FLOP/byte":
-        return f"{value:.1f} FLOPs/byte"
-    return f"{si(value, unit)} ({value:.4g} {unit})"
+    """A value the way a card prints it: the one formatter, ``generator.units.fmt``."""
+    return fmt(value, unit)
 
 
 def problem(spec: FamilySpec, skill: Skill, key: str, prompt: str, answer: Answer,

@@ -35,18 +35,23 @@ def planned_problems(store_path: Path, options: QuizOptions, now: datetime | Non
     return list(draw_problems(plan.skill_ids, options.seed))
 
 
+def with_unit(value: float, unit: str) -> str:
+    """A number with its base unit, as a learner could type it (``8.72e-05 s``; a count bare)."""
+    return f"{value!r} {unit}" if unit else repr(value)
+
+
 def right_answer(problem: Problem) -> str:
-    """The exact answer, as a bare number in the answer's base unit, or the choice."""
+    """The exact answer in the answer's base unit, or the choice."""
     if problem.answer.is_choice:
         return str(problem.answer.choice)
-    return repr(float(problem.answer.value))  # type: ignore[arg-type]
+    return with_unit(float(problem.answer.value), problem.answer.unit)  # type: ignore[arg-type]
 
 
 def wrong_answer(problem: Problem) -> str:
     """An answer graded Again: another choice, or the value times 10 (outside every band)."""
     if problem.answer.is_choice:
         return next(c for c in problem.answer.choices if c != problem.answer.choice)
-    return repr(float(problem.answer.value) * 10)  # type: ignore[arg-type]
+    return with_unit(float(problem.answer.value) * 10, problem.answer.unit)  # type: ignore[arg-type]
 
 
 def script(lines: list[str]) -> str:

@@ -76,12 +76,13 @@ def test_hint_skip_wrong_dimension_and_unreadable_answers(tmp_path: Path) -> Non
     options = QuizOptions(families=("floor",), chips=V5E, count=2, new_per_day=2, seed=5)
     first, second = planned_problems(store, options)
     assert first.answer.unit == "s"
-    lines = ["?", "16 GiB", "9**9**9", "", right_answer(first), "s"]
+    lines = ["?", "16 GiB", "9**9**9", "", "11.8", right_answer(first), "s"]
     result = run_quiz(store, lines, "--family", "floor", "--chip", "v5e", "--count", "2", "--new", "2",
                       "--seed", "5")
     assert result.exit_code == 0
     text = result.stdout
-    assert f"hint: {first.hint}" in text
+    assert f"hint 1/3: {first.hint}" in text
+    assert "not graded: add a unit: 11.8 what? e.g. 11.8 us" in text
     assert "not graded: expected a time" in text
     assert "can not read that: exponent" in text
     assert "skipped" in text
@@ -233,7 +234,8 @@ def test_quiz_imports_neither_jax_nor_numpy(tmp_path: Path) -> None:
 
 
 def test_feedback_formatting() -> None:
-    from drills.quiz_io import percent, until
+    from drills.assess import percent
+    from drills.quiz_io import until
 
     assert [percent(x) for x in (0, 0.00018, 0.012, 0.5, 9.0)] == ["0%", "0.018%", "1.2%", "50%", "900%"]
     t = datetime(2026, 3, 1, tzinfo=timezone.utc)

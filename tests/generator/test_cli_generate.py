@@ -33,7 +33,7 @@ def usage_error(capsys, *argv) -> str:
 def test_transformer_seed_case(capsys):
     code, out, _ = run(capsys, *SEED_7B)
     assert code == 0
-    assert "floor: 2.686 s (compute-bound)" in out and "does NOT fit" in out
+    assert "floor: 2.69 s (compute-bound)" in out and "does NOT fit" in out
 
 
 def test_transformer_json(capsys):

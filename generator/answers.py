@@ -10,8 +10,13 @@ A unit binds to the number (or parenthesised group) just before it, and units
 carry dimensions through the arithmetic (seconds, bytes, FLOPs), so
 ``2*2048**3 FLOP / 197 TFLOP/s`` is a time. Write compound units without
 spaces (``TB/s``); ``(2*2048**3/1.97e14) s`` puts a unit on a whole working.
-A result with no unit at all is read in the expected base unit (``8.72e-5``
-where seconds are asked is 87.2 µs).
+A result with no unit at all, where the answer has a unit, is not guessed:
+``NeedsUnitError`` asks for one ("11.8 what?"), unless the question itself
+names the unit to answer in (``parse_number(..., stated_unit="us")``).
+What people type is accepted: ``12 microseconds``, ``12 US``, ``12 usec``,
+``12 µsec``, ``1,200 us`` (thousands separators), ``12 µs.`` (a full stop),
+``3 TBps``; the ambiguous is refused with its reason (``12 MS``: ms or Ms?;
+``3 Tb/s``: b is bits; ``1,5 us``: a decimal comma).
 
 Limits keep every input cheap: at most ``MAX_INPUT_CHARS`` characters,
 ``MAX_NESTING`` levels of parentheses and signs, exponents within
@@ -35,6 +40,7 @@ DIMENSIONLESS: Dims = (0, 0, 0)
 
 _BASE_WORDS: dict[str, Dims] = {
     "s": (1, 0, 0), "sec": (1, 0, 0), "secs": (1, 0, 0), "second": (1, 0, 0), "seconds": (1, 0, 0),
+    "Bps": (-1, 1, 0),  # bytes per second: "3 TBps"
     "B": (0, 1, 0), "byte": (0, 1, 0), "bytes": (0, 1, 0),
     "FLOP": (0, 0, 1), "FLOPs": (0, 0, 1), "flop": (0, 0, 1), "flops": (0, 0, 1),
     # All-capitals FLOPS is the datasheet's "per second" (197 TFLOPS).
@@ -57,8 +63,20 @@ _DIMENSION_NAMES: dict[Dims, tuple[str, str]] = {
     DIMENSIONLESS: ("a plain number", "2.4k"),
 }
 
+# Spelled-out times and their abbreviations, matched case-insensitively ("12 Microseconds", "12 USEC").
+_TIME_WORDS: dict[str, float] = {}
+for _scale, _names in ((1.0, ("s", "sec", "secs", "second", "seconds")),
+                       (1e-3, ("ms", "msec", "msecs", "millisecond", "milliseconds")),
+                       (1e-6, ("us", "µs", "μs", "usec", "usecs", "µsec", "μsec", "microsecond", "microseconds")),
+                       (1e-9, ("ns", "nsec", "nsecs", "nanosecond", "nanoseconds")),
+                       (1e-12, ("ps", "psec", "picosecond", "picoseconds"))):
+    for _name in _names:
+        _TIME_WORDS[_name] = _scale
+
 _CHOICE_ALIASES = {"c": "compute", "m": "memory", "y": "yes", "n": "no"}
 
+# 1,200 or 12,345,678.5: groups of three digits after the first comma.
+_THOUSANDS = re.compile(r"(?<![0-9.,])[0-9]{1,3}(?:,[0-9]{3})+(?![0-9,])")
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WORD = re.compile(r"[A-Za-zµμ]+")
 _OPERATORS = ("**", "+", "-", "*", "/", "^", "(", ")")
@@ -67,6 +85,15 @@ _TRANSLATE = str.maketrans({"−": "-", "×": "*", "·": "*", "÷": "/"})
 
 class AnswerError(ValueError):
     """An answer that can not be read; the message is one line for the learner."""
+
+
+class NeedsUnitError(AnswerError):
+    """A plain number where the answer has a unit and the question names none: ask again, do not grade."""
+
+    def __init__(self, text: str, expected: Dims):
+        self.expected = expected
+        example = _DIMENSION_NAMES.get(expected, ("", "87.2 us"))[1].split(" ", 1)[-1]
+        super().__init__(f"add a unit: {text.strip()} what? e.g. {text.strip()} {example}")
 
 
 class WrongDimensionError(AnswerError):
@@ -116,9 +143,13 @@ def _word_unit(word: str) -> _Unit | None:
 
     Small prefixes (m, u, µ, n, p) go on seconds only and large ones never do, so
     "Ms" is refused rather than read as megaseconds; binary prefixes go on bytes only.
+    Time words are matched case-insensitively ("US", "Microseconds") except where
+    case decides (``MS`` could be ms or Ms: refused by ``_refuse_ambiguous``).
     """
     if word in _BASE_WORDS:
         return _Unit(1.0, _BASE_WORDS[word], word)
+    if word.lower() in _TIME_WORDS and word not in _AMBIGUOUS:
+        return _Unit(_TIME_WORDS[word.lower()], (1, 0, 0), word)
     for table in (_BINARY_PREFIXES, _LARGE_PREFIXES, _SMALL_PREFIXES):
         for prefix, scale in table.items():
             base = word[len(prefix):]
@@ -136,6 +167,22 @@ def _word_unit(word: str) -> _Unit | None:
     return None
 
 
+# Words whose meaning depends on a case the learner did not give; each with its reason.
+_AMBIGUOUS = {"MS": "'MS' is ambiguous: ms (milliseconds) or Ms? write ms",
+              "Ms": "'Ms' would be megaseconds; for milliseconds write ms"}
+
+
+def _refuse_ambiguous(word: str) -> None:
+    """One-line refusals for units that could mean two things (or bits where bytes are meant)."""
+    if word in _AMBIGUOUS:
+        raise AnswerError(_AMBIGUOUS[word])
+    top = word.split("/")[0]
+    if top.endswith("b") and not top.endswith(("sb",)) and _word_unit(top[:-1] + "B") is not None:
+        raise AnswerError(f"'{word}': a lower-case b means bits; write {top[:-1]}B for bytes")
+    if top.endswith("bps") and _word_unit(top[:-3] + "Bps") is not None:
+        raise AnswerError(f"'{word}': a lower-case b means bits; write {top[:-3]}B/s for bytes per second")
+
+
 def parse_unit(text: str) -> _Unit:
     """A unit like ``us``, ``GiB``, ``TFLOP/s``, ``FLOP/byte`` or ``""`` (a plain count)."""
     text = text.strip()
@@ -143,6 +190,7 @@ def parse_unit(text: str) -> _Unit:
         return _Unit(1.0, DIMENSIONLESS, "")
     if text in _COUNT_PREFIXES:
         return _Unit(_COUNT_PREFIXES[text], DIMENSIONLESS, text)
+    _refuse_ambiguous(text)
     top, _, bottom = text.partition("/")
     num = _word_unit(top)
     den = _word_unit(bottom) if bottom else _Unit(1.0, DIMENSIONLESS, "")
@@ -338,6 +386,12 @@ def _tokens_of(text: str) -> list[tuple[str, object]]:
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
     text = text.translate(_TRANSLATE).strip()
+    if text.endswith(".") and text[:-1].rstrip()[-1:].isalpha():
+        text = text[:-1].rstrip()  # a sentence's full stop: "12 µs."
+    if "," in text:
+        text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+        if "," in text:
+            raise AnswerError("a comma there is ambiguous (a decimal comma?): write 1.5 or 1500")
     if not text:
         raise AnswerError("empty answer")
     return _tokenize(text)
@@ -348,10 +402,13 @@ def parse_quantity(text: str) -> Quantity:
     return _Parser(_tokens_of(text)).parse()
 
 
-def parse_number(text: str, unit: str) -> float:
+def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
     """The answer's value expressed in ``unit`` (base SI: "s", "B", "FLOP/s", "" ...).
 
-    A plain number (no unit typed, e.g. ``2*2048**3/1.97e14``) is read in ``unit``.
+    A plain number (no unit typed, e.g. ``2*2048**3/1.97e14``) is read in
+    ``stated_unit`` when the question names the unit to answer in (``"us"``,
+    ``"FLOP/byte"``); where it names none and ``unit`` has a dimension,
+    ``NeedsUnitError`` asks for a unit instead of guessing seconds.
     An answer with units must have the dimension of ``unit``, or
     ``WrongDimensionError`` says which dimension is expected. One exception
     reads a working the way it was meant: when its only unit is the last
@@ -362,7 +419,14 @@ def parse_number(text: str, unit: str) -> float:
     tokens = _tokens_of(text)
     quantity = _Parser(tokens).parse()
     if quantity.dims == DIMENSIONLESS:
-        return quantity.value
+        if expected.dims == DIMENSIONLESS:
+            return quantity.value
+        if stated_unit is None:
+            raise NeedsUnitError(text, expected.dims)
+        stated = parse_unit(stated_unit)
+        if stated.dims != expected.dims:
+            raise ValueError(f"stated unit '{stated_unit}' is not {describe_dims(expected.dims, False)}")
+        return _finite(quantity.value * stated.scale) / expected.scale
     if quantity.dims == expected.dims:
         return quantity.value / expected.scale
     units = [tok for kind, tok in tokens if kind == "unit"]
@@ -376,9 +440,9 @@ def parse_number(text: str, unit: str) -> float:
     raise WrongDimensionError(expected.dims, quantity.dims, tip)
 
 
-def parse_duration_seconds(text: str) -> float:
-    """A time in seconds: ``87.2us``, ``87.2 µs``, ``0.0872 ms``, ``8.72e-5 s``, ``2*2048**3/1.97e14``."""
-    return parse_number(text, "s")
+def parse_duration_seconds(text: str, stated_unit: str | None = "s") -> float:
+    """A time in seconds: ``87.2us``, ``0.0872 ms``, ``8.72e-5 s``; a bare number is read in ``stated_unit`` (seconds; None refuses it)."""
+    return parse_number(text, "s", stated_unit)
 
 
 def normalize_choice(text: str) -> str:

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drills import answers
-from drills.answers import (
+from generator import answers
+from generator.answers import (
     AnswerError,
+    NeedsUnitError,
     WrongDimensionError,
     parse_choice,
     parse_duration_seconds,
@@ -78,7 +79,28 @@ def test_durations(text: str, seconds: float) -> None:
     ("12 / 3 / 2", "", 2.0),
 ])
 def test_numbers_in_units(text: str, unit: str, value: float) -> None:
+    # A bare number is read in the unit the question names (the third argument).
+    assert parse_number(text, unit, unit) == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, unit, value", [
+    ("12 microseconds", "s", 12e-6), ("12 US", "s", 12e-6), ("1,200 us", "s", 1.2e-3), ("12 µs.", "s", 12e-6),
+    ("1.2e3us", "s", 1.2e-3), ("12 usec", "s", 12e-6), ("12 µsec", "s", 12e-6), ("3 TB/s", "B/s", 3e12),
+    ("3 TBps", "B/s", 3e12), ("12 Milliseconds", "s", 12e-3), ("40 NS", "s", 40e-9),
+    ("12,345,678 B", "B", 12345678.0),
+])
+def test_what_people_type_is_accepted(text: str, unit: str, value: float) -> None:
     assert parse_number(text, unit) == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, unit", [("11.8", "s"), ("2*2048**3/1.97e14", "s"), ("1.6e12", "B/s"),
+                                        ("682.7", "FLOP/byte")])
+def test_a_bare_number_needs_a_unit_unless_the_question_names_one(text: str, unit: str) -> None:
+    with pytest.raises(NeedsUnitError) as info:
+        parse_number(text, unit)
+    assert "add a unit" in str(info.value) and text in str(info.value)
+    assert parse_number("11.8", "s", "us") == pytest.approx(11.8e-6)
+    assert parse_number("7", "", None) == 7.0  # a plain count needs no unit
 
 
 @pytest.mark.parametrize("text, expected_unit, fragment", [
@@ -111,10 +133,13 @@ def test_wrong_dimension_names_the_expected_one(text: str, expected_unit: str, f
     ("2 s s", "two units"),
     ("s", "no number before it"),
     ("1.6 TB / s", "no number before it"),
-    ("3 Ms", "unknown unit"),     # megaseconds: almost certainly a typo for ms
+    ("3 Ms", "megaseconds"),      # almost certainly a typo for ms: refused with the reason
+    ("3 MS", "ambiguous"),
     ("5 mB", "unknown unit"),     # milli-bytes
-    ("4 Gb", "unknown unit"),     # bits are not accepted
-    ("1,000", "unexpected ','"),
+    ("4 Gb", "bits"),             # bits are not accepted, and the reason is given
+    ("3 Gbps", "bits"),
+    ("1,00", "decimal comma"),
+    ("1,5 us", "decimal comma"),
     ("2 3", "unexpected number"),
     ("1 ms + 3", "can not add"),
     ("2**(1 s)", "plain number"),

@@ -1,0 +1,145 @@
+"""One answer to one problem: read it, grade it, name the mistake, say it. The quiz and `drill check` share this.
+
+``assess(problem, text, ...)`` returns an ``Outcome`` whose ``status`` says
+whether the answer was graded:
+
+- ``graded``: read and rated (``drills.grading``); a wrong answer that matches a
+  named wrong method gets its ``misconception`` (``generator.misconceptions``);
+- ``needs-unit``: a plain number where the answer has a unit and the prompt names
+  none ("11.8 what?"): not graded, ask again;
+- ``wrong-kind``: a readable answer of another kind (bytes where a time is
+  asked): not graded, ask again;
+- ``unreadable``: not an answer the grammar reads: not graded, ask again.
+
+Only ``graded`` outcomes are ever recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from drills import grading
+from generator import answers, misconceptions
+from generator.problem import Problem
+from generator.units import fmt
+
+GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND = "graded", "needs-unit", "unreadable", "wrong-kind"
+STATUSES = (GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND)
+
+# "..., in µs?" / "in FLOPs per byte": the prompt names the unit a bare number is read in.
+_STATED = [(re.compile(r"\bin (µs|us|microseconds)\b"), "us"), (re.compile(r"\bin (ms|milliseconds)\b"), "ms"),
+           (re.compile(r"\bin (ns|nanoseconds)\b"), "ns"), (re.compile(r"\bin seconds\b"), "s"),
+           (re.compile(r"\bin bytes\b"), "B"), (re.compile(r"\bFLOPs? per byte\b"), "FLOP/byte")]
+
+
+def stated_unit(problem: Problem) -> str | None:
+    """The unit the prompt asks the answer in (a bare number is read in it), or None."""
+    if problem.answer.is_choice or problem.answer.unit == "":
+        return None
+    for pattern, unit in _STATED:
+        if pattern.search(problem.prompt):
+            try:
+                if answers.parse_unit(unit).dims == answers.parse_unit(problem.answer.unit).dims:
+                    return unit
+            except answers.AnswerError:
+                continue
+    return None
+
+
+def expected_text(problem: Problem) -> str:
+    a = problem.answer
+    return str(a.choice) if a.is_choice else fmt(float(a.value), a.unit)  # type: ignore[arg-type]
+
+
+def given_text(problem: Problem, value: float | str) -> str:
+    return str(value) if problem.answer.is_choice else fmt(float(value), problem.answer.unit)
+
+
+def percent(fraction: float) -> str:
+    """0.5 -> "50%", 0.012 -> "1.2%", 0.00018 -> "0.018%": enough digits to tell a miss from exact."""
+    value = fraction * 100
+    if value == 0 or value >= 10:
+        return f"{value:.0f}%"
+    return f"{value:.2g}%"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one answer, as ``drill check --json`` prints it (these keys are an interface)."""
+
+    problem: Problem
+    given: str
+    status: str
+    given_value: float | str | None = None
+    grade: grading.Grade | None = None
+    matches: tuple[misconceptions.WrongAnswer, ...] = ()  # named mistakes the answer matches, first is best
+    reason: str = ""  # why it was not graded
+
+    @property
+    def misconception(self) -> misconceptions.WrongAnswer | None:
+        return self.matches[0] if self.matches else None
+
+    @property
+    def correct(self) -> bool | None:
+        return None if self.grade is None else self.grade.correct
+
+    @property
+    def feedback(self) -> str:
+        """The line(s) the quiz prints for this answer."""
+        if self.status != GRADED:
+            return f"not graded: {self.reason}. Try again."
+        assert self.grade is not None
+        off = ""
+        if self.grade.relative_error is not None:
+            off = f" ({percent(self.grade.relative_error)} off)"
+        text = (f"{grading.rating_word(self.grade.rating)} ({self.grade.rating.name}): expected "
+                f"{expected_text(self.problem)}, you said {given_text(self.problem, self.given_value)}{off}")
+        for i, m in enumerate(self.matches):
+            lead = "That is what you get with the classic mistake" if i == 0 else "Or the classic mistake"
+            text += f"\n{lead} '{m.misconception.id}' ({m.misconception.name}): {m.step}."
+        if self.matches:
+            text += f"\n{self.matches[0].misconception.explanation}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.problem.answer
+        return {
+            "problem_id": self.problem.id,
+            "expected": a.choice if a.is_choice else a.value,
+            "unit": a.unit,
+            "expected_display": expected_text(self.problem),
+            "given": self.given,
+            "given_value": self.given_value,
+            "status": self.status,
+            "correct": self.correct,
+            "rating": None if self.grade is None else self.grade.rating.name,
+            "relative_error": None if self.grade is None else self.grade.relative_error,
+            "misconception": None if self.misconception is None else self.misconception.misconception.id,
+            "misconceptions": [m.misconception.id for m in self.matches],
+            "feedback": self.feedback,
+        }
+
+
+def read(problem: Problem, text: str) -> float | str:
+    """The answer as the problem's kind (a choice, or a number in the answer's unit); AnswerError if not."""
+    if problem.answer.is_choice:
+        return answers.parse_choice(text, problem.answer.choices)
+    return answers.parse_number(text, problem.answer.unit, stated_unit(problem))
+
+
+def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: float | None = None,
+           hints: int = 0) -> Outcome:
+    """Read, grade and diagnose one answer. Never raises for bad answers: the status says."""
+    try:
+        value = read(problem, text)
+    except answers.NeedsUnitError as exc:
+        return Outcome(problem, text, NEEDS_UNIT, reason=str(exc))
+    except answers.WrongDimensionError as exc:
+        return Outcome(problem, text, WRONG_KIND, reason=str(exc))
+    except answers.AnswerError as exc:
+        return Outcome(problem, text, UNREADABLE, reason=f"can not read that: {exc}")
+    verdict = grading.grade(problem, value, bands, seconds_taken, hints)
+    matches = () if verdict.correct else tuple(misconceptions.diagnose_all(problem, value))
+    return Outcome(problem, text, GRADED, value, verdict, matches)

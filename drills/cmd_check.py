@@ -1,0 +1,61 @@
+"""`drill check` and `drill misconceptions`: grade one answer without the store; list the named mistakes.
+
+`drill check` is what other tools call (an Anki add-on, a web page, a tutor):
+the problem is rebuilt from its id, the answer assessed exactly as the quiz
+would (``drills.assess``), and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.option("--problem-id", required=True, metavar="ID", help="A problem id, as `drill export` prints it.")
+@click.option("--answer", "answer_text", required=True, metavar="TEXT",
+              help="The answer as a learner would type it: 87.2us, 197 TFLOP/s, compute ...")
+@click.option("--seconds", type=click.FloatRange(0, 86_400), default=None,
+              help="Seconds the learner took (for Easy/Hard; 0..86400). Default: unknown.")
+@click.option("--hints", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="Hints the learner took (each lowers the best rating).")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: problem_id, expected, given, status, correct, rating, relative_error, "
+                   "misconception, feedback.")
+def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, as_json: bool) -> None:
+    """Grade one answer to one problem, as the quiz would, without touching the store.
+
+    Exit 0 when the answer was graded or the output says why not (status
+    needs-unit, wrong-kind or unreadable); exit 2 for an unknown problem id.
+    """
+    from drills import assess
+    from generator import generate
+
+    try:
+        problem = generate.problem(problem_id)
+    except generate.UnknownProblemError as exc:
+        raise click.UsageError(str(exc)) from None
+    except generate.SpecError as exc:
+        raise click.ClickException(f"bad drill spec: {exc}") from None
+    outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints)
+    if as_json:
+        click.echo(json.dumps(outcome.to_dict(), ensure_ascii=False))
+        return
+    click.echo(problem.prompt)
+    click.echo(outcome.feedback)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, name, families, explanation}.")
+def misconceptions(as_json: bool) -> None:
+    """The named wrong methods the drill recognises in a wrong answer, and the families they apply to."""
+    from generator.misconceptions import CATALOGUE
+
+    if as_json:
+        click.echo(json.dumps([m.to_dict() for m in CATALOGUE], indent=1, ensure_ascii=False))
+        return
+    for m in CATALOGUE:
+        click.echo(f"{m.id}: {m.name}")
+        click.echo(f"  families: {', '.join(m.families)}")
+        click.echo(f"  {m.explanation}")
