@@ -268,7 +268,7 @@ def progress(store_path: str | None, bench_dir: Path, ticks: tuple[int, ...], un
     the quiz store; the gate as `drill gate` judges it.
     """
     from drills.store import Store, StoreError
-    from labs import progress as lab_progress
+    from drills import progress as lab_progress
 
     try:
         for n in (*ticks, *unticks):

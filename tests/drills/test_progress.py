@@ -8,7 +8,8 @@ from click.testing import CliRunner
 
 from drills.cmd_lab import progress as progress_command
 from drills.store import ReviewRecord, Store
-from labs import progress, records
+from drills import progress
+from labs import records
 from tests.labs import synthetic
 
 
@@ -53,10 +54,11 @@ def test_ticks_by_hand_persist_and_untick_removes_only_the_hand_tick(tmp_path):
     path = str(tmp_path / "s.sqlite3")
     with Store.open(path) as store:
         store.record_review(_review("vocabulary:can-you-4", True))
-    data = json.loads(_invoke("--store", path, "--tick", "3", "--tick", "4", "--json").output)
+    none = str(tmp_path / "no-records")
+    data = json.loads(_invoke("--store", path, "--bench", none, "--tick", "3", "--tick", "4", "--json").output)
     ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
     assert set(ticked) == {3, 4} and ticked[3]["by_hand"] and ticked[4]["by_quiz"]
-    data = json.loads(_invoke("--store", path, "--untick", "3", "--untick", "4", "--json").output)
+    data = json.loads(_invoke("--store", path, "--bench", none, "--untick", "3", "--untick", "4", "--json").output)
     ticked = {i["number"] for i in data["can_you"] if i["ticked"]}
     assert ticked == {4}  # the quiz still ticks 4
 
@@ -89,3 +91,42 @@ def test_labs_and_gate_come_from_the_records(tmp_path):
     res = _invoke("--store", store, "--bench", str(bench))
     assert "[x] LAB·0.1 Rooflines by hand: done on NVIDIA H200" in res.output
     assert "GATE 00: PASS" in res.output
+
+
+def _skill_review(skill, chip, correct, seconds=20.0, family=None):
+    return ReviewRecord(skill=skill, family=family or skill.split(":")[0], chip=chip, problem_id=skill + ":p",
+                        params={}, prompt="?", expected={"value": 1.0, "unit": ""}, given="1", given_value=1.0,
+                        correct=correct, rating=3 if correct else 1, relative_error=0.0, seconds_taken=seconds)
+
+
+def test_items_tick_from_mastery_of_the_skills_they_describe(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with Store.open(path) as store:
+        store.record_review(_skill_review("ridge:v5e:bf16", "v5e", True))
+        store.record_review(_skill_review("bound:v5e:add", "v5e", True, seconds=30))
+        store.record_review(_skill_review("bound:v6e:add", "v6e", True, seconds=90))  # right, but too slow
+        items = {i.number: i for i in progress.can_you(store)}
+    assert not items[1].ticked and "1 more chip" in items[1].missing
+    assert not items[2].ticked and "1 more chip" in items[2].missing
+    with Store.open(path) as store:
+        store.record_review(_skill_review("ridge:v6e:bf16", "v6e", True))
+        store.record_review(_skill_review("bound:v4p:matmul_skinny", "v4p", True, seconds=40))
+        items = {i.number: i for i in progress.can_you(store)}
+    assert items[1].ticked and items[1].by_skills and items[1].evidence == ["ridge:v5e:bf16", "ridge:v6e:bf16"]
+    assert items[2].ticked and items[2].by_skills and not items[2].by_quiz
+    with Store.open(path) as store:  # the last review decides: a wrong answer on v6e unticks item 1
+        store.record_review(_skill_review("ridge:v6e:bf16", "v6e", False))
+        items = {i.number: i for i in progress.can_you(store)}
+    assert not items[1].ticked
+    res = _invoke("--store", str(path), "--bench", str(tmp_path / "none"))
+    assert "missing: ridge right on at least two chips" in res.output
+
+
+def test_item_six_ticks_from_a_record_with_every_miss_explained(tmp_path):
+    bench = tmp_path / "bench"
+    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
+    with Store.open(tmp_path / "s.sqlite3") as store:
+        from labs import gate
+        items = {i.number: i for i in progress.can_you(store, gate.evaluate(bench).rows)}
+        none = {i.number: i for i in progress.can_you(store, gate.evaluate(tmp_path / "empty").rows)}
+    assert items[6].ticked and items[6].by_skills and not none[6].ticked

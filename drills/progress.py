@@ -1,0 +1,207 @@
+"""The chapter checklist behind ``drill progress``: "Can you" items, labs done, streak, gate.
+
+A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
+- the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
+- an item ticks from *mastery of the skills it describes* (``MASTERY``: e.g. item 1,
+  ridge skills right on at least two chips at their last review; item 2, bound
+  skills right within 60 s on two chips; item 6, a lab record with every miss
+  explained), or from a right last answer on its own "Can you" card, or by hand
+  (``drill progress --tick N``); ``missing`` says what is still to do;
+- labs done: the lab records (a TPU/GPU record: done; CPU only: practice);
+- the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
+- the gate: ``labs.gate.evaluate(bench)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labs import gate as lab_gate
+
+LAB_TITLE = "LAB·0.1 Rooflines by hand"
+
+
+class ProgressError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Mastery:
+    """What shows an item is mastered: skills of ``families`` (``variant`` prefix) whose *last*
+    review was right (within ``within_seconds`` when set), on ``min_chips`` distinct chips and
+    ``min_skills`` distinct skills, including a skill id containing each of ``must_include``;
+    or, with ``lab``, a lab record with every miss explained."""
+
+    what: str
+    families: tuple[str, ...] = ()
+    variant: str = ""
+    min_chips: int = 0
+    min_skills: int = 1
+    within_seconds: float | None = None
+    must_include: tuple[str, ...] = ()
+    lab: bool = False
+
+
+# The seven items, each mapped to the skills it describes (the seed's words in CAN_YOU).
+MASTERY: dict[int, Mastery] = {
+    1: Mastery("ridge right on at least two chips at their last review", ("ridge",), min_chips=2),
+    2: Mastery("compute/memory verdicts right within 60 s on at least two chips", ("bound",), min_chips=2,
+               within_seconds=60),
+    3: Mastery("three 'what lives where' cards right (VMEM, HBM, SMEM)", ("vocabulary",), variant="where-",
+               min_skills=3),
+    4: Mastery("lattice cards right for 32-bit and for bf16", ("lattice",), min_skills=2,
+               must_include=("f32", "bf16")),
+    5: Mastery("a transformer step-time floor right", ("transformer_step",)),
+    6: Mastery("a lab record with every miss explained (drill lab, drill explain)", lab=True),
+    7: Mastery("the link question right: ICI, DCN or PCIe", ("interconnect",), variant="link"),
+}
+
+
+@dataclass(frozen=True)
+class CanYou:
+    number: int
+    text: str
+    skill_id: str
+    by_quiz: bool  # a right last answer on the item's own card
+    by_hand: bool
+    reviews: int
+    correct: int
+    by_skills: bool = False  # the skills the item describes are mastered (MASTERY)
+    missing: str = ""  # what mastery still needs ("" when mastered)
+    evidence: list[str] = field(default_factory=list)  # the skills (or records) that count so far
+
+    @property
+    def ticked(self) -> bool:
+        return self.by_skills or self.by_quiz or self.by_hand
+
+    def to_dict(self) -> dict:
+        return {"number": self.number, "text": self.text, "skill_id": self.skill_id, "ticked": self.ticked,
+                "by_skills": self.by_skills, "by_quiz": self.by_quiz, "by_hand": self.by_hand,
+                "reviews": self.reviews, "correct": self.correct, "missing": self.missing,
+                "evidence": list(self.evidence)}
+
+
+def last_reviews(store) -> dict[str, dict]:
+    """skill -> its last review row (the store's columns), cram included."""
+    last: dict[str, dict] = {}
+    for row in store.reviews():
+        last[row["skill"]] = row
+    return last
+
+
+def mastery(rule: Mastery, last: dict[str, dict], lab_rows) -> tuple[bool, str, list[str]]:
+    """(mastered, what is missing, evidence) for one item."""
+    if rule.lab:
+        done = [r.path for r in lab_rows if not r.missing_ops and not r.unexplained]
+        return bool(done), "" if done else rule.what, [Path(p).name for p in done]
+    right = {}
+    for skill, row in last.items():
+        family, _, rest = skill.partition(":")
+        variant = rest.split(":")[-1]
+        if family not in rule.families or not variant.startswith(rule.variant) or not row["correct"]:
+            continue
+        seconds = row.get("seconds_taken")
+        if rule.within_seconds is not None and (seconds is None or seconds > rule.within_seconds):
+            continue
+        right[skill] = row.get("chip")
+    chips = {c for c in right.values() if c}
+    gaps = []
+    if len(chips) < rule.min_chips:
+        gaps.append(f"{rule.min_chips - len(chips)} more chip(s)")
+    if len(right) < rule.min_skills:
+        gaps.append(f"{rule.min_skills - len(right)} more skill(s)")
+    gaps += [f"a {word} skill" for word in rule.must_include if not any(word in s for s in right)]
+    missing = "" if not gaps else f"{rule.what}; still needs {', '.join(gaps)}"
+    return not gaps, missing, sorted(right)
+
+
+def can_you_items():
+    from generator.generate import CAN_YOU
+    return list(CAN_YOU)
+
+
+def check_item(number: int) -> int:
+    known = [n for n, _, _ in can_you_items()]
+    if number not in known:
+        raise ProgressError(f"no 'Can you' item {number}; items are {known[0]}..{known[-1]}")
+    return number
+
+
+def can_you(store, lab_rows=()) -> list[CanYou]:
+    summary = store.skill_summary()
+    hand = store.ticks()
+    last = last_reviews(store)
+    out = []
+    for number, text, skill_id in can_you_items():
+        s = summary.get(skill_id, {})
+        rule = MASTERY.get(number)
+        by_skills, missing, evidence = mastery(rule, last, lab_rows) if rule else (False, "", [])
+        out.append(CanYou(number, text, skill_id, bool(s.get("last_correct")), number in hand,
+                          int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence))
+    return out
+
+
+def lab_status(result: lab_gate.GateResult) -> dict:
+    accelerator = [r for r in result.rows if r.platform in ("gpu", "tpu")]
+    if accelerator:
+        status = "done"
+        where = sorted({r.device_kind for r in accelerator})
+    elif result.rows:
+        status, where = "practice", sorted({r.device_kind for r in result.rows})
+    else:
+        status, where = "not run", []
+    return {"lab": LAB_TITLE, "status": status, "records": len(result.rows), "devices": where}
+
+
+def checklist(store, bench_dir: Path) -> dict:
+    from drills.stats import compute_stats
+
+    result = lab_gate.evaluate(bench_dir)
+    items = can_you(store, result.rows)
+    return {
+        "can_you": [i.to_dict() for i in items],
+        "can_you_ticked": sum(i.ticked for i in items),
+        "can_you_total": len(items),
+        "labs": [lab_status(result)],
+        "streak_days": compute_stats(store)["streak_days"],
+        "gate": {"gate": lab_gate.GATE, "criterion": lab_gate.CRITERION, "status": result.status},
+        "store": str(store.path),
+        "bench": str(bench_dir),
+    }
+
+
+_GATE_TEXT = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN (CPU practice only)",
+              "pending": "OPEN (measured half pending)"}
+
+
+def format_lines(data: dict) -> list[str]:
+    lines = [f"Can you ({data['can_you_ticked']}/{data['can_you_total']})"]
+    for item in data["can_you"]:
+        why = []
+        if item["by_skills"]:
+            why.append("skills mastered: " + ", ".join(item["evidence"][:4])
+                       + (" ..." if len(item["evidence"]) > 4 else ""))
+        if item["by_quiz"]:
+            why.append("quiz: last answer right")
+        if item["by_hand"]:
+            why.append("ticked by hand")
+        if not why and item["reviews"]:
+            why.append(f"quiz: {item['correct']}/{item['reviews']} right, last one wrong")
+        mark = "x" if item["ticked"] else " "
+        lines.append(f"  [{mark}] {item['number']}. {item['text']}" + (f"  ({'; '.join(why)})" if why else ""))
+        if not item["ticked"] and item["missing"]:
+            lines.append(f"        missing: {item['missing']}")
+    lines.append("")
+    lines.append("Labs")
+    marks = {"done": "x", "practice": "~", "not run": " "}
+    for lab in data["labs"]:
+        detail = {"done": f"done on {', '.join(lab['devices'])}",
+                  "practice": f"practised on {', '.join(lab['devices'])} (CPU: the gate needs a TPU or GPU)",
+                  "not run": "not run yet: drill lab"}[lab["status"]]
+        lines.append(f"  [{marks[lab['status']]}] {lab['lab']}: {detail} ({lab['records']} record(s))")
+    lines.append("")
+    days = data["streak_days"]
+    lines.append(f"Streak: {days} day{'s' if days != 1 else ''} in a row with a quiz review")
+    lines.append(f"{data['gate']['gate']}: {_GATE_TEXT[data['gate']['status']]} — {data['gate']['criterion']}")
+    return lines

@@ -1,0 +1,161 @@
+"""The quiz loop a student expects: progressive hints, a skip that teaches, undo, the --new banner,
+statuses and misconceptions in --json, and Can-you items ticked by a scripted quiz of right answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from drills.cli import cli
+from drills.quiz import QuizOptions, hints
+from drills.store import Store
+from generator import generate
+from tests.drills.quizkit import planned_problems, right_answer, script
+
+
+def run(store: Path, lines: list[str], *args: str):
+    return CliRunner().invoke(cli, ["quiz", "--store", str(store), *args], input=script(lines))
+
+
+def test_three_progressive_hints_each_lowering_the_best_rating(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ("--family", "floor", "--chip", "v5e", "--count", "1", "--new", "1", "--seed", "4")
+    (problem,) = planned_problems(store, QuizOptions(families=("floor",), chips=("v5e",), count=1, new_per_day=1,
+                                                     seed=4))
+    steps = hints(problem)
+    assert len(steps) == 3 and steps[0] == problem.hint and "retrieved" in steps[1] and "first step" in steps[2]
+    result = run(store, ["?", "?", "?", "?", right_answer(problem)], *args, "--json")
+    assert result.exit_code == 0, result.output
+    err = result.stderr
+    assert "hint 1/3" in err and "(best rating now: Good)" in err and "hint 3/3" in err
+    assert "no more hints" in err
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["correct"] is True and line["rating"] == "Hard" and line["status"] == "graded"
+
+
+def test_skip_shows_the_answer_and_solution_and_records_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    (problem,) = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=1, new_per_day=1,
+                                                     seed=1))
+    result = run(store, ["s"], "--family", "ridge", "--chip", "v5e", "--count", "1", "--new", "1", "--seed", "1")
+    assert result.exit_code == 0
+    assert "the skill stays new and will be offered again" in result.output
+    expected = str(problem.answer.choice) if problem.answer.is_choice else None
+    assert "The answer: " in result.output and (expected is None or expected in result.output)
+    assert "worked solution:" in result.output and problem.solution[0] in result.output
+    with Store.open(store) as s:
+        assert s.count_reviews() == 0 and not s.cards()
+
+
+def test_undo_removes_the_review_and_restores_the_card(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ("--family", "ridge", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "3")
+    first, second = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=2,
+                                                        new_per_day=2, seed=3))
+    # Answer the first right (its skill is introduced), then undo it from the second question and answer that.
+    result = run(store, [right_answer(first), "u", right_answer(second)], *args)
+    assert result.exit_code == 0, result.output
+    assert "undone" in result.output
+    with Store.open(store) as s:
+        rows = s.reviews()
+        cards = s.cards()
+    assert [r["problem_id"] for r in rows] == [second.id]
+    assert set(cards) == {second.skill}  # the undone first review introduced its skill: new again
+    # A second session: review the same skill twice, undo the second: the card is as after the first.
+    store2 = tmp_path / "t.db"
+    one = run(store2, [right_answer(first)], *args[:-4], "--count", "1", "--new", "1", "--seed", "3")
+    assert one.exit_code == 0
+    with Store.open(store2) as s:
+        before = s.cards()[first.skill].card.to_dict()
+    again = CliRunner().invoke(cli, ["quiz", "--store", str(store2), "--family", "ridge", "--chip", "v5e",
+                                     "--cram", "--count", "1", "--seed", "3"], input=script([right_answer(first)]))
+    assert again.exit_code == 0
+    with Store.open(store2) as s:
+        assert s.cards()[first.skill].card.to_dict() == before  # cram leaves the card alone
+
+
+def test_undo_restores_a_reviewed_card_exactly(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from drills.store import ReviewRecord
+
+    def review(rating: int) -> ReviewRecord:
+        return ReviewRecord(skill="ridge:v5e:bf16", family="ridge", chip="v5e", problem_id="p", params={},
+                            prompt="?", expected={"value": 1.0, "unit": "FLOP/byte"}, given="1", given_value=1.0,
+                            correct=rating > 1, rating=rating, relative_error=0.0, seconds_taken=5.0, session="x")
+
+    with Store.open(tmp_path / "u.db") as s:
+        s.record_review(review(3), now=datetime.now(timezone.utc) - timedelta(days=3))
+        before = s.cards()["ridge:v5e:bf16"]
+        s.record_review(review(1))
+        assert s.cards()["ridge:v5e:bf16"].card.to_dict() != before.card.to_dict()
+        assert s.undo_review(s.last_review_id("x"))
+        after = s.cards()["ridge:v5e:bf16"]
+        assert after.card.to_dict() == before.card.to_dict() and after.reviews == before.reviews
+        assert s.count_reviews() == 1
+        assert not s.undo_review(10_000)
+
+
+def test_the_banner_says_when_new_capped_the_session(tmp_path: Path) -> None:
+    result = run(tmp_path / "s.db", ["q"], "--family", "floor", "--count", "10")
+    assert "5 of 10: 5 new skills a day; --new 10 for more." in result.output
+    result = run(tmp_path / "t.db", ["q"], "--family", "floor", "--count", "10", "--new", "10")
+    assert "new skills a day" not in result.output
+
+
+def test_json_lines_carry_status_and_misconception(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    for seed in range(100):  # the first seed whose problem is bf16
+        (problem,) = planned_problems(store, QuizOptions(families=("intensity",), chips=("v5e",), count=1,
+                                                         new_per_day=1, seed=seed))
+        if problem.params["dtype"] == "bf16":
+            break
+    elements = float(problem.answer.value) * 2  # bf16: counting elements doubles the intensity
+    result = run(store, [f"{elements} FLOP/byte"], "--family", "intensity", "--chip", "v5e", "--count", "1",
+                 "--new", "1", "--seed", str(seed), "--json")
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["status"] == "graded" and line["correct"] is False
+    assert line["misconception"] in ("elements-not-bytes", "forgot-output-write")
+    assert "classic mistake" in result.stderr
+
+
+def test_a_scripted_quiz_of_right_answers_ticks_items_one_and_two(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ("--family", "ridge", "--family", "bound", "--chip", "v5e", "--chip", "v6e", "--count", "30",
+            "--new", "30", "--seed", "9")
+    options = QuizOptions(families=("ridge", "bound"), chips=("v5e", "v6e"), count=30, new_per_day=30, seed=9)
+    problems = planned_problems(store, options)
+    result = run(store, [right_answer(p) for p in problems], *args)
+    assert result.exit_code == 0, result.output
+    progress = CliRunner().invoke(cli, ["progress", "--store", str(store), "--bench", str(tmp_path / "none"),
+                                        "--json"])
+    data = json.loads(progress.output)
+    ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
+    assert {1, 2} <= set(ticked) and ticked[1]["by_skills"] and ticked[2]["by_skills"]
+    assert not ticked[1]["by_hand"] and not ticked[1]["by_quiz"]
+
+
+def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DRILL_STORE", str(tmp_path / "never.db"))
+    problem = generate.generate(["floor"], ["v5e"], 1, seed=0)[0]
+    runner = CliRunner()
+    right = json.loads(runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", right_answer(problem),
+                                           "--seconds", "5", "--json"]).output)
+    assert right["status"] == "graded" and right["correct"] is True and right["rating"] == "Easy"
+    assert set(right) >= {"problem_id", "expected", "given", "status", "correct", "rating", "relative_error",
+                          "misconception", "feedback"}
+    bare = runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", "11.8", "--json"])
+    data = json.loads(bare.output)
+    assert bare.exit_code == 0 and data["status"] == "needs-unit" and data["correct"] is None
+    assert data["rating"] is None and "11.8 what?" in data["feedback"]
+    kind = json.loads(runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", "3 GiB",
+                                          "--json"]).output)
+    assert kind["status"] == "wrong-kind"
+    junk = json.loads(runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", "__import__('os')",
+                                          "--json"]).output)
+    assert junk["status"] == "unreadable"
+    unknown = runner.invoke(cli, ["check", "--problem-id", "floor:v5e:nope", "--answer", "1 s"])
+    assert unknown.exit_code == 2 and "unknown problem id" in unknown.output
+    assert not (tmp_path / "never.db").exists()
