@@ -33,7 +33,7 @@ from typing import Iterable
 
 import genanki
 
-from generator import catalogue
+from generator import catalogue, misconceptions
 from generator.export import atomic_write
 from generator.export.figures import media_name, roofline_svg
 from generator.families.base import show
@@ -54,6 +54,7 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-answer { font-size: 20px; margin: .5em 0; }
 .rk-solution ol { font-family: monospace; font-size: 13px; padding-left: 1.5em; }
 .rk-meta { margin-top: 1em; font-size: 11px; color: #80868b; }
+.rk-mistakes { font-size: 13px; color: #5f6368; }
 """
 # sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
@@ -99,9 +100,26 @@ def answer_html(problem: Problem) -> str:
 
 
 def solution_html(problem: Problem) -> str:
+    """The worked steps, then the classic wrong answers to this problem and the mistake behind each
+    (``generator.misconceptions``), so the back of the card names a slip the learner may have made."""
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
     body = html.escape("\x1e".join(problem.solution), quote=False)
-    return "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
+    steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
+    return steps + mistakes_html(problem)
+
+
+def mistakes_html(problem: Problem) -> str:
+    """"If you got X: <the mistake>" for each distinct classic wrong answer ("" when none applies)."""
+    shown: dict[str, str] = {}
+    for wrong in misconceptions.wrong_answers(problem):
+        a = problem.answer
+        value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)
+        shown.setdefault(value, f"{wrong.misconception.name} ({wrong.step})")
+    if not shown:
+        return ""
+    items = "".join(f"<li>{html.escape(v, quote=False)}: {html.escape(why, quote=False)}</li>"
+                    for v, why in list(shown.items())[:6])
+    return f'<div class="rk-mistakes">If you got one of these, the classic mistake is:<ul>{items}</ul></div>'
 
 
 def note_fields(problem: Problem, figure: str = "") -> list[str]:

@@ -113,3 +113,32 @@ def test_reimporting_the_same_deck_adds_nothing(col, tmp_path):
     export.write_deck(generate(families=["lattice"], count=3, seed=2), str(path))
     log = import_package(col, path)
     assert not log.new and col.note_count() == before == len(problems)
+
+
+def test_the_rebuilt_deck_imports_over_the_previous_one(col, tmp_path):
+    """The committed deck (rebuilt for the grading and misconception changes) over the one it replaces
+    (tests/generator/fixtures/rudrite-stage0-v1.apkg, the previous decks/rudrite-stage0.apkg):
+    notes updated in place, no duplicate notes, one note type, the studied card's review kept."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    import_package(col, root / "tests" / "generator" / "fixtures" / "rudrite-stage0-v1.apkg")
+    before = col.note_count()
+    ridge = note_by_id(col, "ridge:v5e:bf16")
+    card = ridge.cards()[0]
+    col.decks.select(card.did)
+    queued = col.sched.get_queued_cards(fetch_limit=1).cards[0]
+    studied = Card(col, backend_card=queued.card)
+    studied.start_timer()
+    col.sched.answer_card(col.sched.build_answer(card=studied, states=queued.states, rating=CardAnswer.GOOD))
+
+    log = import_package(col, root / "decks" / "rudrite-stage0.apkg")
+    ids = [col.get_note(n)["Id"] for n in col.find_notes("")]
+    assert len(ids) == len(set(ids)), "a problem id appears on two notes"
+    assert col.note_count() == before + len(log.new)
+    assert len(log.updated) > 0.5 * before  # the same problems, updated in place
+    assert [m["name"] for m in col.models.all()].count(export.MODEL_NAME) == 1
+    after = col.get_card(studied.id)
+    assert after.reps == 1 and after.type != 0
+    assert col.db.scalar("select count() from revlog where cid = ?", studied.id) == 1
+    assert "the classic mistake is" in note_by_id(col, "ridge:v5e:bf16")["Solution"]
