@@ -71,14 +71,14 @@ RIDGE_MARGIN = 1.1
 _REDRAWS = 1000  # a case that cannot be drawn clear of the ridge in this many tries is a spec error
 
 
-def ridge_ratio(est: roofline.Estimate) -> float:
-    """intensity / ridge: above 1 compute-bound, below 1 memory-bound."""
-    return est.intensity_flops_per_byte / est.ridge_flops_per_byte
+def ridge_ratio(chip: Chip, cost: costs.OpCost) -> float:
+    """intensity / ridge (for the op's compute dtype): above 1 compute-bound, below 1 memory-bound."""
+    return (cost.flops / cost.bytes) / chip.ridge_flops_per_byte(cost.dtype)
 
 
-def clear_of_ridge(est: roofline.Estimate, margin: float = RIDGE_MARGIN) -> bool:
+def clear_of_ridge(chip: Chip, cost: costs.OpCost, margin: float = RIDGE_MARGIN) -> bool:
     """True when the verdict is at least ``margin`` (a factor) away from the ridge, either side."""
-    r = ridge_ratio(est)
+    r = ridge_ratio(chip, cost)
     return r >= margin or r <= 1 / margin
 
 
@@ -86,7 +86,15 @@ def draw_clear_of_ridge(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
     """``draw`` redrawn (from the same ``rng``, so deterministic) until clear of the chip's ridge."""
     for _ in range(_REDRAWS):
         params = draw(case, chip, rng)
-        if clear_of_ridge(_worked(chip, params["op"], tuple(params["shape"]), params["dtype"])[0]):
+        # The bare cost, not the estimate: a rejected draw should not pay for worked lines. The
+        # verdict is memoised in _CACHE under a tagged key, so clearing _CACHE clears it too.
+        key = ("clear", chip.name, params["op"], tuple(params["shape"]), params["dtype"])
+        clear = _CACHE.get(key)
+        if clear is None:
+            if len(_CACHE) >= _CACHE_LIMIT:
+                _CACHE.clear()
+            clear = _CACHE[key] = clear_of_ridge(chip, costs.cost(params["op"], params["shape"], params["dtype"]))
+        if clear:
             return params
     raise ValueError(f"case '{case.name}' on {chip.name}: no draw lies {RIDGE_MARGIN}x away from the ridge; "
                      f"widen its dims")
@@ -100,7 +108,7 @@ def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Est
 
 # (chip, op, shape, dtype) -> (estimate, labelled worked lines). Both are pure in the key and the
 # op families share shapes, so repeated draws reuse the work. Bounded: cleared when full.
-_CACHE: dict[tuple, tuple[roofline.Estimate, tuple[tuple[str, str], ...]]] = {}
+_CACHE: dict[tuple, Any] = {}
 _CACHE_LIMIT = 20000
 
 

@@ -113,9 +113,8 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
 
 def _footprint(spec: FamilySpec, params: dict[str, Any]) -> int:
     """Bytes that must sit in HBM at once: the weights plus the full K/V cache (``StepCost.hbm_footprint_bytes``)."""
-    model = spec.params["models"][params["model"]][0]
-    return transformer.step_cost(model, params["phase"], params["batch"], params["seq"],
-                                 params["dtype"]).hbm_footprint_bytes
+    return transformer.hbm_footprint_bytes(spec.params["models"][params["model"]][0], params["batch"],
+                                           params["seq"], params["dtype"])
 
 
 def fit_text(need: float, chip) -> str:
