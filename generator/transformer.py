@@ -79,8 +79,7 @@ class StepCost:
     @property
     def hbm_footprint_bytes(self) -> int:
         """What must sit in HBM at once: the weights plus the full K/V cache for B·S tokens."""
-        m = self.model
-        return self.bytes_weights + 2 * m.layers * self.batch * self.seq * m.kv_width * DTYPE_BYTES[self.dtype]
+        return hbm_footprint_bytes(self.model, self.batch, self.seq, self.dtype)
 
     def op_cost(self) -> costs.OpCost:
         """The step as one OpCost, so ``roofline.estimate`` prices it like any op."""
@@ -97,6 +96,12 @@ class StepCost:
             convention="2·params FLOPs per token + attention matmuls over the full context (no causal saving); "
                        "weights, layer activations and the K/V cache each cross HBM once",
             operand_dtypes={"weights": self.dtype, "activations": self.dtype, "kv_cache": self.dtype})
+
+
+def hbm_footprint_bytes(model: Model, batch: int, seq: int, dtype: str = "bf16") -> int:
+    """Bytes that must sit in HBM at once: the weights plus the full K/V cache for batch·seq tokens."""
+    b = DTYPE_BYTES[normalize_dtype(dtype)]
+    return model.params * b + 2 * model.layers * batch * seq * model.kv_width * b
 
 
 def step_cost(model: Model, phase: str, batch: int, seq: int, dtype: str = "bf16") -> StepCost:

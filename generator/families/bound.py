@@ -1,6 +1,8 @@
 """Family 3 [bound]: compute- or memory-bound? The seed's five ops plus embedding, per chip.
 
-The verdict is ``roofline.estimate(...).bound``: compute when intensity >= ridge.
+The verdict is ``roofline.estimate(...).bound``: compute when intensity >= ridge. Draws
+stay at least 10% away from the ridge (``ops.draw_clear_of_ridge``), so no verdict turns
+on rounding or on an edition's constants.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ def skills(spec: FamilySpec, cat: Catalogue):
             for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
 
 
-draw_params = ops.draw_case_params
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    """A draw at least ``ops.RIDGE_MARGIN`` away from the ridge: a right/wrong verdict must not turn on rounding."""
+    return ops.draw_clear_of_ridge(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):

@@ -6,6 +6,13 @@
 - Which link: ICI inside a pod (slice), DCN between pods, PCIe between host and chip.
 
 Every bandwidth and the hop latency are catalogue figures, cited in the solution.
+
+ICI problems obey the catalogue's wraparound rule (``ici_wraparound``: v5e/v6e wrap
+only on an axis of 16, v4p/v5p on axes that are multiples of 4; a chip without a
+stated rule gets a line), and use sizes where every term decides the answer:
+leaving out the bandwidth term, the latency, or using the other convention's hop
+count (wraparound ignored or assumed) each misses by more than the tolerance
+(at least ``TERM_SHARE`` = 5%).
 """
 
 from __future__ import annotations
@@ -28,14 +35,18 @@ ARRAY_FIELDS = {"chip", "array", "size"}
 PROMPTS = {"ici": ARRAY_FIELDS | {"n", "src", "dst", "wrap", "hop_latency"}, "pcie": ARRAY_FIELDS,
            "dcn": ARRAY_FIELDS, "link": {"chip", "scenario"}}
 HOP_LATENCY_FACT = "ici_hop_latency_s"
+WRAP_FIGURE = "ici_wraparound"
+TERM_SHARE = 0.05  # least share of the answer each ICI term carries (more if the tolerance is wider)
+_REDRAWS = 2000  # an ICI skill with no fair draw in this many tries is a spec error
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
-    keys = {"arrays", "axis_sizes", "scenarios", "variants", "source"}
+    keys = {"arrays", "ici_arrays", "axis_sizes", "scenarios", "variants", "source"}
     p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
     a = check.mapping(p["arrays"], ("params", "arrays"), required={"rows", "cols", "dtypes"},
                       allowed={"rows", "cols", "dtypes"})
     dtypes = check.dtype_list(a["dtypes"], ("params", "arrays", "dtypes"))
+    ia = check.mapping(p["ici_arrays"], ("params", "ici_arrays"), required={"rows", "cols"}, allowed={"rows", "cols"})
     scenarios = []
     if not isinstance(p["scenarios"], list) or not p["scenarios"]:
         check.fail(("params", "scenarios"), "expected a non-empty list of {text, link}")
@@ -52,6 +63,8 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         check.one_of(v, ("params", "variants", i), VARIANTS)
     return {"rows": check.int_list(a["rows"], ("params", "arrays", "rows")),
             "cols": check.int_list(a["cols"], ("params", "arrays", "cols")), "dtypes": tuple(dtypes),
+            "ici_rows": check.int_list(ia["rows"], ("params", "ici_arrays", "rows")),
+            "ici_cols": check.int_list(ia["cols"], ("params", "ici_arrays", "cols")),
             "axis_sizes": sizes, "scenarios": tuple(scenarios), "variants": variants, "source": source}
 
 
@@ -71,17 +84,54 @@ def skills(spec: FamilySpec, cat: Catalogue):
     return out
 
 
+def wraps(chip: catalogue.Chip, n: int) -> bool:
+    """Whether an ICI axis of ``n`` chips has wraparound links, by the catalogue's rule (none when unstated)."""
+    rule = chip.value(WRAP_FIGURE)
+    if not isinstance(rule, dict):
+        return False
+    if "axis_equals" in rule:
+        return n == int(rule["axis_equals"])
+    if "axis_multiple_of" in rule:
+        return n % int(rule["axis_multiple_of"]) == 0
+    return False
+
+
+def ici_terms(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """The ICI answer and what each slip gives: ``answer``, ``no_latency``, ``no_bandwidth``, ``other_hops``."""
+    rows, cols = params["shape"]
+    nbytes = rows * cols * DTYPE_BYTES[params["dtype"]]
+    n, a, b, wrap = params["axis"], params["src"], params["dst"], params["wrap"]
+    bw, lat = float(chip.value(FIGURE["ici"])), float(cat.facts[HOP_LATENCY_FACT].value)
+    return {"answer": transfer_seconds(nbytes, bw, hops(n, a, b, wrap), lat),
+            "no_latency": transfer_seconds(nbytes, bw),
+            "no_bandwidth": hops(n, a, b, wrap) * lat,
+            "other_hops": transfer_seconds(nbytes, bw, hops(n, a, b, not wrap), lat)}
+
+
+def ici_is_fair(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any], least: float) -> bool:
+    """Each slip (a term left out, the other hop count) misses the answer by more than ``least``."""
+    t = ici_terms(chip, cat, params)
+    return all(abs(t[k] - t["answer"]) > least * t["answer"] for k in ("no_latency", "no_bandwidth", "other_hops"))
+
+
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     p = spec.params
     if skill.variant == "link":
         return {"chip": skill.chip, "variant": "link", "scenario": rng.randrange(len(p["scenarios"]))}
-    params = {"chip": skill.chip, "variant": skill.variant, "dtype": rng.choice(p["dtypes"]),
-              "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
-    if skill.variant == "ici":
+    if skill.variant != "ici":
+        return {"chip": skill.chip, "variant": skill.variant, "dtype": rng.choice(p["dtypes"]),
+                "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
+    chip, least = cat.get(skill.chip), max(TERM_SHARE, spec.tolerance)
+    for _ in range(_REDRAWS):  # redraw from the same rng until every term decides the answer
         n = rng.choice(p["axis_sizes"])
         src, dst = rng.sample(range(n), 2)
-        params.update(axis=n, src=src, dst=dst, wrap=rng.random() < 0.5)
-    return params
+        params = {"chip": skill.chip, "variant": "ici", "dtype": rng.choice(p["dtypes"]),
+                  "shape": [rng.choice(p["ici_rows"]), rng.choice(p["ici_cols"])],
+                  "axis": n, "src": src, "dst": dst, "wrap": wraps(chip, n)}
+        if ici_is_fair(chip, cat, params, least):
+            return params
+    raise ValueError(f"interconnect on {chip.name}: no ICI draw where latency, bandwidth and hop count each "
+                     f"move the answer by more than {least:.0%}; change ici_arrays or axis_sizes")
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -113,7 +163,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         lat = cat.facts[HOP_LATENCY_FACT]
         latency = float(lat.value)
         total = transfer_seconds(nbytes, bw_value, h, latency)
-        steps += [f"hops on an axis of {n} " + (f"with wraparound: min(|{a}-{b}|, {n}-|{a}-{b}|) = {h}" if wrap
+        rule = chip.figure(WRAP_FIGURE)
+        steps += [(f"wraparound on an axis of {n}: {'yes' if wrap else 'none'} ({rule.note}) {cite(rule)}" if rule
+                   else f"the catalogue states no wraparound rule for the {chip.display}: the problem gives a line"),
+                  f"hops on an axis of {n} " + (f"with wraparound: min(|{a}-{b}|, {n}-|{a}-{b}|) = {h}" if wrap
                                                  else f"without wraparound: |{a}-{b}| = {h}"),
                   f"latency = {h} hop{'s' if h != 1 else ''} × {seconds(latency)} per hop {cite(lat)} = {seconds(h * latency)}",
                   f"T = bytes / bandwidth + latency = {seconds(t)} + {seconds(h * latency)} = {seconds(total)}"]

@@ -1,8 +1,10 @@
 """Family 6 [lattice]: the TPU tiling lattice. Is a block shape legal, and what is its smallest legal padding?
 
-The lattice per dtype is a catalogue fact (``tiling_lattice_32bit`` = (8, 128),
-``tiling_lattice_bf16`` = (16, 128), ``tiling_lattice_int8`` = (32, 128)): the
-last two dims of a block must be multiples of (sublanes, lanes).
+The lattice per dtype is a catalogue fact citing the course seed
+(``tiling_lattice_32bit`` = (8, 128), ``tiling_lattice_bf16`` = (16, 128);
+``tiling_lattice_int8`` = (32, 128) derived by the seed's packing rule): "legal"
+means the last two dims are whole native tiles, multiples of (sublanes, lanes).
+That is stricter than what compiles, and the cards say so (``compiles_note``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ PROMPTS = {v: {"dtype", "rows", "cols"} for v in VARIANTS}
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
-    p = check.mapping(spec.params, ("params",), required={"lattices", "rows", "cols", "variants"},
-                      allowed={"lattices", "rows", "cols", "variants"})
+    keys = {"lattices", "rows", "cols", "variants", "compiles_note"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
     facts = catalogue.load().facts
     lattices = {}
     for dtype, fact in check.mapping(p["lattices"], ("params", "lattices")).items():
@@ -42,12 +44,14 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     for i, v in enumerate(variants):
         check.one_of(v, ("params", "variants", i), VARIANTS)
     return {"lattices": lattices, "rows": check.int_list(p["rows"], ("params", "rows")),
-            "cols": check.int_list(p["cols"], ("params", "cols")), "variants": variants}
+            "cols": check.int_list(p["cols"], ("params", "cols")), "variants": variants,
+            "compiles_note": check.text(p["compiles_note"], ("params", "compiles_note"))}
 
 
 def skills(spec: FamilySpec, cat: Catalogue):
     return [make_skill(NAME, None, f"{variant}-{dtype}",
-                       ("is a block shape legal" if variant == "legal" else "smallest legal padding of a block")
+                       ("is a block made of whole native tiles" if variant == "legal"
+                        else "smallest padding of a block to whole native tiles")
                        + f" for {dtype} (the tiling lattice)", (f"dtype::{dtype}", "kind::tpu"))
             for variant in spec.params["variants"] for dtype in spec.params["lattices"]]
 
@@ -87,11 +91,12 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     dtype, (r, c) = params["dtype"], params["block"]
     fig, sub, lane = _lattice(cat, spec, dtype)
     legal = r % sub == 0 and c % lane == 0
-    steps = [f"{dtype} blocks: last two dims in multiples of ({sub}, {lane}) {cite(fig)}",
+    steps = [f"{dtype} native tile: last two dims in multiples of ({sub}, {lane}) {cite(fig)}"
+             + (f" ({fig.note})" if fig.note.startswith("derived") else ""),
              f"rows {r} % {sub} = {r % sub}; cols {c} % {lane} = {c % lane}"]
     fields = {"dtype": dtype, "rows": str(r), "cols": str(c)}
     if params["variant"] == "legal":
-        steps.append(f"{'legal' if legal else 'not legal'}: both remainders must be 0")
+        steps += [f"{'legal' if legal else 'not legal'}: both remainders must be 0", spec.params["compiles_note"]]
         return problem(spec, skill, f"{r}x{c}", spec.prompts["legal"].format(**fields),
                        Answer(choice="yes" if legal else "no", choices=YES_NO), steps, dict(params),
                        spec.hints["legal"].format(**fields))
@@ -105,7 +110,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
             choices.append(w)
     choices.sort()
     steps += [f"round each up: rows ceil({r}/{sub})·{sub} = {R}, cols ceil({c}/{lane})·{lane} = {C}",
-              f"padded block {R}x{C}: {R * C} elements for {r * c} useful ({100 * (1 - r * c / (R * C)):.0f}% padding)"]
+              f"padded block {R}x{C}: {R * C} elements for {r * c} useful ({100 * (1 - r * c / (R * C)):.0f}% padding)",
+              spec.params["compiles_note"]]
     return problem(spec, skill, f"{r}x{c}", spec.prompts["pad"].format(**fields),
                    Answer(choice=_shape(R, C), choices=tuple(_shape(*x) for x in choices)), steps, dict(params),
                    spec.hints["pad"].format(**fields))

@@ -65,6 +65,41 @@ def draw(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
             "dtype": rng.choice(case.dtypes_for(chip))}
 
 
+# A verdict drawn this close to the ridge turns on rounding (and flips under another edition's
+# constants), so the bound family redraws it: intensity / ridge must lie outside [1/1.1, 1.1].
+RIDGE_MARGIN = 1.1
+_REDRAWS = 1000  # a case that cannot be drawn clear of the ridge in this many tries is a spec error
+
+
+def ridge_ratio(chip: Chip, cost: costs.OpCost) -> float:
+    """intensity / ridge (for the op's compute dtype): above 1 compute-bound, below 1 memory-bound."""
+    return (cost.flops / cost.bytes) / chip.ridge_flops_per_byte(cost.dtype)
+
+
+def clear_of_ridge(chip: Chip, cost: costs.OpCost, margin: float = RIDGE_MARGIN) -> bool:
+    """True when the verdict is at least ``margin`` (a factor) away from the ridge, either side."""
+    r = ridge_ratio(chip, cost)
+    return r >= margin or r <= 1 / margin
+
+
+def draw_clear_of_ridge(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
+    """``draw`` redrawn (from the same ``rng``, so deterministic) until clear of the chip's ridge."""
+    for _ in range(_REDRAWS):
+        params = draw(case, chip, rng)
+        # The bare cost, not the estimate: a rejected draw should not pay for worked lines. The
+        # verdict is memoised in _CACHE under a tagged key, so clearing _CACHE clears it too.
+        key = ("clear", chip.name, params["op"], tuple(params["shape"]), params["dtype"])
+        clear = _CACHE.get(key)
+        if clear is None:
+            if len(_CACHE) >= _CACHE_LIMIT:
+                _CACHE.clear()
+            clear = _CACHE[key] = clear_of_ridge(chip, costs.cost(params["op"], params["shape"], params["dtype"]))
+        if clear:
+            return params
+    raise ValueError(f"case '{case.name}' on {chip.name}: no draw lies {RIDGE_MARGIN}x away from the ridge; "
+                     f"widen its dims")
+
+
 def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Estimate]:
     """The chip and the roofline estimate (with its worked lines) of drawn op params."""
     chip = cat.get(params["chip"])
@@ -73,7 +108,7 @@ def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Est
 
 # (chip, op, shape, dtype) -> (estimate, labelled worked lines). Both are pure in the key and the
 # op families share shapes, so repeated draws reuse the work. Bounded: cleared when full.
-_CACHE: dict[tuple, tuple[roofline.Estimate, tuple[tuple[str, str], ...]]] = {}
+_CACHE: dict[tuple, Any] = {}
 _CACHE_LIMIT = 20000
 
 
@@ -134,7 +169,11 @@ def steps(chip: Chip, est: roofline.Estimate, *labels: str) -> list[str]:
 
 def fields(chip: Chip, est: roofline.Estimate, case: OpCase) -> dict[str, str]:
     """Template fields every op prompt may use: {chip}, {op}, {label}."""
-    return {"chip": chip.display, "op": describe(est.cost), "label": case.label}
+    op = describe(est.cost)
+    if est.cost.op == "softmax":  # a count convention, not a law: the prompt must say which one the key uses
+        per_element = est.cost.flops / (est.cost.shape[0] * est.cost.shape[1])
+        op += f", counting {per_element:g} FLOPs per element (the seed's count)"
+    return {"chip": chip.display, "op": op, "label": case.label}
 
 
 # The two hooks shared by the families whose params are just op cases (intensity, bound).

@@ -46,7 +46,8 @@ def skills(spec: FamilySpec, cat: Catalogue):
         dtype = spec.params["compare_dtype"]
         if dtype in chip.peak_flops and _rivals(spec, cat, chip, dtype):
             out.append(make_skill(NAME, chip.name, f"compare-{dtype}",
-                                  f"which has the higher {dtype} ridge: {chip.display} or another {chip.kind.upper()}",
+                                  # no chip name here: the header must not name the answer
+                                  f"which of two {chip.kind.upper()}s has the higher {dtype} ridge",
                                   (f"dtype::{dtype}",)))
     return out
 

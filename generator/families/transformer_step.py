@@ -5,6 +5,11 @@ Prefill over B×S tokens (compute-bound at realistic sizes) and one decode step
 and ``generator.roofline``. Model sizes come from the spec (real model
 families, each with its source); ``fixed`` examples, such as the course seed's
 7B at batch 8, seq 4096 on one v5e, are skills of their own.
+
+A random draw is redrawn (up to ``_FIT_TRIES`` times, from the same rng) until
+the weights plus the K/V cache fit the HBM of the chip it names; a problem that
+still does not fit (the seed's 7B on one v5e is one) says so in its prompt,
+and that the floor assumes it did.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from generator.catalogue import Catalogue, UnknownChipError
 from generator.families.base import make_skill, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
-from generator.units import normalize_dtype
+from generator.units import normalize_dtype, si
 
 NAME = "transformer_step"
-PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype"} for phase in transformer.PHASES}
+PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype", "fit"} for phase in transformer.PHASES}
+_FIT_TRIES = 30
 MODEL_KEYS = {"name", "params", "layers", "d_model", "kv_d_model", "source"}
 FIXED_KEYS = {"name", "model", "batch", "seq", "chip", "phases", "note"}
 
@@ -96,8 +102,27 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     for fx in p["fixed"]:
         if skill.variant == f"{fx['name']}-{phase}" and fx["chip"] == skill.chip:
             return _params(spec, skill.chip, fx["model"], phase, fx["batch"], fx["seq"])
-    return _params(spec, skill.chip, rng.choice(list(p["models"])), phase, rng.choice(p["batches"]),
-                   rng.choice(p["seqs"]))
+    chip = cat.get(skill.chip)
+    for _ in range(_FIT_TRIES):  # prefer a draw that fits the chip's HBM; else the prompt says it does not
+        params = _params(spec, skill.chip, rng.choice(list(p["models"])), phase, rng.choice(p["batches"]),
+                         rng.choice(p["seqs"]))
+        if _footprint(spec, params) <= chip.hbm_bytes:
+            break
+    return params
+
+
+def _footprint(spec: FamilySpec, params: dict[str, Any]) -> int:
+    """Bytes that must sit in HBM at once: the weights plus the full K/V cache (``StepCost.hbm_footprint_bytes``)."""
+    return transformer.hbm_footprint_bytes(spec.params["models"][params["model"]][0], params["batch"],
+                                           params["seq"], params["dtype"])
+
+
+def fit_text(need: float, chip) -> str:
+    """The prompt's sentence when the model does not fit one chip's HBM ("" when it fits)."""
+    if need <= chip.hbm_bytes:
+        return ""
+    return (f" The model does not fit: the weights plus the K/V cache need {si(need, 'B')}, more than the "
+            f"{si(chip.hbm_bytes, 'B')} of HBM on one {chip.display}; give the floor as if it did.")
 
 
 def _params(spec, chip, model_name, phase, batch, seq) -> dict[str, Any]:
@@ -113,7 +138,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     step, est = transformer.estimate(chip, model, params["phase"], params["batch"], params["seq"], params["dtype"])
     steps = [f"model {model.label()} [{source}]", *transformer.worked_lines(step, est, chip)]
     fields = {"chip": chip.display, "model": model.label(), "batch": str(params["batch"]),
-              "seq": str(params["seq"]), "dtype": params["dtype"]}
+              "seq": str(params["seq"]), "dtype": params["dtype"], "fit": fit_text(step.hbm_footprint_bytes, chip)}
     phase = params["phase"]
     return problem(spec, skill, f"{params['model']}-b{params['batch']}-s{params['seq']}-{params['dtype']}",
                    spec.prompts[phase].format(**fields), Answer(value=est.floor_s, unit="s"), steps, dict(params),

@@ -12,6 +12,7 @@ family, so its answer comes from the same model as every other card.
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import replace
 from typing import Any, Callable
@@ -47,7 +48,7 @@ def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, .
     return {
         "mxu_shapes": ("; ".join(f"{shape} on {', '.join(c.name for c, _ in pairs)}" for shape, pairs in shapes.items()),
                        [fig for pairs in shapes.values() for _, fig in pairs]),
-        "mxu_rate": (f"one bf16[8,128] @ bf16[128,128] every {f['mxu_cycles_per_8x128x128'].value} cycles per MXU",
+        "mxu_rate": (f"one bf16[8,128] @ bf16[128,128] every {f['mxu_cycles_per_8x128x128'].value} cycles per unit",
                      [f["mxu_cycles_per_8x128x128"]]),
         "vmem_size": (", ".join(f"{int(fig.value) / 2**20:.0f} MiB on {c.display}" for c, fig in vmem),
                       [fig for _, fig in vmem]),
@@ -60,9 +61,16 @@ def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, .
         "dcn_example": (f"{sci(float(ex.value('dcn_bytes_per_s')))} B/s of egress per {ex.display} chip",
                         [ex.figure("dcn_bytes_per_s")]),
         **{f"lattice_{k}": (f"({v.value[0]}, {v.value[1]})", [v]) for k, v in lattice.items()},
-        "megacore_chips": (", ".join(c.display for c, _ in mega), [fig for _, fig in mega]),
-        "single_core_chips": (", ".join(c.display for c, _ in single), [fig for _, fig in single]),
+        "megacore_chips": (_and(c.display for c, _ in mega), [fig for _, fig in mega]),
+        "single_core_chips": (_and(c.display for c, _ in single) + (" have" if len(single) > 1 else " has"),
+                              [fig for _, fig in single]),
     }
+
+
+def _and(names) -> str:
+    """``a, b and c``."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -100,6 +108,9 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     terms = []
     for at, raw in entries("terms", {"name", "term", "definition", "source"}, {"name", "term", "definition", "source"}):
         text, cites = render((*at, "definition"), (*at, "source"), raw["definition"], raw["source"])
+        term = str(raw["term"])
+        if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.IGNORECASE):
+            check.fail((*at, "definition"), f"the definition gives its own answer away: it contains '{term}'")
         terms.append({"name": check.text(raw["name"], (*at, "name")), "term": check.text(raw["term"], (*at, "term")),
                       "definition": text, "cites": cites})
     where_choices = check.text_list(p["where_choices"], ("params", "where_choices"))
@@ -142,8 +153,11 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def skills(spec: FamilySpec, cat: Catalogue):
     p = spec.params
-    out = [make_skill(NAME, None, f"term-{t['name']}", f"vocabulary: {t['term']}", ("kind::concept",))
-           for t in p["terms"]]
+    # The header must not name the term it asks for: number the cards instead.
+    out = [make_skill(NAME, None, f"term-{t['name']}",
+                      f"vocabulary: name the term from its definition (card {i} of {len(p['terms'])})",
+                      ("kind::concept",))
+           for i, t in enumerate(p["terms"], 1)]
     out += [make_skill(NAME, None, f"where-{w['name']}", f"what lives where: {w['item']}", ("kind::concept",))
             for w in p["where"]]
     out += [make_skill(NAME, None, f"miss-{m['name']}", f"explain a miss: {m['assumed']} counted, {m['actual']} moved",

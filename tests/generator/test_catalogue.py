@@ -104,3 +104,52 @@ def test_an_unknown_source_is_rejected():
     raw["chips"][2]["peak_flops_per_s"]["bf16"]["source"] = "my-memory"
     with pytest.raises(CatalogueError, match="unknown source"):
         parse(raw)
+
+
+# --- issue 8: facts with the source each now cites --------------------------------------------
+
+def test_v6e_has_one_tensorcore_citing_the_cloud_tpu_page():
+    fig = CAT.get("v6e").figures["tensorcores_per_chip"]
+    assert fig.value == 1 and fig.source.key == "cloud-tpu-system-architecture"
+    assert "Each v6e chip contains one TensorCore" in fig.note
+    assert "system architecture" in fig.source.title.lower()
+    assert CAT.get("v5e").value("tensorcores_per_chip") == 1
+    assert [CAT.get(n).value("tensorcores_per_chip") for n in ("v4p", "v5p")] == [2, 2]
+
+
+def test_drill_chips_json_shows_one_tensorcore_on_v6e():
+    import json
+
+    from tests.conftest import run_drill
+    res = run_drill("chips", "--json")
+    assert res.returncode == 0, res.stderr
+    v6e = next(c for c in json.loads(res.stdout) if c["name"] == "v6e")
+    assert v6e["figures"]["tensorcores_per_chip"]["value"] == 1
+    assert "cloud-tpu-system-architecture" in {s["key"] for s in v6e["sources"]}
+
+
+def test_lattice_facts_cite_the_seed_and_int8_is_marked_derived():
+    for key, want in (("tiling_lattice_32bit", [8, 128]), ("tiling_lattice_bf16", [16, 128]),
+                      ("tiling_lattice_int8", [32, 128])):
+        fig = CAT.facts[key]
+        assert fig.value == want and fig.source.key == "course-seed", key
+        assert "lattice rule" in fig.source.title.lower()
+    assert "(8, 128)" in CAT.facts["tiling_lattice_32bit"].note
+    assert "bf16 packs (16, 128)" in CAT.facts["tiling_lattice_bf16"].note
+    assert CAT.facts["tiling_lattice_int8"].note.startswith("derived")
+
+
+def test_older_edition_notes_say_per_host_and_where_9_1e14_came_from():
+    v3 = CAT.get("v3")
+    for key, old in (("pcie_bytes_per_s", "1.5e10"), ("dcn_bytes_per_s", "2.5e10")):
+        note = v3.figures[key].note
+        assert old in note and "per host" in note and "per chip" in note, note
+    assert "Rooflines" in CAT.get("v6e").peak_flops["bf16"].note
+    assert "older table" in CAT.get("v6e").peak_flops["bf16"].note
+
+
+def test_wraparound_rule_is_data():
+    assert CAT.get("v5e").value("ici_wraparound") == {"axis_equals": 16}
+    assert CAT.get("v6e").value("ici_wraparound") == {"axis_equals": 16}
+    assert CAT.get("v5p").value("ici_wraparound") == {"axis_multiple_of": 4}
+    assert CAT.get("v3").value("ici_wraparound") is None
