@@ -57,10 +57,10 @@ BW_RANGE = (1e9, 1e15)    # bytes/s: the bandwidth bars' log axis
 
 def _bar(value: float | None, lo_hi: tuple[float, float], kind: str) -> str:
     if value is None or value <= 0:
-        return f'<div class="bar {kind} none"></div>'
+        return '<div class="track"></div>'
     lo, hi = lo_hi
     width = max(1.0, min(100.0, 100 * (math.log10(value) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))))
-    return f'<div class="bar {kind}" style="width:{width:.1f}%"></div>'
+    return f'<div class="track"><div class="bar {kind}" style="width:{width:.1f}%"></div></div>'
 
 
 def _level(name: str, what: str, cap: catalogue.Figure | None, cap_text: str | None,

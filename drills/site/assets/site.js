@@ -146,7 +146,7 @@
     const svg = $("ex01-plot");
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     if (!r || r.error) return;
-    const W = 420, H = 300, L = 58, R = 12, T = 14, B = 40;
+    const W = 420, H = 300, L = 58, R = 26, T = 14, B = 40;
     const decade = (v, up) => Math.pow(10, up ? Math.ceil(Math.log10(v)) : Math.floor(Math.log10(v)));
     const shown = r.intensity > 0 ? r.intensity : null;
     const x0 = decade(Math.min(0.1, shown ? shown / 3 : 0.1), false);
@@ -156,7 +156,7 @@
     const Y = (v) => H - B - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) * (H - T - B);
     svg.appendChild(svgEl("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
     for (let d = Math.log10(x0); d <= Math.log10(x1); d++) {
-      svg.appendChild(svgEl("text", { x: X(10 ** d), y: H - B + 14, class: "tick", "text-anchor": "middle" }, gfmt(10 ** d, 3)));
+      svg.appendChild(svgEl("text", { x: X(10 ** d), y: H - B + 14, class: "tick", "text-anchor": "middle" }, gfmt(10 ** d, 6)));
     }
     for (let d = Math.log10(y0); d <= Math.log10(y1); d += 2) {
       svg.appendChild(svgEl("text", { x: L - 4, y: Y(10 ** d) + 4, class: "tick", "text-anchor": "end" }, si(10 ** d, "")));
