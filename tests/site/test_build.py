@@ -276,5 +276,5 @@ def test_ci_installs_the_browser_the_site_tests_drive():
     install = ci.index("apt-get install -y -qq chromium")
     assert "command -v chromium" in ci and install < ci.index(".venv/bin/pytest")
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    test_extra = pyproject.split("\ntest = [", 1)[1].split("]", 1)[0]  # tomllib needs Python 3.11
+    test_extra = pyproject.split("\ntest = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
     assert '"playwright' in test_extra
