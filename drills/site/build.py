@@ -17,7 +17,7 @@ from pathlib import Path
 from string import Template
 
 import labs
-from generator import catalogue
+from generator import catalogue, costs
 
 from drills.site import data, markdown, sections
 
@@ -83,9 +83,10 @@ def render(bench_dir: Path) -> tuple[str, str]:
     def options(pairs, selected):
         return "".join(f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(t)}</option>' for v, t in pairs)
 
-    shape_notes = "; ".join(
-        f"{o['name']} = {o['description']} (<code>--op {esc(o['cost_op'])} --shape "
-        f"{esc(','.join(str(s) for s in o['shape']))}</code>)" for o in play["ops"])
+    shape_notes = "; ".join(  # e.g. embedding: gather N rows of an [N,N] table (--op embedding --shape T,V,D = N,N,N)
+        f"{esc(o['name'])}: {esc(o['description'])} (<code>--op {esc(o['cost_op'])} --shape "
+        f"{esc(','.join(costs.OPS[o['cost_op']].dims))} = {esc(','.join(str(s) for s in o['shape']))}</code>)"
+        for o in play["ops"])
     page = Template((ASSETS / "index.html").read_text(encoding="utf-8")).substitute(
         lab_done=" done" if lab_done else "",
         lab_text=esc(f"{gate['accelerator_records']} accelerator record(s) in {bench_dir.name or bench_dir}"),
