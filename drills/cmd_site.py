@@ -25,6 +25,9 @@ def site(out_dir: Path, bench_dir: Path, serve: bool, port: int) -> None:
     """
     from drills.site.build import SiteError, build
 
+    source = click.get_current_context().get_parameter_source("port")
+    if not serve and source is not None and source.name == "COMMANDLINE":
+        raise click.UsageError("--port applies to --serve only")
     if bench_dir.exists() and not bench_dir.is_dir():
         raise click.UsageError(f"--bench '{bench_dir}' is not a directory")
     started = time.perf_counter()

@@ -105,6 +105,7 @@ def test_an_unpublished_dtype_gives_the_cli_error():
     (["-o", "FILE"], "is not a directory"),
     (["--bench", "FILE"], "--bench"),
     (["--port", "70000"], "--port"),
+    (["--port", "8080"], "--port applies to --serve only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     afile = tmp_path / "afile"
