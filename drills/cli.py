@@ -28,6 +28,7 @@ COMMANDS = {
     "explain": "drills.cmd_lab:explain",
     "gate": "drills.cmd_lab:gate",
     "progress": "drills.cmd_lab:progress",
+    "site": "drills.cmd_site:site",
 }
 
 

@@ -1,0 +1,251 @@
+// The Stage 0 page: EX·01 playground, its roofline plot, EX·06's chip switch, the
+// "Can you" ticks (localStorage) and the mastery header. No formula lives here:
+// FLOPs and bytes are cubic polynomials in N exported from generator/costs.py by
+// drills/site/data.py; the roofline is the scaling book's (generator/roofline.py),
+// and numbers print like generator/units.py (Python's format(), half-even rounding).
+"use strict";
+(function () {
+  const DATA = JSON.parse(document.getElementById("site-data").textContent);
+
+  // ---- Python-compatible number formatting (exact decimal of a double, half-even) ----
+  function exact(x) { // x > 0 finite -> [BigInt n, k] with x == n / 10**k exactly
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    const hi = view.getUint32(0), lo = view.getUint32(4);
+    let e = (hi >>> 20) & 0x7ff;
+    let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+    if (e === 0) e = 1; else m |= 1n << 52n;
+    e -= 1075;
+    return e >= 0 ? [m << BigInt(e), 0] : [m * 5n ** BigInt(-e), -e];
+  }
+  function roundAt(x, d) { // round |x| to d decimals (d may be negative): BigInt of x * 10**d
+    const [n, k] = exact(x);
+    const cut = k - d;
+    if (cut <= 0) return n * 10n ** BigInt(-cut);
+    const p = 10n ** BigInt(cut), q = n / p, r = n % p, half = p / 2n;
+    return (r > half || (r === half && q % 2n === 1n)) ? q + 1n : q;
+  }
+  function place(digits, d) { // integer string scaled by 10**-d -> decimal string
+    if (d <= 0) return digits + "0".repeat(-d);
+    digits = digits.padStart(d + 1, "0");
+    return digits.slice(0, -d) + "." + digits.slice(-d);
+  }
+  function special(x) {
+    if (Number.isNaN(x)) return "nan";
+    if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+    return null;
+  }
+  function fixed(x, d) { // Python f"{x:.{d}f}"
+    const s = special(x); if (s) return s;
+    if (x === 0) return place("0", d);
+    const sign = x < 0 ? "-" : "";
+    return sign + place(roundAt(Math.abs(x), d).toString(), d);
+  }
+  function sig(x, p) { // x > 0 rounded to p significant digits -> [digit string of length p, exponent]
+    const [n, k] = exact(x);
+    let exp = n.toString().length - 1 - k;
+    let q = roundAt(x, p - 1 - exp).toString();
+    if (q.length > p) { exp += 1; q = q.slice(0, p); }
+    return [q, exp];
+  }
+  function expo(sign, digits, exp, strip) {
+    let mant = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
+    if (strip && mant.includes(".")) mant = mant.replace(/0+$/, "").replace(/\.$/, "");
+    return sign + mant + "e" + (exp < 0 ? "-" : "+") + String(Math.abs(exp)).padStart(2, "0");
+  }
+  function efmt(x, d) { // Python f"{x:.{d}e}"
+    const s = special(x); if (s) return s;
+    if (x === 0) return expo("", "0".repeat(d + 1), 0, false);
+    const [digits, exp] = sig(Math.abs(x), d + 1);
+    return expo(x < 0 ? "-" : "", digits, exp, false);
+  }
+  function gfmt(x, p) { // Python f"{x:.{p}g}"
+    const s = special(x); if (s) return s;
+    if (p === 0) p = 1;
+    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+    const sign = x < 0 ? "-" : "";
+    const [digits, exp] = sig(Math.abs(x), p);
+    if (exp < -4 || exp >= p) return expo(sign, digits, exp, true);
+    let out = place(digits, p - 1 - exp);
+    if (out.includes(".")) out = out.replace(/0+$/, "").replace(/\.$/, "");
+    return sign + out;
+  }
+  function si(value, unit, digits = 3) { // generator.units.si
+    if (value === 0 || !Number.isFinite(value)) return gfmt(value, 6) + " " + unit;
+    const scale = DATA.si_scale;
+    for (const [factor, prefix] of scale) {
+      if (Math.abs(value) >= factor * 0.9995) return gfmt(value / factor, digits) + " " + prefix + unit;
+    }
+    const [factor, prefix] = scale[scale.length - 1];
+    return gfmt(value / factor, digits) + " " + prefix + unit;
+  }
+  const seconds = (v) => si(v, "s");
+  function sci(value, digits = 4) { // generator.units.sci
+    if (value === 0) return "0";
+    if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
+    let [mant, e] = efmt(value, digits - 1).split("e");
+    mant = mant.replace(/0+$/, "").replace(/\.$/, "");
+    return mant + "e" + String(parseInt(e, 10));
+  }
+
+  // ---- the model: generator.costs via exported polynomials, generator.roofline's formulas ----
+  const chips = Object.fromEntries(DATA.chips.map((c) => [c.name, c]));
+  const ops = Object.fromEntries(DATA.ops.map((o) => [o.name, o]));
+  const poly = (c, n) => c[0] + c[1] * n + c[2] * n * n + c[3] * n * n * n;
+
+  function compute(chipName, opName, n, dtype) {
+    const chip = chips[chipName], op = ops[opName];
+    if (!chip || !op || !op.by_dtype[dtype]) return { error: "unknown chip, op or dtype" };
+    if (!Number.isInteger(n) || n < 1 || n > DATA.max_n) {
+      return { error: `N must be a whole number from 1 to ${DATA.max_n}` };
+    }
+    const cost = op.by_dtype[dtype], k = chip.ceilings[cost.compute_dtype];
+    if (k.error) return { error: k.error };
+    const flops = poly(cost.flops, n), bytes = poly(cost.bytes, n);
+    const peak = k.peak_flops_per_s, bw = k.hbm_bytes_per_s;
+    const intensity = flops / bytes, ridge = peak / bw;
+    const tMath = flops / peak, tComms = bytes / bw;
+    const floor = Math.max(tMath, tComms), upper = tMath + tComms;
+    const bound = intensity >= ridge ? "compute" : "memory";
+    const attainable = Math.min(peak, intensity * bw);
+    const fill = (t) => t.split("{N}").join(String(n));
+    const dims = op.shape.map((d) => (d === "N" ? n : d));
+    const worked = [
+      `FLOPs      = ${cost.flops_formula} = ${fill(cost.flops_working)} = ${sci(flops)}`,
+      `bytes      = ${cost.bytes_formula} = ${fill(cost.bytes_working)} = ${sci(bytes)}`,
+      `intensity  = FLOPs / bytes = ${sci(flops)} / ${sci(bytes)} = ${fixed(intensity, 1)} FLOPs/byte`,
+      `ridge      = peak / HBM bandwidth = ${sci(peak)} FLOP/s / ${sci(bw)} B/s = ${fixed(ridge, 1)} FLOPs/byte (${k.dtype})`,
+      `verdict    = intensity ${bound === "compute" ? ">=" : "<"} ridge -> ${bound}-bound`,
+      `T_math     = FLOPs / peak = ${sci(flops)} / ${sci(peak)} = ${seconds(tMath)}`,
+      `T_comms    = bytes / HBM bandwidth = ${sci(bytes)} / ${sci(bw)} = ${seconds(tComms)}`,
+      `floor      = max(T_math, T_comms) = ${seconds(floor)}   (upper bound: T_math + T_comms = ${seconds(upper)})`,
+      `attainable = min(peak, intensity × bandwidth) = min(${sci(peak)}, ${sci(intensity * bw)}) = ${si(attainable, "FLOP/s")}`,
+      `constants  : ${k.name} ${k.dtype} peak ${sci(peak)} FLOP/s, HBM ${sci(bw)} B/s — ${k.source}`,
+      `convention : ${cost.convention}`,
+    ];
+    return {
+      intensity, attainable, floor, t_math: tMath, t_comms: tComms, bound, flops, bytes, ridge, peak, bw,
+      text: { intensity: `${fixed(intensity, 1)} FLOPs/byte`, verdict: `${bound}-bound`,
+              attainable: si(attainable, "FLOP/s"), floor: seconds(floor) },
+      header: `chip: ${chip.display}   op: ${cost.op} [${dims.join(",")}]   dtype: ${cost.compute_dtype}`,
+      worked,
+    };
+  }
+
+  // ---- EX·01: the playground ----
+  const $ = (id) => document.getElementById(id);
+  const SVGNS = "http://www.w3.org/2000/svg";
+  function svgEl(name, attrs, text) {
+    const el = document.createElementNS(SVGNS, name);
+    for (const [a, v] of Object.entries(attrs)) el.setAttribute(a, String(v));
+    if (text !== undefined) el.textContent = text;
+    return el;
+  }
+
+  function plot(r) { // log-log roofline: the chip's roof, its ridge, the op's point
+    const svg = $("ex01-plot");
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    if (!r || r.error) return;
+    const W = 420, H = 300, L = 58, R = 26, T = 14, B = 40;
+    const decade = (v, up) => Math.pow(10, up ? Math.ceil(Math.log10(v)) : Math.floor(Math.log10(v)));
+    const shown = r.intensity > 0 ? r.intensity : null;
+    const x0 = decade(Math.min(0.1, shown ? shown / 3 : 0.1), false);
+    const x1 = decade(Math.max(1e4, shown ? shown * 3 : 1e4, r.ridge * 10), true);
+    const y1 = decade(r.peak * 2, true), y0 = decade(Math.min(x0 * r.bw, r.peak / 1e4), false);
+    const X = (v) => L + (Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0)) * (W - L - R);
+    const Y = (v) => H - B - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) * (H - T - B);
+    svg.appendChild(svgEl("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
+    for (let d = Math.log10(x0); d <= Math.log10(x1); d++) {
+      svg.appendChild(svgEl("text", { x: X(10 ** d), y: H - B + 14, class: "tick", "text-anchor": "middle" }, gfmt(10 ** d, 6)));
+    }
+    for (let d = Math.log10(y0); d <= Math.log10(y1); d += 2) {
+      svg.appendChild(svgEl("text", { x: L - 4, y: Y(10 ** d) + 4, class: "tick", "text-anchor": "end" }, si(10 ** d, "")));
+    }
+    svg.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, class: "axis", "text-anchor": "middle" }, "intensity (FLOPs/byte, log)"));
+    svg.appendChild(svgEl("text", { x: 12, y: (T + H - B) / 2, class: "axis", "text-anchor": "middle",
+      transform: `rotate(-90 12 ${(T + H - B) / 2})` }, "FLOP/s (log)"));
+    const roof = `${X(x0)},${Y(x0 * r.bw)} ${X(r.ridge)},${Y(r.peak)} ${X(x1)},${Y(r.peak)}`;
+    svg.appendChild(svgEl("polyline", { points: roof, class: "roof" }));
+    svg.appendChild(svgEl("line", { x1: X(r.ridge), x2: X(r.ridge), y1: Y(r.peak), y2: H - B, class: "ridge" }));
+    svg.appendChild(svgEl("text", { x: X(r.ridge) + 4, y: H - B - 6, class: "tick" }, `ridge ${fixed(r.ridge, 1)}`));
+    if (shown) {
+      svg.appendChild(svgEl("circle", { cx: X(shown), cy: Y(r.attainable), r: 5, class: `point ${r.bound}`, id: "ex01-point" }));
+    } else {
+      svg.appendChild(svgEl("text", { x: L + 6, y: T + 16, class: "tick", id: "ex01-point" }, "intensity 0 (no FLOPs): off the log scale"));
+    }
+  }
+
+  function readInputs() {
+    const raw = $("ex01-n").value.trim();
+    const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    return [$("ex01-chip").value, $("ex01-op").value, n, $("ex01-dtype").value];
+  }
+
+  function update() {
+    const r = compute(...readInputs());
+    const outs = { intensity: "ex01-intensity", verdict: "ex01-verdict", attainable: "ex01-attainable", floor: "ex01-floor" };
+    for (const [key, id] of Object.entries(outs)) $(id).textContent = r.error ? "—" : r.text[key];
+    $("ex01-error").textContent = r.error || "";
+    $("ex01-header").textContent = r.error ? "" : r.header;
+    $("ex01-worked").textContent = r.error ? "" : r.worked.join("\n");
+    $("ex01-n-label").textContent = $("ex01-n").value;
+    plot(r);
+  }
+
+  // ---- EX·06: show the selected chip's hierarchy ----
+  function showHierarchy() {
+    const chosen = $("ex06-chip").value;
+    for (const block of document.querySelectorAll("[data-ex06-chip]")) {
+      block.hidden = block.getAttribute("data-ex06-chip") !== chosen;
+    }
+  }
+
+  // ---- Can you: ticks in this browser's localStorage only ----
+  const STORE_KEY = "rudrite-kernels/stage-0/can-you";
+  function loadTicks() {
+    try {
+      const parsed = JSON.parse(window.localStorage.getItem(STORE_KEY) || "[]");
+      return Array.isArray(parsed) ? parsed.filter((v) => Number.isInteger(v)) : [];
+    } catch (e) { return []; }
+  }
+  function saveTicks(ticks) {
+    try { window.localStorage.setItem(STORE_KEY, JSON.stringify(ticks)); } catch (e) { /* storage off: ticks last this visit */ }
+  }
+  function canYouBoxes() { return Array.from($("canyou").querySelectorAll("input[type=checkbox]")); }
+  function refreshCounts() {
+    const boxes = canYouBoxes(), ticked = boxes.filter((b) => b.checked).length;
+    $("canyou-count").textContent = `${ticked}/${boxes.length}`;
+    const canYouDone = ticked === boxes.length;
+    $("mastery-canyou").classList.toggle("done", canYouDone);
+    const done = [canYouDone, $("mastery-lab").classList.contains("done"), $("mastery-gate").classList.contains("done")];
+    $("mastery-count").textContent = `${done.filter(Boolean).length}/${done.length}`;
+  }
+
+  function init() {
+    const d = DATA.defaults;
+    $("ex01-chip").value = d.chip; $("ex01-op").value = d.op; $("ex01-n").value = String(d.n); $("ex01-dtype").value = d.dtype;
+    for (const id of ["ex01-chip", "ex01-op", "ex01-n", "ex01-dtype"]) {
+      $(id).addEventListener("input", update);
+      $(id).addEventListener("change", update);
+    }
+    update();
+    $("ex06-chip").addEventListener("change", showHierarchy);
+    showHierarchy();
+    const ticks = new Set(loadTicks());
+    for (const box of canYouBoxes()) {
+      const n = Number(box.getAttribute("data-n"));
+      box.checked = ticks.has(n);
+      box.addEventListener("change", () => {
+        const now = new Set(loadTicks());
+        if (box.checked) now.add(n); else now.delete(n);
+        saveTicks(Array.from(now).sort((a, b) => a - b));
+        refreshCounts();
+      });
+    }
+    refreshCounts();
+  }
+
+  // The parity test calls these; the page itself uses them through update().
+  window.drillSite = { compute, format: { fixed, gfmt, efmt, si, sci, seconds } };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

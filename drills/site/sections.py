@@ -1,0 +1,262 @@
+"""HTML fragments of the page built in Python: EX·06, Can you, the gate, the notebook's cells.
+
+Every fragment escapes its text (``html.escape``); every figure carries its
+catalogue source as a link to the sources list. Units are in the names.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+from generator import catalogue, roofline
+from generator.units import seconds, si
+from labs import gate as lab_gate
+from labs import ops as lab_ops
+
+from drills.site import highlight, markdown
+
+esc = html.escape
+SHOW_TAG = "site:show"
+EST_CHIP, EST_N, EST_DTYPE = "v5e", 4096, "bf16"  # the seed's chip and the notebook's N
+NOTEBOOK_BRANCH = "main"  # the branch the Colab link opens
+
+# ---------------------------------------------------------------- figures and sources
+
+def cite(fig: catalogue.Figure) -> str:
+    title = f' title="{esc(fig.note)}"' if fig.note else ""
+    return f'<a class="src" href="#src-{esc(fig.source.key)}"{title}>[{esc(fig.source.key)}]</a>'
+
+
+def shown(fig: catalogue.Figure | None, text: str | None = None) -> str:
+    """A figure's value with its source, or "not published"."""
+    if fig is None or fig.value is None:
+        return '<span class="np">not published</span>'
+    return f'<span class="fig">{esc(text if text is not None else str(fig.value))}</span> {cite(fig)}'
+
+
+def sources_list(cat: catalogue.Catalogue) -> str:
+    items = "".join(
+        f'<li id="src-{esc(s.key)}"><code>[{esc(s.key)}]</code> <a href="{esc(s.url)}">{esc(s.title)}</a>,'
+        f" retrieved {esc(s.retrieved)}{(' · ' + esc(s.note)) if s.note else ''}</li>"
+        for s in cat.sources.values())
+    return f'<ul class="sources">{items}</ul>'
+
+
+# ---------------------------------------------------------------- EX·06
+
+CAP_RANGE = (1e3, 1e12)   # bytes: the capacity bars' log axis
+BW_RANGE = (1e9, 1e15)    # bytes/s: the bandwidth bars' log axis
+
+
+def _bar(value: float | None, lo_hi: tuple[float, float], kind: str) -> str:
+    if value is None or value <= 0:
+        return '<div class="track"></div>'
+    lo, hi = lo_hi
+    width = max(1.0, min(100.0, 100 * (math.log10(value) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))))
+    return f'<div class="track"><div class="bar {kind}" style="width:{width:.1f}%"></div></div>'
+
+
+def _level(name: str, what: str, cap: catalogue.Figure | None, cap_text: str | None,
+           bw: float | None, bw_html: str, extra: str = "") -> str:
+    cap_value = float(cap.value) if cap is not None and cap.value is not None else None
+    return (f'<div class="level"><div class="lname"><strong>{esc(name)}</strong><br><small>{esc(what)}</small></div>'
+            f'<div class="lbars"><div class="row">{_bar(cap_value, CAP_RANGE, "cap")}'
+            f'<span class="val">size: {shown(cap, cap_text)}</span></div>'
+            f'<div class="row">{_bar(bw, BW_RANGE, "bw")}<span class="val">bandwidth: {bw_html}</span></div>'
+            f'{extra}</div></div>')
+
+
+def _mxu_squares(shape: list[int] | None, count: int | None) -> str:
+    if not shape or not count:
+        return ""
+    side = 24 * shape[0] / 128  # a 256x256 array is drawn twice as wide as a 128x128 one
+    squares = "".join(f'<span class="mxu" style="width:{side:.0f}px;height:{side:.0f}px"></span>' for _ in range(count))
+    return f'<div class="row mxus" title="{count} MXUs of {shape[0]}x{shape[1]}">{squares}</div>'
+
+
+def hierarchy_block(chip: catalogue.Chip, cat: catalogue.Catalogue) -> str:
+    """One chip's memory hierarchy: HBM, VMEM, vector registers, MXU (GPUs: HBM, L2, SMEM)."""
+    hbm_bw = chip.figures["hbm_bytes_per_s"]
+    hbm = _level("HBM", "off-chip high-bandwidth memory", chip.figure("hbm_bytes"),
+                 si(chip.hbm_bytes, "B"), chip.hbm_bytes_per_s, shown(hbm_bw, si(chip.hbm_bytes_per_s, "B/s")))
+    levels = [hbm]
+    if chip.kind == "tpu":
+        vmem = chip.figure("vmem_bytes")
+        vmem_text = f"{si(float(vmem.value), 'B')} ({float(vmem.value) / 2**20:g} MiB)" if vmem else None
+        ratio = cat.fact("vmem_to_mxu_over_hbm_bandwidth")
+        vmem_bw = float(ratio.value) * chip.hbm_bytes_per_s
+        levels.append(_level("VMEM", "on-chip scratchpad, managed by the kernel", vmem, vmem_text, vmem_bw,
+                             f'<span class="fig">about {esc(si(vmem_bw, "B/s"))}</span> '
+                             f'(VMEM→MXU ≈ {ratio.value:g}× HBM) {cite(ratio)}'))
+        grid = cat.fact("vpu_grid")
+        levels.append(_level("vector registers", "the VPU's working set", None, None, None,
+                             '<span class="np">not published</span>',
+                             f'<div class="row"><span class="val">VPU grid: {shown(grid, "(%d, %d)" % tuple(grid.value))}'
+                             f"</span></div>"))
+        shape, per_core, cores = chip.figure("mxu_shape"), chip.figure("mxus_per_core"), chip.figure("tensorcores_per_chip")
+        count = int(per_core.value) * int(cores.value) if per_core and cores else None
+        shape_text = "x".join(map(str, shape.value)) if shape else None
+        mxu_extra = (f'<div class="row"><span class="val">MXUs per core: {shown(per_core)} · TensorCores per chip: '
+                     f'{shown(cores)} · per chip: {count if count else "not published"}</span></div>'
+                     + _mxu_squares(shape.value if shape else None, count))
+        levels.append(
+            f'<div class="level"><div class="lname"><strong>MXU</strong><br><small>systolic matmul unit</small></div>'
+            f'<div class="lbars"><div class="row"><span class="val">array: {shown(shape, shape_text)}</span></div>'
+            f"{mxu_extra}</div></div>")
+    else:
+        l2, smem, sms = chip.figure("l2_bytes"), chip.figure("smem_bytes_per_sm"), chip.figure("sm_count")
+        levels.append(_level("L2 cache", "shared by all SMs", l2, si(float(l2.value), "B") if l2 else None,
+                             None, '<span class="np">not published</span>'))
+        levels.append(_level("SMEM", "per SM (shared memory)", smem, si(float(smem.value), "B") if smem else None,
+                             None, '<span class="np">not published</span>',
+                             f'<div class="row"><span class="val">SMs: {shown(sms)}</span></div>'))
+        levels.append('<p class="note">VMEM, the VPU and the MXU are TPU units; for a GPU the catalogue carries '
+                      "the levels above.</p>")
+    return (f'<div class="hierarchy" data-ex06-chip="{esc(chip.name)}"><h4>{esc(chip.display)}</h4>'
+            + "".join(levels) + "</div>")
+
+
+def ex06(cat: catalogue.Catalogue, default: str) -> str:
+    options = "".join(f'<option value="{esc(c.name)}"{" selected" if c.name == default else ""}>{esc(c.display)}</option>'
+                      for c in cat.chips)
+    blocks = "".join(hierarchy_block(c, cat) for c in cat.chips)
+    scale = (f"bars on log scales: size {si(CAP_RANGE[0], 'B')} to {si(CAP_RANGE[1], 'B')}, "
+             f"bandwidth {si(BW_RANGE[0], 'B/s')} to {si(BW_RANGE[1], 'B/s')}")
+    return (f'<label>chip <select id="ex06-chip">{options}</select></label>'
+            f'<p class="note">{esc(scale)}</p>{blocks}')
+
+
+# ---------------------------------------------------------------- Can you
+
+def can_you_items() -> list[dict]:
+    """The seven items, each with the `drill quiz` command that trains it (from the vocabulary spec)."""
+    from generator.generate import registry
+
+    out = []
+    for item in registry().specs["vocabulary"].params["can_you"]:
+        check = item.get("check", {})
+        command = f"drill quiz --family {check.get('family', 'vocabulary')}"
+        if check.get("chip"):
+            command += f" --chip {check['chip']}"
+        out.append({"n": int(item["n"]), "text": item["text"], "command": command})
+    return out
+
+
+def can_you(items: list[dict]) -> str:
+    rows = "".join(
+        f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label>'
+        f' <code class="cmd">{esc(i["command"])}</code></li>' for i in items)
+    return f'<ol id="canyou">{rows}</ol>'
+
+
+# ---------------------------------------------------------------- the gate
+
+STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN", "pending": "OPEN"}
+
+
+def gate_view(bench_dir: Path) -> dict:
+    """The gate's status word, its headline, and its rows as HTML (records, then est. rows)."""
+    result = lab_gate.evaluate(bench_dir)
+    headline = lab_gate.format_lines(result)[0]
+    rows = []
+    order = {"pass": 0, "fail": 1, "incomplete": 2, "practice": 3}
+    for r in sorted(result.rows, key=lambda r: (order.get(r.status, 9), r.path)):
+        explained = [m for m in r.misses if m not in r.unexplained]
+        misses = ", ".join(explained) or "none"
+        if r.unexplained:
+            misses += f"; UNEXPLAINED: {', '.join(r.unexplained)}"
+        rows.append(f'<tr class="record {esc(r.status)}"><td>{esc(r.status)}</td><td>{esc(r.device_kind)}</td>'
+                    f"<td>{r.size}</td><td>{esc(r.date[:10])}</td><td>{r.within_2x}/{r.ops}</td>"
+                    f"<td>{esc(misses)}</td><td><code>{esc(Path(r.path).name)}</code></td></tr>")
+    for skip in result.skipped:
+        rows.append(f'<tr class="skipped"><td>skipped</td><td colspan="5">{esc(skip["reason"])}</td>'
+                    f"<td><code>{esc(Path(skip['path']).name)}</code></td></tr>")
+    if result.status not in ("pass", "fail"):  # no accelerator record yet: the roofline holds the slot
+        chip = catalogue.get(EST_CHIP)
+        for name in lab_ops.SEED_OPS:
+            est = roofline.estimate(chip, lab_ops.OPS[name].cost(EST_N, EST_DTYPE))
+            rows.append(f'<tr class="est"><td>est.</td><td>{esc(chip.display)} (roofline)</td><td>{EST_N}</td>'
+                        f"<td>—</td><td>{esc(lab_ops.OPS[name].label)}: floor {esc(seconds(est.floor_s))}, "
+                        f"{esc(est.bound)}-bound</td><td>measured half pending</td><td>—</td></tr>")
+    table = ('<table class="gate"><thead><tr><th>row</th><th>device</th><th>N</th><th>date</th>'
+             "<th>within 2x</th><th>misses explained</th><th>record</th></tr></thead><tbody>"
+             + "".join(rows) + "</tbody></table>")
+    return {"status": result.status, "word": STATUS_WORD[result.status], "headline": headline,
+            "criterion": lab_gate.CRITERION, "table": table, "records": len(result.rows),
+            "accelerator_records": sum(r.platform in ("gpu", "tpu") for r in result.rows)}
+
+
+# ---------------------------------------------------------------- the notebook
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def _outputs(cell: dict) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(f'<pre class="out">{esc(_source({"source": out.get("text", "")}))}</pre>')
+        elif kind in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            png = data.get("image/png")
+            if isinstance(png, str):
+                try:
+                    base64.b64decode(png.replace("\n", ""), validate=True)
+                    parts.append(f'<img class="out" alt="cell output" src="data:image/png;base64,{png.replace(chr(10), "")}">')
+                    continue
+                except (binascii.Error, ValueError):
+                    pass
+            if "text/plain" in data:
+                parts.append(f'<pre class="out">{esc(_source({"source": data["text/plain"]}))}</pre>')
+        elif kind == "error":
+            parts.append(f'<pre class="out err">{esc(str(out.get("ename", "")))}: {esc(str(out.get("evalue", "")))}</pre>')
+    return "".join(parts)
+
+
+def repo_url(nb: dict) -> str | None:
+    """The notebook's ``REPO_URL = "..."`` setting, read with ast (never executed)."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        try:
+            tree = ast.parse(_source(cell))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "REPO_URL" for t in node.targets)
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                return node.value.value
+    return None
+
+
+def colab_link(url: str | None, notebook_path: str) -> str | None:
+    m = re.match(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url or "")
+    if not m:
+        return None
+    return f"https://colab.research.google.com/github/{m.group(1)}/{m.group(2)}/blob/{NOTEBOOK_BRANCH}/{notebook_path}"
+
+
+def notebook_cells(path: Path) -> tuple[str, dict]:
+    """The ``site:show`` cells as HTML, and the parsed notebook."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    parts = []
+    for cell in nb.get("cells", []):
+        tags = (cell.get("metadata") or {}).get("tags") or []
+        if SHOW_TAG not in tags:
+            continue
+        if cell.get("cell_type") == "markdown":
+            parts.append(f'<div class="md-cell">{markdown.render(_source(cell), heading_offset=2)}</div>')
+        elif cell.get("cell_type") == "code":
+            parts.append(f'<div class="code-cell"><pre class="code"><code>{highlight.python(_source(cell))}</code></pre>'
+                         f"{_outputs(cell)}</div>")
+    return "".join(parts), nb

@@ -1,0 +1,281 @@
+"""`drill site` without a browser: the build, its inputs, its safety, its exported model."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drills.site import build, data, highlight, markdown, sections
+from generator import catalogue, costs
+from labs import ops as lab_ops
+from tests.conftest import REPO, run_drill
+
+
+def site_data(index_html: str) -> dict:
+    m = re.search(r'<script type="application/json" id="site-data">(.*?)</script>', index_html, re.S)
+    return json.loads(m.group(1))
+
+
+def test_drill_site_builds_the_page(tmp_path):
+    out = tmp_path / "site"
+    res = run_drill("site", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "GATE 00 from bench: pass" in res.stdout
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert (out / "site.js").is_file() and (out / "site.css").is_file()
+    for ident in ("ex01-chip", "ex01-op", "ex01-n", "ex01-dtype", "ex01-intensity", "ex01-verdict",
+                  "ex01-attainable", "ex01-floor", "canyou", "canyou-count", "gate-status"):
+        assert f'id="{ident}"' in page
+    # without JavaScript the outputs already read the seed's EX·01 numbers
+    for text in ("682.7 FLOPs/byte", "compute-bound", "197 TFLOP/s", "87.2 µs"):
+        assert text in page
+    for value in ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding"):
+        assert f'<option value="{value}"' in page
+    for chip in catalogue.load().names():
+        assert f'<option value="{chip}"' in page
+    assert 'id="gate-status" class="gate-pass">PASS<' in page
+    # offline: every script, stylesheet and image is local (links to readings may point out)
+    assert not re.search(r'(src|<link[^>]*href)="(https?:)?//', page)
+    assert '<script src="site.js"></script>' in page and '<link rel="stylesheet" href="site.css">' in page
+
+
+def test_the_exported_playground_data_is_what_the_page_embeds(tmp_path):
+    build.build(tmp_path, REPO / "bench")
+    embedded = site_data((tmp_path / "index.html").read_text(encoding="utf-8"))
+    assert embedded == json.loads(json.dumps(data.playground_data()))
+    assert embedded["defaults"] == {"chip": "v5e", "op": "matmul", "n": 2048, "dtype": "bf16"}
+    assert [o["name"] for o in embedded["ops"]] == list(data.PAGE_OPS)
+    assert {o["name"]: o["shape"] for o in embedded["ops"]}["embedding"] == ["N", "N", "N"]  # T = V = D = N
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.sampled_from(data.PAGE_OPS), dtype=st.sampled_from(["bf16", "f32", "fp8", "int8"]),
+       n=st.integers(1, data.MAX_N))
+def test_exported_polynomials_are_the_python_costs(op, dtype, n):
+    entry = {o["name"]: o for o in data.playground_data()["ops"]}[op]["by_dtype"][dtype]
+    cost = lab_ops.OPS[op].cost(n, dtype)
+    assert sum(c * n ** k for k, c in enumerate(entry["flops"])) == cost.flops
+    assert sum(c * n ** k for k, c in enumerate(entry["bytes"])) == cost.bytes
+    assert entry["flops_working"].replace("{N}", str(n)) == cost.flops_working
+    assert entry["bytes_working"].replace("{N}", str(n)) == cost.bytes_working
+    assert max(cost.flops, cost.bytes) < 2 ** 53
+
+
+def test_a_formula_that_is_not_a_cubic_in_n_refuses_to_export(monkeypatch):
+    class Quartic:
+        label, description, cost_op = "q", "q", "add"
+
+        def cost_shape(self, n):
+            return (n, n)
+
+        def cost(self, n, dtype):
+            base = costs.add(n, n, dtype)
+            return costs.OpCost("add", (n, n), base.dtype, n ** 4, base.bytes, "", "", "", "", "")
+
+    monkeypatch.setitem(lab_ops.OPS, "add", Quartic())
+    with pytest.raises(data.ExportError, match="not the fitted cubic"):
+        data.op_entry("add")
+
+
+@pytest.mark.parametrize("chip,op,n,dtype", [("v5e", "matmul", 2048, "bf16"), ("h100", "softmax", 4096, "fp8"),
+                                             ("v6e", "embedding", 1000, "int8"), ("a100", "skinny_matmul", 9, "bf16")])
+def test_the_reference_is_what_drill_roofline_prints(chip, op, n, dtype):
+    ref = data.python_case(chip, op, n, dtype)
+    shape = ",".join(str(d) for d in lab_ops.OPS[op].cost_shape(n))
+    res = run_drill("roofline", "--chip", chip, "--op", lab_ops.OPS[op].cost_op, "--shape", shape, "--dtype", dtype)
+    assert res.returncode == 0, res.stderr
+    printed = res.stdout.splitlines()
+    assert printed[0] == ref["header"]
+    assert printed[1:5] == [f"intensity: {ref['text']['intensity']}", f"verdict: {ref['text']['verdict']}",
+                            f"attainable: {ref['text']['attainable']}", f"floor latency: {ref['text']['floor']}"]
+    assert [line.strip() for line in printed[7:]] == [line.strip() for line in ref["worked"]]
+
+
+def test_an_unpublished_dtype_gives_the_cli_error():
+    ref = data.python_case("v5e", "add", 64, "fp8")
+    res = run_drill("roofline", "--chip", "v5e", "--op", "add", "--shape", "64,64", "--dtype", "fp8")
+    assert res.returncode == 2 and ref["error"] in res.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "FILE"], "is not a directory"),
+    (["--bench", "FILE"], "--bench"),
+    (["--port", "70000"], "--port"),
+    (["--port", "8080"], "--port applies to --serve only"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    afile = tmp_path / "afile"
+    afile.write_text("keep me")
+    args = [str(afile) if a == "FILE" else a for a in args]
+    if "-o" not in args:
+        args += ["-o", str(tmp_path / "out")]
+    res = run_drill("site", *args)
+    assert res.returncode == 2 and message in res.stderr
+    assert len(res.stderr.strip().splitlines()) <= 3 and "Traceback" not in res.stderr
+    assert afile.read_text() == "keep me"
+
+
+def test_a_foreign_index_html_is_never_overwritten(tmp_path):
+    (tmp_path / "index.html").write_text("<html>my own page</html>")
+    res = run_drill("site", "-o", str(tmp_path))
+    assert res.returncode == 2 and "not written by drill site" in res.stderr
+    assert (tmp_path / "index.html").read_text() == "<html>my own page</html>"
+    # a folder drill site wrote before is rebuilt in place
+    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
+    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
+
+
+def test_the_site_path_imports_no_jax(tmp_path):
+    code = ("import sys; from pathlib import Path; from drills.site import build; "
+            f"build.build(Path({str(tmp_path)!r}), Path('bench')); "
+            "assert not any(m == 'jax' or m.startswith('jax.') for m in sys.modules), 'jax imported'")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+# ---------------------------------------------------------------- markdown and highlighting
+
+def test_markdown_escapes_text_and_refuses_unsafe_links():
+    out = markdown.render("# T <b>\n\nhi <script>alert(1)</script> [x](javascript:alert(1)) "
+                          "[y](data:text/html,hi) [ok](https://example.org/a?b=1&c=2) `a<b` **s** *e*\n\n- one\n- two")
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert 'href="javascript' not in out and 'href="data:' not in out
+    assert '<a href="https://example.org/a?b=1&amp;c=2">ok</a>' in out
+    assert "<code>a&lt;b</code>" in out and "<strong>s</strong>" in out and "<em>e</em>" in out
+    assert "<ul><li>one</li><li>two</li></ul>" in out and '<h1 id="t-b">T &lt;b&gt;</h1>' in out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_markdown_never_emits_a_tag_from_the_text(text):
+    out = markdown.render(text)
+    tags = set(re.findall(r"</?([a-z0-9]+)", out))
+    assert tags <= {"p", "h1", "h2", "h3", "h4", "ul", "ol", "li", "code", "pre", "strong", "em", "a"}
+    assert "javascript:" not in " ".join(re.findall(r'href="([^"]*)"', out)).lower()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_highlighting_reads_back_as_the_source(source):
+    import html as _html
+    out = highlight.python(source)
+    assert "<" not in re.sub(r'<span class="tok-[a-z]+">|</span>', "", out)
+    assert _html.unescape(re.sub(r"<[^>]+>", "", out)) == source
+
+
+def test_the_notebooks_code_is_highlighted():
+    out = highlight.python('for x in range(3):  # loop\n    print(f"{x}", 1.5)\n')
+    for kind, text in (("keyword", "for"), ("builtin", "range"), ("comment", "# loop"), ("number", "1.5")):
+        assert f'<span class="tok-{kind}">{text}</span>' in out
+
+
+# ---------------------------------------------------------------- the page's sources
+
+def test_chapter_follows_the_seeds_four_sections():
+    parts = markdown.split_parts(build.CHAPTER_PATH.read_text(encoding="utf-8"))
+    assert [t for t, _ in parts] == ["The chapter", "What gets built", "Readings", "The work, in order"]
+    heads = re.findall(r"^## (.*)$", parts[0][1], re.M)
+    assert heads == ["Two speeds, one ridge", "The units and the scratchpad", "The lattice rule", "Predict, then measure"]
+
+
+def test_only_site_show_cells_render(tmp_path):
+    nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
+    tagged = [c for c in nb["cells"] if "site:show" in (c.get("metadata") or {}).get("tags", [])]
+    assert tagged, "the notebook has no site:show cells"
+    html_cells, _ = sections.notebook_cells(build.NOTEBOOK_PATH)
+    assert html_cells.count('class="code-cell"') == sum(c["cell_type"] == "code" for c in tagged)
+    assert html_cells.count('class="md-cell"') == sum(c["cell_type"] == "markdown" for c in tagged)
+    assert "REPO_URL" not in html_cells  # the install cell is not tagged
+    nb["cells"][4]["metadata"] = {}
+    nb["cells"][4]["outputs"] = []
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    fewer, _ = sections.notebook_cells(tmp_path / "nb.ipynb")
+    assert fewer.count('class="code-cell"') == html_cells.count('class="code-cell"') - 1
+
+
+def test_saved_outputs_render_escaped(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["site:show"]}, "source": ["print(1)"],
+                     "outputs": [{"output_type": "stream", "text": ["<b>1</b>\n"]},
+                                 {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo=", "text/plain": "x"}},
+                                 {"output_type": "display_data", "data": {"image/png": "not base64!", "text/plain": "<plot>"}}]}]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    out, _ = sections.notebook_cells(tmp_path / "nb.ipynb")
+    assert "&lt;b&gt;1&lt;/b&gt;" in out and 'src="data:image/png;base64,iVBORw0KGgo="' in out
+    assert "&lt;plot&gt;" in out and "not base64" not in out
+
+
+def test_colab_link_comes_from_the_notebooks_repo_url():
+    nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
+    url = sections.repo_url(nb)
+    assert url and url.startswith("https://github.com/")
+    link = sections.colab_link(url, build.NOTEBOOK_REPO_PATH)
+    assert link == url.replace("https://github.com/", "https://colab.research.google.com/github/") + \
+        "/blob/main/labs/stage-0/lab-0.1-rooflines.ipynb"
+    assert sections.colab_link("https://example.org/x", "a.ipynb") is None
+
+
+def test_ex06_shows_sourced_figures_and_says_not_published():
+    cat = catalogue.load()
+    v5e = sections.hierarchy_block(cat.get("v5e"), cat)
+    assert "128 MiB" in v5e and "16 GB" in v5e and "820 GB/s" in v5e and "[scaling-book-tpus]" in v5e
+    assert "VMEM→MXU ≈ 22× HBM" in v5e and "(8, 128)" in v5e and "128x128" in v5e
+    assert v5e.count('class="mxu"') == 4  # 4 MXUs per core x 1 core
+    v6e = sections.hierarchy_block(cat.get("v6e"), cat)
+    assert "256x256" in v6e and v6e.count("not published") >= 2  # VMEM size, registers, MXU count
+    tpu7x = sections.hierarchy_block(cat.get("tpu7x"), cat)
+    assert re.search(r"array: <span class=\"np\">not published", tpu7x)
+    h100 = sections.hierarchy_block(cat.get("h100"), cat)
+    assert "L2 cache" in h100 and "50 MB" in h100 and "[scaling-book-gpus]" in h100
+
+
+def test_can_you_links_each_item_to_its_quiz_family():
+    items = sections.can_you_items()
+    assert [i["n"] for i in items] == [1, 2, 3, 4, 5, 6, 7]
+    assert items[0]["command"] == "drill quiz --family ridge --chip v5e"
+    assert items[3]["command"] == "drill quiz --family lattice"
+    from generator.families import FAMILIES
+    assert all(i["command"].split()[3] in FAMILIES for i in items)
+
+
+@pytest.mark.slow
+def test_serve_answers_on_localhost_until_stopped(tmp_path):
+    import os
+    import signal
+    import threading
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "drills.cli", "site", "-o", str(tmp_path / "s"), "--serve",
+                             "--port", "0"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killer = threading.Timer(60, proc.kill)  # never hang the suite
+    killer.start()
+    try:
+        assert proc.stdout.readline().startswith("wrote ")
+        line = proc.stdout.readline()
+        m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/)", line)
+        assert m, line
+        with urllib.request.urlopen(m.group(1) + "index.html", timeout=10) as resp:
+            body = resp.read().decode("utf-8")
+        assert 'id="ex01-chip"' in body
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        finally:
+            killer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, proc.stderr.read()
+    assert os.path.isfile(tmp_path / "s" / "index.html")
+
+
+def test_ci_installs_the_browser_the_site_tests_drive():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    install = ci.index("apt-get install -y -qq chromium")
+    assert "command -v chromium" in ci and install < ci.index(".venv/bin/pytest")
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    test_extra = pyproject.split("\ntest = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
+    assert '"playwright' in test_extra
