@@ -80,6 +80,10 @@
     return gfmt(value / factor, digits) + " " + prefix + unit;
   }
   const seconds = (v) => si(v, "s");
+  function intensityNumber(x) { // generator.units.intensity_number
+    if (Math.abs(x) >= 1e6) return sci(x);
+    return Math.abs(x) >= 1000 ? fixed(x, 0) : gfmt(x, 4);
+  }
   function sci(value, digits = 4) { // generator.units.sci
     if (value === 0) return "0";
     if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
@@ -113,8 +117,8 @@
     const worked = [
       `FLOPs      = ${cost.flops_formula} = ${fill(cost.flops_working)} = ${sci(flops)}`,
       `bytes      = ${cost.bytes_formula} = ${fill(cost.bytes_working)} = ${sci(bytes)}`,
-      `intensity  = FLOPs / bytes = ${sci(flops)} / ${sci(bytes)} = ${fixed(intensity, 1)} FLOPs/byte`,
-      `ridge      = peak / HBM bandwidth = ${sci(peak)} FLOP/s / ${sci(bw)} B/s = ${fixed(ridge, 1)} FLOPs/byte (${k.dtype})`,
+      `intensity  = FLOPs / bytes = ${sci(flops)} / ${sci(bytes)} = ${intensityNumber(intensity)} FLOPs/byte`,
+      `ridge      = peak / HBM bandwidth = ${sci(peak)} FLOP/s / ${sci(bw)} B/s = ${intensityNumber(ridge)} FLOPs/byte (${k.dtype})`,
       `verdict    = intensity ${bound === "compute" ? ">=" : "<"} ridge -> ${bound}-bound`,
       `T_math     = FLOPs / peak = ${sci(flops)} / ${sci(peak)} = ${seconds(tMath)}`,
       `T_comms    = bytes / HBM bandwidth = ${sci(bytes)} / ${sci(bw)} = ${seconds(tComms)}`,
@@ -125,7 +129,7 @@
     ];
     return {
       intensity, attainable, floor, t_math: tMath, t_comms: tComms, bound, flops, bytes, ridge, peak, bw,
-      text: { intensity: `${fixed(intensity, 1)} FLOPs/byte`, verdict: `${bound}-bound`,
+      text: { intensity: `${intensityNumber(intensity)} FLOPs/byte`, verdict: `${bound}-bound`,
               attainable: si(attainable, "FLOP/s"), floor: seconds(floor) },
       header: `chip: ${chip.display}   op: ${cost.op} [${dims.join(",")}]   dtype: ${cost.compute_dtype}`,
       worked,
