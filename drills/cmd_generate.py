@@ -52,11 +52,16 @@ def _generate(chips, families, count, seed, specs_dir):
         raise click.UsageError(str(exc)) from None
 
 
+def _output_error(exc: ExportError) -> click.ClickException:
+    """A target refused by the file policy (device, FIFO, read-only) exits 1; a bad path is usage (2)."""
+    return click.ClickException(str(exc)) if exc.refused else click.UsageError(str(exc))
+
+
 def _target(path: str) -> None:
     try:
         check_writable(path)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
 
 
 @click.command()
@@ -81,7 +86,7 @@ def deck(chips, families, count, seed, specs_dir, output) -> None:
     try:
         report = anki.write_deck(problems, output, descriptions)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
     click.echo(f"wrote {report.notes} notes in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
     click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
@@ -112,7 +117,7 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     try:
         write_text(output, text)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
     click.echo(f"wrote {len(problems)} problems to {output}", err=True)
 
 

@@ -53,6 +53,10 @@ class SafeIOError(OSError):
         return self.message
 
 
+class RefusedTarget(SafeIOError):
+    """The target exists and the policy will not replace it (device, FIFO, socket, read-only, another's)."""
+
+
 def display_path(path: str | os.PathLike) -> str:
     """``path`` printable on any stream: bytes that are not UTF-8 become ``\\xNN`` escapes."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
@@ -203,12 +207,12 @@ def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
         if stat.S_ISDIR(st.st_mode):
             raise SafeIOError(f"{shown} is a directory; give a file name")
         if not stat.S_ISREG(st.st_mode):
-            raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to replace it")
+            raise RefusedTarget(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to replace it")
         if _read_only_by_mode(st.st_mode) or not os.access(target, os.W_OK):
-            raise SafeIOError(f"can not write {shown}: the file is read-only "
-                              f"(mode {stat.S_IMODE(st.st_mode):04o}); left untouched")
+            raise RefusedTarget(f"can not write {shown}: the file is read-only "
+                                f"(mode {stat.S_IMODE(st.st_mode):04o}); left untouched")
         if st.st_uid != os.geteuid() and os.geteuid() != 0:
-            raise SafeIOError(f"can not write {shown}: it belongs to another user and replacing it "
+            raise RefusedTarget(f"can not write {shown}: it belongs to another user and replacing it "
                               f"would change its owner; left untouched")
     parent = target.parent
     try:
@@ -218,7 +222,7 @@ def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
     if not stat.S_ISDIR(pst.st_mode):
         raise SafeIOError(f"can not write {shown}: {display_path(parent)} is not a directory")
     if _read_only_by_mode(pst.st_mode) or not os.access(parent, os.W_OK | os.X_OK):
-        raise SafeIOError(f"can not write {shown}: directory {display_path(parent)} is not writable")
+        raise RefusedTarget(f"can not write {shown}: directory {display_path(parent)} is not writable")
     return target, st
 
 
@@ -288,9 +292,9 @@ def _recheck(target: Path, old: os.stat_result | None, shown: str) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(now.st_mode):
-        raise SafeIOError(f"{shown} is {file_kind(now.st_mode)}, not a regular file; refusing to replace it")
+        raise RefusedTarget(f"{shown} is {file_kind(now.st_mode)}, not a regular file; refusing to replace it")
     if old is not None and _read_only_by_mode(now.st_mode):
-        raise SafeIOError(f"can not write {shown}: the file became read-only; left untouched")
+        raise RefusedTarget(f"can not write {shown}: the file became read-only; left untouched")
 
 
 def _discard(tmp: str) -> None:

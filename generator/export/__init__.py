@@ -17,7 +17,19 @@ from generator import safeio
 
 
 class ExportError(ValueError):
-    """The output can not be written: the message is one line saying why."""
+    """The output can not be written: the message is one line saying why.
+
+    ``refused``: the target exists and is not ours to replace (a device, a FIFO,
+    a read-only file): the command exits 1, not 2, as for a bad option value.
+    """
+
+    def __init__(self, message: str, refused: bool = False):
+        super().__init__(message)
+        self.refused = refused
+
+
+def _export_error(exc: safeio.SafeIOError) -> ExportError:
+    return ExportError(str(exc), refused=isinstance(exc, safeio.RefusedTarget))
 
 
 def check_writable(path: str | os.PathLike) -> Path:
@@ -25,7 +37,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     try:
         return safeio.check_target(path)[0]
     except safeio.SafeIOError as exc:
-        raise ExportError(str(exc)) from None
+        raise _export_error(exc) from None
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
@@ -33,11 +45,11 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     try:
         return safeio.atomic_write(path, write)
     except safeio.SafeIOError as exc:
-        raise ExportError(str(exc)) from None
+        raise _export_error(exc) from None
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     try:
         return safeio.write_text(path, text)
     except safeio.SafeIOError as exc:
-        raise ExportError(str(exc)) from None
+        raise _export_error(exc) from None
