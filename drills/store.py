@@ -538,7 +538,8 @@ def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
         return  # an empty database: the schema is created on the first write
     damaged: list[str] = []
     if "cards" in names:
-        for skill, card, due, introduced in conn.execute("SELECT skill, card, due, introduced_at FROM cards"):
+        for skill, card, due, introduced, _ in conn.execute(
+                "SELECT skill, card, due, introduced_at, updated_at FROM cards"):
             for check in (lambda: _card(card), lambda: _aware(due), lambda: _aware(introduced)):
                 try:
                     check()
@@ -546,7 +547,10 @@ def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
                     damaged.append(f"cards row of skill {str(skill)[:60]!r}: {exc}")
                     break
     if "reviews" in names:
-        for rid, reviewed_at, due_after in conn.execute("SELECT id, reviewed_at, due_after FROM reviews"):
+        cursor = conn.execute("SELECT * FROM reviews")  # every column decoded: text that is not UTF-8 fails here
+        columns = [d[0] for d in cursor.description]
+        for row in cursor:
+            rid, reviewed_at, due_after = (row[columns.index(k)] for k in ("id", "reviewed_at", "due_after"))
             try:
                 _aware(reviewed_at)
                 if due_after is not None:

@@ -197,6 +197,8 @@ DAMAGE = {
     "bad due": (_damage("UPDATE cards SET due = '2026-13-45'"), "not ISO 8601"),
     "bad reviewed_at": (_damage("UPDATE reviews SET reviewed_at = 'soon' WHERE id = 2"), "reviews row 2"),
     "naive reviewed_at": (_damage("UPDATE reviews SET reviewed_at = '2026-01-01T00:00:00'"), "no time zone"),
+    "text that is not UTF-8": (_damage("UPDATE reviews SET family = CAST(X'FFFE' AS TEXT) WHERE id = 1"),
+                               "decode"),
     "header then random bytes": (_random_after_header, "not a usable drill store"),
 }
 
