@@ -251,6 +251,18 @@ def test_fifo_record_for_explain_is_refused_without_hanging(tmp_path):
     one_line_error(run(["explain", str(fifo)]), 2, "FIFO")
 
 
+def test_fifo_as_explanations_or_spec_file_is_refused_without_hanging(tmp_path):
+    record = failing_record(tmp_path)
+    fifo = tmp_path / "why.yaml"
+    os.mkfifo(fifo)
+    one_line_error(run(["explain", str(record), "--explanations", str(fifo)]), 2, "FIFO")
+    specs = tmp_path / "specs"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "drills" / "specs", specs)
+    (specs / "floor.yaml").unlink()
+    os.mkfifo(specs / "floor.yaml")
+    one_line_error(run(["export", "--format", "csv", "--specs", str(specs)]), 2, "FIFO")
+
+
 @pytest.mark.parametrize("kind", ["fifo", "/dev/urandom", "/dev/zero"])
 @pytest.mark.parametrize("command", ["gate", "progress"])
 def test_special_lab_record_is_skipped_without_hanging(tmp_path, kind, command):
