@@ -7,9 +7,14 @@ for the write lock (``busy_timeout``) instead of failing with "database is
 locked" or overwriting each other's update. A process killed mid-quiz leaves
 every committed review in place.
 
-A file that is not a drill store (not SQLite, another program's database, or
-damaged) raises ``StoreError`` naming the file and how to move it aside; it is
-never written to. Times are stored as ISO 8601 strings in UTC with a fixed
+A file that is not a drill store (not a regular file, not SQLite, another
+program's database, damaged, or with a row the tool can not read) raises
+``StoreError`` naming the file, what is wrong and how to move it aside; it is
+never written to: every existing file is checked first through a read-only
+connection (``mode=ro``; ``immutable=1`` when no journal shows another writer,
+so not even ``-wal``/``-shm`` files appear), and only then opened for writing.
+Opening a healthy store writes nothing; ``Store.open(path, readonly=True)``
+(``drill stats``) keeps the read-only connection, so a read never changes a byte. Times are stored as ISO 8601 strings in UTC with a fixed
 format, so they sort as text.
 """
 
