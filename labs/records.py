@@ -22,7 +22,7 @@ SCHEMA_NAME = "rudrite-kernels/lab-record"
 SCHEMA_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 RECORD_PREFIX = "lab-0.1"
-RECORD_MAX_BYTES = 8 * 1024 * 1024  # a record is a few KiB; refuse anything this large unread
+RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
 
 

@@ -13,6 +13,8 @@ One test (or one parametrised test) per class of the issue:
 10. `parse_choice` on values that are not text.
 
 Every process runs with a timeout (a hang fails the test, it does not stall the suite).
+Devices are scratch nodes made with mknod in a temporary folder, never the real /dev as
+root: a regressed writer must not be able to replace the machine's /dev/null.
 Permission tests hold as root too: the file policy treats a file or directory with
 no write bit as read-only for everyone, root included.
 """
@@ -82,6 +84,26 @@ def listing(directory: Path) -> set[str]:
     return {p.name for p in directory.iterdir()}
 
 
+def scratch_device(tmp_path: Path, name: str) -> Path:
+    """A character device like /dev/<name> (null: 1,3; full: 1,7) made in ``tmp_path`` with mknod.
+
+    The tests never point a possibly-broken writer at the real /dev as root: a
+    regression would replace the machine's /dev/null. Where mknod is not
+    permitted, a non-root user gets the real device (it can not rename over
+    /dev entries); root without CAP_MKNOD skips.
+    """
+    minor = {"null": 3, "full": 7}[name]
+    path = tmp_path / name
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+        return path
+    except PermissionError:
+        if os.geteuid() != 0:
+            return Path("/dev") / name
+        pytest.skip(f"mknod is not permitted here and we run as root: the scratch /dev/{name} can not be made, "
+                    f"and pointing a writer under test at the real one could replace it")
+
+
 def healthy_store(path: Path, reviews: int = 3) -> Path:
     with Store.open(path) as store:
         for i in range(reviews):
@@ -104,12 +126,13 @@ def failing_record(directory: Path) -> Path:
 # -- 1. the writer: never replace what is not a regular file we may write ----------------------
 
 
-@pytest.mark.parametrize("device", ["/dev/null", "/dev/full"])
-def test_export_never_replaces_a_device(device):
-    before = fingerprint(Path(device))
-    proc = run(["export", "--format", "json", "--family", "ridge", "-o", device])
-    one_line_error(proc, 1, device, "character device", "refusing to replace it")
-    assert fingerprint(Path(device)) == before and stat.S_ISCHR(os.lstat(device).st_mode)
+@pytest.mark.parametrize("name", ["null", "full"])
+def test_export_never_replaces_a_device(tmp_path, name):
+    device = scratch_device(tmp_path, name)
+    before = fingerprint(device)
+    proc = run(["export", "--format", "json", "--family", "ridge", "-o", str(device)])
+    one_line_error(proc, 1, str(device), "character device", "refusing to replace it")
+    assert fingerprint(device) == before and stat.S_ISCHR(os.lstat(device).st_mode)
 
 
 def test_export_never_replaces_a_fifo_or_a_read_only_file_and_writes_through_a_link(tmp_path):
@@ -238,11 +261,14 @@ def test_fifo_as_store_is_refused_without_hanging(tmp_path, command):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and listing(tmp_path) == {"store.fifo"}
 
 
-def test_dev_null_as_store_leaves_no_journal():
-    for command in (["stats"], ["quiz", "--count", "1"]):
-        proc = run([command[0], "--store", "/dev/null", *command[1:]], stdin="q\n")
-        one_line_error(proc, 1, "/dev/null", "character device")
-    assert not os.path.exists("/dev/null-journal") and not os.path.exists("/dev/null-wal")
+def test_dev_null_as_store_leaves_no_journal(tmp_path):
+    null = scratch_device(tmp_path, "null")
+    for command in (["stats"], ["quiz", "--count", "1"], ["progress"]):
+        proc = run([command[0], "--store", str(null), *command[1:]], stdin="q\n")
+        one_line_error(proc, 1, str(null), "character device")
+    for suffix in ("-journal", "-wal", "-shm"):
+        assert not os.path.exists(f"{null}{suffix}")
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
 
 
 def test_fifo_record_for_explain_is_refused_without_hanging(tmp_path):
@@ -333,7 +359,7 @@ def test_bounds_are_stated_in_help():
 def test_stdout_on_dev_full_is_one_line_exit_1(tmp_path, args):
     store = healthy_store(tmp_path / "s.db")
     args = [a.replace("{store}", str(store)) for a in args]
-    with open("/dev/full", "wb") as full:
+    with open(scratch_device(tmp_path, "full"), "wb") as full:
         proc = run(args, stdout=full)
     one_line_error(proc, 1, "can not write the output", "No space left on device")
 

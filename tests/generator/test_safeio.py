@@ -65,7 +65,7 @@ def test_devices_and_links_to_them_are_refused(tmp_path, device):
 def test_deep_nesting_and_huge_integers_are_clean_errors(tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(safeio.SafeIOError, match="nested 100000 levels deep"):
+    with pytest.raises(safeio.SafeIOError, match="nested more than 64 levels deep"):
         safeio.read_json_bounded(deep, max_depth=64)
     huge = tmp_path / "huge.json"
     huge.write_text('{"size": ' + "9" * 5000 + "}")
@@ -92,6 +92,7 @@ def test_depth_scan_matches_the_parsed_value(value):
 
     text = json.dumps(value)
     assert safeio.json_depth(text) == depth(value)
+    assert not safeio.deeper_than(text, depth(value)) and safeio.deeper_than(text, depth(value) - 1) == (depth(value) > 0)
     assert safeio.loads_bounded(text, max_depth=depth(value)) == value
     if depth(value):
         with pytest.raises(safeio.SafeIOError, match="levels deep"):
