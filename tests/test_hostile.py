@@ -345,7 +345,8 @@ def test_bounds_are_stated_in_help():
     assert "2^32" in run(["roofline", "--help"]).stdout.decode()
     text = run(["transformer", "--help"]).stdout.decode()
     assert "1e16" in text and "10,000" in text and "2^20" in text and "2^24" in text
-    assert "65,536" in run(["lab", "--help"]).stdout.decode()
+    text = run(["lab", "--help"]).stdout.decode()
+    assert "1,048,576" in text and "10,000" in text
 
 
 # -- 6. output errors -------------------------------------------------------------------------------
