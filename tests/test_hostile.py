@@ -239,10 +239,10 @@ def test_damaged_store_is_one_line_and_byte_identical(tmp_path, damage, command)
     assert listing(tmp_path) == names  # no -wal, -shm or -journal left beside it
 
 
-def test_stats_leaves_a_healthy_store_byte_identical(tmp_path):
+def test_stats_and_progress_leave_a_healthy_store_byte_identical(tmp_path):
     path = healthy_store(tmp_path / "drill.sqlite3")
     before, names = fingerprint(path), listing(tmp_path)
-    for args in (["stats"], ["stats", "--json"]):
+    for args in (["stats"], ["stats", "--json"], ["progress", "--bench", str(tmp_path / "no-bench")]):
         proc = run([*args, "--store", str(path)])
         assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
         assert fingerprint(path) == before and listing(tmp_path) == names
