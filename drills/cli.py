@@ -8,7 +8,9 @@ never a traceback.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 
 import click
@@ -32,6 +34,14 @@ COMMANDS = {
 }
 
 
+class OutputError(Exception):
+    """Writing to stdout failed (closed pipe, full disk): raised past click, which would exit 1 silently."""
+
+    def __init__(self, command: str, error: OSError):
+        super().__init__(command, error)
+        self.command, self.error = command, error
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | {
@@ -42,6 +52,27 @@ class LazyGroup(click.Group):
             module_name, attr = COMMANDS[name].split(":")
             return getattr(importlib.import_module(module_name), attr)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            # click turns EPIPE into a silent exit 1; other output errors would be a traceback.
+            if _is_output_error(exc):
+                raise OutputError(ctx.invoked_subcommand or "", exc) from None
+            raise
+
+
+# errno values of a write that failed on the way out: closed pipe, full disk, I/O error, quota
+_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
+
+
+def _is_output_error(exc: OSError) -> bool:
+    """A raw write error of the kind stdout gives. Files the tool writes go through
+    generator.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
+    from generator.safeio import SafeIOError
+
+    return exc.errno in _OUTPUT_ERRNOS and not isinstance(exc, SafeIOError)
 
 
 def _module_exists(target: str) -> bool:
@@ -60,10 +91,20 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: one-line errors, exit 2 for usage, 130 for Ctrl-C."""
+    """Console entry point: one-line errors, exit 2 for usage, 130 for Ctrl-C.
+
+    Output errors end with one line on stderr: a closed pipe (EPIPE) exits 141
+    (128 + SIGPIPE, what a shell reports for a writer killed by SIGPIPE); a
+    full or failing stdout exits 1. A quiz says its answered reviews are saved
+    (each is committed before its feedback is printed).
+    """
     try:
         rv = cli.main(args=argv, prog_name="drill", standalone_mode=False)
+        sys.stdout.flush()  # a buffered write that fails must fail here, not at interpreter exit
+    except OutputError as exc:
+        _output_failed(exc.command, exc.error)
     except click.exceptions.Exit as exc:
+        _flush_or_fail("")
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
@@ -74,9 +115,54 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         where = exc.ctx.command_path if getattr(exc, "ctx", None) else "drill"
         message = " ".join(exc.format_message().split())  # one line, always
-        click.echo(f"{where}: error: {message}", err=True)
+        _say_error(f"{where}: error: {message}")
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if _is_output_error(exc):
+            _output_failed("", exc)
+        # A file the tool could not read or write (generator.safeio refusals included): one line, exit 1.
+        _say_error(f"drill: error: {_os_error_text(exc)}")
+        sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _os_error_text(exc: OSError) -> str:
+    from generator.safeio import SafeIOError, display_path
+
+    if isinstance(exc, SafeIOError) or not exc.strerror:
+        return " ".join(str(exc).split())
+    return f"{exc.strerror}: {display_path(exc.filename)}" if exc.filename else exc.strerror
+
+
+def _flush_or_fail(command: str) -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _output_failed(command, exc)
+
+
+def _output_failed(command: str, error: OSError) -> None:
+    """One line on stderr for a failed stdout, then exit 141 (closed pipe) or 1 (full, I/O error)."""
+    # Point stdout at /dev/null so the interpreter's final flush does not print a second error.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    where = f"drill {command}" if command else "drill"
+    what = "output closed (broken pipe)" if error.errno == errno.EPIPE else \
+        f"can not write the output: {error.strerror or error}"
+    saved = "; every answered review is saved" if command == "quiz" else ""
+    _say_error(f"{where}: error: {what}{saved}")
+    sys.exit(141 if error.errno == errno.EPIPE else 1)
+
+
+def _say_error(line: str) -> None:
+    try:
+        click.echo(line, err=True)
+    except (OSError, ValueError):  # stderr is gone too: the exit status still tells
+        pass
 
 
 if __name__ == "__main__":

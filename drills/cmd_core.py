@@ -46,12 +46,35 @@ def chips(as_json: bool) -> None:
         click.echo(f"  [{s.key}] {s.cite()} <{s.url}>")
 
 
+MAX_DIM = 2**32  # one dimension: far beyond any tensor axis that fits one chip's HBM
+MAX_DIM_PRODUCT = 2**60  # all dimensions multiplied (a matmul's multiply-adds): ~1e18
+
+
+def _bounded_shape(ctx, param, value: str) -> str:
+    """The --shape text, once every dimension is a positive integer within physical bounds (exit 2 otherwise)."""
+    try:
+        dims = costs.parse_shape(value)
+    except (costs.CostError, ValueError) as exc:
+        raise click.BadParameter(" ".join(str(exc).split())[:300]) from None
+    product = 1
+    for dim in dims:
+        if dim > MAX_DIM:
+            shown = str(dim) if len(str(dim)) <= 20 else f"a {len(str(dim))}-digit number"
+            raise click.BadParameter(f"dimension {shown} is over the limit of 2^32 = {MAX_DIM:,}")
+        product *= dim
+    if product > MAX_DIM_PRODUCT:
+        raise click.BadParameter(f"the dimensions multiply to {product:.3g}, over the limit of 2^60 "
+                                 f"(~{MAX_DIM_PRODUCT:.2g}): no single op on one chip")
+    return value
+
+
 @click.command(name="roofline")
 @click.option("--chip", required=True, help="Chip name or alias (see `drill chips`), e.g. v5e, trillium, h200.")
 @click.option("--op", "op_name", required=True,
               help=f"Op: {', '.join(costs.OPS)}.")
-@click.option("--shape", required=True,
-              help="Comma-separated dims: B,D,F for matmul; M,N for add/softmax/reduce_sum; N for dot; T,V,D for embedding.")
+@click.option("--shape", required=True, callback=_bounded_shape,
+              help="Comma-separated dims: B,D,F for matmul; M,N for add/softmax/reduce_sum; N for dot; T,V,D for "
+                   "embedding. Each dimension 1 to 2^32, their product at most 2^60.")
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16, f32, fp8, int8.")
 @click.option("--rhs-dtype", default=None, help="matmul only: the weights' dtype (e.g. int8 with bf16 activations).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

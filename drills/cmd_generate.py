@@ -53,11 +53,16 @@ def _generate(chips, families, count, seed, specs_dir):
         raise click.UsageError(str(exc)) from None
 
 
+def _output_error(exc: ExportError) -> click.ClickException:
+    """A target refused by the file policy (device, FIFO, read-only) exits 1; a bad path is usage (2)."""
+    return click.ClickException(str(exc)) if exc.refused else click.UsageError(str(exc))
+
+
 def _target(path: str) -> None:
     try:
         check_writable(path)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
 
 
 @click.command()
@@ -82,7 +87,7 @@ def deck(chips, families, count, seed, specs_dir, output) -> None:
     try:
         report = anki.write_deck(problems, output, descriptions)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
     click.echo(f"wrote {report.notes} notes in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
     click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
@@ -113,8 +118,15 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     try:
         write_text(output, text)
     except ExportError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise _output_error(exc) from None
     click.echo(f"wrote {len(problems)} problems to {output}", err=True)
+
+
+# Bounds on the transformer's options: generous beyond any published model, small enough
+# that every product stays a finite float and the printed times stay in seconds-to-years.
+MAX_LAYERS = 10_000
+MAX_WIDTH = 2**20  # d-model and K/V width: 1,048,576
+MAX_TOKENS = 2**24  # batch and sequence length: 16,777,216
 
 
 def _count(ctx, param, value):
@@ -126,14 +138,18 @@ def _count(ctx, param, value):
 
 @click.command()
 @click.option("--params", "params", required=True, callback=_count, metavar="P",
-              help="Parameter count: 7e9, 7B, 1.3B or 6738415616.")
-@click.option("--layers", type=click.IntRange(min=1), required=True, help="Transformer layers (L).")
-@click.option("--d-model", "d_model", type=click.IntRange(min=1), required=True, help="Model width (D).")
-@click.option("--kv-d-model", "kv_d_model", type=click.IntRange(min=1), default=None,
-              help="K/V width per layer = KV heads x head dim (default: d-model, multi-head attention).")
-@click.option("--batch", type=click.IntRange(min=1), required=True, help="Sequences per step (B).")
-@click.option("--seq", type=click.IntRange(min=1), required=True,
-              help="Sequence length (S): tokens per sequence for prefill, context length for decode.")
+              help="Parameter count: 7e9, 7B, 1.3B or 6738415616 (1 to 1e16).")
+@click.option("--layers", type=click.IntRange(1, MAX_LAYERS), required=True,
+              help=f"Transformer layers (L), 1 to {MAX_LAYERS:,}.")
+@click.option("--d-model", "d_model", type=click.IntRange(1, MAX_WIDTH), required=True,
+              help=f"Model width (D), 1 to 2^20 = {MAX_WIDTH:,}.")
+@click.option("--kv-d-model", "kv_d_model", type=click.IntRange(1, MAX_WIDTH), default=None,
+              help="K/V width per layer = KV heads x head dim (default: d-model, multi-head attention), "
+                   "1 to 2^20.")
+@click.option("--batch", type=click.IntRange(1, MAX_TOKENS), required=True,
+              help=f"Sequences per step (B), 1 to 2^24 = {MAX_TOKENS:,}.")
+@click.option("--seq", type=click.IntRange(1, MAX_TOKENS), required=True,
+              help="Sequence length (S): tokens per sequence for prefill, context length for decode; 1 to 2^24.")
 @click.option("--chip", required=True, help="Chip name or alias (see `drill chips`), e.g. v5e.")
 @click.option("--phase", type=click.Choice(tmodel.PHASES), default="prefill", show_default=True,
               help="prefill: one forward pass over B x S tokens; decode: one step of B tokens with S of context.")

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import click
 
+# Bounds that keep every count finite and meaningful; what fits the device is checked by the runner.
+MAX_LAB_SIZE = 2**20  # N = 1,048,576: one NxN bf16 operand is 2 TiB, beyond any one device's memory
+MAX_LAB_REPS = 10_000
 JAX_MISSING = "jax is not installed; the lab needs the `lab` extra: pip install 'rudrite-kernels[lab]'"
 
 
@@ -34,10 +37,12 @@ def _interactive() -> bool:
 @click.option("--ops", "ops_text", default="seed", show_default=True,
               help="Comma-separated ops: matmul, skinny_matmul, add, softmax, reduce_sum, embedding; "
                    "'seed' is the seed's five (e.g. --ops seed,embedding).")
-@click.option("--size", "-n", type=int, default=4096, show_default=True,
-              help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN.")
-@click.option("--reps", type=int, default=20, show_default=True,
-              help="Timed runs per op (after compile and warm-up); median, min and spread are reported.")
+@click.option("--size", "-n", type=click.IntRange(max=MAX_LAB_SIZE), default=4096, show_default=True,
+              help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN; "
+                   f"at most 2^20 = {MAX_LAB_SIZE:,}, and the inputs must fit the device's memory.")
+@click.option("--reps", type=click.IntRange(max=MAX_LAB_REPS), default=20, show_default=True,
+              help=f"Timed runs per op (after compile and warm-up), 1 to {MAX_LAB_REPS:,}; "
+                   "median, min and spread are reported.")
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16 or f32.")
 @click.option("--predictions", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML/JSON file: op -> your predicted time with units (e.g. 'matmul: 700us'). "
@@ -108,7 +113,12 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         explained = _ask_explanations(record, missed)
     runner.explain(record, explained or {})
     path = runner.save(plan, record)
-    plot_path = lab_plot.plot_record(record, plot) if plot is not None else None
+    plot_path = None
+    if plot is not None:
+        try:
+            plot_path = lab_plot.plot_record(record, plot)
+        except lab_plot.PlotError as exc:  # the record is saved: warn, and still print the report
+            click.echo(f"drill lab: warning: {exc}; the record was saved to {path}", err=True)
 
     if as_json:
         click.echo(json.dumps({"path": str(path), "plot": str(plot_path) if plot_path else None,
@@ -219,7 +229,10 @@ def explain(record_path: Path, explanations: Path | None) -> None:
         names = ", ".join(row["op"] for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
     runner.explain(record, {op: text for op, text in given.items() if op in {r["op"] for r in pending}})
-    records.rewrite(record, record_path)
+    try:
+        records.rewrite(record, record_path)
+    except records.RecordError as exc:  # e.g. a read-only record or directory: left as it was
+        raise click.ClickException(f"{record_path}: {exc}") from None
     left = record["summary"]["unexplained"]
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))

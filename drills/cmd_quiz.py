@@ -14,10 +14,10 @@ from drills.store import Store, StoreError
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
 
 
-def open_store(path: str | None) -> Store:
+def open_store(path: str | None, readonly: bool = False) -> Store:
     """The store, or a one-line error (exit 1) that names the file; a bad file is left untouched."""
     try:
-        return Store.open(path)
+        return Store.open(path, readonly=readonly)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -80,7 +80,7 @@ def stats(store_path: str | None, as_json: bool) -> None:
     retention over 30 days, current streak, accuracy per family and per chip."""
     from drills.stats import compute_stats, summary_lines
 
-    store = open_store(store_path)
+    store = open_store(store_path, readonly=True)  # a read never writes, not even the header
     try:
         numbers = compute_stats(store)
     except StoreError as exc:

@@ -10,6 +10,7 @@ problem; everything else goes to stderr.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime
 from typing import IO, Any
@@ -17,6 +18,10 @@ from typing import IO, Any
 import click
 
 from generator.problem import Problem
+
+
+# Lone surrogates: bytes that did not decode (errors="surrogateescape") or were never text.
+_UNDECODABLE = re.compile("[\ud800-\udfff]")
 
 
 class EndOfInput(Exception):
@@ -55,6 +60,10 @@ class QuizIO:
     @classmethod
     def for_terminal(cls, as_json: bool) -> "QuizIO":
         interactive = sys.stdin.isatty() and sys.stdout.isatty() and not as_json
+        if hasattr(sys.stdin, "reconfigure"):
+            # Bytes that are not text reach ask() as surrogates (refused there), not as a
+            # UnicodeDecodeError that would end the quiz.
+            sys.stdin.reconfigure(errors="surrogateescape")
         return cls(interactive, as_json)
 
     def say(self, line: str = "", fg: str | None = None) -> None:
@@ -66,6 +75,14 @@ class QuizIO:
             self.say("")
 
     def ask(self, prompt: str) -> str:
+        while True:
+            line = self._read_line(prompt)
+            if not _UNDECODABLE.search(line):
+                return line
+            self.say("can not read that line: it is not valid text in this terminal's encoding. "
+                     "Try again (? hint, s skip, q quit).")
+
+    def _read_line(self, prompt: str) -> str:
         if self.interactive:
             self._at_prompt = True  # stays set if Ctrl-C or Ctrl-D ends the input
             try:

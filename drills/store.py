@@ -7,9 +7,14 @@ for the write lock (``busy_timeout``) instead of failing with "database is
 locked" or overwriting each other's update. A process killed mid-quiz leaves
 every committed review in place.
 
-A file that is not a drill store (not SQLite, another program's database, or
-damaged) raises ``StoreError`` naming the file and how to move it aside; it is
-never written to. Times are stored as ISO 8601 strings in UTC with a fixed
+A file that is not a drill store (not a regular file, not SQLite, another
+program's database, damaged, or with a row the tool can not read) raises
+``StoreError`` naming the file, what is wrong and how to move it aside; it is
+never written to: every existing file is checked first through a read-only
+connection (``mode=ro``; ``immutable=1`` when no journal shows another writer,
+so not even ``-wal``/``-shm`` files appear), and only then opened for writing.
+Opening a healthy store writes nothing; ``Store.open(path, readonly=True)``
+(``drill stats``) keeps the read-only connection, so a read never changes a byte. Times are stored as ISO 8601 strings in UTC with a fixed
 format, so they sort as text.
 """
 
@@ -19,6 +24,7 @@ import json
 import os
 import pathlib
 import sqlite3
+import stat
 import time
 import uuid
 import zlib
@@ -27,6 +33,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler
+
+from generator import safeio
 
 APPLICATION_ID = 0x5244_4B31  # "RDK1": marks the file as a drill store
 SCHEMA_VERSION = 1
@@ -154,14 +162,24 @@ class Store:
     # -- opening -----------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None) -> "Store":
+    def open(cls, path: str | os.PathLike[str] | None = None, readonly: bool = False) -> "Store":
         """Open (or create) the store at ``path`` (default: ``default_store_path()``).
 
-        Never overwrites or truncates a file that is not a drill store: it raises
-        ``StoreError`` first, before anything is written.
+        An existing file is checked first through a read-only connection
+        (``mode=ro``): it must be a regular file, an SQLite database that is a
+        drill store, pass ``quick_check``, and every row the tool reads must
+        parse. Otherwise ``StoreError`` names the file and what is wrong, and
+        the file is left byte-identical. ``readonly`` keeps that read-only
+        connection (``drill stats``: a read never writes, not even the header);
+        a store that does not exist yet is created as usual (nothing to keep).
         """
         target = pathlib.Path(path).expanduser() if path is not None else default_store_path()
-        _check_file(target)
+        existing = _check_file(target)
+        if existing:
+            ro = _checked_readonly(target)
+            if readonly:
+                return cls(target, ro)
+            ro.close()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -172,7 +190,8 @@ class Store:
             _check_database(conn, target)
             _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = FULL")
-            _create_schema(conn)
+            if _needs_schema(conn):  # a healthy store is not written to just by opening it
+                _create_schema(conn)
         except StoreError:
             conn.close()
             raise
@@ -254,7 +273,10 @@ class Store:
             now = now or utc_now()
             row = self._conn.execute(
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
-            card = Card.from_dict(json.loads(row[0])) if row else None
+            try:
+                card = _card(row[0]) if row else None
+            except (ValueError, TypeError, KeyError) as exc:  # rolled back: nothing written
+                raise _bad_file(self.path, f"the cards row of skill '{review.skill}': {_one_line(exc)}") from None
             state_before = int(card.state) if card else None
             new_card = None
             if not review.cram:
@@ -285,8 +307,11 @@ class Store:
     def cards(self) -> dict[str, CardRow]:
         """Every skill seen so far with its FSRS card."""
         rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
-        return {skill: CardRow(skill, Card.from_dict(json.loads(card)), reviews, parse_iso(introduced))
-                for skill, card, reviews, introduced in rows}
+        try:
+            return {skill: CardRow(skill, _card(card), reviews, _aware(introduced))
+                    for skill, card, reviews, introduced in rows}
+        except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
+            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
 
     def due_skills(self, now: datetime | None = None) -> list[tuple[str, datetime]]:
         """Skills due at ``now``, most overdue first."""
@@ -408,32 +433,187 @@ def _bad_file(path: pathlib.Path, reason: str) -> StoreError:
         f"Move it aside (mv '{path}' '{path}.bad') to start a fresh store, or pick another with --store PATH")
 
 
-def _check_file(path: pathlib.Path) -> None:
-    """Refuse a path that is a directory or a non-empty file without the SQLite header, reading only."""
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory; pass a file path with --store PATH")
-    if not path.exists():
-        return
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _check_file(path: pathlib.Path) -> bool:
+    """Refuse a path that is not a regular file, or a non-empty file without the SQLite header,
+    reading only and never blocking (``generator.safeio``). True when there is a store to check."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):  # a new store (mkdir reports a bad parent)
+        return False
     except OSError as exc:
-        raise StoreError(f"can not read the store {path}: {exc}") from None
-    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"can not read the store {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{path} is a directory; pass a file path with --store PATH")
+    if not stat.S_ISREG(st.st_mode):
+        raise StoreError(f"{path} is {safeio.file_kind(st.st_mode)}, not a regular file; "
+                         f"a store must be a file: pass one with --store PATH")
+    try:
+        head = safeio.read_head(path, 100)
+    except safeio.SafeIOError as exc:
+        raise StoreError(f"can not read the store: {exc}") from None
+    if head and not head.startswith(SQLITE_MAGIC):
         raise _bad_file(path, "not an SQLite database")
+    if head and len(head) < 100:
+        raise _bad_file(path, "truncated SQLite header")
+    return bool(head)
+
+
+def _fingerprint(path: pathlib.Path) -> tuple[Any, ...]:
+    """What changes when another connection writes the file or starts a journal beside it."""
+    st = os.stat(path)
+    sides = tuple(os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-journal"))
+    return st.st_ino, st.st_size, st.st_mtime_ns, sides
+
+
+def _connect_readonly(path: pathlib.Path) -> tuple[sqlite3.Connection, bool]:
+    """A connection that can not write the file (``mode=ro``); True when it is ``immutable``.
+
+    With no ``-wal`` or ``-journal`` beside the file no other connection is
+    writing it, and ``immutable=1`` reads without creating the ``-wal``/``-shm``
+    files a read-only WAL reader would otherwise leave behind (``drill stats``
+    and a refused store leave the directory as they found it). With a journal
+    present, a plain ``mode=ro`` connection shares the other writer's locks.
+    """
+    immutable = not any(os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-journal"))
+    uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        raise StoreError(f"can not open the store {path}: {exc}") from None
+    return conn, immutable
+
+
+def _checked_readonly(path: pathlib.Path, attempts: int = 5) -> sqlite3.Connection:
+    """A read-only connection to ``path`` after the whole-file check (StoreError if it fails).
+
+    An ``immutable`` read is trusted only if the file did not change under it
+    (a quiz that started or checkpointed meanwhile): otherwise it is read again.
+    """
+    for attempt in range(attempts):
+        before = _fingerprint(path)
+        conn, immutable = _connect_readonly(path)
+        error: StoreError | None = None
+        try:
+            _check_database(conn, path)
+            _check_rows(conn, path)
+        except StoreError as exc:
+            error = exc
+        except (sqlite3.Error, UnicodeError, ValueError) as exc:
+            error = _bad_file(path, _one_line(exc))
+        if immutable and _fingerprint(path) != before and attempt < attempts - 1:
+            conn.close()  # written while we read: what we saw may be torn
+            time.sleep(0.02)
+            continue
+        if error is not None:
+            conn.close()
+            raise error
+        return conn
+    raise StoreError(f"can not read the store {path}: it kept changing while being checked")  # pragma: no cover
 
 
 def _check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
     """Reads only: the file must be ours (application_id) or an empty database."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except (UnicodeError, ValueError) as exc:
+        raise _bad_file(path, _one_line(exc)) from None
     if app_id == APPLICATION_ID:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{path} was written by a newer version of drill (schema {version}); upgrade drill")
         return
     if app_id != 0 or tables:
         raise _bad_file(path, "an SQLite database, but not a drill store")
+
+
+_TABLES = ("cards", "reviews", "ticks")
+
+
+def _needs_schema(conn: sqlite3.Connection) -> bool:
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    return app_id != APPLICATION_ID or not set(_TABLES) <= names
+
+
+def _card(text: Any) -> Card:
+    """A stored card, or ValueError saying what is wrong with it."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        raise ValueError("card is not JSON") from None
+    if not isinstance(data, dict):
+        raise ValueError("card is not a JSON object")
+    if "card_id" not in data:
+        raise ValueError("card has no card_id")
+    try:
+        card = Card.from_dict(data)
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"card does not load ({_one_line(exc)})") from None
+    if card.due.tzinfo is None or (card.last_review is not None and card.last_review.tzinfo is None):
+        raise ValueError("card has a time without a time zone")
+    return card
+
+
+def _aware(text: Any) -> datetime:
+    """A stored time (ISO 8601 with a zone), or ValueError."""
+    if not isinstance(text, str):
+        raise ValueError(f"time {text!r} is not text")
+    try:
+        moment = parse_iso(text)
+    except ValueError:
+        raise ValueError(f"time {text[:40]!r} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"time {text[:40]!r} has no time zone")
+    return moment
+
+
+def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
+    """Reads only: the file is intact (``quick_check``) and every row the tool parses parses.
+
+    A damaged row is reported (naming the table and row), never dropped or recreated.
+    """
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise _bad_file(path, "damaged file: " + "; ".join(map(str, problems)))
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not names:
+        return  # an empty database: the schema is created on the first write
+    damaged: list[str] = []
+    if "cards" in names:
+        for skill, card, due, introduced, _ in conn.execute(
+                "SELECT skill, card, due, introduced_at, updated_at FROM cards"):
+            for check in (lambda: _card(card), lambda: _aware(due), lambda: _aware(introduced)):
+                try:
+                    check()
+                except ValueError as exc:
+                    damaged.append(f"cards row of skill {str(skill)[:60]!r}: {exc}")
+                    break
+    if "reviews" in names:
+        cursor = conn.execute("SELECT * FROM reviews")  # every column decoded: text that is not UTF-8 fails here
+        columns = [d[0] for d in cursor.description]
+        for row in cursor:
+            rid, reviewed_at, due_after = (row[columns.index(k)] for k in ("id", "reviewed_at", "due_after"))
+            try:
+                _aware(reviewed_at)
+                if due_after is not None:
+                    _aware(due_after)
+            except ValueError as exc:
+                damaged.append(f"reviews row {rid}: {exc}")
+        bad_types = conn.execute(
+            "SELECT id FROM reviews WHERE typeof(family) != 'text' OR (chip IS NOT NULL AND typeof(chip) != 'text') "
+            "OR typeof(correct) != 'integer' OR typeof(cram) != 'integer' "
+            "OR (state_before IS NOT NULL AND typeof(state_before) != 'integer') ORDER BY id").fetchall()
+        damaged.extend(f"reviews row {rid}: a column of the wrong type" for (rid,) in bad_types)
+    if damaged:
+        more = f" (and {len(damaged) - 1} more damaged row{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
+        raise _bad_file(path, f"{damaged[0]}{more}")
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:

@@ -459,6 +459,8 @@ def parse_choice(text: str, choices: tuple[str, ...] | list[str]) -> str:
 
     Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no.
     """
+    if not isinstance(text, str):  # None, bytes, a list ...: not an answer we can read
+        raise AnswerError(f"an answer must be text, got {type(text).__name__}")
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
     given = normalize_choice(text)

@@ -20,7 +20,7 @@ from typing import Any, Mapping, NoReturn, Protocol
 
 import yaml
 
-from generator import catalogue
+from generator import catalogue, safeio
 
 SPECS_DIR = Path(__file__).resolve().parents[1] / "drills" / "specs"
 
@@ -119,7 +119,7 @@ def _index_lines(root: yaml.Node, lines: dict[KeyPath, int], path: str) -> None:
 def read_document(path: Path) -> tuple[Any, dict[KeyPath, int]]:
     """Parse one YAML file with the safe loader; return the data and a key-path -> line map."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safeio.read_text_bounded(path, 1 << 20)  # a regular file, at most 1 MiB
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}:1: can not read: {exc}") from None
     loader = _SafeLoader(text)

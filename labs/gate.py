@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.safeio import display_path
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
 
@@ -99,13 +100,15 @@ def judge_record(record: dict, path: str = "") -> Row:
 def evaluate(bench_dir: Path) -> GateResult:
     rows, skipped = [], []
     for loaded in records.scan(bench_dir):
+        shown = display_path(loaded.path)  # a file name that is not UTF-8 still prints
         if loaded.record is None:
-            skipped.append({"path": str(loaded.path), "reason": loaded.error})
+            skipped.append({"path": shown, "reason": loaded.error})
             continue
         try:
-            rows.append(judge_record(loaded.record, str(loaded.path)))
-        except (KeyError, TypeError, ValueError) as exc:  # valid by schema yet inconsistent
-            skipped.append({"path": str(loaded.path), "reason": f"cannot judge: {exc!r}"})
+            rows.append(judge_record(loaded.record, shown))
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            # valid by schema yet inconsistent: listed and skipped, never a crash
+            skipped.append({"path": shown, "reason": f"cannot judge: {exc!r}"})
     judged = [r for r in rows if r.status in ("pass", "fail")]
     if any(r.status == "pass" for r in judged):
         status = "pass"

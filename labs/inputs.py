@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator import safeio
 from generator.yamlio import safe_load
 from labs import ops as lab_ops
 from labs.runner import LearnerPrediction
@@ -20,9 +21,8 @@ class InputError(ValueError):
 
 
 def read_mapping(path: Path, what: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = safe_load(fh)
+    try:  # a regular file only, at most 1 MiB (generator.safeio): a FIFO or /dev/zero never hangs
+        data = safe_load(safeio.read_text_bounded(path, 1 << 20))
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
     except Exception as exc:  # yaml.YAMLError and friends: any parse failure is the file's fault

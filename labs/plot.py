@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import costs, roofline
+from generator import costs, roofline, safeio
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -92,7 +92,12 @@ def plot_record(record: dict, path: Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The one file policy (generator.safeio): atomic, never over a device, FIFO or read-only file.
+        safeio.atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lower()[1:]))
+    except OSError as exc:
+        raise PlotError(f"can not write the plot: {' '.join(str(exc).split())}") from None
+    finally:
+        plt.close(fig)
     return path

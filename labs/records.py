@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator import safeio
+
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
 SCHEMA_NAME = "rudrite-kernels/lab-record"
 SCHEMA_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 RECORD_PREFIX = "lab-0.1"
+RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
+RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
 
 
 class RecordError(ValueError):
@@ -83,13 +87,10 @@ def validate(record: Any) -> None:
 
 def load(path: Path) -> dict:
     """A validated record from ``path``; RecordError when it cannot be used."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            record = json.load(fh)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    try:  # a regular file only, bounded in size, nesting and integer length (generator.safeio)
+        record = safeio.read_json_bounded(path, RECORD_MAX_BYTES, RECORD_MAX_DEPTH)
+    except safeio.SafeIOError as exc:
+        raise RecordError(str(exc)) from None
     validate(record)
     return record
 
@@ -154,16 +155,10 @@ def rewrite(record: dict, path: Path) -> Path:
     """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure)."""
     validate(record)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    try:  # only over a regular file or a new path, keeping its mode (generator.safeio)
+        safeio.write_text(path, json.dumps(record, indent=2, sort_keys=False) + "\n")
+    except safeio.SafeIOError as exc:
+        raise RecordError(str(exc)) from None
     return path
 
 

@@ -166,8 +166,9 @@ def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None
         if deck is None:
             if p.family not in DECK_IDS:
                 raise ValueError(f"no deck id for family '{p.family}'; add one to DECK_IDS")
+            # Anki shows a deck description as HTML: escaped, so a spec's text stays text.
             deck = decks[p.family] = genanki.Deck(DECK_IDS[p.family], deck_name(p.family),
-                                                  (descriptions or {}).get(p.family, ""))
+                                                  _text((descriptions or {}).get(p.family, "")))
         deck.add_note(genanki.Note(model=MODEL, fields=note_fields(p, figures.for_problem(p)),
                                    guid=note_guid(p), tags=[t.replace(" ", "_") for t in p.tags]))
     return list(decks.values()), figures.files

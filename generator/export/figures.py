@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from html import escape  # names from chips.yaml are text: "AT&T" must not break the XML
 
 from generator.catalogue import Chip
 from generator.roofline import Ceilings
@@ -45,8 +46,8 @@ def roofline_svg(chip: Chip, dtype: str = "bf16") -> bytes:
         f'<polyline points="{line}" fill="none" stroke="#1a73e8" stroke-width="2"/>'
         f'<line x1="{rx:.1f}" y1="{ry:.1f}" x2="{rx:.1f}" y2="{HEIGHT - PAD}" stroke="#d93025" stroke-dasharray="3,3"/>'
         f'<text x="{rx + 3:.1f}" y="{HEIGHT - PAD - 4}" fill="#d93025">ridge {ridge:.0f}</text>'
-        f'<text x="{PAD}" y="{PAD - 6}">{chip.display} {dtype}: peak {si(c.peak_flops_per_s, "FLOP/s")}, '
-        f'HBM {si(c.hbm_bytes_per_s, "B/s")}</text>'
+        f'<text x="{PAD}" y="{PAD - 6}">{escape(chip.display)} {escape(dtype)}: '
+        f'peak {escape(si(c.peak_flops_per_s, "FLOP/s"))}, HBM {escape(si(c.hbm_bytes_per_s, "B/s"))}</text>'
         f'<text x="{WIDTH / 2:.0f}" y="{HEIGHT - 8}" text-anchor="middle">intensity (FLOPs/byte, log)</text>'
         f'<text x="10" y="{HEIGHT / 2:.0f}" transform="rotate(-90 10 {HEIGHT / 2:.0f})" text-anchor="middle">'
         f'attainable FLOP/s (log)</text></svg>'

@@ -1,0 +1,363 @@
+"""File I/O at the boundary: the one policy for every file the tool reads or writes.
+
+Reading (``read_bytes_bounded``, ``read_text_bounded``, ``read_json_bounded``):
+only a regular file is read. The path is ``stat``-ed first (a FIFO, a device, a
+socket or a directory is refused before it is opened), then opened with
+``O_NONBLOCK`` and ``fstat``-ed again (so a file swapped for a FIFO in between
+can not block us), and at most ``max_bytes`` are read. JSON is also bounded in
+nesting depth (checked by counting brackets before ``json.loads`` can recurse)
+and in integer length (a 5000-digit integer is refused, not handed to Python's
+int parser, which raises ``ValueError`` past 4300 digits).
+
+Writing (``atomic_write``): the content goes to a temporary file beside the
+target and is renamed over it only when complete, so a failure never leaves a
+half-written file. It replaces only a regular file, or creates a new path:
+a device, a FIFO, a socket or a directory is refused, never replaced. A
+symlink is followed: the file it points to is replaced atomically and the link
+itself stays a link (``-o link`` writes where the link points). The existing
+file's mode (and, when we may set it, its owner) is kept. Permission bits are
+honoured even by root: a file or a directory with no write bit at all is
+read-only to this tool (root could write it; the learner marked it read-only
+on purpose). A file owned by another user is replaced only where its owner can
+be restored (as root); otherwise it is refused, since the rename would change
+its owner.
+
+Every refusal is a ``SafeIOError`` (an ``OSError``) whose message is one line
+naming the path. Pure Python, standard library only: usable by generator,
+labs and drills alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # 16 MiB: far above any record, spec or export the tool reads
+DEFAULT_MAX_DEPTH = 64  # JSON nesting: a lab record is about 5 levels deep
+MAX_INT_DIGITS = 40  # a JSON integer with more digits than this is not a measurement
+
+
+class SafeIOError(OSError):
+    """A file the policy refuses to read or write; ``str()`` is one line naming the path."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class RefusedTarget(SafeIOError):
+    """The target exists and the policy will not replace it (device, FIFO, socket, read-only, another's)."""
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """``path`` printable on any stream: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def file_kind(mode: int) -> str:
+    """A short name for the file type in ``mode`` ("a FIFO", "a character device", ...)."""
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def check_regular(path: str | os.PathLike) -> os.stat_result:
+    """The ``stat`` of ``path`` (links followed) when it is a regular file; SafeIOError otherwise."""
+    shown = display_path(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+    return st
+
+
+def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` (SafeIOError if larger).
+
+    Never blocks: a FIFO or device is refused by ``stat`` before opening, and the
+    open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
+    """
+    shown = display_path(path)
+    check_regular(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped between the stat and the open
+            raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+        if st.st_size > max_bytes:
+            raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
+        chunks, total = [], 0
+        while total <= max_bytes:  # read one byte past the limit to notice a file that grew
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
+        return b"".join(chunks)
+    except SafeIOError:
+        raise
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+
+
+def read_text_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """``read_bytes_bounded`` decoded as UTF-8 (SafeIOError naming the byte offset if it is not)."""
+    data = read_bytes_bounded(path, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SafeIOError(f"{display_path(path)} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (brackets inside strings ignored)."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_STRINGS.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def deeper_than(text: str, limit: int) -> bool:
+    """Whether JSON ``text`` nests arrays/objects more than ``limit`` deep (strings ignored).
+
+    Peels the innermost ``[]``/``{}`` pairs once per round, at C speed: at most
+    ``limit`` rounds, so a 100,000-level document is refused after ``limit``
+    passes instead of being walked bracket by bracket. Unbalanced brackets are
+    left for the JSON parser to report.
+    """
+    if text.count("[") + text.count("{") <= limit:  # the common case, without a scan
+        return False
+    skeleton = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    for _ in range(limit):
+        if not skeleton:
+            return False
+        shorter = _INNERMOST.sub("", skeleton)
+        if shorter == skeleton:
+            return False
+        skeleton = shorter
+    return bool(skeleton) and _INNERMOST.search(skeleton) is not None
+
+
+def _bounded_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(digits)} digits (the limit is {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH, where: str = "the input") -> Any:
+    """``json.loads`` that refuses nesting deeper than ``max_depth`` and huge integers (SafeIOError)."""
+    if deeper_than(text, max_depth):
+        raise SafeIOError(f"{where} is nested more than {max_depth} levels deep (the limit)")
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as exc:
+        raise SafeIOError(f"{where} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except (ValueError, RecursionError) as exc:
+        raise SafeIOError(f"{where} is not usable JSON: {exc}") from None
+
+
+def read_json_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES,
+                      max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The JSON value in the regular file ``path``, bounded in size, nesting and integer length."""
+    return loads_bounded(read_text_bounded(path, max_bytes), max_depth, display_path(path))
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def _read_only_by_mode(mode: int) -> bool:
+    """No write bit for anyone: read-only on purpose, even for root (who bypasses the bits)."""
+    return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
+    """Where ``atomic_write(path)`` would write (symlinks resolved) and the existing file's stat.
+
+    SafeIOError (one line) when the policy refuses the target: not a regular file,
+    read-only by mode or by permission, owned by another user we can not
+    restore as owner, or in a directory that does not exist or can not be written.
+    """
+    shown = display_path(path)
+    target = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    try:
+        st: os.stat_result | None = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise SafeIOError(f"can not write {shown}: {_why(exc)}") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise SafeIOError(f"{shown} is a directory; give a file name")
+        if not stat.S_ISREG(st.st_mode):
+            raise RefusedTarget(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to replace it")
+        if _read_only_by_mode(st.st_mode) or not os.access(target, os.W_OK):
+            raise RefusedTarget(f"can not write {shown}: the file is read-only "
+                                f"(mode {stat.S_IMODE(st.st_mode):04o}); left untouched")
+        if st.st_uid != os.geteuid() and os.geteuid() != 0:
+            raise RefusedTarget(f"can not write {shown}: it belongs to another user and replacing it "
+                              f"would change its owner; left untouched")
+    parent = target.parent
+    try:
+        pst = os.stat(parent)
+    except OSError:
+        raise SafeIOError(f"can not write {shown}: directory {display_path(parent)} does not exist") from None
+    if not stat.S_ISDIR(pst.st_mode):
+        raise SafeIOError(f"can not write {shown}: {display_path(parent)} is not a directory")
+    if _read_only_by_mode(pst.st_mode) or not os.access(parent, os.W_OK | os.X_OK):
+        raise RefusedTarget(f"can not write {shown}: directory {display_path(parent)} is not writable")
+    return target, st
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+    """Call ``write(tmp_path)`` for a temporary file beside the target, then rename it over the target.
+
+    The target is ``path`` with symlinks resolved; the policy of ``check_target``
+    applies. The new file gets the old one's mode (and owner, where allowed),
+    or ``0666 & ~umask`` when it is new. Returns the path written.
+    """
+    shown = display_path(path)
+    target, old = check_target(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise SafeIOError(f"can not write {shown}: {_why(exc)}") from None
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:  # the content is on disk before the rename makes it visible
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode())
+        if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.chown(tmp, old.st_uid, old.st_gid)  # root: the file keeps its owner and group
+            except PermissionError:  # not root: a group we are not in stays ours
+                pass
+        _recheck(target, old, shown)
+        os.replace(tmp, target)
+    except SafeIOError:
+        _discard(tmp)
+        raise
+    except OSError as exc:
+        _discard(tmp)
+        raise SafeIOError(f"can not write {shown}: {_why(exc)}") from None
+    except BaseException:
+        _discard(tmp)
+        raise
+    _fsync_dir(target.parent)
+    return target
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return atomic_write(path, write)
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    return atomic_write(path, write)
+
+
+def _recheck(target: Path, old: os.stat_result | None, shown: str) -> None:
+    """Just before the rename: the target must still be what was checked (or still absent)."""
+    try:
+        now = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(now.st_mode):
+        raise RefusedTarget(f"{shown} is {file_kind(now.st_mode)}, not a regular file; refusing to replace it")
+    if old is not None and _read_only_by_mode(now.st_mode):
+        raise RefusedTarget(f"can not write {shown}: the file became read-only; left untouched")
+
+
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable; some file systems do not allow it, which is not an error here."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_head(path: str | os.PathLike, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file ``path`` (never blocks; SafeIOError otherwise)."""
+    shown = display_path(path)
+    check_regular(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SafeIOError(f"{shown} is not a regular file; refusing to read it")
+        return os.read(fd, size)
+    except SafeIOError:
+        raise
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    finally:
+        os.close(fd)

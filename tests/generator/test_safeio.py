@@ -1,0 +1,220 @@
+"""generator.safeio: the one policy for files at the boundary (regular files only, bounded, atomic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import safeio
+
+
+def _snapshot(path: Path) -> tuple:
+    s = os.lstat(path)
+    return stat.S_IFMT(s.st_mode), stat.S_IMODE(s.st_mode), s.st_uid, s.st_rdev
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def test_reads_a_regular_file_within_the_limit(tmp_path):
+    f = tmp_path / "a.json"
+    f.write_bytes(b'{"a": [1, 2, {"b": 3}]}')
+    assert safeio.read_json_bounded(f, 100, 3) == {"a": [1, 2, {"b": 3}]}
+    with pytest.raises(safeio.SafeIOError, match="limit is 10"):
+        safeio.read_bytes_bounded(f, 10)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            safeio.read_bytes_bounded(fifo, 100)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            done.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert isinstance(done[0], safeio.SafeIOError) and "FIFO" in str(done[0])
+    with pytest.raises(safeio.SafeIOError, match="FIFO"):
+        safeio.read_head(fifo, 16)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])
+def test_devices_and_links_to_them_are_refused(tmp_path, device):
+    link = tmp_path / "lab-x.json"
+    link.symlink_to(device)
+    with pytest.raises(safeio.SafeIOError, match="character device"):
+        safeio.read_json_bounded(link)
+    with pytest.raises(safeio.SafeIOError, match="a directory"):
+        safeio.read_bytes_bounded(tmp_path)
+
+
+def test_deep_nesting_and_huge_integers_are_clean_errors(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(safeio.SafeIOError, match="nested more than 64 levels deep"):
+        safeio.read_json_bounded(deep, max_depth=64)
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"size": ' + "9" * 5000 + "}")
+    with pytest.raises(safeio.SafeIOError, match="5000 digits"):
+        safeio.read_json_bounded(huge)
+    text = tmp_path / "latin1.json"
+    text.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(safeio.SafeIOError, match="not UTF-8"):
+        safeio.read_json_bounded(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=20))
+def test_depth_scan_matches_the_parsed_value(value):
+    """Invariant: the bracket scan's depth is the parsed value's nesting, strings with brackets included."""
+    def depth(v) -> int:
+        if isinstance(v, list):
+            return 1 + max((depth(x) for x in v), default=0)
+        if isinstance(v, dict):
+            return 1 + max((depth(x) for x in v.values()), default=0)
+        return 0
+
+    text = json.dumps(value)
+    assert safeio.json_depth(text) == depth(value)
+    assert not safeio.deeper_than(text, depth(value)) and safeio.deeper_than(text, depth(value) - 1) == (depth(value) > 0)
+    assert safeio.loads_bounded(text, max_depth=depth(value)) == value
+    if depth(value):
+        with pytest.raises(safeio.SafeIOError, match="levels deep"):
+            safeio.loads_bounded(text, max_depth=depth(value) - 1)
+
+
+def test_display_path_survives_a_name_that_is_not_utf8():
+    name = os.fsdecode(b"lab-\xff.json")
+    shown = safeio.display_path(name)
+    assert shown == "lab-\\xff.json"
+    shown.encode("utf-8")  # printable on a strict UTF-8 stream
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def test_writes_a_new_file_with_the_umask_mode(tmp_path):
+    out = safeio.write_text(tmp_path / "new.txt", "hello\n")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.read_text() == "hello\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.txt"]
+
+
+def test_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    f = tmp_path / "record.json"
+    f.write_text("old")
+    f.chmod(0o640)
+    safeio.write_text(f, "new")
+    assert f.read_text() == "new" and stat.S_IMODE(f.stat().st_mode) == 0o640
+
+
+def test_a_file_of_another_user_keeps_its_owner_or_is_refused(tmp_path):
+    f = tmp_path / "theirs.json"
+    f.write_text("theirs")
+    f.chmod(0o664)
+    if os.geteuid() == 0:  # root can set the owner back: replaced, owner and mode kept
+        os.chown(f, 12345, 12345)
+        safeio.write_text(f, "explained")
+        s = f.stat()
+        assert (f.read_text(), s.st_uid, s.st_gid, stat.S_IMODE(s.st_mode)) == ("explained", 12345, 12345, 0o664)
+    else:  # a user can not create another user's file here; the check is on st_uid
+        assert f.stat().st_uid == os.geteuid()
+        safeio.write_text(f, "mine")
+        assert f.read_text() == "mine"
+
+
+def test_read_only_by_mode_is_refused_even_for_root(tmp_path):
+    f = tmp_path / "ro.json"
+    f.write_text("keep")
+    f.chmod(0o444)
+    before = _snapshot(f)
+    with pytest.raises(safeio.RefusedTarget, match="read-only"):
+        safeio.write_text(f, "overwrite")
+    assert f.read_text() == "keep" and _snapshot(f) == before
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "r.json").write_text("keep")
+    locked.chmod(0o555)
+    try:
+        with pytest.raises(safeio.RefusedTarget, match="not writable"):
+            safeio.write_text(locked / "r.json", "overwrite")
+        assert (locked / "r.json").read_text() == "keep"
+        assert sorted(p.name for p in locked.iterdir()) == ["r.json"]
+    finally:
+        locked.chmod(0o755)
+
+
+def test_a_fifo_is_never_replaced(tmp_path):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo, 0o644)
+    before = _snapshot(fifo)
+    started = time.monotonic()
+    with pytest.raises(safeio.RefusedTarget, match="FIFO"):
+        safeio.write_text(fifo, "data")
+    assert time.monotonic() - started < 2
+    assert _snapshot(fifo) == before and sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_character_device_is_never_replaced(tmp_path):
+    dev = tmp_path / "scratch-null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod is not permitted here (no CAP_MKNOD): the scratch character device "
+                    "case can not be set up; /dev/null and /dev/full are covered in tests/test_hostile.py")
+    before = _snapshot(dev)
+    with pytest.raises(safeio.RefusedTarget, match="character device"):
+        safeio.write_text(dev, "data")
+    assert _snapshot(dev) == before and stat.S_ISCHR(os.lstat(dev).st_mode)
+    with pytest.raises(safeio.SafeIOError, match="character device"):
+        safeio.read_bytes_bounded(dev)
+
+
+def test_a_symlink_stays_a_link_and_its_target_is_replaced(tmp_path):
+    target = tmp_path / "real.csv"
+    target.write_text("old")
+    target.chmod(0o600)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target.name)
+    safeio.write_text(link, "new")
+    assert link.is_symlink() and os.readlink(link) == "real.csv"
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_directory_or_missing_parent_is_a_plain_error(tmp_path):
+    with pytest.raises(safeio.SafeIOError, match="is a directory"):
+        safeio.write_text(tmp_path, "x")
+    with pytest.raises(safeio.SafeIOError, match="does not exist"):
+        safeio.write_text(tmp_path / "no" / "x", "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path):
+    f = tmp_path / "deck.apkg"
+    f.write_bytes(b"previous")
+
+    def explode(tmp: str) -> None:
+        Path(tmp).write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(safeio.SafeIOError, match="No space left"):
+        safeio.atomic_write(f, explode)
+    assert f.read_bytes() == b"previous" and sorted(p.name for p in tmp_path.iterdir()) == ["deck.apkg"]
