@@ -26,6 +26,9 @@ COMMANDS = {
     "explain": "drills.cmd_lab:explain",
     "gate": "drills.cmd_lab:gate",
     "progress": "drills.cmd_lab:progress",
+    "pod": "drills.cmd_pod:pod",
+    "collective": "drills.cmd_pod:collective",
+    "transfer": "drills.cmd_pod:transfer",
 }
 
 
