@@ -165,3 +165,67 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
     click.echo(f"  T = first byte + bytes / bandwidth = {seconds(t.first_byte_s)} + {sci(size)} / {sci(t.bytes_per_s)} "
                f"= {seconds(t.first_byte_s)} + {seconds(t.t_bandwidth_s)} = {seconds(t.t_s)}")
     click.echo("  model: the bytes split evenly over the usable ports; routing and contention ignored")
+
+
+def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions, out_dir,
+                    trace_dir, as_json: bool) -> None:
+    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py).
+
+    Called from `drill lab` when --collectives is given; jax is imported only here.
+    """
+    import os
+    import sys
+
+    from labs import collectives as lab
+
+    parsed = lab.DEFAULT_SIZES if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
+    try:
+        lab.init_distributed()
+    except lab.CollectivesLabError as exc:
+        raise click.UsageError(str(exc)) from None
+    from labs.device import detect
+
+    device = detect()
+    options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, out_dir=out_dir,
+                          trace_dir=trace_dir)
+    try:
+        plan = lab.make_plan(options, device)
+        learner = lab.load_predictions(predictions, plan) if predictions else {}
+    except lab.CollectivesLabError as exc:
+        raise click.UsageError(str(exc)) from None
+    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    say(f"devices: {plan.devices} x {device.device_kind} ({device.platform}); mesh "
+        f"{C.fmt_shape(plan.mesh_shape)} {plan.axis_names}; {plan.datasheet_note}")
+    if not learner and sys.stdin.isatty() and not as_json:
+        learner = _ask(plan)
+    steps = len(plan.rows) + 2
+    count = iter(range(1, steps + 1))
+    record = lab.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
+    import jax
+
+    path = lab.save(plan, record) if jax.process_index() == 0 else None  # one record per run, from process 0
+    if as_json:
+        click.echo(json.dumps({"path": str(path) if path else None, "record": record}, indent=2))
+        return
+    for line in lab.report_lines(record):
+        click.echo(line)
+    click.echo(f"record: {path}" if path else f"record: written by process 0 (this is process {os.environ.get('DRILL_PROCESS_ID')})")
+
+
+def _ask(plan) -> dict[str, float]:
+    """Predict before you measure: one time per row at a terminal (blank skips)."""
+    from drills.answers import AnswerError, parse_duration_seconds
+
+    click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")
+    out = {}
+    for row in plan.rows:
+        while True:
+            text = click.prompt(f"  {row['id']} [{si(row['bytes'], 'B')}]", default="", show_default=False).strip()
+            if not text:
+                break
+            try:
+                out[row["id"]] = parse_duration_seconds(text)
+                break
+            except AnswerError as exc:
+                click.echo(f"  could not read that: {exc}", err=True)
+    return out
