@@ -569,6 +569,10 @@ def init_distributed(environ: dict[str, str] | None = None) -> bool:
         return False
     import jax
 
+    try:  # CPU processes need a cross-process collectives library; accelerators ignore this setting
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:  # an older jax without the option: CPU multi-process collectives are then unsupported
+        pass
     if addr == "auto":
         jax.distributed.initialize()
         return True

@@ -154,3 +154,47 @@ def test_lab_bad_input_is_one_line_exit_2(tmp_path, args, env):
     res = run_drill("lab", "--collectives", "--out", str(tmp_path), *args, env=env, timeout=300)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_local_processes_share_one_mesh(tmp_path):
+    """Multi-host code path: jax.distributed.initialize in two CPU processes of 4 devices each (gloo)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    port = _free_port()
+    procs = []
+    for pid in (0, 1):
+        env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+               "DRILL_COORDINATOR": f"localhost:{port}", "DRILL_NUM_PROCESSES": "2", "DRILL_PROCESS_ID": str(pid)}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "drills.cli", "lab", "--collectives", "--sizes", "16kB", "--reps", "2",
+             "--out", str(tmp_path / f"out{pid}"), "--json"],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            results.append((p.returncode, out, err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for rc, out, err in results:
+        assert rc == 0, err[-2000:]
+    # gloo prints "[Gloo] Rank ... connected" lines on stdout from C++: the JSON object follows them
+    first, second = (json.loads(out[out.index("{\n"):]) for _, out, _ in results)
+    assert second["path"] is None  # only process 0 writes the record
+    record = json.loads(Path(first["path"]).read_text())
+    assert record["process_count"] == 2 and record["device_count"] == 8 and record["mesh"]["shape"] == [8]
+    assert all(r["measured"]["measured_s"] > 0 for r in record["rows"])
