@@ -60,7 +60,7 @@ def skills(spec: FamilySpec, cat: Catalogue):
             continue
         for v in spec.params["variants"]:
             what = ("whether a collective is bandwidth- or latency-bound" if v == "bound"
-                    else f"time of an {C.OP_LABELS[v]} over ICI")
+                    else f"time of {C.OP_LABELS[v]} over ICI")
             out.append(make_skill(NAME, chip.name, v, f"{what} ({chip.display})", (f"collective::{v}",)))
     return out
 
@@ -126,3 +126,31 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         answer = Answer(value=t.t_s, unit="s")
     return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{dtype}",))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the answer (seconds) that mistake gives, for a timed variant.
+
+    Only mistakes whose answer falls outside the tolerance are returned: one that lands
+    on the key (an axis of 2, where a ring and a line coincide) can not be told apart.
+    """
+    if params["variant"] == "bound":
+        return {}
+    right = compute(cat, params)
+    chip = cat.get(params["chip"])
+    one, bidi = (float(f.value) for f in C.ici_figures(chip))
+    lat = float(cat.fact(C.HOP_LATENCY_FACT).value)
+    itemsize = DTYPE_BYTES[params["dtype"]]
+
+    def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi):
+        return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
+
+    wrong = {
+        "one-way-vs-bidirectional": redo(w1=bidi, wb=one).t_s,  # the two per-link figures swapped
+        "wrong-hops": redo(wrap=tuple(not w for w in right.wrap)).t_s,  # wraparound ignored or assumed
+        "elements-not-bytes": redo(nbytes=right.nbytes / itemsize).t_s,
+        "sum-not-max": right.t_bandwidth_s + right.t_latency_s,
+    }
+    return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

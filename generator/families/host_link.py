@@ -107,3 +107,28 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
             answer = Answer(choice=est.bound, choices=VERDICTS)
     return problem(spec, skill, key, spec.prompts[params["variant"]].format(**fields), answer, steps, dict(params),
                    spec.hints[params["variant"]].format(**fields), (f"link::{link}",))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance)."""
+    chip = cat.get(params["chip"])
+    kind, link = _split(params["variant"])
+    if kind == "bound":
+        return {}
+    bw = float(chip.figures[C.LINK_FIGURES[link]].value)
+    peak = chip.peak_flops_per_s("bf16")
+    wrong: dict[str, float] = {}
+    if "int8" in chip.peak_flops:
+        wrong["wrong-dtype-peak"] = chip.peak_flops_per_s("int8") / bw
+    if kind == "floor":
+        b, d, f = params["shape"]
+        flops, nbytes = 2 * b * d * f, 2 * (b * d + d * f + b * f)
+        right = max(flops / peak, nbytes / bw)
+        wrong = {"sum-not-max": flops / peak + nbytes / bw, "elements-not-bytes": max(flops / peak, nbytes / 2 / bw),
+                 "wrong-dtype-peak": max(flops / chip.peak_flops_per_s("int8"), nbytes / bw)
+                 if "int8" in chip.peak_flops else right}
+    else:
+        right = peak / bw
+    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

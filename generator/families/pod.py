@@ -136,3 +136,15 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         answer = Answer(choice="yes" if w else "no", choices=YES_NO)
     return problem(spec, skill, key, spec.prompts[variant].format(**fields), answer, steps, dict(params),
                    spec.hints[variant].format(**fields))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the number that mistake gives (only those outside the tolerance)."""
+    chip = cat.get(params["chip"])
+    if params["variant"] != "flops" or "int8" not in chip.peak_flops:
+        return {}
+    chips = C.pod_totals(chip, C.parse_shape(params["slice"])).chips
+    right, wrong = chips * chip.peak_flops_per_s("bf16"), chips * chip.peak_flops_per_s("int8")
+    return {"wrong-dtype-peak": wrong} if abs(wrong - right) > spec.tolerance * right else {}

@@ -108,3 +108,22 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     key = f"n{n}-{i}x{j}x{k}"
     return problem(spec, skill, key, spec.prompts[v].format(**fields), answer, steps, dict(params),
                    spec.hints[v].format(**fields))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the time that mistake gives (timed variants; only those outside the tolerance)."""
+    if params["variant"] == "split_bound":
+        return {}
+    _, t_math, coll = terms(cat, params)
+    right = t_math + coll.t_s
+    one, bidi = coll.w_one_way, coll.w_bidi
+
+    def redo(wrap=coll.wrap, w1=one, wb=bidi):
+        return C.collective_time(coll.op, coll.nbytes, coll.axes, wrap, w1, wb, coll.hop_latency_s).t_s
+
+    wrong = {"one-way-vs-bidirectional": t_math + redo(w1=bidi, wb=one),
+             "wrong-hops": t_math + redo(wrap=tuple(not w for w in coll.wrap)),
+             "max-not-sum": max(t_math, coll.t_s)}  # overlap assumed where the prompt says none
+    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -138,3 +138,21 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         key += f"-{dims.replace(',', 'x')}-{params['dtype']}"
     return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{params['dtype']}",))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""
+    right = compute(cat, params)
+    key = {"time": right.t_s, "hops": float(right.hops), "first_byte": right.first_byte_s}
+    flipped = C.transfer(right.shape, right.src, right.dst, tuple(not w for w in right.wrap), right.nbytes,
+                         right.w_one_way, right.hop_latency_s)
+    variant = params["variant"]
+    wrong = {"wrong-hops": {"time": flipped.t_s, "hops": float(flipped.hops), "first_byte": flipped.first_byte_s}[variant]}
+    if variant == "time":
+        bidi = float(cat.get(params["chip"]).figures["ici_bytes_per_s_bidi"].value)
+        wrong["one-way-vs-bidirectional"] = right.first_byte_s + right.nbytes / (right.ports * bidi)
+        wrong["elements-not-bytes"] = right.first_byte_s + right.t_bandwidth_s / DTYPE_BYTES[params["dtype"]]
+    want = key[variant]
+    return {k: v for k, v in wrong.items() if abs(v - want) > spec.tolerance * want}

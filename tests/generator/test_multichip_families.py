@@ -162,3 +162,34 @@ def test_skills_skip_chips_without_figures():
     assert "collective:v5e:all_reduce" in ids and "pod:v5p:wrap" in ids
     assert not any(i.startswith(("collective:v3:", "collective:tpu7x:", "pod:tpu7x:wrap", "pod:h100")) for i in ids)
     assert not any(i.startswith("transfer:") and not i.startswith(("transfer:v5e", "transfer:v6e")) for i in ids)
+
+
+def test_misconceptions_are_outside_the_tolerance_and_do_occur():
+    from generator.families import FAMILIES as MODULES
+
+    reg = registry()
+    seen: dict[str, set[str]] = {f: set() for f in FAMILIES}
+    for p in generate(families=list(FAMILIES), count=8, seed=13):
+        wrong = MODULES[p.family].misconceptions(reg.specs[p.family], CAT, p.params)
+        for name, value in wrong.items():
+            assert p.answer.value is not None
+            assert abs(value - p.answer.value) > p.tolerance * p.answer.value, (p.id, name)
+            seen[p.family].add(name)
+    assert {"one-way-vs-bidirectional", "wrong-hops", "elements-not-bytes", "sum-not-max"} <= seen["collective"]
+    assert {"one-way-vs-bidirectional", "wrong-hops", "elements-not-bytes"} <= seen["transfer"]
+    assert {"one-way-vs-bidirectional", "wrong-hops", "max-not-sum"} <= seen["sharded_matmul"]
+    assert {"wrong-dtype-peak", "sum-not-max", "elements-not-bytes"} <= seen["host_link"]
+    assert seen["pod"] == {"wrong-dtype-peak"}
+
+
+def test_wrong_hops_example():
+    # v5e, AllGather of 1 GB over an axis of 16: the key uses the ring (V / W_bidi = 11.1 ms);
+    # ignoring the wraparound gives the line: 15/16 * 1e9 / 4.5e10 = 20.8 ms
+    from generator.families import collective
+
+    params = {"chip": "v5e", "variant": "all_gather", "op": "all_gather", "slice": "16x16", "over": [0],
+              "dtype": "bf16", "shape": [8192, 65536 // 2 * 2]}
+    v = 8192 * 65536 * 2
+    wrong = collective.misconceptions(registry().specs["collective"], CAT, params)
+    assert wrong["wrong-hops"] == pytest.approx(15 / 16 * v / 4.5e10)
+    assert wrong["one-way-vs-bidirectional"] == pytest.approx(v / 4.5e10)
