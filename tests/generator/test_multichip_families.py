@@ -193,3 +193,25 @@ def test_wrong_hops_example():
     wrong = collective.misconceptions(registry().specs["collective"], CAT, params)
     assert wrong["wrong-hops"] == pytest.approx(15 / 16 * v / 4.5e10)
     assert wrong["one-way-vs-bidirectional"] == pytest.approx(v / 4.5e10)
+
+
+@pytest.mark.slow
+def test_the_five_families_import_into_real_anki(tmp_path):
+    from anki.collection import Collection
+
+    from generator.export import anki as export
+    from tests.generator.test_anki_real import import_package
+
+    problems = generate(families=list(FAMILIES), chips=["v5e", "v5p"], count=1, seed=4)
+    path = tmp_path / "multi.apkg"
+    export.write_deck(problems, str(path))
+    col = Collection(str(tmp_path / "c.anki2"))
+    try:
+        log = import_package(col, path)
+        assert len(log.new) == len(problems) == col.note_count()
+        names = {d.name for d in col.decks.all_names_and_ids()}
+        assert {f"Rudrite Kernels::Stage 0::{f}" for f in FAMILIES} <= names
+        again = import_package(col, path)  # the same deck again: nothing new, nothing duplicated
+        assert len(again.new) == 0 and col.note_count() == len(problems)
+    finally:
+        col.close()
