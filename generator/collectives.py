@@ -271,11 +271,11 @@ def collective_lines(t: CollectiveTime) -> list[str]:
                          f"W_one_way·N/(N−1) = {sci(t.w_one_way)}·{n}/{n - 1} = {sci(t.w_one_way * n / (n - 1))} B/s, "
                          f"hops N−1 = {n - 1}")
     total_bw = t.nbytes * BANDWIDTH_FACTOR[t.op] / t.t_bandwidth_s
-    factor = {"all_gather": "", "reduce_scatter": " (ReduceScatter = AllGather)",
-              "all_reduce": " × 2 (AllReduce = ReduceScatter + AllGather)",
-              "all_to_all": " × 1/4 (AllToAll = 1/4 AllGather)"}[t.op]
+    why = {"all_gather": "", "reduce_scatter": "   (ReduceScatter = AllGather)",
+           "all_reduce": "   (AllReduce = ReduceScatter + AllGather: 2×)",
+           "all_to_all": "   (AllToAll = 1/4 AllGather on a bidirectional ring)"}[t.op]
     lines.append(f"T_bandwidth = {BANDWIDTH_FACTOR[t.op]:g} × V / ({' + '.join(terms)}) = "
-                 f"{BANDWIDTH_FACTOR[t.op]:g} × {sci(t.nbytes)} / {sci(total_bw)}{factor} = {seconds(t.t_bandwidth_s)}")
+                 f"{BANDWIDTH_FACTOR[t.op]:g} × {sci(t.nbytes)} / {sci(total_bw)} = {seconds(t.t_bandwidth_s)}{why}")
     lines.append(f"T_latency = hops × per-hop latency = {t.hops} × {seconds(t.hop_latency_s)} = {seconds(t.t_latency_s)}"
                  + (" (AllReduce: twice the AllGather hops)" if t.op == "all_reduce" else ""))
     lines.append(f"T = max(T_bandwidth, T_latency) = {seconds(t.t_s)} -> {t.bound}-bound ({label})")
