@@ -58,7 +58,7 @@ def _interactive() -> bool:
               help="The collectives lab instead: all_gather, psum, psum_scatter, all_to_all and a sharded "
                    "matmul on a mesh of all local devices (uses --chip, --reps, --dtype, --predictions, --out, --json).")
 @click.option("--mesh", default="auto", show_default=True, help="--collectives: the mesh, auto (one axis) or AxB.")
-@click.option("--sizes", default=None, help="--collectives: full-array bytes per collective, e.g. 64kB,1MB,16MB.")
+@click.option("--sizes", default=None, help="--collectives: full-array bytes per collective [default: 64kB,1MB,16MB; 16kB,256kB,1MB on a CPU].")
 def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir, trace_dir,
         as_json, plot, collectives=False, mesh="auto", sizes=None) -> None:
     """LAB·0.1: predict each op's latency, measure it with JAX, score, record.

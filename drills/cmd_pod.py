@@ -178,7 +178,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 
     from labs import collectives as lab
 
-    parsed = lab.DEFAULT_SIZES if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
+    parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     try:
         lab.init_distributed()
     except lab.CollectivesLabError as exc:

@@ -63,6 +63,7 @@ JAX_OPS = {"all_gather": "jax.lax.all_gather", "all_reduce": "jax.lax.psum",
 MODEL_OP = {"all_gather": "all_gather", "all_reduce": "all_reduce", "reduce_scatter": "reduce_scatter",
             "all_to_all": "all_to_all", "sharded_matmul": "all_reduce"}
 DEFAULT_SIZES = (64e3, 1e6, 16e6)  # bytes of the full array
+CPU_SIZES = (16e3, 256e3, 1e6)  # practice on a CPU: forced devices share a few cores
 COLS = 128  # last dim of every array: one lane row
 AXIS_NAMES = ("x", "y", "z")
 MAX_BYTES = 4e9
@@ -75,7 +76,7 @@ class CollectivesLabError(ValueError):
 @dataclass
 class Options:
     mesh: str = "auto"  # "auto" (one axis of all devices) or "AxB[xC]"
-    sizes: tuple[float, ...] = DEFAULT_SIZES
+    sizes: tuple[float, ...] | None = None  # None: DEFAULT_SIZES (CPU_SIZES on a CPU)
     reps: int = 10
     dtype: str = "bf16"
     chip: str = "auto"
@@ -144,6 +145,8 @@ def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan
     """Check the options against the devices; decide every row; CollectivesLabError on anything that would fail."""
     if options.reps < 1:
         raise CollectivesLabError(f"--reps must be at least 1, got {options.reps}")
+    if options.sizes is None:
+        options.sizes = CPU_SIZES if device.platform == "cpu" else DEFAULT_SIZES
     if options.dtype not in ("f32", "bf16"):
         raise CollectivesLabError(f"--dtype must be bf16 or f32, got {options.dtype}")
     if not options.sizes or any(not (0 < s <= MAX_BYTES) for s in options.sizes):
