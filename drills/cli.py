@@ -31,6 +31,9 @@ COMMANDS = {
     "gate": "drills.cmd_lab:gate",
     "progress": "drills.cmd_lab:progress",
     "site": "drills.cmd_site:site",
+    "pod": "drills.cmd_pod:pod",
+    "collective": "drills.cmd_pod:collective",
+    "transfer": "drills.cmd_pod:transfer",
 }
 
 

@@ -77,8 +77,13 @@ def _bounded_shape(ctx, param, value: str) -> str:
                    "embedding. Each dimension 1 to 2^32, their product at most 2^60.")
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16, f32, fp8, int8.")
 @click.option("--rhs-dtype", default=None, help="matmul only: the weights' dtype (e.g. int8 with bf16 activations).")
+@click.option("--over", type=click.Choice(["hbm", "pcie", "dcn", "ici"]), default="hbm", show_default=True,
+              help="The link the bytes cross: HBM (on chip) or off-chip PCIe, DCN, ICI (bidirectional per link).")
+@click.option("--link-bytes-per-s", "link_bw", type=float, default=None,
+              help="Override the --over link's bandwidth in bytes/s (e.g. a figure the catalogue lacks).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | None, as_json: bool) -> None:
+def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | None, as_json: bool,
+             over: str = "hbm", link_bw: float | None = None) -> None:
     """Roofline estimate of one op on one chip, with the arithmetic shown.
 
     Prints intensity (FLOPs/byte), the verdict (compute- or memory-bound),
@@ -93,20 +98,36 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
                 raise costs.CostError("--rhs-dtype applies to matmul only")
             extra["rhs_dtype"] = rhs_dtype
         cost = costs.cost(op_name, costs.parse_shape(shape), dtype, **extra)
-        est = model.estimate(target, cost)
+        est = model.estimate(_over(target, over, cost.dtype, link_bw), cost)
     except (costs.CostError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     except KeyError as exc:
         raise click.UsageError(exc.args[0]) from None
     if as_json:
-        click.echo(json.dumps(est.to_dict(), indent=2))
+        extra = {} if over == "hbm" and link_bw is None else {"over": over, "link_bytes_per_s": est.ceilings.hbm_bytes_per_s}
+        click.echo(json.dumps({**est.to_dict(), **extra}, indent=2))
         return
+    # Off-chip: the link stands where HBM stood, so the printed words follow it.
+    label = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}[over]
     dims = ",".join(str(d) for d in cost.shape)
-    click.echo(f"chip: {target.display}   op: {cost.op} [{dims}]   dtype: {cost.dtype}")
+    click.echo(f"chip: {target.display}   op: {cost.op} [{dims}]   dtype: {cost.dtype}"
+               + ("" if over == "hbm" else f"   bytes over: {label}"))
     for line in model.summary_lines(est):
         click.echo(line)
     click.echo("")
     click.echo("worked arithmetic:")
     for line in model.worked_lines(est):
-        click.echo("  " + line)
+        click.echo("  " + (line if over == "hbm" else line.replace("HBM", label)))
+
+
+def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None):
+    """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
+    if over == "hbm" and link_bw is None:
+        return target
+    from generator import collectives
+
+    try:
+        return collectives.link_ceilings(target, over, dtype, link_bw)
+    except collectives.TopologyError as exc:
+        raise ValueError(str(exc)) from None
 

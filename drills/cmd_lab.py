@@ -59,8 +59,13 @@ def _interactive() -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Print {path, plot, record} as JSON instead of tables.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a log-log roofline of the run here (.png or .svg).")
+@click.option("--collectives", is_flag=True,
+              help="The collectives lab instead: all_gather, psum, psum_scatter, all_to_all and a sharded "
+                   "matmul on a mesh of all local devices (uses --chip, --reps, --dtype, --predictions, --out, --json).")
+@click.option("--mesh", default="auto", show_default=True, help="--collectives: the mesh, auto (one axis) or AxB.")
+@click.option("--sizes", default=None, help="--collectives: full-array bytes per collective [default: 64kB,1MB,16MB; 16kB,256kB,1MB on a CPU].")
 def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir, trace_dir,
-        as_json, plot) -> None:
+        as_json, plot, collectives=False, mesh="auto", sizes=None) -> None:
     """LAB·0.1: predict each op's latency, measure it with JAX, score, record.
 
     Predictions come from the roofline (generator/costs.py + generator/roofline.py)
@@ -72,6 +77,9 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     (default bench/); `drill gate` judges it.
     """
     _require_jax()
+    if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
+        from drills.cmd_pod import collectives_lab
+        return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
     from labs import inputs, ops, plot as lab_plot, runner
     from labs.device import detect
 

@@ -54,7 +54,8 @@ MASTERY: dict[int, Mastery] = {
                must_include=("f32", "bf16")),
     5: Mastery("a transformer step-time floor right", ("transformer_step",)),
     6: Mastery("a lab record with every miss explained (drill lab, drill explain)", lab=True),
-    7: Mastery("the link question right: ICI, DCN or PCIe", ("interconnect",), variant="link"),
+    7: Mastery("the link question right (ICI, DCN or PCIe) and a collective inside a slice right",
+               ("interconnect", "collective"), min_skills=2, must_include=(":link", "collective:")),
 }
 
 

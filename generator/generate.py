@@ -2,7 +2,7 @@
 
 Public API (the quiz and the lab code against these names):
 
-- ``FAMILY_NAMES``: the ten Stage 0 families, in course order.
+- ``FAMILY_NAMES``: the Stage 0 families, in course order (the last five go beyond one chip).
 - ``skills(families, chips)``: what a learner is trained on (``Skill``).
 - ``draw(skill_id, rng)``: a fresh problem for one skill, its numbers drawn from ``rng``.
 - ``generate(families, chips, count, seed)``: ``count`` distinct problems *per skill*
@@ -35,7 +35,8 @@ __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "Unkno
            "MAX_PROBLEMS", "skills", "draw", "generate", "grading_bands", "registry", "CAN_YOU"]
 
 FAMILY_NAMES: tuple[str, ...] = ("ridge", "intensity", "bound", "floor", "critical_batch", "lattice", "vmem_fit",
-                                 "transformer_step", "interconnect", "vocabulary")
+                                 "transformer_step", "interconnect", "vocabulary",
+                                 "pod", "collective", "transfer", "host_link", "sharded_matmul")
 assert tuple(FAMILIES) == FAMILY_NAMES, "the registry and FAMILY_NAMES must agree"
 
 MAX_PROBLEMS = 1_000_000  # one request may not ask for more (skills x count)

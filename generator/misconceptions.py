@@ -24,7 +24,7 @@ from generator import catalogue as catalogue_mod
 from generator import costs, links, transformer
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
-from generator.units import DTYPE_BYTES, sci, si
+from generator.units import DTYPE_BYTES, fmt, sci, si
 
 GIB_PER_GB = 2**30 / 1e9  # 1.0737...: a GiB is 7.4% more than a GB
 
@@ -54,7 +54,8 @@ class WrongAnswer:
 _OPS = ("intensity", "floor", "bound")
 CATALOGUE: tuple[Misconception, ...] = (
     Misconception("elements-not-bytes", "counting elements instead of bytes",
-                  _OPS + ("critical_batch", "interconnect", "vmem_fit", "transformer_step"),
+                  _OPS + ("critical_batch", "interconnect", "vmem_fit", "transformer_step", "collective", "transfer",
+                          "host_link"),
                   "Bytes are elements times bytes per element (bf16: 2, f32: 4, int8: 1). Counting elements "
                   "makes a bf16 op look twice as intense and its memory time half as long."),
     Misconception("forgot-output-write", "forgetting the output write",
@@ -66,11 +67,11 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "GPU spec sheets quote FLOP/s with 2:4 structured sparsity, twice the dense figure. Dense "
                   "matmuls get the dense peak (the scaling book's tables)."),
     Misconception("sum-not-max", "adding T_math and T_comms for the floor",
-                  ("floor", "transformer_step"),
+                  ("floor", "transformer_step", "collective", "host_link"),
                   "The floor is max(T_math, T_comms): compute and memory traffic overlap. Their sum is the "
                   "upper bound (no overlap at all), not the floor."),
     Misconception("wrong-dtype-peak", "the peak of the wrong dtype",
-                  ("ridge", "floor", "bound", "critical_batch", "transformer_step"),
+                  ("ridge", "floor", "bound", "critical_batch", "transformer_step", "pod", "host_link"),
                   "The peak FLOP/s depends on the dtype the multiply runs in: int8 OP/s is about twice bf16 on "
                   "most TPUs. Using bf16's peak for int8 work (or the reverse) is off by that factor."),
     Misconception("macs-not-flops", "a multiply-add counted as one FLOP",
@@ -84,12 +85,12 @@ CATALOGUE: tuple[Misconception, ...] = (
     Misconception("unit-slip-1000", "a unit slip of 1000 (ms for µs and kin)",
                   ("floor", "interconnect", "transformer_step"),
                   "Each SI prefix step is 1000x: 87.2 µs is 0.0872 ms, not 87.2 ms. Check the exponent."),
-    Misconception("one-way-vs-bidirectional", "bidirectional ICI bandwidth for a one-way transfer",
-                  ("interconnect",),
+    Misconception("one-way-vs-bidirectional", "one-way and bidirectional ICI bandwidth swapped",
+                  ("interconnect", "collective", "transfer", "sharded_matmul"),
                   "An ICI link's bidirectional figure counts both directions; one array sent one way gets the "
                   "one-way bandwidth, half of it."),
     Misconception("wrong-hops", "wraparound ignored or assumed",
-                  ("interconnect",),
+                  ("interconnect", "collective", "transfer", "sharded_matmul"),
                   "With wraparound links an axis is a ring: hops = min(|a-b|, N-|a-b|). Without them it is a "
                   "line: hops = |a-b|. v5e/v6e only wrap on an axis of 16."),
     Misconception("forgot-latency", "leaving out the per-hop latency",
@@ -116,6 +117,10 @@ CATALOGUE: tuple[Misconception, ...] = (
                   ("lattice",),
                   "Narrower dtypes pack more rows per sublane: bf16's native tile is (16, 128), int8's (32, 128); "
                   "(8, 128) is the 32-bit tile."),
+    Misconception("max-not-sum", "overlap assumed where the prompt says there is none",
+                  ("sharded_matmul",),
+                  "When the prompt says the collective and the matmul do not overlap (one after the other), the "
+                  "time is their sum; the max is the best case with perfect overlap."),
     Misconception("term-confusion", "two neighbouring terms swapped",
                   ("vocabulary", "interconnect"),
                   "Pairs that are easy to swap: MXU (matmuls) vs VPU (elementwise); VMEM (on-chip scratchpad) vs "
@@ -363,11 +368,25 @@ _BY_FAMILY = {"intensity": _op_answers, "bound": _op_answers, "floor": _op_answe
               "vocabulary": _vocabulary_answers}
 
 
+def _family_hook(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Families beyond one chip (pod, collective, transfer, host_link, sharded_matmul) compute their own
+    wrong answers with their own formulas: ``misconceptions(spec, cat, params) -> {id: value}``."""
+    from generator import generate
+    from generator.families import FAMILIES
+
+    hook = getattr(FAMILIES.get(problem.family), "misconceptions", None)
+    if hook is None:
+        return
+    spec = generate.registry().specs[problem.family]
+    for mid, value in hook(spec, cat, problem.params).items():
+        if mid in BY_ID:
+            shown = fmt(float(value), problem.answer.unit)
+            yield WrongAnswer(BY_ID[mid], float(value), f"{BY_ID[mid].name} gives {shown}")
+
+
 def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
     """Every named wrong answer to ``problem`` that differs from its key (may be empty)."""
-    fn = _BY_FAMILY.get(problem.family)
-    if fn is None:
-        return []
+    fn = _BY_FAMILY.get(problem.family, _family_hook)
     cat = cat or catalogue_mod.load()
     try:
         found = list(fn(problem, cat))

@@ -202,3 +202,15 @@ def test_drill_misconceptions_lists_the_catalogue() -> None:
             "macs-not-flops", "gb-gib", "unit-slip-1000", "one-way-vs-bidirectional", "wrong-hops",
             "causal-halving", "shortcut-not-exact"} <= ids
     assert all(set(m) == {"id", "name", "families", "explanation"} and m["families"] for m in data)
+
+
+def test_collective_one_way_bandwidth_for_a_ring_is_named() -> None:
+    """v5e, AllGather of bf16[8192,16384] over the 16-chip axis of a 16x16 slice (wraparound: a ring).
+    The key is V / W_bidi (the scaling book's ring); using the one-way figure doubles it."""
+    one_way, bidi = 4.5e10, 9.0e10
+    V = 8192 * 16384 * 2
+    p = solve("collective:v5e:all_gather", chip="v5e", variant="all_gather", op="all_gather", slice="16x16",
+              over=[0], dtype="bf16", shape=[8192, 16384])
+    assert p.answer.value == pytest.approx(V / bidi)
+    assert_named(p, f"{V / one_way * 1e3:.3f} ms", "one-way-vs-bidirectional")
+    assert_named(p, f"{V / 2 / bidi * 1e3:.3f} ms", "elements-not-bytes")

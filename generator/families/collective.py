@@ -1,0 +1,156 @@
+"""Family 12 [collective]: time and bound of AllGather, ReduceScatter, AllReduce and AllToAll over ICI.
+
+The model is ``generator.collectives.collective_time`` (the scaling book, "Sharding"):
+bandwidth term V / (W_bidi · n_axes) with wraparound, (N−1)/N · V / W_one_way per axis
+without; AllReduce = 2 × AllGather, ReduceScatter = AllGather, AllToAll = ¼ AllGather;
+latency term hops × the book's ~1 µs per hop; time = the larger. The prompt names the
+slice shape, never whether an axis wraps: deciding that from the chip is the skill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import collectives as C
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import DTYPE_BYTES, sci, seconds
+
+NAME = "collective"
+BOUNDS = ("bandwidth", "latency")
+VARIANTS = (*C.OPS, "bound")
+MAX_TRIES = 20
+FIELDS = {"chip", "slice", "op", "axes", "array", "size", "hop_latency"}
+PROMPTS = {v: FIELDS for v in VARIANTS}
+HOW = {"all_gather": "an AllGather that assembles", "reduce_scatter": "a ReduceScatter of",
+       "all_reduce": "an AllReduce of", "all_to_all": "an AllToAll of"}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    keys = {"axis_sizes", "max_axes", "arrays", "variants"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
+    a = check.mapping(p["arrays"], ("params", "arrays"), required={"rows", "cols", "dtypes"},
+                      allowed={"rows", "cols", "dtypes"})
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"axis_sizes": check.int_list(p["axis_sizes"], ("params", "axis_sizes"), low=2),
+            "max_axes": check.integer(p["max_axes"], ("params", "max_axes"), low=1),
+            "rows": check.int_list(a["rows"], ("params", "arrays", "rows")),
+            "cols": check.int_list(a["cols"], ("params", "arrays", "cols")),
+            "dtypes": tuple(check.dtype_list(a["dtypes"], ("params", "arrays", "dtypes"))),
+            "variants": variants}
+
+
+def _rank(chip: Chip) -> int | None:
+    if chip.figure("pod_topology") is None or chip.figure("ici_wraparound") is None:
+        return None
+    if chip.figure("ici_bytes_per_s_bidi") is None:
+        return None
+    return len(C.pod_shape(chip))
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        if _rank(chip) is None or min(spec.params["axis_sizes"]) > min(C.pod_shape(chip)):
+            continue
+        for v in spec.params["variants"]:
+            what = ("whether a collective is bandwidth- or latency-bound" if v == "bound"
+                    else f"time of {C.OP_LABELS[v]} over ICI")
+            out.append(make_skill(NAME, chip.name, v, f"{what} ({chip.display})", (f"collective::{v}",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    for _ in range(MAX_TRIES):  # redraw when the answer is a figure the prompt gives (one hop: 1 µs)
+        params = _draw(spec, cat, skill, rng)
+        p = solve(spec, cat, skill, params)
+        if p.answer.is_choice or seconds(p.answer.value) not in p.prompt:
+            break
+    return params
+
+
+def _draw(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    p = spec.params
+    chip = cat.get(skill.chip)
+    pod = sorted(C.pod_shape(chip))
+    rank = len(pod)
+    shape = (min(p["axis_sizes"]),) * rank  # fits: skills() keeps only chips whose pod holds it
+    for _ in range(100):  # a slice that fits the pod
+        drawn = tuple(rng.choice(p["axis_sizes"]) for _ in range(rank))
+        if all(s <= q for s, q in zip(sorted(drawn), pod)):
+            shape = drawn
+            break
+    count = rng.randint(1, min(p["max_axes"], rank))
+    over = sorted(rng.sample(range(rank), count))
+    op = rng.choice(C.OPS) if skill.variant == "bound" else skill.variant
+    return {"chip": chip.name, "variant": skill.variant, "op": op, "slice": C.fmt_shape(shape), "over": over,
+            "dtype": rng.choice(p["dtypes"]), "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
+
+
+def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
+    """The modelled collective for drawn ``params`` (also what misconception checks start from)."""
+    chip = cat.get(params["chip"])
+    shape = C.parse_shape(params["slice"])
+    rows, cols = params["shape"]
+    axes = tuple(shape[i] for i in params["over"])
+    return C.chip_collective(cat, chip, params["op"], rows * cols * DTYPE_BYTES[params["dtype"]], axes)
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip = cat.get(params["chip"])
+    shape = C.parse_shape(params["slice"])
+    rows, cols = params["shape"]
+    dtype = params["dtype"]
+    t = compute(cat, params)
+    one, bidi = C.ici_figures(chip)
+    lat = cat.fact(C.HOP_LATENCY_FACT)
+    rule = chip.figures["ici_wraparound"]
+    axes_text = " and ".join(f"axis {i} ({shape[i]} chips)" for i in params["over"])
+    fields = {"chip": chip.display, "slice": params["slice"], "op": C.OP_LABELS[params["op"]],
+              "axes": axes_text, "array": f"{HOW[params['op']]} a {dtype}[{rows},{cols}] array",
+              "size": f"V = {sci(t.nbytes)} bytes in full", "hop_latency": seconds(float(lat.value))}
+    steps = [f"V = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(t.nbytes)} B",
+             f"wraparound rule: {rule.note} {cite(rule)}",
+             f"ICI per link: one way {sci(float(one.value))} B/s, bidirectional {sci(float(bidi.value))} B/s {cite(one)}",
+             f"per-hop latency {seconds(float(lat.value))}, the book's worked-problem assumption {cite(lat)}",
+             *C.collective_lines(t)]
+    key = f"{params['op']}-{params['slice']}-o{''.join(map(str, params['over']))}-{rows}x{cols}-{dtype}"
+    if skill.variant == "bound":
+        answer = Answer(choice=t.bound, choices=BOUNDS)
+    else:
+        answer = Answer(value=t.t_s, unit="s")
+    return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
+                   spec.hints[skill.variant].format(**fields), (f"dtype::{dtype}",))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the answer (seconds) that mistake gives, for a timed variant.
+
+    Only mistakes whose answer falls outside the tolerance are returned: one that lands
+    on the key (an axis of 2, where a ring and a line coincide) can not be told apart.
+    """
+    if params["variant"] == "bound":
+        return {}
+    right = compute(cat, params)
+    chip = cat.get(params["chip"])
+    one, bidi = (float(f.value) for f in C.ici_figures(chip))
+    lat = float(cat.fact(C.HOP_LATENCY_FACT).value)
+    itemsize = DTYPE_BYTES[params["dtype"]]
+
+    def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi):
+        return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
+
+    wrong = {
+        "one-way-vs-bidirectional": redo(w1=bidi, wb=one).t_s,  # the two per-link figures swapped
+        "wrong-hops": redo(wrap=tuple(not w for w in right.wrap)).t_s,  # wraparound ignored or assumed
+        "elements-not-bytes": redo(nbytes=right.nbytes / itemsize).t_s,
+        "sum-not-max": right.t_bandwidth_s + right.t_latency_s,
+    }
+    return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

@@ -1,0 +1,134 @@
+"""Family 14 [host_link]: rooflines over PCIe and DCN, and the critical batch over a link.
+
+When an op's bytes cross a host link, that link replaces HBM as the "memory" side of the
+roofline (``generator.collectives.link_ceilings`` + ``generator.roofline``):
+ridge over the link = peak FLOP/s / link bytes/s; floor = max(T_math, bytes / link bytes/s).
+Critical batch (the scaling book, "Rooflines", B << D, F): a bf16 matmul whose weights
+cross the link each step has intensity ≈ B, so it is compute-bound once B > peak / link bytes/s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import collectives as C
+from generator import costs, roofline
+from generator.catalogue import Catalogue
+from generator.families.base import VERDICTS, cite, make_skill, problem, show
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import sci, seconds
+
+NAME = "host_link"
+LINKS = ("pcie", "dcn")
+LABEL = {"pcie": "PCIe", "dcn": "DCN"}
+KINDS = ("ridge", "critical_batch", "floor", "bound")
+VARIANTS = tuple(f"{k}_{link}" for k in KINDS for link in LINKS)
+PROMPTS = {v: {"chip", "link", "shape", "dtype"} for v in VARIANTS}
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    keys = {"matmuls", "variants"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
+    m = check.mapping(p["matmuls"], ("params", "matmuls"), required={"b", "d", "f"}, allowed={"b", "d", "f"})
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"b": check.int_list(m["b"], ("params", "matmuls", "b")), "d": check.int_list(m["d"], ("params", "matmuls", "d")),
+            "f": check.int_list(m["f"], ("params", "matmuls", "f")), "variants": variants}
+
+
+def _split(variant: str) -> tuple[str, str]:
+    kind, link = variant.rsplit("_", 1)
+    return kind, link
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    what = {"ridge": "ridge (critical intensity) over {l}", "critical_batch": "critical batch with weights over {l}",
+            "floor": "floor time of a matmul whose bytes cross {l}", "bound": "compute- or {l}-bound"}
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        for v in spec.params["variants"]:
+            kind, link = _split(v)
+            if chip.figure(C.LINK_FIGURES[link]) is None:
+                continue
+            out.append(make_skill(NAME, chip.name, v, f"{what[kind].format(l=LABEL[link])} ({chip.display})",
+                                  (f"link::{link}",)))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    p = spec.params
+    params = {"chip": skill.chip, "variant": skill.variant}
+    kind, _ = _split(skill.variant)
+    if kind in ("floor", "bound"):
+        params["shape"] = [rng.choice(p["b"]), rng.choice(p["d"]), rng.choice(p["f"])]
+    return params
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip = cat.get(params["chip"])
+    kind, link = _split(params["variant"])
+    ceil = C.link_ceilings(chip, link, "bf16")
+    fig = chip.figures[C.LINK_FIGURES[link]]
+    peak = chip.peak_flops["bf16"]
+    ridge = ceil.ridge_flops_per_byte
+    shape = params.get("shape")
+    fields = {"chip": chip.display, "link": LABEL[link], "dtype": "bf16",
+              "shape": "x".join(map(str, shape)) if shape else ""}
+    steps = [f"{chip.display} bf16 peak = {sci(float(peak.value))} FLOP/s {cite(peak)}",
+             f"{LABEL[link]} bandwidth = {sci(float(fig.value))} B/s {cite(fig)}" + (f" ({fig.note})" if fig.note else ""),
+             f"ridge over {LABEL[link]} = peak / link bandwidth = {sci(float(peak.value))} / {sci(float(fig.value))} "
+             f"= {ridge:.1f} FLOPs/byte"]
+    key = ""
+    if kind == "ridge":
+        answer = Answer(value=ridge, unit="FLOP/byte")
+    elif kind == "critical_batch":
+        steps.append("bf16 weights bf16[D,F] cross the link every step: FLOPs 2BDF over 2DF bytes -> intensity ≈ B "
+                     "(B << D, F, the book's Rooflines rule)")
+        steps.append(f"compute-bound once B > ridge = {ridge:.0f}")
+        answer = Answer(value=ridge, unit="")
+    else:
+        b, d, f = shape
+        est = roofline.estimate(ceil, costs.cost("matmul", (b, d, f), "bf16"))
+        key = fields["shape"]
+        steps += [f"FLOPs = 2·{b}·{d}·{f} = {sci(est.cost.flops)}",
+                  f"bytes over {LABEL[link]} = 2·({b}·{d} + {d}·{f} + {b}·{f}) = {sci(est.cost.bytes)} "
+                  "(every operand and the result cross the link)",
+                  f"intensity = {est.intensity_flops_per_byte:.1f} FLOPs/byte "
+                  f"{'>=' if est.bound == 'compute' else '<'} ridge {ridge:.1f} -> {est.bound}-bound",
+                  f"T_math = {sci(est.cost.flops)} / {sci(float(peak.value))} = {seconds(est.t_math_s)}",
+                  f"T_{LABEL[link]} = {sci(est.cost.bytes)} / {sci(float(fig.value))} = {seconds(est.t_comms_s)}",
+                  f"floor = max = {show(est.floor_s, 's')}"]
+        if kind == "floor":
+            answer = Answer(value=est.floor_s, unit="s")
+        else:
+            answer = Answer(choice=est.bound, choices=VERDICTS)
+    return problem(spec, skill, key, spec.prompts[params["variant"]].format(**fields), answer, steps, dict(params),
+                   spec.hints[params["variant"]].format(**fields), (f"link::{link}",))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance)."""
+    chip = cat.get(params["chip"])
+    kind, link = _split(params["variant"])
+    if kind == "bound":
+        return {}
+    bw = float(chip.figures[C.LINK_FIGURES[link]].value)
+    peak = chip.peak_flops_per_s("bf16")
+    wrong: dict[str, float] = {}
+    if "int8" in chip.peak_flops:
+        wrong["wrong-dtype-peak"] = chip.peak_flops_per_s("int8") / bw
+    if kind == "floor":
+        b, d, f = params["shape"]
+        flops, nbytes = 2 * b * d * f, 2 * (b * d + d * f + b * f)
+        right = max(flops / peak, nbytes / bw)
+        wrong = {"sum-not-max": flops / peak + nbytes / bw, "elements-not-bytes": max(flops / peak, nbytes / 2 / bw),
+                 "wrong-dtype-peak": max(flops / chip.peak_flops_per_s("int8"), nbytes / bw)
+                 if "int8" in chip.peak_flops else right}
+    else:
+        right = peak / bw
+    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -1,0 +1,150 @@
+"""Family 11 [pod]: totals of a TPU pod or slice (chips, hosts, TensorCores, FLOP/s, HBM) and its wraparound.
+
+Every number comes from ``generator.collectives.pod_totals`` over catalogue figures (pod
+and host sizes, per-chip peak and HBM, cores per chip, the wraparound rule), each cited.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from generator import collectives as C
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import YES_NO, cite, make_skill, problem, show
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import sci
+
+NAME = "pod"
+VARIANTS = ("chips", "hosts", "tensorcores", "flops", "hbm", "wrap")
+SLICE_FIELDS = {"chip", "slice"}
+PROMPTS = {"chips": SLICE_FIELDS, "hosts": SLICE_FIELDS, "tensorcores": SLICE_FIELDS, "flops": SLICE_FIELDS,
+           "hbm": SLICE_FIELDS, "wrap": SLICE_FIELDS | {"n", "axis"}}
+# variant -> catalogue figures it needs beyond the pod size
+NEEDS = {"hosts": ("host_topology",), "tensorcores": ("tensorcores_per_chip",), "wrap": ("ici_wraparound",)}
+MAX_TRIES = 20
+FULL = "pod"  # the spec's word for the whole pod in a list of slices
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    keys = {"slices", "variants"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
+    slices = []
+    for i, text in enumerate(check.text_list(p["slices"], ("params", "slices"))):
+        if text == FULL:
+            slices.append(None)
+            continue
+        try:
+            slices.append(C.parse_shape(text))
+        except C.TopologyError as exc:
+            check.fail(("params", "slices", i), str(exc))
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"slices": tuple(slices), "variants": variants}
+
+
+def _fits(chip: Chip, shape) -> bool:
+    try:
+        C.pod_totals(chip, shape)
+        return True
+    except C.TopologyError:
+        return False
+
+
+def slices_for(spec: FamilySpec, chip: Chip) -> list:
+    return [s for s in spec.params["slices"] if _fits(chip, s)]
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    what = {"chips": "chips in a pod or slice", "hosts": "hosts of a pod or slice",
+            "tensorcores": "TensorCores of a pod or slice", "flops": "bf16 FLOP/s of a pod or slice",
+            "hbm": "HBM of a pod or slice", "wrap": "which axes of a slice have wraparound links"}
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        if chip.figure("pod_topology") is None or not slices_for(spec, chip):
+            continue
+        for v in spec.params["variants"]:
+            if any(chip.figure(k) is None for k in NEEDS.get(v, ())):
+                continue
+            out.append(make_skill(NAME, chip.name, v, f"{what[v]} ({chip.display})"))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    chip = cat.get(skill.chip)
+    for _ in range(MAX_TRIES):  # redraw a slice whose own numbers would state the answer (8x16 -> 16 hosts)
+        shape = rng.choice(slices_for(spec, chip))
+        shape = C.pod_shape(chip) if shape is None else shape
+        params = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
+        if skill.variant == "wrap":
+            params["axis"] = rng.randrange(len(shape))
+            return params
+        if not states_answer(solve(spec, cat, skill, params)):
+            return params
+    return params
+
+
+def states_answer(p) -> bool:
+    """Whether a count answer appears as a number in its own prompt."""
+    if p.answer.is_choice or p.answer.unit:
+        return False
+    return f"{p.answer.value:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip, variant = cat.get(params["chip"]), params["variant"]
+    shape = C.parse_shape(params["slice"])
+    t = C.pod_totals(chip, shape)
+    full = shape == C.pod_shape(chip)
+    pod_fig = chip.figures["pod_topology"]
+    where = f"the full {chip.display} pod ({params['slice']})" if full else f"a {chip.display} slice of {params['slice']}"
+    fields = {"chip": chip.display, "slice": where}
+    dims = " × ".join(map(str, shape))
+    steps = [f"chips = {dims} = {t.chips} (a pod is {pod_fig.value} {cite(pod_fig)})"]
+    key = params["slice"]
+    if variant == "chips":
+        answer = Answer(value=float(t.chips), unit="")
+    elif variant == "hosts":
+        host = chip.figures["host_topology"]
+        steps.append(f"one host holds {host.value} = {t.chips_per_host} chips {cite(host)}")
+        steps.append(f"hosts = ceil({t.chips} / {t.chips_per_host}) = {t.hosts}")
+        answer = Answer(value=float(t.hosts), unit="")
+    elif variant == "tensorcores":
+        cores = chip.figures["tensorcores_per_chip"]
+        steps.append(f"TensorCores = {t.chips} × {t.tensorcores_per_chip} per chip {cite(cores)} = {t.tensorcores}")
+        answer = Answer(value=float(t.tensorcores), unit="")
+    elif variant == "flops":
+        peak = chip.peak_flops["bf16"]
+        steps.append(f"bf16 FLOP/s = {t.chips} × {sci(float(peak.value))} {cite(peak)} = {show(t.peak_flops_per_s, 'FLOP/s')}")
+        answer = Answer(value=t.peak_flops_per_s, unit="FLOP/s")
+    elif variant == "hbm":
+        hbm = chip.figures["hbm_bytes"]
+        steps.append(f"HBM = {t.chips} × {sci(float(hbm.value))} B {cite(hbm)} = {show(t.hbm_bytes, 'B')}")
+        answer = Answer(value=t.hbm_bytes, unit="B")
+    else:
+        axis = params["axis"]
+        n = shape[axis]
+        rule = chip.figures["ici_wraparound"]
+        w = t.ici_wraparound[axis]
+        steps.append(f"rule: {rule.note} {cite(rule)}")
+        steps.append(f"the axis of {n}: {'wraparound' if w else 'no wraparound'}")
+        fields.update(n=str(n), axis=str(axis))
+        key += f"-a{axis}"
+        answer = Answer(choice="yes" if w else "no", choices=YES_NO)
+    return problem(spec, skill, key, spec.prompts[variant].format(**fields), answer, steps, dict(params),
+                   spec.hints[variant].format(**fields))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the number that mistake gives (only those outside the tolerance)."""
+    chip = cat.get(params["chip"])
+    if params["variant"] != "flops" or "int8" not in chip.peak_flops:
+        return {}
+    chips = C.pod_totals(chip, C.parse_shape(params["slice"])).chips
+    right, wrong = chips * chip.peak_flops_per_s("bf16"), chips * chip.peak_flops_per_s("int8")
+    return {"wrong-dtype-peak": wrong} if abs(wrong - right) > spec.tolerance * right else {}

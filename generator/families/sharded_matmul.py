@@ -1,0 +1,129 @@
+"""Family 15 [sharded_matmul]: the scaling book's sharded-matmul strategies ("Sharding").
+
+C[I, K] = A[I, J] · B[J, K] in bf16 over one mesh axis of N chips (wraparound from the chip's rule):
+
+- gather_time: A[I, J_X] · B[J, K]: AllGather A (V = 2IJ bytes), then the full matmul on
+  every chip (2IJK FLOPs): T = T_AllGather + T_math (the matmul waits for the gather).
+- allreduce_time: A[I, J_X] · B[J_X, K]: a local matmul (2IJK / N FLOPs), then AllReduce of
+  the partial C (V = 2IK bytes): T = T_math + T_AllReduce.
+- reducescatter_time: the same, ending with C sharded: ReduceScatter instead (half the comms).
+- split_bound: the AllReduce strategy on 2 chips: compute-bound when T_math >= T_AllReduce.
+
+Collective times are ``generator.collectives.chip_collective``; T_math = FLOPs / bf16 peak.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import collectives as C
+from generator.catalogue import Catalogue
+from generator.families.base import cite, make_skill, problem
+from generator.problem import Answer
+from generator.specs import Checker, FamilySpec
+from generator.units import sci, seconds
+
+NAME = "sharded_matmul"
+VARIANTS = ("gather_time", "allreduce_time", "reducescatter_time", "split_bound")
+BOUNDS = ("compute", "comms")
+PROMPTS = {v: {"chip", "n", "i", "j", "k", "hop_latency"} for v in VARIANTS}
+COLLECTIVE = {"gather_time": "all_gather", "allreduce_time": "all_reduce", "reducescatter_time": "reduce_scatter",
+              "split_bound": "all_reduce"}
+BF16 = 2
+
+
+def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
+    keys = {"axis_sizes", "i", "j", "k", "variants"}
+    p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
+    variants = check.text_list(p["variants"], ("params", "variants"))
+    for i, v in enumerate(variants):
+        check.one_of(v, ("params", "variants", i), VARIANTS)
+    return {"axis_sizes": check.int_list(p["axis_sizes"], ("params", "axis_sizes"), low=2),
+            **{d: check.int_list(p[d], ("params", d)) for d in ("i", "j", "k")}, "variants": variants}
+
+
+def skills(spec: FamilySpec, cat: Catalogue):
+    what = {"gather_time": "AllGather-then-matmul time", "allreduce_time": "matmul-then-AllReduce time",
+            "reducescatter_time": "matmul-then-ReduceScatter time",
+            "split_bound": "whether a 2-chip sharded matmul is compute- or comms-bound"}
+    out = []
+    for name in spec.chips:
+        chip = cat.get(name)
+        if chip.figure("ici_wraparound") is None or chip.figure("ici_bytes_per_s_bidi") is None:
+            continue
+        for v in spec.params["variants"]:
+            out.append(make_skill(NAME, chip.name, v, f"{what[v]} ({chip.display})"))
+    return out
+
+
+def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    p = spec.params
+    n = 2 if skill.variant == "split_bound" else rng.choice(p["axis_sizes"])
+    return {"chip": skill.chip, "variant": skill.variant, "n": n,
+            "i": rng.choice(p["i"]), "j": rng.choice(p["j"]), "k": rng.choice(p["k"])}
+
+
+def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.CollectiveTime]:
+    """(FLOPs per chip, T_math seconds, the collective) for drawn ``params``."""
+    chip = cat.get(params["chip"])
+    n, i, j, k, v = params["n"], params["i"], params["j"], params["k"], params["variant"]
+    if v == "gather_time":
+        flops, nbytes = 2 * i * j * k, BF16 * i * j
+    else:
+        flops, nbytes = 2 * i * j * k / n, BF16 * i * k
+    coll = C.chip_collective(cat, chip, COLLECTIVE[v], nbytes, (n,))
+    return flops, flops / chip.peak_flops_per_s("bf16"), coll
+
+
+def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+    chip = cat.get(params["chip"])
+    v = params["variant"]
+    n, i, j, k = params["n"], params["i"], params["j"], params["k"]
+    flops, t_math, coll = terms(cat, params)
+    peak = chip.peak_flops["bf16"]
+    rule = chip.figures["ici_wraparound"]
+    fields = {"chip": chip.display, "n": str(n), "i": str(i), "j": str(j), "k": str(k),
+              "hop_latency": seconds(coll.hop_latency_s)}
+    label = C.OP_LABELS[COLLECTIVE[v]]
+    if v == "gather_time":
+        steps = [f"AllGather A: V = 2·I·J = 2·{i}·{j} = {sci(coll.nbytes)} B",
+                 f"then every chip multiplies the full A by B: FLOPs = 2·I·J·K = {sci(flops)}"]
+    else:
+        steps = [f"local matmul on J/N: FLOPs per chip = 2·I·J·K / N = 2·{i}·{j}·{k} / {n} = {sci(flops)}",
+                 f"then {label} the partial C: V = 2·I·K = 2·{i}·{k} = {sci(coll.nbytes)} B"]
+    steps += [f"T_math = {sci(flops)} / {sci(float(peak.value))} {cite(peak)} = {seconds(t_math)}",
+              f"wraparound rule: {rule.note} {cite(rule)}",
+              *C.collective_lines(coll)]
+    t_comms = coll.t_s
+    if v == "split_bound":
+        bound = "compute" if t_math >= t_comms else "comms"
+        steps.append(f"T_math {seconds(t_math)} {'>=' if bound == 'compute' else '<'} T_comms {seconds(t_comms)} "
+                     f"-> {bound}-bound")
+        answer = Answer(choice=bound, choices=BOUNDS)
+    else:
+        total = t_math + t_comms
+        steps.append(f"T = T_math + T_{label} = {seconds(t_math)} + {seconds(t_comms)} = {seconds(total)} "
+                     "(one after the other, no overlap)")
+        answer = Answer(value=total, unit="s")
+    key = f"n{n}-{i}x{j}x{k}"
+    return problem(spec, skill, key, spec.prompts[v].format(**fields), answer, steps, dict(params),
+                   spec.hints[v].format(**fields))
+
+
+# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+    """Misconception id -> the time that mistake gives (timed variants; only those outside the tolerance)."""
+    if params["variant"] == "split_bound":
+        return {}
+    _, t_math, coll = terms(cat, params)
+    right = t_math + coll.t_s
+    one, bidi = coll.w_one_way, coll.w_bidi
+
+    def redo(wrap=coll.wrap, w1=one, wb=bidi):
+        return C.collective_time(coll.op, coll.nbytes, coll.axes, wrap, w1, wb, coll.hop_latency_s).t_s
+
+    wrong = {"one-way-vs-bidirectional": t_math + redo(w1=bidi, wb=one),
+             "wrong-hops": t_math + redo(wrap=tuple(not w for w in coll.wrap)),
+             "max-not-sum": max(t_math, coll.t_s)}  # overlap assumed where the prompt says none
+    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -1,0 +1,98 @@
+"""`drill pod`, `drill collective`, `drill transfer` and `drill roofline --over` through the real entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_drill
+
+
+def _json(*args: str) -> dict:
+    res = run_drill(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_pod_v5e_json():
+    data = _json("pod", "--chip", "v5e")
+    assert {"chips", "hosts", "tensorcores", "peak_flops_per_s", "hbm_bytes", "ici_wraparound"} <= set(data)
+    assert (data["chips"], data["hosts"], data["tensorcores"]) == (256, 32, 256)
+    assert data["peak_flops_per_s"] == pytest.approx(256 * 1.97e14)
+    assert data["ici_wraparound"] == [True, True]
+
+
+def test_pod_slice_text_shows_the_arithmetic_and_sources():
+    res = run_drill("pod", "--chip", "v5p", "--slice", "4x4x8")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "chips            = 4 × 4 × 8 = 128" in out
+    assert "hosts            = ceil(128 / (2 × 2 × 1 = 4 chips per host)) = 32" in out
+    assert "retrieved 2026-07-26" in out and "multiples of 4" in out
+
+
+def test_collective_json_keys_and_values():
+    data = _json("collective", "--chip", "v5e", "--op", "all_reduce", "--bytes", "1 GB", "--axis", "16")
+    assert {"t_s", "t_bandwidth_s", "t_latency_s", "hops", "bound", "wrap", "op", "bytes", "axes"} <= set(data)
+    assert data["wrap"] == [True] and data["bound"] == "bandwidth"
+    assert data["t_bandwidth_s"] == pytest.approx(2 * 1e9 / 9e10)
+    assert data["hops"] == 16 and data["t_latency_s"] == pytest.approx(16e-6)
+
+
+def test_collective_two_axes_and_forced_wrap():
+    data = _json("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "4",
+                 "--axis", "4", "--wrap", "no")
+    assert data["wrap"] == [False, False]
+    assert data["t_bandwidth_s"] == pytest.approx(1e9 / (2 * 4.5e10 * 4 / 3))
+
+
+def test_collective_text_names_the_bound():
+    res = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "64kB", "--axis", "16")
+    assert res.returncode == 0, res.stderr
+    assert "bound: latency" in res.stdout and "T_latency = hops × per-hop latency = 8 × 1 µs" in res.stdout
+    assert "book's worked-problem assumption" in res.stdout
+
+
+def test_transfer_json_and_text():
+    data = _json("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "3,3", "--bytes", "16e6")
+    assert data["hops"] == 6 and data["ports"] == 2
+    assert data["t_s"] == pytest.approx(6e-6 + 16e6 / 9e10)
+    res = run_drill("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "3,3", "--bytes", "16e6")
+    assert "hops = 3 + 3 = 6" in res.stdout and "2 ports × 4.5e10 B/s" in res.stdout
+
+
+def test_roofline_over_pcie():
+    # a matmul whose weights cross PCIe: the ridge becomes peak / PCIe bandwidth
+    data = _json("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "pcie")
+    assert data["over"] == "pcie" and data["link_bytes_per_s"] == 1.6e10
+    assert data["ridge_flops_per_byte"] == pytest.approx(1.97e14 / 1.6e10)
+    assert data["bound"] == "memory"
+    res = run_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "dcn")
+    assert res.returncode == 0 and "DCN" in res.stdout and "HBM" not in res.stdout
+    given = _json("roofline", "--chip", "h100", "--op", "dot", "--shape", "4096", "--over", "ici",
+                  "--link-bytes-per-s", "4.5e11")
+    assert given["link_bytes_per_s"] == 4.5e11
+
+
+@pytest.mark.parametrize("args", [
+    ("pod", "--chip", "v5e", "--slice", "32x32"),
+    ("pod", "--chip", "v5e", "--slice", "4x"),
+    ("pod", "--chip", "h100"),
+    ("pod", "--chip", "nosuch"),
+    ("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "-5", "--axis", "4"),
+    ("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1 s", "--axis", "4"),
+    ("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "1"),
+    ("collective", "--chip", "v5e", "--op", "broadcast", "--bytes", "1e9", "--axis", "4"),
+    ("collective", "--chip", "v3", "--op", "all_gather", "--bytes", "1e9", "--axis", "4"),
+    ("collective", "--chip", "h100", "--op", "all_gather", "--bytes", "1e9", "--axis", "4", "--wrap", "yes"),
+    ("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "4,4", "--bytes", "1e6"),
+    ("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "1,1", "--to", "1,1", "--bytes", "1e6"),
+    ("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0,0", "--to", "1,1", "--bytes", "1e6"),
+    ("roofline", "--chip", "h100", "--op", "dot", "--shape", "4096", "--over", "pcie"),
+    ("roofline", "--chip", "v5e", "--op", "dot", "--shape", "4096", "--over", "pcie", "--link-bytes-per-s", "0"),
+])
+def test_bad_input_is_one_line_and_exit_2(args):
+    res = run_drill(*args)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

@@ -1,0 +1,200 @@
+"""The collectives lab (labs/collectives.py): planning, predictions, calibration, records, and an end-to-end
+run on 8 forced CPU devices (XLA_FLAGS must be set before jax starts, so that run is a subprocess)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from generator import catalogue
+from generator import collectives as C
+from labs import collectives as lab
+from tests.conftest import run_drill
+
+CAT = catalogue.load()
+FORCE8 = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@dataclass
+class FakeDevice:
+    platform: str = "tpu"
+    device_kind: str = "TPU v5 lite"
+    chip: object = None
+    device_count: int = 16
+    host: str = "h"
+    jax_version: str = "0"
+    jaxlib_version: str = "0"
+    python_version: str = "3"
+
+
+def _plan(tmp_path, device=None, **opts):
+    device = device or FakeDevice(chip=CAT.get("v5e"))
+    return lab.make_plan(lab.Options(out_dir=tmp_path, trace=False, **opts), device, NOW)
+
+
+def test_mesh_parsing():
+    assert lab.parse_mesh("auto", 8) == (8,)
+    assert lab.parse_mesh("2x4", 8) == (2, 4)
+    for bad in ("3x3", "2x", "1x2x2x2", "0x8"):
+        with pytest.raises(lab.CollectivesLabError):
+            lab.parse_mesh(bad, 8)
+
+
+def test_layout_splits_evenly():
+    for n in (2, 8, 16):
+        rows, cols = lab.layout(1e6, n, "bf16")
+        assert rows % (n * n) == 0 and cols == lab.COLS
+        assert abs(rows * cols * 2 - 1e6) <= n * n * cols * 2  # within one split unit of the asked size
+    i, j, k = lab.matmul_dims(16e6, 8, "bf16")
+    assert j % (8 * 128) == 0 and i % 128 == 0 and k == i
+
+
+def test_plan_rows_and_one_device_refused(tmp_path):
+    plan = _plan(tmp_path, sizes=(64e3, 1e6))
+    assert [r["op"] for r in plan.rows] == [*lab.OPS, *lab.OPS, "sharded_matmul"]
+    assert plan.rows[0]["id"] == "all_gather@64kB"
+    with pytest.raises(lab.CollectivesLabError, match="at least two"):
+        _plan(tmp_path, device=FakeDevice(device_count=1))
+    with pytest.raises(lab.CollectivesLabError):
+        _plan(tmp_path, reps=0)
+    with pytest.raises(lab.CollectivesLabError):
+        _plan(tmp_path, sizes=(-1.0,))
+
+
+def test_datasheet_prediction_is_the_collective_model(tmp_path):
+    plan = _plan(tmp_path, sizes=(1e6,))  # 16 v5e chips on one axis: wraparound
+    row = next(r for r in plan.rows if r["op"] == "all_reduce")
+    pred = lab.datasheet_prediction(plan, row)
+    want = C.chip_collective(CAT, CAT.get("v5e"), "all_reduce", row["bytes"], (16,))
+    assert pred["seconds"] == pytest.approx(want.t_s) and pred["wrap"] == [True]
+    mm = next(r for r in plan.rows if r["op"] == "sharded_matmul")
+    i, j, k = mm["shape"]
+    got = lab.datasheet_prediction(plan, mm)
+    assert got["t_math_s"] == pytest.approx(2 * i * j * k / 16 / 1.97e14)
+    gpu = _plan(tmp_path, device=FakeDevice(platform="gpu", device_kind="NVIDIA H200", chip=CAT.get("h200"), device_count=8))
+    assert gpu.chip is None and "not in the reference" in gpu.datasheet_note
+    assert lab.datasheet_prediction(gpu, gpu.rows[0]) is None
+
+
+def test_calibration_fit_reproduces_its_two_rows(tmp_path):
+    plan = _plan(tmp_path, sizes=(64e3, 16e6), device=FakeDevice(platform="cpu", device_kind="cpu", device_count=8))
+    small, large = (r for r in plan.rows if r["op"] == "all_gather")
+    measured = {small["id"]: 40e-6, large["id"]: 2e-3}
+    cal = lab.fit_calibration(plan, measured, local_matmul_s=1e-3)
+    assert cal["hop_latency_s"] == pytest.approx(10e-6)  # 4 hops on a ring of 8
+    for row in (small, large):
+        pred = lab.calibrated_prediction(plan, row, cal)
+        assert pred["seconds"] == pytest.approx(max(measured[row["id"]], pred["t_latency_s"]), rel=0.05)
+    rows = [{**r, "measured": {"measured_s": 1e-3}} for r in plan.rows]
+    graded = lab.score_rows(plan, rows, {}, cal)
+    assert graded == "calibrated" and all(r["verdict"] in ("hit", "miss") for r in rows)
+    learner = {r["id"]: 1e-3 for r in plan.rows}
+    assert lab.score_rows(plan, rows, learner, cal) == "learner"
+    assert all(r["verdict"] == "hit" for r in rows)
+
+
+def test_counting_rule():
+    assert lab.counted("tpu", 8) and lab.counted("gpu", 2)
+    assert not lab.counted("cpu", 8) and not lab.counted("gpu", 1)
+
+
+def test_distributed_env():
+    assert lab.init_distributed({}) is False
+    with pytest.raises(lab.CollectivesLabError, match="DRILL_NUM_PROCESSES"):
+        lab.init_distributed({"DRILL_COORDINATOR": "localhost:1234", "DRILL_NUM_PROCESSES": "two"})
+
+
+def test_validate_refuses_other_records():
+    with pytest.raises(lab.CollectivesLabError):
+        lab.validate({"schema": "rudrite-kernels/lab-record"})
+
+
+@pytest.mark.slow
+def test_end_to_end_on_8_forced_cpu_devices(tmp_path):
+    out = tmp_path / "bench"
+    preds = tmp_path / "mine.yaml"
+    preds.write_text("all_gather@16kB: 1 ms\nsharded_matmul: 5ms\n")
+    res = run_drill("lab", "--collectives", "--mesh", "2x4", "--sizes", "16kB,64kB", "--reps", "3",
+                    "--predictions", str(preds), "--out", str(out), "--json", env=FORCE8, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    path = Path(data["path"])
+    assert path.parent == out and path.name.startswith("collectives-0.1-cpu-")
+    record = json.loads(path.read_text())
+    lab.validate(record)
+    assert record["device_count"] == 8 and record["mesh"] == {"shape": [2, 4], "axes": ["x", "y"]}
+    assert record["status"] == "practice" and record["counted"] is False and record["graded"] == "calibrated"
+    ops = {r["op"] for r in record["rows"]}
+    assert ops == {"all_gather", "all_reduce", "reduce_scatter", "all_to_all", "sharded_matmul"}
+    for row in record["rows"]:
+        m = row["measured"]
+        assert m["measured_from"] == "device" and m["device_median_s"] > 0, row["id"]
+        assert row["predictions"]["calibrated"]["seconds"] > 0
+    mine = {r["id"]: r["predictions"]["learner"] for r in record["rows"]}
+    assert mine["all_gather@16kB"] == {"seconds": pytest.approx(1e-3)} and mine["all_to_all@64kB"] is None
+    assert (out / record["trace_dir"]).is_dir()
+    gate = run_drill("gate", "--bench", str(out), "--json")  # GATE 00 neither counts nor skips it
+    assert json.loads(gate.stdout)["status"] == "pending" and json.loads(gate.stdout)["skipped"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args, env", [
+    (("--mesh", "3x3"), FORCE8),
+    (("--sizes", "0"), FORCE8),
+    (("--sizes", "1 s"), FORCE8),
+    ((), {"XLA_FLAGS": ""}),  # one CPU device
+])
+def test_lab_bad_input_is_one_line_exit_2(tmp_path, args, env):
+    res = run_drill("lab", "--collectives", "--out", str(tmp_path), *args, env=env, timeout=300)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_local_processes_share_one_mesh(tmp_path):
+    """Multi-host code path: jax.distributed.initialize in two CPU processes of 4 devices each (gloo)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    port = _free_port()
+    procs = []
+    for pid in (0, 1):
+        env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+               "DRILL_COORDINATOR": f"localhost:{port}", "DRILL_NUM_PROCESSES": "2", "DRILL_PROCESS_ID": str(pid)}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "drills.cli", "lab", "--collectives", "--sizes", "16kB", "--reps", "2",
+             "--out", str(tmp_path / f"out{pid}"), "--json"],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            results.append((p.returncode, out, err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for rc, out, err in results:
+        assert rc == 0, err[-2000:]
+    # gloo prints "[Gloo] Rank ... connected" lines on stdout from C++: the JSON object follows them
+    first, second = (json.loads(out[out.index("{\n"):]) for _, out, _ in results)
+    assert second["path"] is None  # only process 0 writes the record
+    record = json.loads(Path(first["path"]).read_text())
+    assert record["process_count"] == 2 and record["device_count"] == 8 and record["mesh"]["shape"] == [8]
+    assert all(r["measured"]["measured_s"] > 0 for r in record["rows"])
