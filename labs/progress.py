@@ -4,7 +4,8 @@ Pure Python (no jax). Sources:
 - the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
 - an item is ticked by the quiz when the last answer on its card (its skill_id)
   was right, or by hand (``drill progress --tick N``), both kept in the quiz store;
-- labs done: the lab records in ``bench/`` (a TPU/GPU record: done; CPU only: practice);
+- labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
+  given): a record that counts toward GATE 00: done; records, none counted: practice;
 - the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
 - the gate: ``labs.gate.evaluate(bench)``.
 """
@@ -67,10 +68,10 @@ def can_you(store) -> list[CanYou]:
 
 
 def lab_status(result: lab_gate.GateResult) -> dict:
-    accelerator = [r for r in result.rows if r.platform in ("gpu", "tpu")]
-    if accelerator:
+    counted = [r for r in result.rows if r.counted]
+    if counted:
         status = "done"
-        where = sorted({r.device_kind for r in accelerator})
+        where = sorted({r.device_kind for r in counted})
     elif result.rows:
         status, where = "practice", sorted({r.device_kind for r in result.rows})
     else:
@@ -78,7 +79,7 @@ def lab_status(result: lab_gate.GateResult) -> dict:
     return {"lab": LAB_TITLE, "status": status, "records": len(result.rows), "devices": where}
 
 
-def checklist(store, bench_dir: Path) -> dict:
+def checklist(store, bench_dir: Path | None = None) -> dict:
     from drills.stats import compute_stats
 
     items = can_you(store)
@@ -91,7 +92,7 @@ def checklist(store, bench_dir: Path) -> dict:
         "streak_days": compute_stats(store)["streak_days"],
         "gate": {"gate": lab_gate.GATE, "criterion": lab_gate.CRITERION, "status": result.status},
         "store": str(store.path),
-        "bench": str(bench_dir),
+        "bench": result.bench,
     }
 
 
@@ -116,7 +117,7 @@ def format_lines(data: dict) -> list[str]:
     marks = {"done": "x", "practice": "~", "not run": " "}
     for lab in data["labs"]:
         detail = {"done": f"done on {', '.join(lab['devices'])}",
-                  "practice": f"practised on {', '.join(lab['devices'])} (CPU: the gate needs a TPU or GPU)",
+                  "practice": f"practised on {', '.join(lab['devices'])} (no record counts yet: see drill gate)",
                   "not run": "not run yet: drill lab"}[lab["status"]]
         lines.append(f"  [{marks[lab['status']]}] {lab['lab']}: {detail} ({lab['records']} record(s))")
     lines.append("")
