@@ -150,6 +150,7 @@ def judge_record(record: dict, path: str = "") -> Row:
     if missing:
         why.append(f"lacks {', '.join(missing)}")
     why += _learner_reasons(record, by_op)
+    unchecked, by_count = [], []
     for name in SEED_OPS:
         m = by_op.get(name, {}).get("measured")
         if m is None:
@@ -160,7 +161,14 @@ def judge_record(record: dict, path: str = "") -> Row:
         elif m.get("noisy"):
             why.append(f"{name}: noisy ({'; '.join(m.get('noisy_why') or [])})")
         elif "noisy" not in m:
-            why.append(f"{name}: no noise check (one trace; schema version {record.get('schema_version')})")
+            unchecked.append(name)
+        if m.get("device_grouping") == "split by count":
+            by_count.append(name)
+    if unchecked:
+        why.append(f"no noise check for {', '.join(unchecked)} (one trace per op; schema version "
+                   f"{record.get('schema_version')})")
+    if by_count:
+        why.append(f"runs told apart by counting events for {', '.join(by_count)} (not by step markers or run ids)")
     if missing:
         verdict = "incomplete"
     elif graded != "learner":
