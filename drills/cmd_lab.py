@@ -41,7 +41,7 @@ def _interactive() -> bool:
 @click.option("--size", "-n", type=int, default=4096, show_default=True,
               help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN.")
 @click.option("--reps", type=int, default=20, show_default=True,
-              help="Timed runs per op (after compile and warm-up); median, min and spread are reported.")
+              help="Timed runs per trace, three traces per op (after compile and warm-up); p20/p50/p80 and spread are reported.")
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16 or f32.")
 @click.option("--predictions", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML/JSON file: op -> your predicted time with units (e.g. 'matmul: 700us'). "
@@ -67,7 +67,8 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     on the chip's datasheet and, with --calibrate, on the device's measured
     speeds; yours come first. Each op is timed with jit (compile and warm-up
     excluded, inputs rotated past the cache, results blocked on) and read
-    from a profiler trace. Ratios are measured / predicted; every miss over
+    from three profiler traces (device time; a loud banner if the wall clock
+    had to stand in). Ratios are measured / predicted; every miss over
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
