@@ -26,6 +26,10 @@ def _require_jax() -> None:
         raise click.UsageError(JAX_MISSING) from None
 
 
+BENCH_HELP = ("Folder of lab records (lab-*.json) to read instead of yours, e.g. the course's published "
+              "`bench`. Default: your records ($DRILL_RECORDS, else lab-records in your user data directory).")
+
+
 def _interactive() -> bool:
     return sys.stdin.isatty()
 
@@ -41,8 +45,8 @@ def _interactive() -> bool:
               help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN; "
                    f"at most 2^20 = {MAX_LAB_SIZE:,}, and the inputs must fit the device's memory.")
 @click.option("--reps", type=click.IntRange(max=MAX_LAB_REPS), default=20, show_default=True,
-              help=f"Timed runs per op (after compile and warm-up), 1 to {MAX_LAB_REPS:,}; "
-                   "median, min and spread are reported.")
+              help=f"Timed runs per trace, three traces per op (after compile and warm-up), 1 to {MAX_LAB_REPS:,}; "
+                   "p20/p50/p80 and spread are reported.")
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16 or f32.")
 @click.option("--predictions", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML/JSON file: op -> your predicted time with units (e.g. 'matmul: 700us'). "
@@ -52,8 +56,9 @@ def _interactive() -> bool:
                    "Without it you are asked at a terminal; otherwise misses stay unexplained.")
 @click.option("--calibrate", is_flag=True,
               help="Also measure the device's own FLOP/s (large matmul) and bytes/s (large copy) and predict from them.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
-              show_default=True, help="Directory for the JSON record.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the JSON record [default: $DRILL_RECORDS, else lab-records in your "
+                   "user data directory, beside the quiz store].")
 @click.option("--trace-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the profiler traces [default: <out>/traces/<record name>].")
 @click.option("--json", "as_json", is_flag=True, help="Print {path, plot, record} as JSON instead of tables.")
@@ -72,22 +77,26 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     on the chip's datasheet and, with --calibrate, on the device's measured
     speeds; yours come first. Each op is timed with jit (compile and warm-up
     excluded, inputs rotated past the cache, results blocked on) and read
-    from a profiler trace. Ratios are measured / predicted; every miss over
+    from three profiler traces (device time; a loud banner if the wall clock
+    had to stand in). Ratios are measured / predicted; every miss over
     2x asks for a one-sentence explanation. The record goes to --out
-    (default bench/); `drill gate` judges it.
+    (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
     _require_jax()
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import inputs, ops, plot as lab_plot, runner
+    from labs import inputs, ops, plot as lab_plot, records, runner
     from labs.device import detect
 
+    read = None
     try:
         chosen = ops.parse_ops(ops_text)
         if plot is not None:
             lab_plot.check_path(plot)
         learner = inputs.load_predictions(predictions, chosen) if predictions else None
+        if learner is not None:
+            read = runner.PredictionsRead(f"file {predictions}", runner.utc_now(), inputs.file_sha256(predictions))
         explained = inputs.load_explanations(explanations, chosen) if explanations else None
     except (ops.OpError, lab_plot.PlotError, inputs.InputError) as exc:
         raise click.UsageError(str(exc)) from None
@@ -98,7 +107,8 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
             raise click.UsageError("--plot needs matplotlib (the `lab` extra)") from None
 
     options = runner.LabOptions(chip=chip, ops=chosen, size=size, reps=reps, dtype=dtype,
-                                calibrate=calibrate, out_dir=out_dir, trace_dir=trace_dir)
+                                calibrate=calibrate, out_dir=out_dir if out_dir is not None else records.default_dir(),
+                                trace_dir=trace_dir)
     device = detect()
     try:
         plan = runner.make_plan(options, device)
@@ -111,11 +121,32 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     for note in plan.notes:
         say(f"note: {note}")
 
+    say(f"jax {device.jax_version}; device time read with {_reader()}; records: {options.out_dir}")
+
+    # 1. Predictions first: from the file, or asked now, before anything is measured.
     if learner is None and _interactive() and not as_json:
         learner = _ask_predictions(plan, inputs)
+        if learner:
+            read = runner.PredictionsRead("terminal", runner.utc_now())
+    if not learner:
+        say("no predictions of yours: the run is graded on the model's predictions for teaching "
+            "and cannot count toward GATE 00")
 
-    record = _run_with_progress(runner, plan, learner)
+    # 2. Measurement, with a progress bar.
+    record = _run_with_progress(runner, plan, learner, read)
 
+    from labs import profile, report
+
+    # 3. The full table (after a loud banner if any op fell back to the wall clock).
+    if not as_json:
+        click.echo("")
+        for line in report.tables(record):
+            click.echo(line)
+    else:
+        for line in report.wall_banner(record):
+            say(line)
+
+    # 4. "Why?" for each miss, with the numbers in the question.
     missed = runner.misses(record)
     if explained is None and missed and _interactive() and not as_json:
         explained = _ask_explanations(record, missed)
@@ -132,10 +163,8 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         click.echo(json.dumps({"path": str(path), "plot": str(plot_path) if plot_path else None,
                                "record": record}, indent=2))
         return
-    from labs import profile, report
-
     click.echo("")
-    for line in report.full_report(record):
+    for line in report.note_lines(record):
         click.echo(line)
     click.echo("")
     click.echo(f"record: {path}")
@@ -146,12 +175,18 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         click.echo(profile.xprof_hint(plan.trace_dir))
 
 
-def _run_with_progress(runner, plan, learner) -> dict:
+def _reader() -> str:
+    from labs import profile
+    return profile.reader_name()
+
+
+def _run_with_progress(runner, plan, learner, read) -> dict:
     """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
     steps = runner.step_labels(plan)
     if not sys.stderr.isatty():
         count = iter(range(1, len(steps) + 1))
-        return runner.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True))
+        return runner.run(plan, learner,
+                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read)
     with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
                            item_show_func=lambda item: item) as bar:
         state = {"started": False}
@@ -162,7 +197,7 @@ def _run_with_progress(runner, plan, learner) -> dict:
             state["started"] = True
             bar.update(0, current_item=label)
 
-        record = runner.run(plan, learner, progress)
+        record = runner.run(plan, learner, progress, read)
         bar.update(1, current_item="done")
     return record
 
@@ -190,14 +225,21 @@ def _ask_predictions(plan, inputs) -> dict:
 
 
 def _ask_explanations(record: dict, missed: list[dict]) -> dict:
+    from generator.units import seconds
+
     click.echo("")
     click.echo("Every miss over 2x needs a reason: one sentence each (blank leaves it unexplained).")
     out = {}
     graded = record["graded"]
+    whose = "your" if graded == "learner" else f"the {graded}"
     for row in missed:
         ratio = row["ratios"][graded]
+        predicted = row["predictions"][graded]
         shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
-        text = click.prompt(f"  {row['label']}: measured / {graded} prediction = {shown}; why?",
+        measured = row["measured"]
+        text = click.prompt(f"  {row['label']}: measured {seconds(measured['measured_s'])} "
+                            f"({measured['measured_from']} time), {whose} prediction "
+                            f"{seconds(predicted['seconds']) if predicted else '-'}: {shown}; why?",
                             default="", show_default=False).strip()
         if text:
             out[row["op"]] = text
@@ -205,17 +247,27 @@ def _ask_explanations(record: dict, missed: list[dict]) -> dict:
 
 
 @click.command()
-@click.argument("record_path", metavar="RECORD", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("record_path", metavar="[RECORD]", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--explanations", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML/JSON file: op -> one sentence. Without it you are asked at a terminal.")
-def explain(record_path: Path, explanations: Path | None) -> None:
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=BENCH_HELP)
+def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path | None) -> None:
     """Explain the misses of a lab record after the run (e.g. one made on Colab or without a terminal).
 
-    Each op whose measured / predicted ratio is outside 2x and has no explanation
-    yet takes one sentence; the record is rewritten in place, atomically. Misses
-    already explained are kept as they are.
+    RECORD is a record's path, or its file name in your records folder (or --bench);
+    without it, the newest record there with unexplained misses. Each op whose
+    measured / predicted ratio is outside 2x and has no explanation yet takes
+    one sentence; the record is rewritten in place, atomically. Misses already
+    explained are kept as they are.
     """
     from labs import inputs, records, runner
+
+    folder = bench_dir if bench_dir is not None else records.default_dir()
+    if record_path is None:
+        record_path = _newest_unexplained(records, runner, folder)
+    elif not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
+        record_path = folder / record_path
 
     try:
         record = records.load(record_path)
@@ -246,17 +298,29 @@ def explain(record_path: Path, explanations: Path | None) -> None:
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 
 
+def _newest_unexplained(records, runner, folder: Path) -> Path:
+    found = [l for l in records.scan(folder) if l.record is not None
+             and any(not row["explanation"] for row in runner.misses(l.record))]
+    if not found:
+        raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
+    return max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]), l.path)).path
+
+
 @click.command()
-@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
-              show_default=True, help="Directory holding the lab records (lab-*.json).")
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=BENCH_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print an object whose `status` is pass, fail, practice (CPU records only) or pending (none), with its rows.")
-def gate(bench_dir: Path, as_json: bool) -> None:
+              help="Print an object whose `status` is pass, fail, practice (records, none counted) or pending "
+                   "(none), with its rows, each with `counted` and `why_not`.")
+def gate(bench_dir: Path | None, as_json: bool) -> None:
     """GATE 00: latency predictions for five ops within 2x of measured, every miss explained.
 
-    PASS or FAIL only from records made on a TPU or GPU; CPU records are
-    practice; with no record the measured half is pending. Unreadable records
-    are listed and skipped.
+    Reads your records (or --bench DIR). A record counts only when your
+    predictions for all five ops were read before the measurement began,
+    every op is device time and not noisy, it is your first run on that
+    device at that N, on a TPU or GPU. PASS or FAIL only from counted
+    records; with records but none counted the gate is open (practice);
+    with none, pending. Unreadable records are listed and skipped.
     """
     from labs import gate as lab_gate
 
@@ -273,19 +337,19 @@ STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 i
 
 @click.command()
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
-@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench"),
-              show_default=True, help="Directory holding the lab records (lab-*.json).")
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=BENCH_HELP)
 @click.option("--tick", "ticks", type=int, multiple=True, metavar="N",
               help="Tick 'Can you' item N by hand (repeatable).")
 @click.option("--untick", "unticks", type=int, multiple=True, metavar="N",
               help="Remove your hand tick from item N (a right quiz answer on its card still ticks it).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def progress(store_path: str | None, bench_dir: Path, ticks: tuple[int, ...], unticks: tuple[int, ...],
+def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, ...], unticks: tuple[int, ...],
              as_json: bool) -> None:
     """The chapter checklist: the seven "Can you" items, labs done, the streak, GATE 00.
 
     An item is ticked when the last quiz answer on its card was right, or by
-    hand (--tick N). Labs come from the records in --bench; the streak from
+    hand (--tick N). Labs come from your lab records (or --bench DIR); the streak from
     the quiz store; the gate as `drill gate` judges it.
     """
     from drills.store import Store, StoreError

@@ -186,6 +186,8 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     from labs.device import detect
 
     device = detect()
+    from labs import records
+    out_dir = out_dir if out_dir is not None else records.default_dir()  # the learner's records folder
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, out_dir=out_dir,
                           trace_dir=trace_dir)
     try:

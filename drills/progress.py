@@ -7,7 +7,8 @@ A drill view (it reads the quiz store and the lab records; pure Python, no jax).
   skills right within 60 s on two chips; item 6, a lab record with every miss
   explained), or from a right last answer on its own "Can you" card, or by hand
   (``drill progress --tick N``); ``missing`` says what is still to do;
-- labs done: the lab records (a TPU/GPU record: done; CPU only: practice);
+- labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
+  given): a record that counts toward GATE 00: done; records, none counted: practice;
 - the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
 - the gate: ``labs.gate.evaluate(bench)``.
 """
@@ -144,10 +145,10 @@ def can_you(store, lab_rows=()) -> list[CanYou]:
 
 
 def lab_status(result: lab_gate.GateResult) -> dict:
-    accelerator = [r for r in result.rows if r.platform in ("gpu", "tpu")]
-    if accelerator:
+    counted = [r for r in result.rows if r.counted]
+    if counted:
         status = "done"
-        where = sorted({r.device_kind for r in accelerator})
+        where = sorted({r.device_kind for r in counted})
     elif result.rows:
         status, where = "practice", sorted({r.device_kind for r in result.rows})
     else:
@@ -155,7 +156,7 @@ def lab_status(result: lab_gate.GateResult) -> dict:
     return {"lab": LAB_TITLE, "status": status, "records": len(result.rows), "devices": where}
 
 
-def checklist(store, bench_dir: Path) -> dict:
+def checklist(store, bench_dir: Path | None = None) -> dict:
     from drills.stats import compute_stats
 
     result = lab_gate.evaluate(bench_dir)
@@ -168,7 +169,7 @@ def checklist(store, bench_dir: Path) -> dict:
         "streak_days": compute_stats(store)["streak_days"],
         "gate": {"gate": lab_gate.GATE, "criterion": lab_gate.CRITERION, "status": result.status},
         "store": str(store.path),
-        "bench": str(bench_dir),
+        "bench": result.bench,
     }
 
 
@@ -198,7 +199,7 @@ def format_lines(data: dict) -> list[str]:
     marks = {"done": "x", "practice": "~", "not run": " "}
     for lab in data["labs"]:
         detail = {"done": f"done on {', '.join(lab['devices'])}",
-                  "practice": f"practised on {', '.join(lab['devices'])} (CPU: the gate needs a TPU or GPU)",
+                  "practice": f"practised on {', '.join(lab['devices'])} (no record counts yet: see drill gate)",
                   "not run": "not run yet: drill lab"}[lab["status"]]
         lines.append(f"  [{marks[lab['status']]}] {lab['lab']}: {detail} ({lab['records']} record(s))")
     lines.append("")

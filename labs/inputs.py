@@ -8,6 +8,7 @@ needs it. Every problem raises InputError with one line, before anything runs.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from generator import safeio
@@ -68,6 +69,15 @@ def predictions_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "p
         except InputError as exc:
             raise InputError(f"{what}: {key}: {exc}") from None
     return out
+
+
+def file_sha256(path: Path) -> str | None:
+    """SHA-256 of a predictions file's bytes (None when it cannot be read again)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def load_predictions(path: Path, chosen: tuple[str, ...]) -> dict[str, LearnerPrediction]:

@@ -1,17 +1,34 @@
-"""Device time from a profiler trace (``jax.profiler.trace`` + ``jax.profiler.ProfileData``).
+"""Device time from a profiler trace, on every jax >= 0.4.30.
 
-No TensorBoard is needed to read the trace: ``ProfileData`` walks the XSpace
-planes directly. Which events count, per platform:
+Reading the trace: ``jax.profiler.ProfileData`` where this jax has it (0.7.1
+and later; 0.6.2 and 0.7.0 ship it as None), else ``labs.xplane``, a small
+reader of the same ``.xplane.pb`` file. Both give the same planes, lines and
+events (tests/labs/test_xplane.py checks it on real traces). No TensorBoard is
+needed. Which events count, per platform:
 - TPU: a line named "XLA Modules" on the device plane has one event per
   module execution;
 - GPU: kernel events on the device plane carry ``hlo_module`` stats;
 - CPU: the XLA thunks run on host threads and carry ``hlo_module`` and ``run_id``.
+  Before jax 0.6 (seen with jax 0.5.2 / jaxlib 0.5.1) CPU traces label no event
+  with its module; there the events on XLA's CPU runtime threads (lines named
+  ``tf_XLA...``: the client thread that runs the executable and its Eigen
+  workers) inside a call's step marker are that call's work: from the thread
+  picking the call up to "ThunkExecutor::Execute (wait for completion)". That
+  excludes Python dispatch and the wake-up, like device time on an accelerator.
 
-Events are grouped by module, then by run (``run_id`` when the events carry
-it; otherwise the sorted events are split into as many equal runs as calls
-were made). A run's device time is its span, first start to last end (on the
-CPU one run's thunks overlap across threads). The first run of every module
-is dropped: it pays for the profiler's own first touches.
+Telling runs apart, never by counting events:
+- each timed call runs inside a host-side step marker
+  (``jax.profiler.TraceAnnotation("lab-run <module> <k>")``); an event belongs
+  to the marker its time overlaps most. Events overlapping no marker are
+  strays: ignored and counted. A marker with no event makes the grouping
+  uncertain;
+- where the markers are missing and every event carries a ``run_id``, runs
+  are the run ids, and their number must equal the calls made;
+- otherwise (or when the count disagrees) the grouping is uncertain: no
+  device time, and the reason says why (the caller falls back to the wall clock).
+A run's device time is its span, first start to last end (on the CPU one run's
+thunks overlap across threads). The first run of every trace is dropped: it
+pays for the profiler's own first touches.
 """
 
 from __future__ import annotations
@@ -23,14 +40,52 @@ from pathlib import Path
 
 _DEVICE_PLANE = re.compile(r"^/device:(GPU|TPU)", re.IGNORECASE)
 
+# The host-side step marker around each timed call: "lab-run jit_lab_add 3".
+MARKER_PREFIX = "lab-run"
+
+
+def marker_name(module: str, call: int) -> str:
+    return f"{MARKER_PREFIX} {module} {call}"
+
 
 def profiler_options():
-    """Small traces: no Python tracer, host tracer at its lowest useful level."""
+    """Small traces: no Python tracer, host tracer at its lowest useful level (level 1 keeps
+    TraceAnnotation markers). None on jax without ``ProfileOptions`` (before 0.6.1): defaults then."""
     import jax
-    opts = jax.profiler.ProfileOptions()
+    make = getattr(jax.profiler, "ProfileOptions", None)
+    if make is None:
+        return None
+    opts = make()
     opts.python_tracer_level = 0
     opts.host_tracer_level = 1
     return opts
+
+
+def start_trace(trace_dir: Path) -> None:
+    import jax
+    opts = profiler_options()
+    if opts is None:
+        jax.profiler.start_trace(str(trace_dir))
+    else:
+        jax.profiler.start_trace(str(trace_dir), profiler_options=opts)
+
+
+def reader_name() -> str:
+    """Which reader ``load`` uses with this jax."""
+    import jax
+    return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
+
+
+def load(path: Path, reader: str = "auto"):
+    """The trace at ``path`` as planes/lines/events: ProfileData when present ("auto"), or
+    ``reader="xplane"`` / ``reader="profiledata"`` to choose."""
+    if reader == "auto":
+        reader = "profiledata" if reader_name() == "jax.profiler.ProfileData" else "xplane"
+    if reader == "profiledata":
+        import jax
+        return jax.profiler.ProfileData.from_file(str(path))
+    from labs import xplane
+    return xplane.read_file(Path(path))
 
 
 def trace_files(trace_dir: Path) -> list[Path]:
@@ -47,13 +102,34 @@ class Event:
 
 
 @dataclass
+class Marker:
+    call: int
+    start_ns: float
+    end_ns: float
+
+
+@dataclass
+class Grouping:
+    """Device seconds per run in call order; ``how`` says how runs were told apart;
+    ``uncertain`` (non-empty) means the spans must not be used."""
+
+    spans: list[float] = field(default_factory=list)
+    how: str = ""
+    uncertain: str = ""
+    stray: int = 0
+
+
+@dataclass
 class ModuleTimes:
     """Device seconds per run of one module, in execution order, the first run dropped."""
 
     module: str
     run_seconds: list[float] = field(default_factory=list)
     dropped_first: bool = False
-    grouping: str = ""  # how runs were told apart: "XLA Modules line", "run_id", "split by count"
+    grouping: str = ""  # how runs were told apart: "step markers", "run_id"
+    uncertain: str = ""  # why there is no device time ("" when there is)
+    stray: int = 0
+    reader: str = ""
 
 
 def _stats(event) -> dict:
@@ -95,52 +171,120 @@ def collect_events(profile) -> list[Event]:
     return host_events
 
 
+# Thread names of XLA's CPU runtime ("tf_XLATfrtCpuClient/...", "tf_XLAEigen/...").
+_CPU_RUNTIME_LINE = re.compile(r"^tf_XLA")
+ANY_MODULE = "*"  # an event known to be XLA work but not labelled with its module
+
+
+def collect_cpu_runtime_events(profile) -> list[Event]:
+    """Events on XLA's CPU runtime threads, unlabelled (for traces without ``hlo_module`` stats)."""
+    found = []
+    for plane in profile.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        for line in plane.lines:
+            if _CPU_RUNTIME_LINE.match(line.name):
+                found += [Event(ANY_MODULE, None, ev.start_ns, ev.end_ns) for ev in line.events]
+    return found
+
+
+def collect_markers(profile, module: str) -> list[Marker]:
+    """The step markers around ``module``'s timed calls (host planes), in call order."""
+    prefix = f"{MARKER_PREFIX} {module} "
+    found = []
+    for plane in profile.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        for line in plane.lines:
+            for ev in line.events:
+                name = ev.name
+                if name.startswith(prefix) and name[len(prefix):].isdigit():
+                    found.append(Marker(int(name[len(prefix):]), ev.start_ns, ev.end_ns))
+    return sorted(found, key=lambda m: m.call)
+
+
 def _module_name(raw: object) -> str:
     """"jit_lab_add(42)" -> "jit_lab_add": some traces append the program id."""
     return re.sub(r"\(\d*\)$", "", str(raw))
 
 
-def group_runs(events: list[Event], expected_runs: int | None) -> tuple[list[float], str]:
-    """Device seconds per run (execution order) and how runs were told apart."""
-    if not events:
-        return [], "no events"
-    if all(e.run is not None for e in events):
-        by_run: dict[object, list[Event]] = defaultdict(list)
-        for e in events:
-            by_run[e.run].append(e)
-        runs = sorted(by_run.values(), key=lambda evs: min(e.start_ns for e in evs))
-        how = "run_id"
-    else:
-        ordered = sorted(events, key=lambda e: e.start_ns)
-        if expected_runs and len(ordered) % expected_runs == 0:
-            per = len(ordered) // expected_runs
-            runs = [ordered[i:i + per] for i in range(0, len(ordered), per)]
-            how = "split by count"
-        elif expected_runs and len(ordered) < expected_runs:
-            return [], f"{len(ordered)} events for {expected_runs} runs"
+def _span_s(events: list[Event]) -> float:
+    return (max(e.end_ns for e in events) - min(e.start_ns for e in events)) * 1e-9
+
+
+def group_by_markers(events: list[Event], markers: list[Marker]) -> Grouping:
+    """Each event to the marker its time overlaps most; strays (no overlap) are counted, not used."""
+    by_marker: dict[int, list[Event]] = defaultdict(list)
+    stray = 0
+    for e in events:
+        best, overlap = None, 0.0
+        for i, m in enumerate(markers):
+            o = min(e.end_ns, m.end_ns) - max(e.start_ns, m.start_ns)
+            # An instant event (zero duration) inside a marker overlaps it by zero: count it in.
+            if o > overlap or (best is None and o == 0 and m.start_ns <= e.start_ns <= m.end_ns):
+                best, overlap = i, o
+        if best is None:
+            stray += 1
         else:
-            runs = [[e] for e in ordered]
-            how = "one event per run"
-    spans = [(max(e.end_ns for e in r) - min(e.start_ns for e in r)) * 1e-9 for r in runs]
-    return spans, how
+            by_marker[best].append(e)
+    empty = [markers[i].call for i in range(len(markers)) if not by_marker.get(i)]
+    if empty:
+        return Grouping([], "step markers", f"{len(empty)} of {len(markers)} step markers hold no event "
+                                            f"of the module (first: call {empty[0]})", stray)
+    return Grouping([_span_s(by_marker[i]) for i in range(len(markers))], "step markers", "", stray)
 
 
-def module_times(trace_dir: Path, module: str, expected_runs: int | None = None) -> ModuleTimes:
+def group_by_run_id(events: list[Event], expected_runs: int) -> Grouping:
+    by_run: dict[object, list[Event]] = defaultdict(list)
+    for e in events:
+        by_run[e.run].append(e)
+    runs = sorted(by_run.values(), key=lambda evs: min(e.start_ns for e in evs))
+    if len(runs) != expected_runs:
+        return Grouping([], "run_id", f"{len(runs)} run ids for {expected_runs} calls")
+    return Grouping([_span_s(r) for r in runs], "run_id")
+
+
+def group_runs(events: list[Event], markers: list[Marker], expected_runs: int) -> Grouping:
+    """Device seconds per run, by step markers first, else by run id; never by counting events."""
+    if not events:
+        return Grouping([], "", "no event of the module in the trace")
+    if markers:
+        if len(markers) != expected_runs:
+            return Grouping([], "step markers", f"{len(markers)} step markers for {expected_runs} calls")
+        return group_by_markers(events, markers)
+    if all(e.run is not None for e in events):
+        return group_by_run_id(events, expected_runs)
+    return Grouping([], "", "no step markers in the trace and the events carry no run id")
+
+
+def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str = "auto") -> ModuleTimes:
     """Device time per run of ``module`` from the newest trace under ``trace_dir``."""
-    import jax
-
     files = trace_files(trace_dir)
     result = ModuleTimes(module)
     if not files:
-        result.grouping = "no trace file"
+        result.uncertain = "no trace file"
         return result
-    profile = jax.profiler.ProfileData.from_file(str(files[-1]))
-    events = [e for e in collect_events(profile) if _same_module(e.module, module)]
-    spans, how = group_runs(events, expected_runs)
-    result.grouping = how
-    if len(spans) > 1:
-        result.run_seconds = spans[1:]
+    profile = load(files[-1], reader)
+    result.reader = type(profile).__module__ + "." + type(profile).__name__
+    labelled = collect_events(profile)
+    events = [e for e in labelled if _same_module(e.module, module)]
+    markers = collect_markers(profile, module)
+    if not labelled and not any(_DEVICE_PLANE.match(p.name) for p in profile.planes):
+        # A CPU trace whose events carry no module (jax < 0.6): only step markers can group them.
+        events = collect_cpu_runtime_events(profile)
+        if not markers:
+            events = []
+    grouping = group_runs(events, markers, expected_runs)
+    if events and events[0].module == ANY_MODULE:
+        grouping.how += " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
+    result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
+    if grouping.uncertain:
+        return result
+    if len(grouping.spans) > 1:
+        result.run_seconds = grouping.spans[1:]
         result.dropped_first = True
+    else:
+        result.uncertain = "one run only: the first run of a trace is dropped"
     return result
 
 
@@ -151,12 +295,10 @@ def _same_module(found: str, wanted: str) -> bool:
 
 def describe(trace_dir: Path, max_events: int = 6) -> dict:
     """A small summary of a trace's planes, lines and stat keys (to debug a new platform)."""
-    import jax
-
     files = trace_files(trace_dir)
     if not files:
         return {"trace": None}
-    profile = jax.profiler.ProfileData.from_file(str(files[-1]))
+    profile = load(files[-1])
     out = {"trace": str(files[-1]), "planes": []}
     for plane in profile.planes:
         lines = []
@@ -171,6 +313,7 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
 
 
 def xprof_hint(trace_dir: Path) -> str:
-    """How to open the trace in XProf / TensorBoard."""
-    return (f"open the trace: pip install xprof && xprof --logdir {trace_dir}  "
-            f"(or: pip install tensorboard tensorboard-plugin-profile && tensorboard --logdir {trace_dir})")
+    """How to open the traces in XProf: ``xprof`` registers itself as TensorBoard's Profile plugin
+    (on Colab: the notebook's XProf cell, with the ``%tensorboard`` magic)."""
+    return (f"open the traces: pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
+            f"(then the Profile tab; on Colab see the notebook's XProf cell)")

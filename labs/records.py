@@ -1,5 +1,10 @@
 """Lab records: JSON files with a schema version, written by the lab, read by the gate.
 
+Where they live: the learner's own records are in ``default_dir()`` (``$DRILL_RECORDS``,
+else ``lab-records`` in the platformdirs user data directory, beside the quiz
+store); the course's published records are in the repository's ``bench/``
+and are read only when asked for (``--bench bench``).
+
 Validation uses a small checker for the subset of JSON Schema that
 ``record.schema.json`` uses (type, required, properties, items, enum), so the
 lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
@@ -7,6 +12,7 @@ lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,11 +25,38 @@ from generator import safeio
 
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
 SCHEMA_NAME = "rudrite-kernels/lab-record"
-SCHEMA_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+SCHEMA_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
 RECORD_PREFIX = "lab-0.1"
 RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
+# Version 2 adds when the predictions were read and the measurement began, and per op the
+# device-time quantiles, the number of traces and the noise verdict.
+V2_REQUIRED = ("measurement_started_at", "learner_predictions")
+V2_MEASURED_REQUIRED = ("device_p20_s", "device_p80_s", "device_spread", "traces", "measured_reason",
+                        "noisy", "noisy_why")
+
+RECORDS_ENV = "DRILL_RECORDS"
+# The same application name as drills.store.APP_NAME (labs never imports drills; a test checks
+# they agree), so the learner's records sit beside their quiz store.
+APP_NAME = "rudrite-kernels"
+RECORDS_FOLDER = "lab-records"
+
+
+def default_dir() -> Path:
+    """``$DRILL_RECORDS`` if set, else ``lab-records`` in the platformdirs user data directory."""
+    env = os.environ.get(RECORDS_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    import platformdirs  # only when no folder was named
+    return platformdirs.user_data_path(APP_NAME, appauthor=False) / RECORDS_FOLDER
+
+
+def predictions_sha256(texts: dict[str, str]) -> str:
+    """SHA-256 of the learner's predictions as given (op -> text), in a canonical JSON form."""
+    canonical = json.dumps({str(k): str(v) for k, v in texts.items()}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class RecordError(ValueError):
@@ -80,6 +113,13 @@ def validate(record: Any) -> None:
         raise RecordError(f"unknown schema version {record.get('schema_version')!r} "
                           f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
     errors = schema_errors(record, load_schema())
+    if record.get("schema_version") == 2:
+        errors += [f"$: missing required key '{k}'" for k in V2_REQUIRED if k not in record]
+        for i, row in enumerate(record.get("ops") or []):
+            measured = row.get("measured") if isinstance(row, dict) else None
+            if isinstance(measured, dict):
+                errors += [f"$.ops[{i}].measured: missing required key '{k}'"
+                           for k in V2_MEASURED_REQUIRED if k not in measured]
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         raise RecordError("; ".join(errors[:3]) + more)

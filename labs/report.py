@@ -38,6 +38,26 @@ def header_lines(record: dict) -> list[str]:
     return lines
 
 
+def wall_banner(record: dict) -> list[str]:
+    """Loud lines, before any table, when an op's time is the wall clock or noisy (never silent)."""
+    lines = []
+    wall = [row for row in record["ops"] if row["measured"]["measured_from"] == "wall"]
+    if wall:
+        lines.append("!" * 78)
+        lines.append(f"WALL CLOCK, NOT DEVICE TIME, for {len(wall)} of {len(record['ops'])} ops: these times include "
+                     f"dispatch (~{_s(record['dispatch_overhead_s'])} a call) and the wait")
+        for row in wall:
+            reason = row["measured"].get("measured_reason") or row["measured"]["device_grouping"] or "no device time"
+            lines.append(f"  {row['label']}: {reason}")
+        lines.append(f"  jax {record['jax_version']}; GATE 00 does not count a record with wall-clock ops")
+        lines.append("!" * 78)
+    noisy = [row for row in record["ops"] if row["measured"].get("noisy")]
+    for row in noisy:
+        lines.append(f"NOISY: {row['label']}: {'; '.join(row['measured'].get('noisy_why') or [])} "
+                     "(its verdict is shown but GATE 00 does not count this record)")
+    return lines
+
+
 def score_table(record: dict) -> list[str]:
     """The seed's table: measured, each prediction and its ratio (measured / predicted), the verdict."""
     head = (f"{'op':<20} {'measured':>10} {'datasheet':>10} {'ratio':>7} {'calibrated':>10} {'ratio':>7} "
@@ -49,28 +69,34 @@ def score_table(record: dict) -> list[str]:
             f"{row['label']:<20} {_s(row['measured']['measured_s']):>10} "
             f"{_s(p['datasheet'] and p['datasheet']['seconds']):>10} {_r(r['datasheet']):>7} "
             f"{_s(p['calibrated'] and p['calibrated']['seconds']):>10} {_r(r['calibrated']):>7} "
-            f"{_s(p['learner'] and p['learner']['seconds']):>10} {_r(r['learner']):>7}  {row['verdict']}")
+            f"{_s(p['learner'] and p['learner']['seconds']):>10} {_r(r['learner']):>7}  {row['verdict']}"
+            f"{' (wall clock)' if row['measured']['measured_from'] == 'wall' else ''}"
+            f"{' (noisy)' if row['measured'].get('noisy') else ''}")
     measured_from = {row["measured"]["measured_from"] for row in record["ops"]}
-    lines.append(f"measured = {'device time from the profiler trace' if measured_from == {'device'} else 'device time where the trace had it, else wall-clock median'}; "
+    lines.append(f"measured = {'device time (median of every run in the profiler traces)' if measured_from == {'device'} else 'device time where the traces had it, else WALL-CLOCK median'}; "
                  f"ratio = measured / predicted; a hit is within {score.WITHIN_FACTOR:g}x either way")
     return lines
 
 
 def detail_table(record: dict) -> list[str]:
-    """Wall clock (median, min, spread), device time, overhead, buffers, XLA's count against the hand count."""
-    head = (f"{'op':<20} {'wall med':>9} {'min':>9} {'spread':>7} {'device':>9} {'overhead':>9} {'bufs':>5} "
-            f"{'FLOPs':>9} {'XLA FLOPs':>9} {'bytes':>9} {'XLA bytes':>9}")
+    """Device time (p20, p50, p80, spread over every traced run), wall median, overhead, buffers,
+    XLA's own count against the hand count."""
+    head = (f"{'op':<20} {'dev p20':>9} {'p50':>9} {'p80':>9} {'spread':>7} {'runs':>5} {'wall med':>9} "
+            f"{'overhead':>9} {'bufs':>5} {'FLOPs':>9} {'XLA FLOPs':>9} {'bytes':>9} {'XLA bytes':>9}")
     lines = [head, "-" * len(head)]
     for row in record["ops"]:
         m, x = row["measured"], row["xla_cost"]
         overhead = None if m["device_median_s"] is None else m["wall_median_s"] - m["device_median_s"]
+        spread = m.get("device_spread")
+        spread_text = "-" if spread is None else f"{100 * spread:.0f}%"
         lines.append(
-            f"{row['label']:<20} {_s(m['wall_median_s']):>9} {_s(m['wall_min_s']):>9} "
-            f"{100 * m['wall_spread']:>6.1f}% {_s(m['device_median_s']):>9} {_s(overhead):>9} "
-            f"{m['buffer_sets']:>5} {row['flops']:>9.3g} {_xla(x, 'flops', 'flops_differ'):>9} "
+            f"{row['label']:<20} {_s(m.get('device_p20_s')):>9} {_s(m['device_median_s']):>9} "
+            f"{_s(m.get('device_p80_s')):>9} {spread_text:>7} {m['device_runs']:>5} {_s(m['wall_median_s']):>9} "
+            f"{_s(overhead):>9} {m['buffer_sets']:>5} {row['flops']:>9.3g} {_xla(x, 'flops', 'flops_differ'):>9} "
             f"{row['bytes']:>9.3g} {_xla(x, 'bytes_accessed', 'bytes_differ'):>9}")
-    lines.append("spread = interquartile range / median; overhead = wall median - device median; "
-                 "bufs = rotating input sets; * = XLA's count differs from the hand count by more than 10%")
+    lines.append("p20/p50/p80 = quantiles of device time over every run of every trace; spread = IQR / median "
+                 "(noisy above 25%); overhead = wall median - device p50; bufs = rotating input sets; "
+                 "* = XLA's count differs from the hand count by more than 10%")
     return lines
 
 
@@ -103,11 +129,21 @@ def note_lines(record: dict) -> list[str]:
                      "is runtime work outside the op's kernels (e.g. allocating a temporary buffer)")
     if record["platform"] == "cpu":
         lines.append("CPU run: practice only; GATE 00 counts records from a TPU or GPU")
+    if record["graded"] != "learner":
+        lines.append(f"no predictions of yours: graded on the {record['graded']} predictions for teaching; "
+                     "GATE 00 counts only a run whose five predictions were yours, written first")
     s = record["summary"]
     lines.append(f"{s['within_2x']}/{s['ops']} within {score.WITHIN_FACTOR:g}x ({s['graded']} predictions); "
                  f"unexplained misses: {', '.join(s['unexplained']) or 'none'}")
     return lines
 
 
+def tables(record: dict) -> list[str]:
+    """Everything up to the "why?" questions: header, the wall/noise banner, both tables."""
+    banner = wall_banner(record)
+    return [*header_lines(record), *([""] + banner if banner else []), "", *score_table(record), "",
+            *detail_table(record)]
+
+
 def full_report(record: dict) -> list[str]:
-    return [*header_lines(record), "", *score_table(record), "", *detail_table(record), "", *note_lines(record)]
+    return [*tables(record), "", *note_lines(record)]

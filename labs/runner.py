@@ -44,6 +44,26 @@ class LearnerPrediction:
         return {"seconds": self.seconds, "text": self.text}
 
 
+@dataclass(frozen=True)
+class PredictionsRead:
+    """When and from where the learner's predictions were read: the record's proof that
+    they came before the measurement (GATE 00 counts only such records)."""
+
+    source: str  # "file <path>", "terminal", "notebook", ...
+    read_at: str  # ISO 8601, UTC
+    file_sha256: str | None = None  # of the file's bytes, when read from a file
+
+    def to_dict(self, learner: dict[str, LearnerPrediction]) -> dict:
+        texts = {name: p.text for name, p in learner.items()}
+        return {"source": self.source, "read_at": self.read_at,
+                "sha256": records.predictions_sha256(texts), "file_sha256": self.file_sha256,
+                "ops": sorted(texts)}
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
 @dataclass
 class LabOptions:
     chip: str = "auto"
@@ -52,7 +72,7 @@ class LabOptions:
     reps: int = 20
     dtype: str = "bf16"
     calibrate: bool = False
-    out_dir: Path = Path("bench")
+    out_dir: Path = field(default_factory=records.default_dir)  # $DRILL_RECORDS or the user data dir
     trace_dir: Path | None = None  # default: <out_dir>/traces/<record stem>
     trace: bool = True
 
@@ -170,12 +190,19 @@ def step_labels(plan: Plan) -> list[str]:
 
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
-        progress: Progress | None = None) -> dict:
-    """Measure every op and return the record (not yet saved; misses not yet explained)."""
+        progress: Progress | None = None, read: PredictionsRead | None = None) -> dict:
+    """Measure every op and return the record (not yet saved; misses not yet explained).
+
+    ``read`` says when and where the learner's predictions were read; without it
+    they count as read now, by the caller, before the first measurement.
+    """
     from labs import calibrate as cal
     from labs import timing
 
     progress = progress or (lambda label: None)
+    if learner and read is None:
+        read = PredictionsRead("given to labs.runner.run", utc_now())
+    started_at = utc_now()
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
     calibration = None
@@ -186,7 +213,7 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    return assemble(plan, measured, learner or {}, calibration, dispatch_s)
+    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at)
 
 
 @dataclass(frozen=True)
@@ -198,8 +225,11 @@ class OpResult:
 
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
-             calibration: "Calibration | None", dispatch_s: float) -> dict:
-    """The record from measurements: every prediction, ratio and verdict (pure Python)."""
+             calibration: "Calibration | None", dispatch_s: float, *, read: PredictionsRead | None = None,
+             started_at: str | None = None) -> dict:
+    """The record from measurements: every prediction, ratio and verdict (pure Python).
+
+    ``started_at``: when the first measurement began (default: the plan's stamp)."""
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
     rows = []
@@ -207,7 +237,10 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
         row = _row(plan, name, measured[name])
         _score_row(row, plan, calibrated, learner.get(name), graded)
         rows.append(row)
-    return _record(plan, rows, graded, calibration, dispatch_s)
+    rec = _record(plan, rows, graded, calibration, dispatch_s)
+    rec["measurement_started_at"] = started_at or rec["date"]
+    rec["learner_predictions"] = read.to_dict(learner) if (read is not None and learner) else None
+    return rec
 
 
 def misses(record: dict) -> list[dict]:

@@ -18,3 +18,14 @@ def run_drill(*args: str, input: str | None = None, env: dict | None = None, tim
 @pytest.fixture
 def drill():
     return run_drill
+
+
+@pytest.fixture(autouse=True)
+def learner_records(tmp_path, monkeypatch):
+    """Every test gets its own empty learner records folder: no test reads or writes the real
+    user data directory (subprocesses inherit the variable)."""
+    from labs import records
+
+    folder = tmp_path / "learner-records"
+    monkeypatch.setenv(records.RECORDS_ENV, str(folder))
+    return folder

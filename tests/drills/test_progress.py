@@ -130,3 +130,21 @@ def test_item_six_ticks_from_a_record_with_every_miss_explained(tmp_path):
         items = {i.number: i for i in progress.can_you(store, gate.evaluate(bench).rows)}
         none = {i.number: i for i in progress.can_you(store, gate.evaluate(tmp_path / "empty").rows)}
     assert items[6].ticked and items[6].by_skills and not none[6].ticked
+
+
+def test_a_fresh_learner_has_not_run_the_lab_even_though_the_course_has(tmp_path, learner_records):
+    store = str(tmp_path / "s.sqlite3")
+    data = json.loads(_invoke("--store", store, "--json").output)
+    assert data["bench"] == str(learner_records)
+    assert data["labs"][0]["status"] == "not run" and data["gate"]["status"] == "pending"
+    res = _invoke("--store", store)
+    assert "[ ] LAB·0.1 Rooflines by hand: not run yet" in res.output and "GATE 00: OPEN" in res.output
+
+
+def test_records_sit_beside_the_quiz_store(monkeypatch):
+    from drills import store
+
+    monkeypatch.delenv(records.RECORDS_ENV)
+    monkeypatch.delenv("DRILL_STORE", raising=False)
+    assert records.APP_NAME == store.APP_NAME
+    assert records.default_dir().parent == store.default_store_path().parent

@@ -13,7 +13,7 @@ from generator import catalogue
 from labs import runner
 from labs.calibrate import Calibration
 from labs.device import DeviceInfo
-from labs.measure import Measurement
+from labs.measure import DeviceTiming, Measurement
 from labs.timing import WallTiming
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.timezone.utc)
@@ -31,10 +31,18 @@ def plan(tmp_path: Path, dev: DeviceInfo | None = None, **options) -> runner.Pla
     return runner.make_plan(opts, dev or device(), now=NOW)
 
 
-def measurement(seconds: float, device_seconds: float | None = None) -> Measurement:
-    wall = WallTiming(seconds, seconds * 0.95, seconds * 1.1, 0.02, 20)
+def measurement(seconds: float, device_seconds: float | None = None, *, wall_only: bool = False,
+                noisy: bool = False) -> Measurement:
+    """Device time ``seconds`` (p50) from three quiet traces; ``wall_only``: the trace failed;
+    ``noisy``: the runs' spread is over the threshold."""
+    wall = WallTiming(seconds, seconds * 0.95, seconds * 1.1, 0.02, 57)
+    if wall_only:
+        return Measurement(wall, None, "", None, "trace failed: RuntimeError: test", 0)
     dev = seconds if device_seconds is None else device_seconds
-    return Measurement(wall, dev, dev * 0.98, 19, "run_id", None)
+    why = ("runs spread 60% (IQR / median) > 25%",) if noisy else ()
+    device = DeviceTiming(tuple([dev * 0.99, dev, dev * 1.01] * 3), (dev, dev, dev), dev * 0.99, dev, dev * 1.01,
+                          dev * 0.98, 0.6 if noisy else 0.02, why)
+    return Measurement(wall, device, "step markers", None, "", 3, 0, "test")
 
 
 def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> Calibration:
@@ -45,20 +53,33 @@ def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> 
 def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: DeviceInfo | None = None,
            learner: dict[str, runner.LearnerPrediction] | None = None,
            explanations: dict[str, str] | None = None, calibrate: Calibration | None = None,
+           wall_ops: tuple[str, ...] = (), noisy_ops: tuple[str, ...] = (),
+           read: runner.PredictionsRead | None = None, started_at: str | None = None, mine: bool = True,
            **options) -> dict:
-    """A record whose ops measure ``ratio`` x their graded prediction (default 1.0)."""
+    """A record whose ops measure ``ratio`` x their graded prediction (default 1.0).
+
+    ``mine`` (default): without ``learner``, the learner predicted exactly the model's
+    floors (so the record can count); ``mine=False``: no learner predictions at all.
+    With learner predictions and no ``read``, they count as read a minute before
+    the measurement began (``started_at``, default the plan's stamp)."""
     p = plan(tmp_path, dev, **options)
     ratios = ratios or {}
     base = p.datasheet_estimates()
     if not base and calibrate is not None:
         from generator import roofline
         base = {n: roofline.estimate(calibrate.ceilings(), c) for n, c in p.costs.items()}
+    if learner is None and mine:
+        learner = {n: runner.LearnerPrediction(e.floor_s, f"{e.floor_s!r}s") for n, e in base.items()}
     measured = {}
     for name in p.options.ops:
         if learner and name in learner and all(n in learner for n in p.options.ops):
             predicted = learner[name].seconds
         else:
             predicted = base[name].floor_s
-        measured[name] = runner.OpResult(measurement(predicted * ratios.get(name, 1.0)), None)
-    rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6)
+        measured[name] = runner.OpResult(measurement(predicted * ratios.get(name, 1.0), wall_only=name in wall_ops,
+                                                     noisy=name in noisy_ops), None)
+    started = started_at or NOW.isoformat()
+    if learner and read is None:
+        read = runner.PredictionsRead("test", (dt.datetime.fromisoformat(started) - dt.timedelta(minutes=1)).isoformat())
+    rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started)
     return runner.explain(rec, explanations or {})

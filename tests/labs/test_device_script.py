@@ -37,5 +37,6 @@ def test_device_script_leaves_records_plots_traces_and_the_gate(tmp_path):
     assert any(n.startswith(f"traces/{stem}/matmul/") for n in names)
     assert json.loads((out / "trace-summary.json").read_text())["planes"]
     log = (out / "log.txt").read_text()
-    assert "GATE 00 OPEN (practice only: CPU records)" in log and "measured  datasheet" in log
+    assert "GATE 00 OPEN (no record counts yet: practice only)" in log and "measured  datasheet" in log
+    assert "why not: CPU: not real hardware" in log
     assert "GATE 00" in res.stdout

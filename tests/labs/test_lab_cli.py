@@ -1,5 +1,7 @@
 """`drill lab` end to end on the CPU with tiny sizes, and its one-line errors (real jax: slow)."""
 
+import datetime as dt
+import hashlib
 import json
 import os
 import subprocess
@@ -45,8 +47,10 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
     assert [r["op"] for r in rec["ops"]] == ["matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding"]
     for row in rec["ops"]:
         m = row["measured"]
-        assert m["wall_samples"] == 3 and m["wall_min_s"] <= m["wall_median_s"] <= m["wall_max_s"]
-        assert m["measured_from"] == "device" and m["device_runs"] == 3 and m["device_grouping"] == "run_id"
+        assert m["wall_min_s"] <= m["wall_median_s"] <= m["wall_max_s"]
+        assert m["wall_samples"] == 9 and m["traces"] == 3  # three traces of 3 timed runs
+        assert m["measured_from"] == "device" and m["device_runs"] == 9 and m["device_grouping"] == "step markers"
+        assert m["device_p20_s"] <= m["device_median_s"] <= m["device_p80_s"] and m["measured_reason"] == ""
         assert row["predictions"]["learner"]["seconds"] > 0
         assert row["ratios"]["learner"] == pytest.approx(m["measured_s"] / row["predictions"]["learner"]["seconds"])
         assert row["xla_cost"] is not None
@@ -54,20 +58,39 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
             assert row["explanation"] == "At N=128 the fixed cost of a call dominates."
     assert rec["summary"]["unexplained"] == []
     assert plot.read_bytes().startswith(b"\x89PNG")
-    traces = list((bench / "traces").glob("*/matmul/plugins/profile/*/*.xplane.pb"))
-    assert traces, "the trace is kept beside the record"
+    traces = list((bench / "traces").glob("*/matmul/trace-*/plugins/profile/*/*.xplane.pb"))
+    assert len(traces) == 3, "the traces are kept beside the record"
     assert "[1/" in res.stderr  # progress, one line per step when stderr is not a terminal
+    read = rec["learner_predictions"]
+    assert read["source"] == f"file {preds}" and read["file_sha256"] == hashlib.sha256(preds.read_bytes()).hexdigest()
+    assert read["sha256"] == records.predictions_sha256(
+        {r["op"]: r["predictions"]["learner"]["text"] for r in rec["ops"]})
+    assert dt.datetime.fromisoformat(read["read_at"]) < dt.datetime.fromisoformat(rec["measurement_started_at"])
 
-    gate = run_drill("gate", "--bench", str(bench), "--json")
-    assert json.loads(gate.stdout)["status"] == "practice"
+    gate = json.loads(run_drill("gate", "--bench", str(bench), "--json").stdout)
+    assert gate["status"] == "practice"
+    assert gate["rows"][0]["why_not"] == ["CPU: not real hardware (the gate needs a TPU or GPU)"] or any(
+        "noisy" in w for w in gate["rows"][0]["why_not"])  # a busy CPU may also be noisy; never counted
+
+
+def test_records_go_to_the_learners_folder_and_the_gate_reads_them_by_default(tmp_path, learner_records):
+    assert run_drill("gate", "--json").stdout and json.loads(run_drill("gate", "--json").stdout)["status"] == "pending"
+    res = run_drill("lab", "--size", "64", "--reps", "1", "--ops", "add", "--json", timeout=300)
+    assert res.returncode == 0, res.stderr
+    path = json.loads(res.stdout)["path"]
+    assert path.startswith(str(learner_records))
+    gate = json.loads(run_drill("gate", "--json").stdout)
+    assert gate["bench"] == str(learner_records) and [r["path"] for r in gate["rows"]] == [path]
+    assert "no predictions of yours" in res.stderr
 
 
 def test_text_run_prints_the_table_and_how_to_open_the_trace(tmp_path):
     res = run_drill("lab", *TINY, "--ops", "add,reduce_sum", "--out", str(tmp_path), timeout=300)
     assert res.returncode == 0, res.stderr
     assert "measured  datasheet" in res.stdout and "elementwise add" in res.stdout
-    assert "record: " in res.stdout and "xprof --logdir" in res.stdout
+    assert "record: " in res.stdout and "pip install -U xprof" in res.stdout
     assert "CPU run: practice only" in res.stdout
+    assert res.stdout.index("measured  datasheet") < res.stdout.index("CPU run: practice only")
 
 
 def test_the_lab_imports_nothing_the_gpu_box_lacks(tmp_path):

@@ -24,10 +24,12 @@ def test_predict_then_measure_then_explain(tmp_path):
     child.sendline("3 GB")  # not a time: asked again
     child.expect("could not read that")
     child.sendline("1ns")
+    child.expect("LAB·0.1")  # the progress bar runs after the predictions
+    child.expect("measured  datasheet")  # the full table comes before any "why?"
     child.expect("Every miss over 2x needs a reason")
-    child.expect(r"elementwise add: measured / learner prediction = [\d.]+x; why\?")
+    child.expect(r"elementwise add: measured [\d.]+.\S+ \(device time\), your prediction 1.ns: [\d.]+x; why\?")
     child.sendline("One nanosecond is less than a single call's dispatch.")
-    child.expect(r"reduce_sum: measured / learner prediction = [\d.]+x; why\?")
+    child.expect(r"reduce_sum: measured [\d.]+.\S+ \(device time\), your prediction 1.ns: [\d.]+x; why\?")
     child.sendline("")  # left unexplained on purpose
     child.expect("record: ")
     child.expect(pexpect.EOF)
@@ -41,4 +43,6 @@ def test_predict_then_measure_then_explain(tmp_path):
     assert rows["add"]["explanation"] == "One nanosecond is less than a single call's dispatch."
     assert rows["reduce_sum"]["explanation"] is None
     assert rec["summary"]["unexplained"] == ["reduce_sum"]
+    assert rec["learner_predictions"]["source"] == "terminal"
+    assert rec["learner_predictions"]["read_at"] < rec["measurement_started_at"]
     json.dumps(rec)

@@ -5,7 +5,7 @@ import pytest
 import jax
 import numpy as np
 
-from labs import calibrate, measure, ops, profile
+from labs import calibrate, measure, ops, profile, runner
 from labs.device import detect
 from tests.labs import synthetic
 
@@ -34,10 +34,16 @@ def test_measure_call_reads_device_time_from_the_trace(tmp_path):
     fn, make = ops.build("add", 256, "bf16")
     sets = [make(i) for i in range(3)]
     m = measure.measure_call(lambda i: fn(*sets[i % 3]), ops.OPS["add"].module_name(), 4, tmp_path / "t")
-    assert m.wall.samples == 4 and m.device_runs == 4 and m.device_grouping == "run_id"
-    assert m.measured_from == "device" and 0 < m.device_min_s <= m.device_median_s
-    assert profile.trace_files(tmp_path / "t")
-    summary = profile.describe(tmp_path / "t")
+    # three traces of 4 + 1 calls, the first of each dropped
+    assert m.traces == 3 and m.wall.samples == 12 and len(m.device.runs_s) == 12
+    assert m.device_grouping == "step markers" and m.reason == "" and m.measured_from == "device"
+    assert 0 < m.device.min_s <= m.device.p20_s <= m.device.p50_s <= m.device.p80_s
+    assert m.measured_s == m.device.p50_s and len(m.device.trace_medians_s) == 3
+    d = m.to_dict()
+    assert d["noisy"] == bool(d["noisy_why"]) and d["device_runs"] == 12
+    for t in (1, 2, 3):
+        assert profile.trace_files(tmp_path / "t" / f"trace-{t}")
+    summary = profile.describe(tmp_path / "t" / "trace-1")
     assert any(p["plane"].startswith("/host:") for p in summary["planes"])
 
 
@@ -45,7 +51,44 @@ def test_without_a_trace_dir_the_wall_clock_is_the_measurement():
     fn, make = ops.build("reduce_sum", 128, "bf16")
     args = make(0)
     m = measure.measure_call(lambda i: fn(*args), "jit_lab_reduce_sum", 3, None)
-    assert m.measured_from == "wall" and m.measured_s == m.wall.median_s and m.device_grouping == "not traced"
+    assert m.measured_from == "wall" and m.measured_s == m.wall.median_s and m.reason.startswith("not traced")
+    assert m.to_dict()["measured_reason"].startswith("not traced")
+
+
+def test_a_trace_whose_runs_cannot_be_told_apart_falls_back_to_the_wall_clock_with_the_reason(tmp_path):
+    fn, make = ops.build("add", 64, "f32")
+    args = make(0)
+    # the module name matches no event in the trace: no device time, and the record says why
+    m = measure.measure_call(lambda i: fn(*args), "jit_lab_not_this_one", 2, tmp_path / "t")
+    assert m.measured_from == "wall" and m.device is None
+    assert m.reason == "trace 1: no event of the module in the trace"
+
+
+def test_timed_calls_rotate_through_distinct_input_sets(tmp_path, monkeypatch):
+    """Fails when the runner reuses one input set (rotation off): every call must see other buffers."""
+    seen = []
+    real_build = ops.build
+
+    def spy_build(name, size, dtype):
+        fn, make = real_build(name, size, dtype)
+
+        def lab_add(*args):
+            seen.append(tuple(id(a) for a in args))
+            return fn(*args)
+        lab_add.lower = fn.lower
+        return lab_add, make
+
+    monkeypatch.setattr(ops, "build", spy_build)
+    plan = runner.make_plan(runner.LabOptions(ops=("add",), size=64, reps=3, dtype="f32", out_dir=tmp_path),
+                            detect())
+    sets = plan.rotations["add"].sets
+    assert sets >= 2
+    result = runner._measure_op(plan, "add")
+    assert result.measurement.measured_from == "device"
+    calls = 2 + 3 * (3 + 1)  # warm-up, then three traces of reps + 1
+    assert len(seen) == calls
+    assert all(a != b for a, b in zip(seen, seen[1:])), "two calls in a row read the same buffers"
+    assert len(set(seen)) == min(calls, sets)
 
 
 def test_xla_counts_matmul_flops_like_the_hand_count():

@@ -1,5 +1,9 @@
 """LAB·0.1's notebook executes top to bottom on the CPU with a small N (nbclient; slow)."""
 
+import subprocess
+import sys
+
+import jax
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -44,7 +48,10 @@ def test_the_notebook_runs_on_the_cpu(tmp_path):
     text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "ridge = 240 FLOPs/byte" in text  # v5e, from the catalogue
     assert "matmul NxNxN" in text and "measured  datasheet" in text
-    assert "GATE 00 OPEN (practice only: CPU records)" in text
+    assert "GATE 00 OPEN (no record counts yet: practice only)" in text
+    assert f"jax {jax.__version__} | device: cpu (cpu)" in text and "device time will be read with" in text
+    assert "device time read for 5 of 5 ops" in text
+    assert "not on Colab: the record stays at" in text and "pip install -U xprof" in text
     saved = list(out.glob("lab-0.1-cpu-*.json"))
     assert len(saved) == 1
     rec = records.load(saved[0])
@@ -52,3 +59,22 @@ def test_the_notebook_runs_on_the_cpu(tmp_path):
     assert list(out.glob("*.png"))
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the plot is displayed"
+
+
+def test_repo_url_is_one_marked_setting_at_the_top():
+    nb = _load()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert sum("REPO_URL =" in c.source for c in code) == 1
+    first = code[0].source.splitlines()
+    assert "SETTING" in first[0] and first[1].startswith("REPO_URL = ")
+
+
+def test_a_failed_install_says_what_to_do_instead_of_a_pip_traceback(tmp_path):
+    setup = next(c for c in _load().cells if c.cell_type == "code").source
+    setup = setup.replace('REPO_URL = ""', f'REPO_URL = {str(tmp_path / "no-such-repo")!r}', 1)
+    # -S: no site-packages, so the lab is not importable and pip cannot run: the install fails
+    res = subprocess.run([sys.executable, "-S", "-c", setup], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode != 0
+    assert "Could not install the lab from REPO_URL=" in res.stdout and "What to do" in res.stdout
+    assert "pip wheel" in res.stdout and "StopHere" in res.stderr and "pip._internal" not in res.stderr

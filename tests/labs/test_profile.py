@@ -35,37 +35,58 @@ def test_tpu_uses_the_xla_modules_line():
         ("jit_lab_add", 30), ("jit_lab_add", 20), ("jit_other", 5)]
 
 
-def test_gpu_kernels_without_run_ids_are_split_by_call_count():
-    kernels = [ev("k1", 0, 10, hlo_module="jit_lab_softmax", program_id=3),
-               ev("k2", 12, 5, hlo_module="jit_lab_softmax", program_id=3),
-               ev("k1", 100, 11, hlo_module="jit_lab_softmax", program_id=3),
-               ev("k2", 113, 6, hlo_module="jit_lab_softmax", program_id=3),
-               ev("k1", 200, 9, hlo_module="jit_lab_softmax", program_id=3),
-               ev("k2", 211, 5, hlo_module="jit_lab_softmax", program_id=3)]
-    prof = space(plane("/host:CPU", line("t", ev("Thunk", 0, 5, hlo_module="jit_lab_softmax"))),
+def marker(module, call, start, dur):
+    return ev(profile.marker_name(module, call), start, dur)
+
+
+def test_gpu_kernels_without_run_ids_group_by_step_markers_with_stray_and_interleaved_events():
+    m = "jit_lab_softmax"
+    kernels = [ev("k1", 10, 10, hlo_module=m), ev("k2", 22, 5, hlo_module=m),
+               ev("other", 30, 40, hlo_module="jit_other"),  # another module interleaved: not ours
+               ev("k1", 110, 11, hlo_module=m), ev("k2", 123, 6, hlo_module=m),
+               ev("k1", 150, 3, hlo_module=m),  # a stray of our module outside every step marker
+               ev("k1", 210, 9, hlo_module=m), ev("k2", 221, 5, hlo_module=m)]
+    prof = space(plane("/host:CPU", line("python", marker(m, 0, 0, 40), marker(m, 1, 100, 40),
+                                         marker(m, 2, 200, 40)),
+                       line("t", ev("Thunk", 0, 5, hlo_module=m))),
                  plane("/device:GPU:0", line("Stream #13", *kernels)))
-    events = profile.collect_events(prof)
-    assert len(events) == 6  # the host thunk is not device time
-    spans, how = profile.group_runs(events, expected_runs=3)
-    assert how == "split by count"
-    assert spans == pytest.approx([17e-9, 19e-9, 16e-9])
+    events = [e for e in profile.collect_events(prof) if e.module == m]
+    assert len(events) == 7  # the host thunk is not device time; the other module is filtered out
+    g = profile.group_runs(events, profile.collect_markers(prof, m), expected_runs=3)
+    assert g.how == "step markers" and g.uncertain == "" and g.stray == 1
+    assert g.spans == pytest.approx([17e-9, 19e-9, 16e-9])
+    # Counting events would have put the stray into a run: 7 events do not split into 3 runs at all,
+    # and with one event fewer the "split by count" answer would be wrong; markers do not care.
 
 
-def test_cpu_thunks_group_by_run_id_across_threads():
+def test_a_marker_without_events_makes_the_grouping_uncertain_not_wrong():
+    m = "jit_lab_add"
+    events = [profile.Event(m, None, 10, 20), profile.Event(m, None, 210, 220)]
+    markers = [profile.Marker(0, 0, 50), profile.Marker(1, 100, 150), profile.Marker(2, 200, 250)]
+    g = profile.group_runs(events, markers, expected_runs=3)
+    assert g.spans == [] and "1 of 3 step markers hold no event" in g.uncertain
+    g = profile.group_runs(events, markers[:2], expected_runs=3)
+    assert g.spans == [] and g.uncertain == "2 step markers for 3 calls"
+
+
+def test_without_markers_or_run_ids_there_is_no_device_time():
+    events = [profile.Event("m", None, 0, 5), profile.Event("m", None, 10, 15), profile.Event("m", None, 20, 25)]
+    g = profile.group_runs(events, [], expected_runs=3)
+    assert g.spans == [] and "no step markers" in g.uncertain
+    assert profile.group_runs([], [], expected_runs=3).uncertain == "no event of the module in the trace"
+
+
+def test_cpu_thunks_group_by_run_id_across_threads_when_markers_are_missing():
     prof = space(plane("/host:CPU",
                        line("worker-1", ev("fusion", 0, 50, hlo_module="jit_lab_add", run_id=1),
                             ev("fusion", 100, 40, hlo_module="jit_lab_add", run_id=2)),
                        line("worker-2", ev("fusion.1", 10, 60, hlo_module="jit_lab_add", run_id=1),
                             ev("ignored", 0, 1))))
     events = profile.collect_events(prof)
-    spans, how = profile.group_runs(events, expected_runs=None)
-    assert how == "run_id" and spans == pytest.approx([70e-9, 40e-9])  # run 1 spans 0..70
-
-
-def test_too_few_events_give_no_device_time():
-    events = [profile.Event("m", None, 0, 5)]
-    assert profile.group_runs(events, expected_runs=3) == ([], "1 events for 3 runs")
-    assert profile.group_runs([], expected_runs=3) == ([], "no events")
+    g = profile.group_runs(events, [], expected_runs=2)
+    assert g.how == "run_id" and g.spans == pytest.approx([70e-9, 40e-9])  # run 1 spans 0..70
+    wrong = profile.group_runs(events, [], expected_runs=3)
+    assert wrong.spans == [] and wrong.uncertain == "2 run ids for 3 calls"
 
 
 def test_module_names_match_clones_but_not_prefixes():
@@ -78,11 +99,12 @@ def test_module_names_match_clones_but_not_prefixes():
 
 def test_module_times_without_a_trace_says_so(tmp_path):
     times = profile.module_times(tmp_path, "jit_lab_add", 3)
-    assert times.run_seconds == [] and times.grouping == "no trace file"
+    assert times.run_seconds == [] and times.uncertain == "no trace file"
 
 
 def test_xprof_hint_names_the_directory(tmp_path):
-    assert str(tmp_path) in profile.xprof_hint(tmp_path) and "xprof --logdir" in profile.xprof_hint(tmp_path)
+    hint = profile.xprof_hint(tmp_path)
+    assert str(tmp_path) in hint and "pip install -U xprof" in hint and "--logdir" in hint
 
 
 def test_an_accelerator_trace_without_device_events_gives_none_not_host_launch_times():

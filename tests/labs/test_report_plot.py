@@ -28,7 +28,7 @@ def test_notes_flag_unexplained_misses_and_xla_differences(rec):
     text = "\n".join(report.full_report(rec))
     assert "miss: softmax rows (3.00x (slower)): UNEXPLAINED" in text
     assert "XLA's own count differs from the hand count for: matmul NxNxN" in text
-    assert "5/6 within 2x (datasheet predictions)" in text
+    assert "5/6 within 2x (learner predictions)" in text
     assert "NVIDIA H200" in text and "dispatch overhead per call: 5 µs" in text
 
 
@@ -48,3 +48,23 @@ def test_plot_writes_a_file(tmp_path, rec, suffix):
 def test_plot_refuses_other_formats(tmp_path):
     with pytest.raises(plot.PlotError, match=".png or .svg"):
         plot.check_path(tmp_path / "roof.jpg")
+
+
+def test_a_wall_clock_op_gets_a_banner_before_the_tables(tmp_path):
+    r = synthetic.record(tmp_path, wall_ops=("add",), noisy_ops=("softmax",))
+    lines = report.tables(r)
+    text = "\n".join(lines)
+    banner = next(i for i, line in enumerate(lines) if line.startswith("WALL CLOCK, NOT DEVICE TIME, for 1 of 5"))
+    table = next(i for i, line in enumerate(lines) if line.startswith("op ") and "measured" in line)
+    assert banner < table
+    assert "elementwise add: trace failed: RuntimeError: test" in text
+    assert "NOISY: softmax rows: runs spread 60%" in text
+    add = next(line for line in report.score_table(r) if line.startswith("elementwise add"))
+    assert add.rstrip().endswith("(wall clock)")
+    assert report.wall_banner(synthetic.record(tmp_path)) == []
+
+
+def test_detail_table_shows_device_quantiles(rec):
+    lines = report.detail_table(rec)
+    assert "dev p20" in lines[0] and "p80" in lines[0] and "spread" in lines[0]
+    assert "quantiles of device time" in lines[-1]

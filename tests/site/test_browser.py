@@ -159,7 +159,12 @@ def test_can_you_ticks_survive_a_reload(page, site):
     page.check("#canyou-3")
     assert page.text_content("#canyou-count") == "7/7"
     assert "done" in page.get_attribute("#mastery-canyou", "class")
-    assert page.text_content("#mastery-count") == "3/3"  # the repo's bench has a passing H200 record
+    from labs import gate
+    from tests.conftest import REPO
+
+    judged = gate.evaluate(REPO / "bench")  # the repo's bench: H200 records, judged by today's gate rules
+    lab = any(r.platform in ("gpu", "tpu") for r in judged.rows)
+    assert page.text_content("#mastery-count") == f"{1 + lab + (judged.status == 'pass')}/3"
 
 
 def _bench(tmp_path, kind):

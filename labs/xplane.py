@@ -1,0 +1,224 @@
+"""A small reader of a profiler trace's ``.xplane.pb`` (an XSpace protobuf), for jax without ProfileData.
+
+Why hand-written: ``jax.profiler.ProfileData`` exists only from jax 0.7.1 (0.6.2
+and 0.7.0 ship it as None); no maintained package on PyPI ships the XPlane
+schema as Python (``xprof`` 2.24.2 bundles its own C++ reader and says in its
+source that ``xplane_pb2`` "is not exposed"; tensorflow is far too large for a
+lab). The schema is ``xla/tsl/profiler/protobuf/xplane.proto`` (proto3); this
+module reads the protobuf wire format for exactly the fields the lab uses and
+skips every other field, as any protobuf reader must.
+
+The objects mirror ``ProfileData``'s view (xla/python/profiler/profile_data.cc)
+so ``labs.profile`` reads either one the same way:
+- ``XSpace.planes`` -> ``Plane(name, lines)`` -> ``Line(name, events)``;
+- ``Event.name`` is its event metadata's name ("" when absent);
+- ``Event.start_ns = offset_ps // 1000 + line.timestamp_ns`` and
+  ``duration_ns = duration_ps // 1000`` (integer division, as ProfileData's C++ does);
+- ``Event.stats`` is a list of ``(stat name, value)``: a ref value becomes the
+  name of the stat metadata it points at; a stat with unknown metadata is
+  ``(None, None)``.
+Malformed input raises ``XPlaneError`` (one line), never reads out of bounds.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Wire types (protobuf encoding): 0 varint, 1 64-bit, 2 length-delimited, 5 32-bit.
+_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
+
+
+class XPlaneError(ValueError):
+    """The bytes are not a well-formed XSpace."""
+
+
+def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    result, shift = 0, 0
+    while True:
+        if pos >= end:
+            raise XPlaneError("truncated varint")
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise XPlaneError("varint longer than 10 bytes")
+
+
+def _signed64(value: int) -> int:
+    """int64 fields are sent as two's complement in 64 bits."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _fields(buf: bytes, start: int, end: int):
+    """(field number, wire type, value): an int for varints, (start, end) for the rest."""
+    pos = start
+    while pos < end:
+        key, pos = _varint(buf, pos, end)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise XPlaneError("field number 0")
+        if wire == _VARINT:
+            value, pos = _varint(buf, pos, end)
+        elif wire == _LEN:
+            size, pos = _varint(buf, pos, end)
+            if size > end - pos:
+                raise XPlaneError("length-delimited field runs past its message")
+            value, pos = (pos, pos + size), pos + size
+        elif wire in (_I64, _I32):
+            size = 8 if wire == _I64 else 4
+            if size > end - pos:
+                raise XPlaneError("fixed-width field runs past its message")
+            value, pos = (pos, pos + size), pos + size
+        else:  # 3 and 4 are the deprecated groups: XPlane never uses them
+            raise XPlaneError(f"unsupported wire type {wire}")
+        yield number, wire, value
+
+
+def _text(buf: bytes, span: tuple[int, int]) -> str:
+    return bytes(buf[span[0]:span[1]]).decode("utf-8", errors="replace")
+
+
+@dataclass
+class Event:
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: list = field(default_factory=list)
+
+    @property
+    def end_ns(self) -> float:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass
+class Line:
+    name: str
+    events: list[Event] = field(default_factory=list)
+
+
+@dataclass
+class Plane:
+    name: str
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass
+class XSpace:
+    planes: list[Plane] = field(default_factory=list)
+
+
+def _int_field(wire: int, value, buf: bytes) -> int:
+    if wire != _VARINT:
+        raise XPlaneError("expected an integer field")
+    return _signed64(value)
+
+
+def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str]) -> tuple:
+    metadata_id, value = 0, None
+    for number, wire, v in _fields(buf, *span):
+        if number == 1:
+            metadata_id = _int_field(wire, v, buf)
+        elif number == 2 and wire == _I64:
+            value = struct.unpack_from("<d", buf, v[0])[0]
+        elif number == 3 and wire == _VARINT:
+            value = v & ((1 << 64) - 1)
+        elif number == 4 and wire == _VARINT:
+            value = _signed64(v)
+        elif number == 5 and wire == _LEN:
+            value = _text(buf, v)
+        elif number == 6 and wire == _LEN:
+            value = bytes(buf[v[0]:v[1]])
+        elif number == 7 and wire == _VARINT:
+            value = stat_names.get(v, "")
+    if metadata_id not in stat_names:
+        return (None, None)
+    return (stat_names[metadata_id], value)
+
+
+def _event(buf: bytes, span: tuple[int, int], timestamp_ns: int, event_names: dict[int, str],
+           stat_names: dict[int, str]) -> Event:
+    metadata_id, offset_ps, duration_ps, stats = 0, 0, 0, []
+    for number, wire, v in _fields(buf, *span):
+        if number == 1:
+            metadata_id = _int_field(wire, v, buf)
+        elif number == 2:
+            offset_ps = _int_field(wire, v, buf)
+        elif number == 3:
+            duration_ps = _int_field(wire, v, buf)
+        elif number == 4 and wire == _LEN:
+            stats.append(_stat(buf, v, stat_names))
+    return Event(event_names.get(metadata_id, ""), float(_div1000(offset_ps) + timestamp_ns),
+                 float(_div1000(duration_ps)), stats)
+
+
+def _div1000(ps: int) -> int:
+    """C++ integer division (toward zero), as ProfileData converts picoseconds to nanoseconds."""
+    return ps // 1000 if ps >= 0 else -((-ps) // 1000)
+
+
+def _map_entry(buf: bytes, span: tuple[int, int]) -> tuple[int, tuple[int, int] | None]:
+    key, value = 0, None
+    for number, wire, v in _fields(buf, *span):
+        if number == 1:
+            key = _int_field(wire, v, buf)
+        elif number == 2 and wire == _LEN:
+            value = v
+    return key, value
+
+
+def _metadata_name(buf: bytes, span: tuple[int, int] | None) -> str:
+    """The ``name`` (field 2) of an XEventMetadata or XStatMetadata."""
+    if span is None:
+        return ""
+    for number, wire, v in _fields(buf, *span):
+        if number == 2 and wire == _LEN:
+            return _text(buf, v)
+    return ""
+
+
+def _line(buf: bytes, span: tuple[int, int], event_names, stat_names) -> Line:
+    name, timestamp_ns, event_spans = "", 0, []
+    for number, wire, v in _fields(buf, *span):
+        if number == 2 and wire == _LEN:
+            name = _text(buf, v)
+        elif number == 3:
+            timestamp_ns = _int_field(wire, v, buf)
+        elif number == 4 and wire == _LEN:
+            event_spans.append(v)
+    return Line(name, [_event(buf, s, timestamp_ns, event_names, stat_names) for s in event_spans])
+
+
+def _plane(buf: bytes, span: tuple[int, int]) -> Plane:
+    # Lines (field 3) may come before the metadata maps (4, 5): collect first, decode after.
+    name, line_spans, event_names, stat_names = "", [], {}, {}
+    for number, wire, v in _fields(buf, *span):
+        if number == 2 and wire == _LEN:
+            name = _text(buf, v)
+        elif number == 3 and wire == _LEN:
+            line_spans.append(v)
+        elif number == 4 and wire == _LEN:
+            key, value = _map_entry(buf, v)
+            event_names[key] = _metadata_name(buf, value)
+        elif number == 5 and wire == _LEN:
+            key, value = _map_entry(buf, v)
+            stat_names[key] = _metadata_name(buf, value)
+    return Plane(name, [_line(buf, s, event_names, stat_names) for s in line_spans])
+
+
+def parse(data: bytes) -> XSpace:
+    """An XSpace from its serialized bytes (XPlaneError when malformed)."""
+    buf = memoryview(bytes(data))
+    return XSpace([_plane(buf, v) for number, wire, v in _fields(buf, 0, len(buf))
+                   if number == 1 and wire == _LEN])
+
+
+def read_file(path: Path) -> XSpace:
+    """An XSpace from a ``.xplane.pb`` file."""
+    with open(path, "rb") as fh:
+        return parse(fh.read())
