@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterator
 
-from fsrs import Rating, Scheduler
+from fsrs import Scheduler
 
 from drills import assess, grading
 from drills.quiz_io import EndOfInput, QuizIO, until

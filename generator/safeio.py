@@ -92,11 +92,11 @@ def check_regular(path: str | os.PathLike) -> os.stat_result:
     return st
 
 
-def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, at most ``max_bytes`` (SafeIOError if larger).
+def _open_regular(path: str | os.PathLike) -> tuple[str, int, os.stat_result]:
+    """(shown name, fd, fstat) of the regular file ``path``, opened without blocking.
 
-    Never blocks: a FIFO or device is refused by ``stat`` before opening, and the
-    open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
+    A FIFO or device is refused by ``stat`` before opening; the open uses
+    ``O_NONBLOCK`` and ``fstat`` checks the file again (it may be swapped in between).
     """
     shown = display_path(path)
     check_regular(path)
@@ -107,8 +107,23 @@ def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYT
         raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # swapped between the stat and the open
-            raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+    except OSError as exc:
+        os.close(fd)
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    if not stat.S_ISREG(st.st_mode):  # swapped between the stat and the open
+        os.close(fd)
+        raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+    return shown, fd, st
+
+
+def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` (SafeIOError if larger).
+
+    Never blocks: a FIFO or device is refused by ``stat`` before opening, and the
+    open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
+    """
+    shown, fd, st = _open_regular(path)
+    try:
         if st.st_size > max_bytes:
             raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
         chunks, total = [], 0
@@ -344,16 +359,8 @@ def _fsync_dir(directory: Path) -> None:
 
 def read_head(path: str | os.PathLike, size: int) -> bytes:
     """The first ``size`` bytes of the regular file ``path`` (never blocks; SafeIOError otherwise)."""
-    shown = display_path(path)
-    check_regular(path)
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    shown, fd, _ = _open_regular(path)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SafeIOError(f"{shown} is not a regular file; refusing to read it")
         return os.read(fd, size)
     except SafeIOError:
         raise

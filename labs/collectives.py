@@ -170,13 +170,8 @@ def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan
                  "bytes": i * k * DTYPE_BYTES[options.dtype], "shape": [i, j, k]})
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     stem = free_stem(options.out_dir, record_stem(device.platform, device.device_kind, n, stamp))
-    trace_dir = None
-    if options.trace:
-        trace_dir = Path(options.trace_dir) if options.trace_dir else Path(options.out_dir) / "traces" / stem
     try:
-        records.check_writable(options.out_dir)
-        if trace_dir is not None:
-            records.check_writable(trace_dir)
+        trace_dir = records.prepare_output(options.out_dir, stem, options.trace, options.trace_dir)
     except records.RecordError as exc:
         raise CollectivesLabError(str(exc)) from None
     notes = []

@@ -202,6 +202,18 @@ def rewrite(record: dict, path: Path) -> Path:
     return path
 
 
+def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None = None) -> Path | None:
+    """The trace folder for a record named ``stem`` (None without traces: ``trace`` False), after
+    proving the record folder and the trace folder writable (RecordError if not)."""
+    folder = None
+    if trace:
+        folder = Path(trace_dir) if trace_dir else Path(out_dir) / "traces" / stem
+    check_writable(out_dir)
+    if folder is not None:
+        check_writable(folder)
+    return folder
+
+
 def check_writable(directory: Path) -> None:
     """Create ``directory`` if needed and prove a file can be written there (RecordError if not)."""
     directory = Path(directory)

@@ -19,7 +19,7 @@ from typing import Any
 from generator.catalogue import Figure
 from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
-from generator.units import fmt, sci, si
+from generator.units import fmt
 
 VERDICTS = ("compute", "memory")
 YES_NO = ("yes", "no")
