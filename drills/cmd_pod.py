@@ -195,10 +195,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
         learner = lab.load_predictions(predictions, plan) if predictions else {}
     except lab.CollectivesLabError as exc:
         raise click.UsageError(str(exc)) from None
-    import jax
-
-    if jax.process_count() > 1 and plan.trace_dir is not None:  # one trace folder per process
-        plan.trace_dir = plan.trace_dir / f"process-{jax.process_index()}"
+    lab.separate_process_traces(plan)
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
     say(f"devices: {plan.devices} x {device.device_kind} ({device.platform}); mesh "
         f"{C.fmt_shape(plan.mesh_shape)} {plan.axis_names}; {plan.datasheet_note}")
@@ -207,7 +204,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     steps = len(plan.rows) + 2
     count = iter(range(1, steps + 1))
     record = lab.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
-    path = lab.save(plan, record) if jax.process_index() == 0 else None  # one record per run, from process 0
+    path = lab.save(plan, record) if lab.is_first_process() else None  # one record per run, from process 0
     if as_json:
         click.echo(json.dumps({"path": str(path) if path else None, "record": record}, indent=2))
         return

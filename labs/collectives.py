@@ -202,6 +202,21 @@ def record_stem(platform: str, device_kind: str, devices: int, stamp: str) -> st
     return f"{RECORD_PREFIX}-{platform}-{records.slug(device_kind)}-d{devices}-{stamp}"
 
 
+def separate_process_traces(plan: "Plan") -> None:
+    """Multi-host: each process writes its traces in its own folder (``process-<index>``)."""
+    import jax
+
+    if jax.process_count() > 1 and plan.trace_dir is not None:
+        plan.trace_dir = plan.trace_dir / f"process-{jax.process_index()}"
+
+
+def is_first_process() -> bool:
+    """Process 0 writes the one record of a (multi-host) run."""
+    import jax
+
+    return jax.process_index() == 0
+
+
 def free_stem(out_dir: Path, stem: str) -> str:
     candidate, n = stem, 1
     while (Path(out_dir) / f"{candidate}.json").exists() or (Path(out_dir) / "traces" / candidate).exists():
