@@ -133,6 +133,7 @@ class Chip:
             "peak_flops_per_s": {d: float(f.value) for d, f in self.peak_flops.items()},
             "hbm_bytes_per_s": self.hbm_bytes_per_s,
             "hbm_bytes": self.hbm_bytes,
+            "tensorcores_per_chip": self.value("tensorcores_per_chip"),  # None where not published
             "ridge_flops_per_byte": self.ridge_flops_per_byte("bf16"),
             "ridge_flops_per_byte_by_dtype": {
                 d: self.ridge_flops_per_byte(d) for d in self.peak_flops

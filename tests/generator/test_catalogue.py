@@ -124,7 +124,7 @@ def test_drill_chips_json_shows_one_tensorcore_on_v6e():
     res = run_drill("chips", "--json")
     assert res.returncode == 0, res.stderr
     v6e = next(c for c in json.loads(res.stdout) if c["name"] == "v6e")
-    assert v6e["figures"]["tensorcores_per_chip"]["value"] == 1
+    assert v6e["figures"]["tensorcores_per_chip"]["value"] == 1 and v6e["tensorcores_per_chip"] == 1
     assert "cloud-tpu-system-architecture" in {s["key"] for s in v6e["sources"]}
 
 
