@@ -137,8 +137,7 @@ class Session:
         self.scheduler = Scheduler()
         self.skills = {s.id: s for s in select_skills(options)}
         self.right = 0
-        self.graded: list[tuple[int, str]] = []  # (review id, problem id) of this session, for undo
-        self.right_ids: dict[int, int] = {}
+        self.graded: list[tuple[int, str, bool]] = []  # (review id, problem id, correct) this session, for undo
 
     def run(self) -> int:
         if not self.skills:
@@ -252,9 +251,9 @@ class Session:
         if not self.graded:
             self.io.say("nothing to undo in this session.")
             return
-        review_id, problem_id = self.graded.pop()
+        review_id, problem_id, correct = self.graded.pop()
         if self.store.undo_review(review_id):
-            self.right -= self.right_ids.pop(review_id, 0)
+            self.right -= correct
             self.io.say(f"undone: the last grade ({problem_id}) is removed and its skill's schedule restored. "
                         "Answer this question now.")
         else:
@@ -274,8 +273,7 @@ class Session:
         card = self.store.record_review(record, self.scheduler)
         review_id = self.store.last_review_id(self.session_id)
         if review_id is not None:
-            self.graded.append((review_id, problem.id))
-            self.right_ids[review_id] = int(verdict.correct)
+            self.graded.append((review_id, problem.id, verdict.correct))
         self.right += verdict.correct
         self.io.result(problem, outcome, card.due if card else None, self.now())
         self.io.emit({

@@ -158,6 +158,7 @@ class Store:
 
     def __init__(self, path: pathlib.Path, conn: sqlite3.Connection):
         self.path, self._conn = path, conn
+        self._undo_ready = False  # reviews.card_before checked (older stores get it on the first write)
 
     # -- opening -----------------------------------------------------------------
 
@@ -228,7 +229,7 @@ class Store:
 
     def _ensure_undo_column(self) -> None:
         """Stores made before undo existed lack ``reviews.card_before``: add it on the first write."""
-        if getattr(self, "_undo_ready", False):
+        if self._undo_ready:
             return
         columns = {row[1] for row in self._conn.execute("PRAGMA table_info(reviews)")}
         if "card_before" not in columns:

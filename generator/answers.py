@@ -177,7 +177,7 @@ def _refuse_ambiguous(word: str) -> None:
     if word in _AMBIGUOUS:
         raise AnswerError(_AMBIGUOUS[word])
     top = word.split("/")[0]
-    if top.endswith("b") and not top.endswith(("sb",)) and _word_unit(top[:-1] + "B") is not None:
+    if top.endswith("b") and _word_unit(top[:-1] + "B") is not None:
         raise AnswerError(f"'{word}': a lower-case b means bits; write {top[:-1]}B for bytes")
     if top.endswith("bps") and _word_unit(top[:-3] + "Bps") is not None:
         raise AnswerError(f"'{word}': a lower-case b means bits; write {top[:-3]}B/s for bytes per second")

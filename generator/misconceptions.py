@@ -258,10 +258,8 @@ def _interconnect_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAns
     from generator.families.interconnect import FIGURE, HOP_LATENCY_FACT
 
     p = problem.params
-    if problem.answer.is_choice:
-        given_pairs = [c for c in problem.answer.choices if frozenset((c, problem.answer.choice)) in CONFUSABLE]
-        for other in given_pairs:
-            yield WrongAnswer(_m("term-confusion"), other, f"{other} instead of {problem.answer.choice}")
+    if problem.answer.is_choice:  # which link: ICI, DCN or PCIe
+        yield from _term_confusions(problem)
         return
     chip = cat.get(p["chip"])
     rows, cols = p["shape"]
@@ -355,11 +353,16 @@ def _lattice_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
                                                     f"the packed {p['dtype']} tile")
 
 
-def _vocabulary_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+def _term_confusions(problem: Problem) -> Iterator[WrongAnswer]:
+    """The choices that are the key's easily swapped neighbour (``CONFUSABLE``)."""
     key = problem.answer.choice
     for other in problem.answer.choices:
         if frozenset((other, key)) in CONFUSABLE:
             yield WrongAnswer(_m("term-confusion"), other, f"{other} instead of {key}")
+
+
+def _vocabulary_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    yield from _term_confusions(problem)
 
 
 _BY_FAMILY = {"intensity": _op_answers, "bound": _op_answers, "floor": _op_answers, "ridge": _ridge_answers,
@@ -387,13 +390,8 @@ def _family_hook(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
     """Every named wrong answer to ``problem`` that differs from its key (may be empty)."""
     fn = _BY_FAMILY.get(problem.family, _family_hook)
-    cat = cat or catalogue_mod.load()
-    try:
-        found = list(fn(problem, cat))
-    except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError):
-        return []  # a problem whose params this family's tweaks do not cover (e.g. a can-you card)
     out = []
-    for wrong in found:
+    for wrong in fn(problem, cat or catalogue_mod.load()):
         if problem.answer.is_choice:
             if wrong.value != problem.answer.choice:
                 out.append(wrong)

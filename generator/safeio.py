@@ -29,13 +29,14 @@ labs and drills alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # 16 MiB: far above any record, spec or export the tool reads
 DEFAULT_MAX_DEPTH = 64  # JSON nesting: a lab record is about 5 levels deep
@@ -116,14 +117,27 @@ def _open_regular(path: str | os.PathLike) -> tuple[str, int, os.stat_result]:
     return shown, fd, st
 
 
+@contextlib.contextmanager
+def _reading(path: str | os.PathLike) -> Iterator[tuple[str, int, os.stat_result]]:
+    """``_open_regular`` for a ``with`` block: the fd is closed after it, a read error becomes SafeIOError."""
+    shown, fd, st = _open_regular(path)
+    try:
+        yield shown, fd, st
+    except SafeIOError:  # already one line naming the file
+        raise
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+
+
 def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` (SafeIOError if larger).
 
     Never blocks: a FIFO or device is refused by ``stat`` before opening, and the
     open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
     """
-    shown, fd, st = _open_regular(path)
-    try:
+    with _reading(path) as (shown, fd, st):
         if st.st_size > max_bytes:
             raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
         chunks, total = [], 0
@@ -136,12 +150,6 @@ def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYT
         if total > max_bytes:
             raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
         return b"".join(chunks)
-    except SafeIOError:
-        raise
-    except OSError as exc:
-        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
-    finally:
-        os.close(fd)
 
 
 def read_text_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
@@ -359,12 +367,5 @@ def _fsync_dir(directory: Path) -> None:
 
 def read_head(path: str | os.PathLike, size: int) -> bytes:
     """The first ``size`` bytes of the regular file ``path`` (never blocks; SafeIOError otherwise)."""
-    shown, fd, _ = _open_regular(path)
-    try:
+    with _reading(path) as (_, fd, _):
         return os.read(fd, size)
-    except SafeIOError:
-        raise
-    except OSError as exc:
-        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
-    finally:
-        os.close(fd)
