@@ -44,8 +44,16 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     On a terminal it asks interactively; with stdin piped it reads one answer
     per line. Answers: numbers with units (87.2us, 1.6 TB/s, 16 GiB), arithmetic
     (2*2048**3/1.97e14) or a choice (c/compute, m/memory). During a question:
-    ? hint, s skip, q quit. Every answer is saved before the next question;
-    Ctrl-C exits 130, end of input exits 0, both keep what was answered.
+    ? hint (up to three, each lowering the best rating), s skip (shows the answer,
+    records nothing), u undo (removes this session's last grade, restores its
+    skill's schedule and asks that question again; refused if the skill has been
+    reviewed since, e.g. by a quiz in another terminal), q quit. Every answer is
+    saved before the next question; Ctrl-C exits 130, end of input exits 0, both
+    keep what was answered. An input line is at most 4096 characters.
+
+    A store that another process keeps locked is waited for at most 5 s in all,
+    then refused ("in use by another process"); a store or folder with no write
+    bit is refused before the first question.
     """
     from drills.quiz import QuizOptions, Session, select_skills
     from drills.quiz_io import QuizIO

@@ -14,7 +14,9 @@ nothing answered. During a question: ``?`` gives up to three progressive hints
 lowering the best rating a right answer can get; ``s`` skips (nothing recorded:
 the answer and the worked solution are shown, and the skill keeps its place);
 ``u`` undoes the last graded answer of this session (its review removed and the
-skill's card restored, in one transaction); ``q`` quits. Talking to the
+skill's card restored, in one transaction) and asks that question again; it
+refuses, changing nothing, when the skill has been reviewed since by any
+session (another terminal's quiz on the same store); ``q`` quits. Talking to the
 terminal is ``drills.quiz_io``'s job.
 """
 
@@ -32,8 +34,8 @@ from typing import Any, Callable, Iterator
 from fsrs import Scheduler
 
 from drills import assess, grading
-from drills.quiz_io import EndOfInput, QuizIO, until
-from drills.store import ReviewRecord, Store, iso, utc_now
+from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
+from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
 from generator import generate
 from generator.problem import Problem
 
@@ -137,7 +139,8 @@ class Session:
         self.scheduler = Scheduler()
         self.skills = {s.id: s for s in select_skills(options)}
         self.right = 0
-        self.graded: list[tuple[int, str, bool]] = []  # (review id, problem id, correct) this session, for undo
+        # (review id, question number, problem, correct) of this session's graded answers, for undo
+        self.graded: list[tuple[int, int, Problem, bool]] = []
 
     def run(self) -> int:
         if not self.skills:
@@ -158,6 +161,10 @@ class Session:
             self.io.end_prompt_line()
             self.io.say(f"End of input: {self._saved_text()}.")
             return 0
+        except InputTooLong:
+            self.io.say(f"Stopped: an input line is longer than {MAX_LINE_CHARS} characters; "
+                        f"{self._saved_text()}.")
+            return 2
         except _Quit:
             self.io.say(f"Stopped: {self._saved_text()}.")
             return 0
@@ -219,7 +226,11 @@ class Session:
                 self._skip(problem)
                 return
             if command == "u":
-                self._undo()
+                undone = self._undo()
+                if undone is not None:  # ask the undone question again, then come back to this one
+                    self._ask(undone[0], total, undone[1])
+                    self.io.problem(index, total, self._header(skill, problem), problem)
+                    started = self.clock()
                 continue
             if command == "q":
                 raise _Quit
@@ -228,7 +239,7 @@ class Session:
             if outcome.status != assess.GRADED:
                 self.io.say(outcome.feedback)
                 continue
-            self._record(problem, skill, outcome, seconds)
+            self._record(index, problem, skill, outcome, seconds)
             return
 
     @staticmethod
@@ -247,19 +258,27 @@ class Session:
         self.io.say(f"skipped ({fate}). The answer: {assess.expected_text(problem)}")
         self.io.solution(problem)
 
-    def _undo(self) -> None:
+    def _undo(self) -> tuple[int, Problem] | None:
+        """Undo this session's last grade; the (question number, problem) to ask again, or None."""
         if not self.graded:
             self.io.say("nothing to undo in this session.")
-            return
-        review_id, problem_id, correct = self.graded.pop()
-        if self.store.undo_review(review_id):
-            self.right -= correct
-            self.io.say(f"undone: the last grade ({problem_id}) is removed and its skill's schedule restored. "
-                        "Answer this question now.")
-        else:
+            return None
+        review_id, index, problem, correct = self.graded[-1]
+        try:
+            gone = not self.store.undo_review(review_id)
+        except UndoRefused as exc:  # another session reviewed the skill since: its review stands
+            self.io.say(str(exc))
+            return None
+        self.graded.pop()
+        if gone:
             self.io.say("that grade was already gone from the store.")
+            return None
+        self.right -= correct
+        self.io.say(f"undone: the last grade ({problem.id}) is removed and its skill's schedule restored. "
+                    "Answer that question again.")
+        return index, problem
 
-    def _record(self, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float) -> None:
+    def _record(self, index: int, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float) -> None:
         verdict = outcome.grade
         assert verdict is not None
         value = outcome.given_value
@@ -273,7 +292,7 @@ class Session:
         card = self.store.record_review(record, self.scheduler)
         review_id = self.store.last_review_id(self.session_id)
         if review_id is not None:
-            self.graded.append((review_id, problem.id, verdict.correct))
+            self.graded.append((review_id, index, problem, verdict.correct))
         self.right += verdict.correct
         self.io.result(problem, outcome, card.due if card else None, self.now())
         self.io.emit({

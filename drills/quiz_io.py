@@ -24,8 +24,15 @@ from generator.problem import Problem
 _UNDECODABLE = re.compile("[\ud800-\udfff]")
 
 
+MAX_LINE_CHARS = 4096  # an answer line; a longer one (or an endless stream with no newline) ends the quiz
+
+
 class EndOfInput(Exception):
     """stdin ended (end of a script, or Ctrl-D)."""
+
+
+class InputTooLong(Exception):
+    """A line of input longer than ``MAX_LINE_CHARS``: read no further (it may never end)."""
 
 
 def until(moment: datetime, now: datetime) -> str:
@@ -38,6 +45,13 @@ def until(moment: datetime, now: datetime) -> str:
     if seconds < 2 * 86400:
         return f"in {round(seconds / 3600)} h"
     return f"in {round(seconds / 86400)} days"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (OSError, ValueError, AttributeError):  # a closed or replaced stream
+        return False
 
 
 class QuizIO:
@@ -59,7 +73,7 @@ class QuizIO:
 
     @classmethod
     def for_terminal(cls, as_json: bool) -> "QuizIO":
-        interactive = sys.stdin.isatty() and sys.stdout.isatty() and not as_json
+        interactive = _isatty(sys.stdin) and _isatty(sys.stdout) and not as_json
         if hasattr(sys.stdin, "reconfigure"):
             # Bytes that are not text reach ask() as surrogates (refused there), not as a
             # UnicodeDecodeError that would end the quiz.
@@ -91,9 +105,11 @@ class QuizIO:
                 raise EndOfInput from None
             self._at_prompt = False
             return line
-        line = self.stdin.readline()
+        line = self.stdin.readline(MAX_LINE_CHARS + 1)  # bounded: a stream with no newline never ends
         if not line:
             raise EndOfInput
+        if len(line) > MAX_LINE_CHARS:
+            raise InputTooLong
         return line
 
     def problem(self, index: int, total: int, title: str, problem: Problem) -> None:

@@ -3,24 +3,34 @@
 Nothing is lost: the file runs in WAL mode with ``synchronous=FULL``; each review
 is its own transaction, and the read-modify-write of a skill's FSRS card happens
 inside ``BEGIN IMMEDIATE``, so two quizzes on one store (two terminals) queue
-for the write lock (``busy_timeout``) instead of failing with "database is
-locked" or overwriting each other's update. A process killed mid-quiz leaves
-every committed review in place.
+for the write lock instead of failing with "database is locked" or overwriting
+each other's update. A store locked by another process is waited for at most
+``LOCK_TIMEOUT_S`` seconds in total (5 s), then refused with "in use by another
+process (PID n)"; only a damaged file gets the advice to move it aside. Undo
+undoes only a review that is still the skill's latest (any session's review of
+the skill since makes it refuse, changing nothing). A process killed mid-quiz
+leaves every committed review in place.
 
 A file that is not a drill store (not a regular file, not SQLite, another
-program's database, damaged, or with a row the tool can not read) raises
+program's database, damaged, or with a row the tool can not read: every field
+the scheduler uses is checked with its range) raises
 ``StoreError`` naming the file, what is wrong and how to move it aside; it is
 never written to: every existing file is checked first through a read-only
 connection (``mode=ro``; ``immutable=1`` when no journal shows another writer,
 so not even ``-wal``/``-shm`` files appear), and only then opened for writing.
 Opening a healthy store writes nothing; ``Store.open(path, readonly=True)``
-(``drill stats``) keeps the read-only connection, so a read never changes a byte. Times are stored as ISO 8601 strings in UTC with a fixed
-format, so they sort as text.
+(``drill stats``) keeps the read-only connection, so a read never changes a byte,
+and refuses a path with no store instead of creating one. The ``-wal``,
+``-journal`` and ``-shm`` files beside the store must be regular files (SQLite
+would block on a FIFO or delete a node): anything else is refused, untouched. A
+store with no write bit is read-only even for root: refused before any question.
+Times are stored as ISO 8601 strings in UTC with a fixed format, so they sort as text.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import sqlite3
@@ -38,7 +48,8 @@ from generator import safeio
 
 APPLICATION_ID = 0x5244_4B31  # "RDK1": marks the file as a drill store
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 30_000
+LOCK_TIMEOUT_S = 5.0  # the longest a command waits, in total, for another process's lock on the store
+SIDE_SUFFIXES = ("-wal", "-journal", "-shm")  # the files SQLite keeps beside the store
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APP_NAME = "rudrite-kernels"
 STORE_FILENAME = "drill.sqlite3"
@@ -86,6 +97,23 @@ CREATE TABLE IF NOT EXISTS ticks (
 
 class StoreError(Exception):
     """The store can not be used; the message is one line naming the file."""
+
+
+class StoreMissing(StoreError):
+    """A read (``drill stats``) of a path where there is no store; nothing is created."""
+
+
+class StoreInUse(StoreError):
+    """Another process held the store's lock for longer than ``LOCK_TIMEOUT_S``."""
+
+
+class UndoRefused(StoreError):
+    """Undo would discard a later review of the same skill; nothing was changed."""
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """A path printable on any stream (bytes that are not UTF-8 as ``\\xNN``)."""
+    return safeio.display_path(path)
 
 
 def default_store_path() -> pathlib.Path:
@@ -171,28 +199,39 @@ class Store:
         drill store, pass ``quick_check``, and every row the tool reads must
         parse. Otherwise ``StoreError`` names the file and what is wrong, and
         the file is left byte-identical. ``readonly`` keeps that read-only
-        connection (``drill stats``: a read never writes, not even the header);
-        a store that does not exist yet is created as usual (nothing to keep).
+        connection (``drill stats``: a read never writes, not even the header)
+        and raises ``StoreMissing`` where there is no store (nothing is created).
+        For writing, a store with no write bit is refused (``_check_writable``),
+        and a store another process keeps locked is refused after waiting
+        ``LOCK_TIMEOUT_S`` in all (``StoreInUse``), before anything is asked.
         """
         target = pathlib.Path(path).expanduser() if path is not None else default_store_path()
+        deadline = time.monotonic() + LOCK_TIMEOUT_S  # one bound for every wait on another's lock
+        _check_side_files(target)
         existing = _check_file(target)
+        if readonly and not existing:
+            what = "the file is empty" if os.path.lexists(target) else "nothing has been recorded there"
+            raise StoreMissing(f"no store at {_shown(target)}: {what} (drill quiz creates it); nothing was created")
         if existing:
-            ro = _checked_readonly(target)
+            ro = _checked_readonly(target, deadline)
             if readonly:
                 return cls(target, ro)
             ro.close()
+        _check_writable(target)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(str(target), timeout=0, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"can not open the store {target}: {exc}") from None
+            raise StoreError(f"can not open the store {_shown(target)}: {_one_line(exc)}") from None
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            _check_database(conn, target)
-            _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            _retry_locked(conn, lambda: _check_database(conn, target), deadline)
+            _retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone(), deadline)
             conn.execute("PRAGMA synchronous = FULL")
             if _needs_schema(conn):  # a healthy store is not written to just by opening it
-                _create_schema(conn)
+                _create_schema(conn, deadline)
+            else:  # a store another process keeps locked is refused now, before any question is asked
+                _retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), deadline)
+                conn.execute("ROLLBACK")  # nothing was written
         except StoreError:
             conn.close()
             raise
@@ -237,29 +276,44 @@ class Store:
         self._undo_ready = True
 
     def undo_review(self, review_id: int) -> bool:
-        """Remove one review and put its skill's card back as it was before it; one transaction.
+        """Remove one review and put its skill's card back exactly as it was before it; one transaction.
 
         Returns False when there is no such review (already undone). A review
         that introduced the skill removes the card, so the skill is new again.
+        Raises ``UndoRefused`` (changing nothing) when the skill has been reviewed
+        since, by this or any other session: undoing then would throw away that
+        later review's effect on the schedule.
         """
         try:
             with self._transaction():
                 self._ensure_undo_column()
-                row = self._conn.execute("SELECT skill, cram, card_before FROM reviews WHERE id = ?",
+                row = self._conn.execute("SELECT skill, cram, card_before, due_after FROM reviews WHERE id = ?",
                                          (int(review_id),)).fetchone()
                 if row is None:
                     return False
-                skill, cram, card_before = row
+                skill, cram, card_before, due_after = row
+                later = self._conn.execute("SELECT COUNT(*) FROM reviews WHERE skill = ? AND id > ?",
+                                           (skill, int(review_id))).fetchone()[0]
+                current = self._conn.execute("SELECT due, reviews FROM cards WHERE skill = ?", (skill,)).fetchone()
+                moved = not cram and (current is None or current[0] != due_after)
+                if later or moved:
+                    raise UndoRefused(f"can not undo: skill {skill} has been reviewed since (in this or another "
+                                      f"session), so its schedule is kept; nothing was changed")
                 self._conn.execute("DELETE FROM reviews WHERE id = ?", (int(review_id),))
                 if not cram:
                     if card_before is None:
                         self._conn.execute("DELETE FROM cards WHERE skill = ?", (skill,))
                     else:
-                        card = Card.from_dict(json.loads(card_before))
+                        try:
+                            card = _card(card_before)
+                        except (ValueError, TypeError, KeyError) as exc:
+                            raise _bad_file(self.path, f"the review {review_id} of skill '{skill}': "
+                                                       f"{_one_line(exc)}") from None
                         self._conn.execute(
-                            "UPDATE cards SET card = ?, due = ?, state = ?, reviews = MAX(reviews - 1, 0), "
-                            "updated_at = ? WHERE skill = ?",
-                            (card_before, iso(card.due), int(card.state), iso(utc_now()), skill))
+                            "UPDATE cards SET card = ?, due = ?, state = ?, reviews = ?, updated_at = ? "
+                            "WHERE skill = ?",
+                            (card_before, iso(card.due), int(card.state), max(int(current[1]) - 1, 0),
+                             iso(utc_now()), skill))
             return True
         except sqlite3.Error as exc:
             raise _store_error(self.path, exc) from None
@@ -276,6 +330,8 @@ class Store:
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
             try:
                 card = _card(row[0]) if row else None
+                if row:
+                    _count(row[1])
             except (ValueError, TypeError, KeyError) as exc:  # rolled back: nothing written
                 raise _bad_file(self.path, f"the cards row of skill '{review.skill}': {_one_line(exc)}") from None
             state_before = int(card.state) if card else None
@@ -309,7 +365,7 @@ class Store:
         """Every skill seen so far with its FSRS card."""
         rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
         try:
-            return {skill: CardRow(skill, _card(card), reviews, _aware(introduced))
+            return {skill: CardRow(skill, _card(card), _count(reviews), _aware(introduced))
                     for skill, card, reviews, introduced in rows}
         except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
             raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
@@ -318,11 +374,17 @@ class Store:
         """Skills due at ``now``, most overdue first."""
         rows = self._query("SELECT skill, due FROM cards WHERE due <= ? ORDER BY due, skill",
                            (iso(now or utc_now()),))
-        return [(skill, parse_iso(due)) for skill, due in rows]
+        try:
+            return [(skill, _aware(due)) for skill, due in rows]
+        except ValueError as exc:
+            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
 
     def next_due(self) -> datetime | None:
         row = self._query("SELECT MIN(due) FROM cards")
-        return parse_iso(row[0][0]) if row and row[0][0] else None
+        try:
+            return _aware(row[0][0]) if row and row[0][0] else None
+        except ValueError as exc:
+            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
 
     def introduced_since(self, since: datetime) -> int:
         """How many skills had their first scheduled review at or after ``since``."""
@@ -391,12 +453,12 @@ class _Transaction:
         self.store = store
 
     def __enter__(self) -> None:
-        _retry_locked(lambda: self.store._conn.execute("BEGIN IMMEDIATE"))
+        _retry_locked(self.store._conn, lambda: self.store._conn.execute("BEGIN IMMEDIATE"))
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         conn = self.store._conn
         if exc_type is None:
-            _retry_locked(lambda: conn.execute("COMMIT"))
+            _retry_locked(conn, lambda: conn.execute("COMMIT"))
         elif conn.in_transaction:
             try:
                 conn.execute("ROLLBACK")
@@ -404,38 +466,128 @@ class _Transaction:
                 pass
 
 
-def _retry_locked(action: Any, attempts: int = 50) -> Any:
-    """Run ``action``, retrying while another connection holds a lock the busy handler did not wait out.
+def _is_locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
-    SQLite skips the busy handler in a few cases (e.g. a deadlock-avoiding
-    SQLITE_BUSY on a WAL switch); a short sleep and retry covers them.
+
+def _retry_locked(conn: sqlite3.Connection, action: Any, deadline: float | None = None) -> Any:
+    """Run ``action`` while another connection holds the lock, until ``deadline`` (default: now + LOCK_TIMEOUT_S).
+
+    Each try lets SQLite's busy handler wait only for the time left, so the total
+    wait is bounded by ``LOCK_TIMEOUT_S`` whatever SQLite does; a short sleep and
+    retry covers the cases where SQLite skips the busy handler (a deadlock-avoiding
+    SQLITE_BUSY on a WAL switch). Past the deadline the "locked" error is raised.
     """
-    for attempt in range(attempts):
+    deadline = time.monotonic() + LOCK_TIMEOUT_S if deadline is None else deadline
+    attempt = 0
+    while True:
+        left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+        conn.execute(f"PRAGMA busy_timeout = {left_ms}")
         try:
             return action()
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+            if not _is_locked(exc) or time.monotonic() >= deadline:
                 raise
-            time.sleep(0.05 + 0.01 * attempt)
-    return None
+        attempt += 1
+        time.sleep(min(0.05 + 0.01 * attempt, max(0.0, deadline - time.monotonic())))
 
 
 def _store_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
-    """A damaged file ("file is not a database", "malformed") gets the move-aside advice; other
-    errors (locked past the busy timeout, read-only, disk full) say what happened."""
+    """A damaged file ("file is not a database", "malformed") gets the move-aside advice; a lock held
+    past ``LOCK_TIMEOUT_S`` says the store is in use; other errors (read-only, disk full) say what happened."""
     if type(exc) is sqlite3.DatabaseError:
         return _bad_file(path, str(exc))
-    return StoreError(f"can not use the store {path}: {exc}")
+    if _is_locked(exc):
+        return _in_use(path)
+    return StoreError(f"can not use the store {_shown(path)}: {_one_line(exc)}")
+
+
+def _in_use(path: pathlib.Path) -> StoreError:
+    pid = lock_holder(path)
+    who = f" (PID {pid})" if pid else ""
+    return StoreInUse(f"the store {_shown(path)} is in use by another process{who}: waited {LOCK_TIMEOUT_S:g} s "
+                      f"for its lock; nothing was changed. Try again when it has finished")
+
+
+def lock_holder(path: pathlib.Path) -> int | None:
+    """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``.
+
+    Read-only (no file is opened and closed, which would drop this process's
+    own SQLite locks); None where ``/proc/locks`` is missing or shows no one.
+    """
+    keys = set()
+    for candidate in (path, pathlib.Path(f"{path}-shm")):
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        keys.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+    try:
+        text = safeio.read_bytes_bounded("/proc/locks", 1 << 20).decode("ascii", "replace")
+    except OSError:
+        return None
+    writers, others = [], []
+    for line in text.splitlines():
+        fields = line.replace("->", "").split()
+        try:
+            kind, pid, dev = fields[3], int(fields[4]), fields[5].split(":")
+            key = (int(dev[0], 16), int(dev[1], 16), int(dev[2]))
+        except (IndexError, ValueError):
+            continue
+        if key in keys and pid not in (os.getpid(), 0, -1):
+            (writers if kind == "WRITE" else others).append(pid)
+    found = writers or others
+    return found[0] if found else None
 
 
 def _bad_file(path: pathlib.Path, reason: str) -> StoreError:
+    shown = _shown(path)
     return StoreError(
-        f"{path} is not a usable drill store ({reason}); it was left untouched. "
-        f"Move it aside (mv '{path}' '{path}.bad') to start a fresh store, or pick another with --store PATH")
+        f"{shown} is not a usable drill store ({reason}); it was left untouched. "
+        f"Move it aside (mv '{shown}' '{shown}.bad') to start a fresh store, or pick another with --store PATH")
 
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _check_side_files(path: pathlib.Path) -> None:
+    """``-wal``, ``-journal`` and ``-shm`` beside the store must be regular files or absent.
+
+    SQLite opens (a FIFO would block it), truncates or deletes them: a FIFO, a
+    device, a directory or a symbolic link there is refused and left as it is.
+    """
+    for suffix in SIDE_SUFFIXES:
+        side = f"{path}{suffix}"
+        try:
+            st = os.lstat(side)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise StoreError(f"can not check {_shown(side)}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(
+                f"{_shown(side)} is {safeio.file_kind(st.st_mode)}, not a regular file: SQLite keeps its "
+                f"{suffix.lstrip('-')} file there, so the store {_shown(path)} is not used and both were left "
+                f"untouched; remove or rename it, or pick another store with --store PATH")
+
+
+def _check_writable(path: pathlib.Path) -> None:
+    """A store (and its folder, where SQLite puts ``-wal``/``-shm``) with no write bit is read-only,
+    for root too: refused before anything is asked or written."""
+    for what, target in (("the store", path), ("the store's folder", path.parent)):
+        try:
+            st = os.stat(target)
+        except OSError:
+            continue  # a new store, or a folder still to create: the open reports real problems
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            writable = os.access(target, os.W_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0))
+            if safeio._read_only_by_mode(st.st_mode) or not writable:
+                raise StoreError(
+                    f"{what} {_shown(target)} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); a quiz must "
+                    f"record answers there, so nothing was asked or written. Make it writable or pick another "
+                    f"store with --store PATH")
 
 
 def _check_file(path: pathlib.Path) -> bool:
@@ -446,11 +598,11 @@ def _check_file(path: pathlib.Path) -> bool:
     except (FileNotFoundError, NotADirectoryError):  # a new store (mkdir reports a bad parent)
         return False
     except OSError as exc:
-        raise StoreError(f"can not read the store {path}: {exc.strerror or exc}") from None
+        raise StoreError(f"can not read the store {_shown(path)}: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory; pass a file path with --store PATH")
+        raise StoreError(f"{_shown(path)} is a directory; pass a file path with --store PATH")
     if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{path} is {safeio.file_kind(st.st_mode)}, not a regular file; "
+        raise StoreError(f"{_shown(path)} is {safeio.file_kind(st.st_mode)}, not a regular file; "
                          f"a store must be a file: pass one with --store PATH")
     try:
         head = safeio.read_head(path, 100)
@@ -470,7 +622,7 @@ def _fingerprint(path: pathlib.Path) -> tuple[Any, ...]:
     return st.st_ino, st.st_size, st.st_mtime_ns, sides
 
 
-def _connect_readonly(path: pathlib.Path) -> tuple[sqlite3.Connection, bool]:
+def _connect_readonly(path: pathlib.Path, deadline: float) -> tuple[sqlite3.Connection, bool]:
     """A connection that can not write the file (``mode=ro``); True when it is ``immutable``.
 
     With no ``-wal`` or ``-journal`` beside the file no other connection is
@@ -482,15 +634,15 @@ def _connect_readonly(path: pathlib.Path) -> tuple[sqlite3.Connection, bool]:
     immutable = not any(os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-journal"))
     uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {max(0, int((deadline - time.monotonic()) * 1000))}")
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
-        raise StoreError(f"can not open the store {path}: {exc}") from None
+        raise StoreError(f"can not open the store {_shown(path)}: {_one_line(exc)}") from None
     return conn, immutable
 
 
-def _checked_readonly(path: pathlib.Path, attempts: int = 5) -> sqlite3.Connection:
+def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) -> sqlite3.Connection:
     """A read-only connection to ``path`` after the whole-file check (StoreError if it fails).
 
     An ``immutable`` read is trusted only if the file did not change under it
@@ -498,14 +650,16 @@ def _checked_readonly(path: pathlib.Path, attempts: int = 5) -> sqlite3.Connecti
     """
     for attempt in range(attempts):
         before = _fingerprint(path)
-        conn, immutable = _connect_readonly(path)
+        conn, immutable = _connect_readonly(path, deadline)
         error: StoreError | None = None
         try:
             _check_database(conn, path)
             _check_rows(conn, path)
         except StoreError as exc:
             error = exc
-        except (sqlite3.Error, UnicodeError, ValueError) as exc:
+        except sqlite3.Error as exc:  # damage, or a lock held past LOCK_TIMEOUT_S, or a failing disk
+            error = _store_error(path, exc)
+        except (UnicodeError, ValueError, OverflowError) as exc:
             error = _bad_file(path, _one_line(exc))
         if immutable and _fingerprint(path) != before and attempt < attempts - 1:
             conn.close()  # written while we read: what we saw may be torn
@@ -515,7 +669,7 @@ def _checked_readonly(path: pathlib.Path, attempts: int = 5) -> sqlite3.Connecti
             conn.close()
             raise error
         return conn
-    raise StoreError(f"can not read the store {path}: it kept changing while being checked")  # pragma: no cover
+    raise StoreError(f"can not read the store {_shown(path)}: it kept changing while being checked")  # pragma: no cover
 
 
 def _check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
@@ -528,7 +682,8 @@ def _check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
         raise _bad_file(path, _one_line(exc)) from None
     if app_id == APPLICATION_ID:
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{path} was written by a newer version of drill (schema {version}); upgrade drill")
+            raise StoreError(f"{_shown(path)} was written by a newer version of drill (schema {version}); "
+                             f"upgrade drill")
         return
     if app_id != 0 or tables:
         raise _bad_file(path, "an SQLite database, but not a drill store")
@@ -543,8 +698,27 @@ def _needs_schema(conn: sqlite3.Connection) -> bool:
     return app_id != APPLICATION_ID or not set(_TABLES) <= names
 
 
+MAX_STEP = 1000  # a learning step index; the scheduler's lists have a few entries
+
+
+def _finite(value: Any, name: str, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"card {name} {str(value)[:40]!r} is not a number")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"card {name} {value!r} is outside {low:g}..{high:g}")
+
+
 def _card(text: Any) -> Card:
-    """A stored card, or ValueError saying what is wrong with it."""
+    """A stored card, or ValueError saying what is wrong with it.
+
+    Every field the scheduler uses is checked with its range: state 1..3
+    (learning, review, relearning); step a whole number 0..MAX_STEP, present in
+    states 1 and 3 and absent in state 2; stability in (0, 1e6] days and
+    difficulty in [1, 10], both present except on a new learning card; due and
+    last review times with a time zone.
+    """
+    if not isinstance(text, str):
+        raise ValueError("card is not JSON text")
     try:
         data = json.loads(text)
     except (TypeError, ValueError, RecursionError):
@@ -553,6 +727,21 @@ def _card(text: Any) -> Card:
         raise ValueError("card is not a JSON object")
     if "card_id" not in data:
         raise ValueError("card has no card_id")
+    state, step = data.get("state"), data.get("step")
+    if isinstance(state, bool) or state not in (1, 2, 3):
+        raise ValueError(f"card state {str(state)[:40]!r} is not 1, 2 or 3")
+    if state == 2:
+        if step is not None:
+            raise ValueError("card step is set on a card in review (state 2)")
+    elif isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+        raise ValueError(f"card step {str(step)[:40]!r} is not a whole number 0..{MAX_STEP} (state {state})")
+    for name, low, high in (("stability", 1e-6, 1e6), ("difficulty", 1.0, 10.0)):
+        value = data.get(name)
+        if value is None:
+            if state != 1:
+                raise ValueError(f"card {name} is missing (state {state})")
+            continue
+        _finite(value, name, low, high)
     try:
         card = Card.from_dict(data)
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
@@ -560,6 +749,13 @@ def _card(text: Any) -> Card:
     if card.due.tzinfo is None or (card.last_review is not None and card.last_review.tzinfo is None):
         raise ValueError("card has a time without a time zone")
     return card
+
+
+def _count(value: Any) -> int:
+    """A stored review count (``cards.reviews``), or ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"reviews {str(value)[:40]!r} is not a whole number >= 0")
+    return value
 
 
 def _aware(text: Any) -> datetime:
@@ -588,9 +784,10 @@ def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
         return  # an empty database: the schema is created on the first write
     damaged: list[str] = []
     if "cards" in names:
-        for skill, card, due, introduced, _ in conn.execute(
-                "SELECT skill, card, due, introduced_at, updated_at FROM cards"):
-            for check in (lambda: _card(card), lambda: _aware(due), lambda: _aware(introduced)):
+        for skill, card, due, introduced, _, reviews in conn.execute(
+                "SELECT skill, card, due, introduced_at, updated_at, reviews FROM cards"):
+            for check in (lambda: _card(card), lambda: _aware(due), lambda: _aware(introduced),
+                          lambda: _count(reviews)):
                 try:
                     check()
                 except ValueError as exc:
@@ -607,18 +804,26 @@ def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
                     _aware(due_after)
             except ValueError as exc:
                 damaged.append(f"reviews row {rid}: {exc}")
+        number = "(({0}) IS NOT NULL AND (typeof({0}) NOT IN ('real', 'integer') OR abs({0}) > 1e300))"
         bad_types = conn.execute(
-            "SELECT id FROM reviews WHERE typeof(family) != 'text' OR (chip IS NOT NULL AND typeof(chip) != 'text') "
-            "OR typeof(correct) != 'integer' OR typeof(cram) != 'integer' "
-            "OR (state_before IS NOT NULL AND typeof(state_before) != 'integer') ORDER BY id").fetchall()
-        damaged.extend(f"reviews row {rid}: a column of the wrong type" for (rid,) in bad_types)
+            "SELECT id FROM reviews WHERE typeof(skill) != 'text' OR typeof(family) != 'text' "
+            "OR (chip IS NOT NULL AND typeof(chip) != 'text') OR typeof(session) != 'text' "
+            "OR typeof(problem_id) != 'text' OR typeof(given) != 'text' "
+            "OR typeof(correct) != 'integer' OR correct NOT IN (0, 1) "
+            "OR typeof(cram) != 'integer' OR cram NOT IN (0, 1) "
+            "OR typeof(rating) != 'integer' OR rating NOT BETWEEN 1 AND 4 "
+            "OR (state_before IS NOT NULL AND (typeof(state_before) != 'integer' OR state_before NOT BETWEEN 1 AND 3)) "
+            f"OR {number.format('given_value')} OR {number.format('relative_error')} "
+            f"OR {number.format('seconds_taken')} OR seconds_taken < 0 "
+            "ORDER BY id").fetchall()
+        damaged.extend(f"reviews row {rid}: a column of the wrong type or out of range" for (rid,) in bad_types)
     if damaged:
         more = f" (and {len(damaged) - 1} more damaged row{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
         raise _bad_file(path, f"{damaged[0]}{more}")
 
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+def _create_schema(conn: sqlite3.Connection, deadline: float | None = None) -> None:
+    _retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), deadline)
     try:
         # executescript() would COMMIT first; run the statements inside this transaction instead.
         for statement in _SCHEMA.split(";"):

@@ -54,10 +54,14 @@ def test_undo_removes_the_review_and_restores_the_card(tmp_path: Path) -> None:
     args = ("--family", "ridge", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "3")
     first, second = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=2,
                                                         new_per_day=2, seed=3))
-    # Answer the first right (its skill is introduced), then undo it from the second question and answer that.
-    result = run(store, [right_answer(first), "u", right_answer(second)], *args)
+    # Answer the first right (its skill is introduced), then undo it from the second question: the first
+    # question is asked again (skipped here), then the second, answered right.
+    result = run(store, [right_answer(first), "u", "s", right_answer(second)], *args)
     assert result.exit_code == 0, result.output
-    assert "undone" in result.output
+    assert "undone" in result.output and "Answer that question again" in result.output
+    after_undo = result.output.split("undone:", 1)[1]
+    assert after_undo.index(first.prompt.splitlines()[0]) < after_undo.index("skipped")  # asked again
+    assert "[1/2]" in after_undo and after_undo.index("[1/2]") < after_undo.index("[2/2]")
     with Store.open(store) as s:
         rows = s.reviews()
         cards = s.cards()

@@ -240,6 +240,12 @@ def test_a_bad_store_file_is_refused_and_never_touched(tmp_path: Path, content: 
 def test_store_from_drill_store_env(tmp_path: Path) -> None:
     path = tmp_path / "from-env.sqlite3"
     env = {**drill_env(), "DRILL_STORE": str(path)}
+    missing = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert missing.returncode == 1 and f"no store at {path}" in missing.stderr  # a read creates nothing
+    assert not path.exists()
+    quiz = subprocess.run(DRILL + ["quiz", "--count", "1"], input="q\n", capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert quiz.returncode == 0, quiz.stderr
     proc = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["store"] == str(path) and path.exists()

@@ -236,7 +236,10 @@ def test_errors_other_than_damage_say_what_happened(tmp_path: Path) -> None:
     damaged = _store_error(tmp_path / "a.db", sqlite3.DatabaseError("file is not a database"))
     assert "Move it aside" in str(damaged)
     locked = _store_error(tmp_path / "a.db", sqlite3.OperationalError("database is locked"))
-    assert str(locked) == f"can not use the store {tmp_path / 'a.db'}: database is locked"
+    assert str(locked).startswith(f"the store {tmp_path / 'a.db'} is in use by another process")
+    assert "Move it aside" not in str(locked)
+    full = _store_error(tmp_path / "a.db", sqlite3.OperationalError("database or disk is full"))
+    assert str(full) == f"can not use the store {tmp_path / 'a.db'}: database or disk is full"
     (tmp_path / "plain-file").write_text("x")
     with pytest.raises(StoreError, match="can not open the store"):
         Store.open(tmp_path / "plain-file" / "drill.sqlite3")  # its parent is a file
