@@ -4,14 +4,25 @@ Each verb lives in its own module (``drills/cmd_*.py``) and is imported only
 when it runs, so ``drill quiz`` never pays for the lab's imports (jax) and
 startup stays fast. Errors: usage problems exit 2 with one line on stderr,
 never a traceback.
+
+Standard streams: a closed stdin reads as empty; a closed stdout makes the
+first write fail with one line on stderr (exit 1), like any failed output; a
+closed stderr is silent; the closed descriptors are held on ``/dev/null`` so no
+file the tool opens can land on them. Characters the output encoding can not
+carry (``PYTHONIOENCODING=ascii`` or ``latin-1``) are written in ASCII
+spellings (``µs`` as ``us``, ``—`` as ``-``, ``·`` as ``.``), and bytes of a
+file name that are not UTF-8 as ``\\xNN``.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import importlib
+import io
 import os
 import sys
+import unicodedata
 
 import click
 
@@ -56,6 +67,14 @@ class LazyGroup(click.Group):
             return getattr(importlib.import_module(module_name), attr)
         return super().get_command(ctx, name)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # --help and --version print while the arguments are parsed
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except OSError as exc:
+            if _is_output_error(exc):
+                raise OutputError("", exc) from None
+            raise
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -67,7 +86,107 @@ class LazyGroup(click.Group):
 
 
 # errno values of a write that failed on the way out: closed pipe, full disk, I/O error, quota
-_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
+_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EBADF}
+
+# ASCII spellings for the characters the tool prints, where the output encoding lacks them.
+_ASCII_SPELLINGS = {
+    "µ": "u", "μ": "u", "—": "-", "–": "-", "−": "-", "·": ".", "×": "x", "→": "->", "←": "<-",
+    "≈": "~", "≤": "<=", "≥": ">=", "≠": "!=", "±": "+/-", "…": "...", "²": "^2", "³": "^3",
+    "ᵀ": "T", "√": "sqrt", "’": "'", "‘": "'", "“": '"', "”": '"', "÷": "/", "✓": "ok", "✗": "x",
+}
+ASCII_ERRORS = "drill-ascii"
+
+
+def _ascii_fallback(exc: UnicodeError) -> tuple[str, int]:
+    """The encode error handler ``drill-ascii``: ASCII spellings, ``\\xNN`` for undecodable bytes."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for ch in exc.object[exc.start:exc.end]:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in _ASCII_SPELLINGS:
+            out.append(_ASCII_SPELLINGS[ch])
+        else:
+            plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+            out.append(plain or "?")
+    return "".join(out), exc.end
+
+
+codecs.register_error(ASCII_ERRORS, _ascii_fallback)
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Stands in for a closed stdout: every write fails as writing to a closed descriptor would."""
+
+    encoding = "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _PlainOutput(io.TextIOBase):
+    """An ASCII stdout/stderr, shown without its ``buffer``: click would otherwise take an ASCII
+    stream for a misconfigured one and write UTF-8 bytes past it, instead of the ASCII spellings."""
+
+    def __init__(self, raw: io.TextIOWrapper):
+        self._raw = raw
+
+    encoding = property(lambda self: self._raw.encoding)
+    errors = property(lambda self: self._raw.errors)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self._raw.write(text)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+
+def _standard_streams() -> None:
+    """Make closed standard streams safe (see the module docstring) and output encodable."""
+    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: hold the number, so no file the tool opens becomes "stdout"
+            try:
+                devnull = os.open(os.devnull, mode)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+            except OSError:
+                pass
+    if sys.stdin is None:
+        sys.stdin = io.StringIO("")
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = io.StringIO()  # nowhere to report; the exit status still tells
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        try:
+            stream.reconfigure(errors=ASCII_ERRORS)
+            if codecs.lookup(stream.encoding).name == "ascii":
+                setattr(sys, name, _PlainOutput(stream))
+        except (ValueError, OSError, LookupError):
+            pass
 
 
 def _is_output_error(exc: OSError) -> bool:
@@ -101,6 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     full or failing stdout exits 1. A quiz says its answered reviews are saved
     (each is committed before its feedback is printed).
     """
+    _standard_streams()
     try:
         rv = cli.main(args=argv, prog_name="drill", standalone_mode=False)
         sys.stdout.flush()  # a buffered write that fails must fail here, not at interpreter exit
@@ -155,6 +275,7 @@ def _output_failed(command: str, error: OSError) -> None:
         pass
     where = f"drill {command}" if command else "drill"
     what = "output closed (broken pipe)" if error.errno == errno.EPIPE else \
+        "can not write the output: standard output is closed" if error.errno == errno.EBADF else \
         f"can not write the output: {error.strerror or error}"
     saved = "; every answered review is saved" if command == "quiz" else ""
     _say_error(f"{where}: error: {what}{saved}")

@@ -8,7 +8,7 @@ import click
 
 from generator import catalogue, costs
 from generator import roofline as model
-from generator.units import si
+from generator.units import json_ready, si
 
 
 def resolve_chip(name: str) -> catalogue.Chip:
@@ -81,7 +81,9 @@ def _bounded_shape(ctx, param, value: str) -> str:
               help="The link the bytes cross: HBM (on chip) or off-chip PCIe, DCN, ICI (bidirectional per link).")
 @click.option("--link-bytes-per-s", "link_bw", type=float, default=None,
               help="Override the --over link's bandwidth in bytes/s (e.g. a figure the catalogue lacks).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object. A number past the float range (e.g. a ridge over a 1e-300 B/s link) "
+                   "is null, and the key non_finite lists which.")
 def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | None, as_json: bool,
              over: str = "hbm", link_bw: float | None = None) -> None:
     """Roofline estimate of one op on one chip, with the arithmetic shown.
@@ -105,7 +107,7 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
         raise click.UsageError(exc.args[0]) from None
     if as_json:
         extra = {} if over == "hbm" and link_bw is None else {"over": over, "link_bytes_per_s": est.ceilings.hbm_bytes_per_s}
-        click.echo(json.dumps({**est.to_dict(), **extra}, indent=2))
+        click.echo(json.dumps(json_ready({**est.to_dict(), **extra}), indent=2, allow_nan=False))
         return
     # Off-chip: the link stands where HBM stood, so the printed words follow it.
     label = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}[over]

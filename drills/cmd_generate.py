@@ -98,7 +98,7 @@ def deck(chips, families, count, seed, specs_dir, output) -> None:
               help="json: a list of problem objects; csv: one row per problem with a header.")
 @_selection
 @click.option("-o", "--output", "output", default=None, metavar="PATH",
-              help="Write to this file (whole or not at all) instead of stdout.")
+              help="Write to this file (whole or not at all) instead of stdout; '-' means stdout.")
 def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     """Export drill problems as CSV or JSON, for other SRS tools and scripts.
 
@@ -106,6 +106,10 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     prompt, answer (value in base SI units with its unit, or a choice), tolerance,
     solution, hint and tags.
     """
+    if output == "-":
+        output = None  # the usual spelling of stdout
+    if output is not None and not output.strip():
+        raise click.UsageError("-o/--output needs a file name (got an empty one); use '-' or leave it out for stdout")
     if output:
         _target(output)
     problems, _ = _generate(chips, families, count, seed, specs_dir)

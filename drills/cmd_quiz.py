@@ -36,7 +36,8 @@ def open_store(path: str | None, readonly: bool = False) -> Store:
 @click.option("--seed", type=int, default=None, help="Seed the drawn numbers (repeatable sessions).")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object per answered problem on stdout (messages go to stderr).")
+              help="Print one JSON object per answered problem on stdout (messages go to stderr); a number past "
+                   "the float range is null and the key non_finite names it.")
 def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_day: int, cram: bool,
          seed: int | None, store_path: str | None, as_json: bool) -> None:
     """Review due skills, each with freshly drawn numbers, graded and scheduled (FSRS).
@@ -96,7 +97,9 @@ def stats(store_path: str | None, as_json: bool) -> None:
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(numbers, indent=2))
+        from generator.units import json_ready
+
+        click.echo(json.dumps(json_ready(numbers), indent=2, allow_nan=False))
         return
     for line in summary_lines(numbers):
         click.echo(line)

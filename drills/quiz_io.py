@@ -138,4 +138,6 @@ class QuizIO:
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.as_json:
-            click.echo(json.dumps(obj, ensure_ascii=False), file=self.stdout)
+            from generator.units import json_ready  # a relative error past the float range prints null
+
+            click.echo(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False), file=self.stdout)

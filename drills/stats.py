@@ -24,6 +24,7 @@ from typing import Any
 from fsrs import State
 
 from drills.store import Store, iso, parse_iso
+from generator.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
 
@@ -47,7 +48,7 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     next_due = min((row.due for row in cards.values()), default=None)
 
     return {
-        "store": str(store.path),
+        "store": display_path(store.path),  # bytes that are not UTF-8 as \\xNN, not a lone surrogate
         "reviews": len(reviews),
         "cram_reviews": sum(1 for r in reviews if r["cram"]),
         "reviews_today": sum(1 for r in reviews if parse_iso(r["reviewed_at"]) >= start_of_today),

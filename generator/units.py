@@ -57,9 +57,11 @@ def seconds(value: float, digits: int = 3) -> str:
 
 
 def sci(value: float, digits: int = 4) -> str:
-    """Scientific notation the way the scaling book writes it: 1.97e14."""
+    """Scientific notation the way the scaling book writes it: 1.97e14 (``inf``, ``nan`` past the float limits)."""
     if value == 0:
         return "0"
+    if not math.isfinite(value):
+        return str(float(value))
     if float(value).is_integer() and abs(value) < 1e6:
         return str(int(value))
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
@@ -89,3 +91,28 @@ def fmt(value: float, unit: str) -> str:
     if unit == "":
         return f"{value:.4g}" if abs(value) < 1e6 else sci(value)
     return si(value, unit)
+
+
+NON_FINITE_KEY = "non_finite"  # the JSON key listing the fields that were past the float range
+
+
+def json_ready(value, path: str = ""):
+    """``value`` with every float past the float range (inf, nan) replaced by ``None``, so it
+    serialises as standard JSON (``json.dumps(..., allow_nan=False)``). A dict at the top gains
+    ``"non_finite": [dotted keys]`` naming what was replaced, when anything was."""
+    replaced: list[str] = []
+
+    def walk(item, where: str):
+        if isinstance(item, float) and not math.isfinite(item):
+            replaced.append(where or "value")
+            return None
+        if isinstance(item, dict):
+            return {k: walk(v, f"{where}.{k}" if where else str(k)) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v, f"{where}[{i}]") for i, v in enumerate(item)]
+        return item
+
+    out = walk(value, path)
+    if replaced and isinstance(out, dict):
+        out[NON_FINITE_KEY] = replaced
+    return out
