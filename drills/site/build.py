@@ -11,13 +11,12 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
 import labs
-from generator import catalogue, costs
+from generator import catalogue, costs, safeio
 
 from drills.site import data, markdown, sections
 
@@ -114,29 +113,29 @@ def render(bench_dir: Path) -> tuple[str, str]:
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomic write: a reader never sees half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a site is meant to be read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Atomic write through the file policy (``generator.safeio``): a reader never sees half a file,
+    and a FIFO, a device or a read-only file is refused, never replaced; a link is written through."""
+    safeio.write_text(path, text)
 
 
 def check_out_dir(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
-        raise SiteError(f"output '{out_dir}' exists and is not a directory")
+        raise SiteError(f"output '{safeio.display_path(out_dir)}' exists and is not a directory")
     index = out_dir / "index.html"
-    if index.exists():
-        try:
-            head = index.read_text(encoding="utf-8", errors="replace")[:2000]
+    if os.path.lexists(index):
+        try:  # bounded and non-blocking: a FIFO or an endless device is refused, not read
+            head = safeio.read_head(index, 2000).decode("utf-8", errors="replace")
         except OSError as exc:
-            raise SiteError(f"cannot read '{index}': {exc.strerror}") from None
+            raise SiteError(f"cannot read '{safeio.display_path(index)}': {exc}") from None
         if GENERATOR_MARK not in head:
-            raise SiteError(f"'{index}' exists and was not written by drill site; choose another -o")
+            raise SiteError(f"'{safeio.display_path(index)}' exists and was not written by drill site; "
+                            f"choose another -o")
+    if out_dir.is_dir():
+        for name in OUTPUT_FILES:  # every target is checked before anything is written
+            try:
+                safeio.check_target(out_dir / name)
+            except OSError as exc:
+                raise SiteError(str(exc)) from None
 
 
 def build(out_dir: Path, bench_dir: Path) -> BuildResult:
@@ -149,8 +148,9 @@ def build(out_dir: Path, bench_dir: Path) -> BuildResult:
         _write(out_dir / "index.html", page)
         for name in ("site.js", "site.css"):
             _write(out_dir / name, (ASSETS / name).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SiteError(f"cannot write to '{out_dir}': {exc.strerror or exc}") from None
+    except OSError as exc:  # a generator.safeio refusal is already one line naming the file
+        raise SiteError(str(exc) if isinstance(exc, safeio.SafeIOError)
+                        else f"cannot write to '{safeio.display_path(out_dir)}': {exc.strerror or exc}") from None
     return BuildResult(out_dir, tuple(out_dir / n for n in OUTPUT_FILES), status)
 
 
