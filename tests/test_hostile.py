@@ -507,3 +507,384 @@ def test_roofline_svg_escapes_the_chip_name():
 def test_parse_choice_refuses_non_text(value):
     with pytest.raises(answers.AnswerError, match="must be text"):
         answers.parse_choice(value, ("compute", "memory"))
+
+
+# == Issue 19: the second round ==================================================================
+# One real-process test (or parametrised test) per class, each with a time bound and a damage check:
+# 1. undo across two quiz processes; 2. the file policy (site targets, store side files, read-only
+# stores, YAML alias bombs, endless input lines); 3. locks; 4. damaged rows when a card comes due;
+# 5. closed standard streams, ASCII-only encodings, float limits, -o -; 6. the unclear messages.
+
+import queue
+import sys
+import threading
+
+from drills.store import LOCK_TIMEOUT_S
+from drills.quiz import QuizOptions
+from tests.drills.quizkit import planned_problems, right_answer
+
+
+class Quiz:
+    """A `drill quiz` process driven line by line; its stdout lines are collected by a thread."""
+
+    def __init__(self, args: list[str]):
+        self.proc = subprocess.Popen(DRILL + ["quiz", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=drill_env(), text=True, bufsize=1)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, text: str, timeout: float = BOUND) -> str:
+        """Collect output until a line contains ``text``; the output since the last wait."""
+        deadline, chunk = time.monotonic() + timeout, []
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {text!r} within {timeout} s; got: {''.join(chunk)}") from None
+            chunk.append(line)
+            self.seen.append(line)
+            if text in line:
+                return "".join(chunk)
+
+    def finish(self) -> tuple[int, str]:
+        self.proc.stdin.close()
+        code = self.proc.wait(BOUND)
+        return code, self.proc.stderr.read()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.mark.slow
+def test_undo_never_undoes_another_sessions_review_two_processes(tmp_path):
+    """A answers skill X, B answers X, A types u: refused, nothing changed; B's own undo then works."""
+    store = tmp_path / "s.db"
+    args = ["--family", "ridge", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "3", "--store", str(store)]
+    first, second = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=2,
+                                                        new_per_day=2, seed=3))
+    a, b = Quiz(args), Quiz(args)
+    started = time.monotonic()
+    try:
+        a.wait_for("[1/2]")
+        b.wait_for("[1/2]")  # both planned before either answered: the same skill first
+        a.send(right_answer(first))
+        a.wait_for("[2/2]")
+        with Store.open(store) as s:
+            after_a = s.cards()[first.skill]
+        b.send(right_answer(first))
+        b.wait_for("[2/2]")
+        with Store.open(store) as s:
+            after_b = s.cards()[first.skill]
+            log_before = s.reviews()
+        assert after_b.reviews == 2 and after_b.card.to_dict() != after_a.card.to_dict()
+        a.send("u")
+        refused = a.wait_for("can not undo")
+        assert "reviewed since" in refused and "nothing was changed" in refused
+        with Store.open(store) as s:  # damage check: B's review and its effect on the schedule stand
+            assert s.reviews() == log_before
+            now = s.cards()[first.skill]
+            assert now.card.to_dict() == after_b.card.to_dict() and now.reviews == 2
+        b.send("u")  # B's review is the skill's latest: B may undo it, and is asked that question again
+        again = b.wait_for("[1/2]")
+        assert "undone" in again and first.prompt.splitlines()[0] in b.wait_for(first.prompt.splitlines()[0]) + again
+        with Store.open(store) as s:
+            restored = s.cards()[first.skill]
+            assert restored.card.to_dict() == after_a.card.to_dict() and restored.reviews == after_a.reviews
+            assert [r["session"] for r in s.reviews()] == [log_before[0]["session"]]
+        a.send("q")
+        b.send("q")
+        (code_a, err_a), (code_b, err_b) = a.finish(), b.finish()
+    finally:
+        a.kill()
+        b.kill()
+    assert code_a == code_b == 0 and "Traceback" not in err_a + err_b, err_a + err_b
+    assert time.monotonic() - started < 4 * BOUND
+
+
+# -- 19.2 the file policy: site targets, store side files, read-only stores, bounded reads -------
+
+
+def _site_target(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    out = tmp_path / "site"
+    out.mkdir()
+    target = out / ("index.html" if kind == "fifo index.html" else "site.js")
+    if kind in ("fifo", "fifo index.html"):
+        os.mkfifo(target)
+    elif kind == "device":
+        os.rename(scratch_device(tmp_path, "null"), target)
+    elif kind == "read-only":
+        target.write_text("// mine\n")
+        target.chmod(0o444)
+    return out, target
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "read-only", "fifo index.html"])
+def test_site_never_replaces_or_blocks_on_what_is_not_its_regular_file(tmp_path, kind):
+    out, target = _site_target(tmp_path, kind)
+    before, names = fingerprint(target), listing(out)
+    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "no-bench")])
+    line = one_line_error(proc, 2, str(target))
+    assert ("read-only" if kind == "read-only" else "not a regular file") in line
+    assert proc.elapsed < BOUND
+    assert fingerprint(target) == before and listing(out) == names  # nothing written, nothing replaced
+
+
+def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    real = tmp_path / "shared.css"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    (out / "site.css").symlink_to(real)
+    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "no-bench")])
+    assert proc.returncode == 0 and proc.elapsed < BOUND, proc.err
+    assert (out / "site.css").is_symlink() and real.read_text() != "old\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert listing(out) == {"index.html", "site.js", "site.css"}
+
+
+SIDES = ["-wal fifo", "-wal device", "-journal fifo", "-shm directory", "-wal symlink"]
+
+
+def _side_file(store: Path, kind: str) -> Path:
+    suffix, what = kind.split()
+    side = Path(f"{store}{suffix}")
+    if what == "fifo":
+        os.mkfifo(side)
+    elif what == "device":
+        os.rename(scratch_device(store.parent, "null"), side)
+    elif what == "directory":
+        side.mkdir()
+    else:
+        side.symlink_to(store.parent / "elsewhere")
+    return side
+
+
+@pytest.mark.parametrize("kind", SIDES)
+@pytest.mark.parametrize("command", [["quiz", "--count", "1"], ["stats"], ["progress"]])
+def test_store_side_files_that_are_not_regular_are_refused_untouched(tmp_path, kind, command):
+    store = healthy_store(tmp_path / "drill.sqlite3")
+    side = _side_file(store, kind)
+    before, side_before, names = fingerprint(store), fingerprint(side), listing(tmp_path)
+    proc = run([command[0], "--store", str(store), *command[1:]], stdin="1\n")
+    line = one_line_error(proc, 1, str(side), "not a regular file", "untouched")
+    assert "Move it aside" not in line and proc.elapsed < BOUND  # a FIFO -journal never hangs
+    assert fingerprint(side) == side_before and fingerprint(store) == before and listing(tmp_path) == names
+    assert b"[1/" not in proc.stdout  # refused before any question
+
+
+def test_read_only_store_is_refused_before_the_first_question_even_for_root(tmp_path):
+    store = healthy_store(tmp_path / "drill.sqlite3")
+    store.chmod(0o444)
+    before, names = fingerprint(store), listing(tmp_path)
+    proc = run(["quiz", "--store", str(store), "--count", "1"], stdin="1\n")
+    one_line_error(proc, 1, str(store), "read-only", "0444")
+    assert b"[1/" not in proc.stdout and proc.elapsed < BOUND
+    assert fingerprint(store) == before and listing(tmp_path) == names  # no -wal or -shm left behind
+    stats = run(["stats", "--store", str(store)])  # a read is still allowed, and writes nothing
+    assert stats.returncode == 0 and listing(tmp_path) == names and fingerprint(store) == before
+
+
+# The "billion laughs": nine lines, 9^9 strings once every alias is expanded.
+BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+
+
+@pytest.mark.parametrize("option", ["--predictions", "--explanations"])
+def test_yaml_alias_bomb_fails_fast_without_expanding(tmp_path, option):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(BOMB)
+    assert len(bomb.read_bytes()) < 420  # the 409-byte class
+    before = fingerprint(bomb)
+    proc = run(["lab", option, str(bomb)], timeout=60)
+    line = one_line_error(proc, 2, str(bomb), "aliases expand")
+    assert "lol" not in line and len(line) < 400  # the error never shows the input
+    assert proc.elapsed < 30 and fingerprint(bomb) == before
+
+
+def test_quiz_input_line_without_a_newline_is_bounded(tmp_path):
+    store = tmp_path / "s.db"
+    (first, _) = planned_problems(store, QuizOptions(families=("floor",), count=2, new_per_day=2, seed=1))
+    endless = (right_answer(first) + "\n").encode() + b"9" * (8 << 20)  # 8 MiB and no newline
+    proc = run(["quiz", "--family", "floor", "--count", "2", "--new", "2", "--seed", "1", "--store", str(store)],
+               stdin=endless)
+    out = proc.stdout.decode()
+    assert proc.returncode == 2 and "Traceback" not in proc.err and proc.elapsed < BOUND, proc.err
+    assert "longer than 4096 characters" in out and "1 review saved" in out
+    with Store.open(store) as s:  # the answer before the endless line is kept
+        assert [r["given"] for r in s.reviews()] == [right_answer(first)]
+
+
+# -- 19.3 locks ----------------------------------------------------------------------------------
+
+HOLD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2] == "locking_mode":
+    conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+conn.execute("BEGIN EXCLUSIVE")
+if sys.argv[2] == "locking_mode":
+    conn.execute("COMMIT")  # the exclusive lock stays with the connection
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["begin_exclusive", "locking_mode"])
+def test_locked_store_waits_the_stated_time_then_names_the_holder(tmp_path, how):
+    store = healthy_store(tmp_path / "drill.sqlite3")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store), how], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        proc = run(["quiz", "--store", str(store), "--count", "1"], stdin="1\n", timeout=LOCK_TIMEOUT_S + BOUND)
+        line = one_line_error(proc, 1, str(store), "is in use by another process", f"(PID {holder.pid})",
+                              f"waited {LOCK_TIMEOUT_S:g} s")
+        assert "Move it aside" not in line and b"[1/" not in proc.stdout
+        assert LOCK_TIMEOUT_S - 0.5 <= proc.elapsed <= LOCK_TIMEOUT_S + 4
+    finally:
+        holder.kill()
+        holder.wait()
+    with Store.open(store, readonly=True) as s:  # damage check: the store is whole and unchanged
+        assert s.count_reviews() == 3
+    assert "5 s" in run(["quiz", "--help"]).stdout.decode()
+
+
+# -- 19.4 damaged rows, found when a card comes due or at open time -------------------------------
+
+ROWS = {
+    "reviews='x'": "UPDATE cards SET reviews = 'x'",
+    "step='x'": "UPDATE cards SET card = json_set(card, '$.step', 'x')",
+    "stability -5": "UPDATE cards SET card = json_set(card, '$.stability', -5)",
+    "stability NaN": "UPDATE cards SET card = replace(card, json_extract(card, '$.stability'), 'NaN')",
+    "stability inf": "UPDATE cards SET card = json_set(card, '$.stability', 9e999)",
+    "stability 0": "UPDATE cards SET card = json_set(card, '$.stability', 0)",
+    "step null in state 3": "UPDATE cards SET card = json_set(card, '$.state', 3, '$.step', NULL)",
+    "seconds_taken='x'": "UPDATE reviews SET seconds_taken = 'x' WHERE id = 1",
+}
+
+
+@pytest.mark.parametrize("damage", sorted(ROWS))
+@pytest.mark.parametrize("command", ["quiz", "progress"])
+def test_damaged_rows_are_one_line_and_untouched(tmp_path, damage, command):
+    store = healthy_store(tmp_path / "drill.sqlite3")
+    conn = sqlite3.connect(store)
+    conn.execute("UPDATE cards SET due = '2000-01-01T00:00:00.000000+00:00'")  # every card due now
+    conn.execute(ROWS[damage])
+    conn.commit()
+    conn.close()
+    before, names = fingerprint(store), listing(tmp_path)
+    proc = run([command, "--store", str(store), *(["--family", "floor"] if command == "quiz" else [])],
+               stdin="1us\n1us\n")
+    one_line_error(proc, 1, str(store), "not a usable drill store", "row")
+    assert proc.elapsed < BOUND and fingerprint(store) == before and listing(tmp_path) == names
+
+
+# -- 19.5 closed streams, ASCII-only encodings, float limits, -o - -------------------------------
+
+ROOF = ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "4096,4096,4096"]
+
+
+def _shell(command: str, *, env: dict | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    started = time.monotonic()
+    proc = subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, env=env or drill_env(),
+                          timeout=BOUND)
+    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]
+    proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
+    return proc
+
+
+def test_closed_standard_streams_are_no_traceback(tmp_path):
+    drill = " ".join(DRILL)
+    store = healthy_store(tmp_path / "s.db")
+    before = fingerprint(store)
+    for verb in (" ".join(ROOF), "chips", "misconceptions", f"stats --store {store}"):
+        proc = _shell(f"{drill} {verb} >&-")
+        one_line_error(proc, 1, "standard output is closed")
+        assert proc.elapsed < BOUND
+    proc = _shell(f"{drill} quiz --store {store} --family floor <&-")  # a closed stdin is an empty one
+    assert proc.returncode == 0 and "Traceback" not in proc.err and b"End of input: 0 reviews saved" in proc.stdout
+    proc = _shell(f"{drill} quiz --store {store} --family floor >&- 2>&-; echo rc=$?")
+    assert proc.stdout.strip() == b"rc=1" and proc.stderr == b""
+    proc = _shell(f"{drill} {' '.join(ROOF)} 2>&-")
+    assert proc.returncode == 0 and b"floor latency" in proc.stdout
+    assert fingerprint(store) == before
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_ascii_only_encodings_print_ascii_spellings(tmp_path, encoding):
+    env = {**drill_env(), "PYTHONIOENCODING": encoding}
+    for args, stdin in ((ROOF, ""), (["misconceptions"], ""),
+                        (["quiz", "--store", str(tmp_path / "s.db"), "--family", "floor", "--count", "1"], "1ms\n")):
+        proc = run(args, env=env, stdin=stdin)
+        assert proc.returncode == 0 and "Traceback" not in proc.err and proc.elapsed < BOUND, proc.err
+        proc.stdout.decode(encoding)  # what was printed is valid in that encoding
+        if encoding == "ascii":
+            assert proc.stdout.isascii()
+    out = run(ROOF, env={**drill_env(), "PYTHONIOENCODING": "ascii"}).stdout.decode()
+    assert "698 us" in out and " - " in out or "698 us" in out
+    with Store.open(tmp_path / "s.db", readonly=True) as s:
+        assert s.count_reviews() == 1  # the quiz's answer was saved despite the encoding
+
+
+def test_numbers_at_the_float_limits_format_and_serialise_as_json():
+    proc = run([*ROOF[:-2], "--shape", "8,8,8", "--link-bytes-per-s", "1e308"])
+    assert proc.returncode == 0 and "Traceback" not in proc.err and b"inf" in proc.stdout, proc.err
+
+    def strict(text: str):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+
+    data = strict(run([*ROOF[:-2], "--shape", "8,8,8", "--link-bytes-per-s", "1e-300", "--json"]).stdout)
+    assert data["ridge_flops_per_byte"] is None and data["non_finite"] == ["ridge_flops_per_byte"]
+    assert "non_finite" in run(["roofline", "--help"]).stdout.decode().replace("\n", " ")
+
+
+def test_export_dash_is_stdout_and_an_empty_name_is_a_usage_error(tmp_path):
+    os.chdir(tmp_path)
+    proc = run(["export", "--format", "csv", "--family", "ridge", "--chip", "v5e", "-o", "-"])
+    assert proc.returncode == 0 and proc.stdout.startswith(b"family,") and listing(tmp_path) == set()
+    one_line_error(run(["export", "--format", "csv", "-o", ""]), 2, "needs a file name")
+    assert listing(tmp_path) == set()
+
+
+# -- 19.6 the unclear messages ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["quiz", "--help"], ["chips"]])
+def test_help_and_version_into_a_closed_pipe_say_so(args):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before drill writes a byte: every write is EPIPE
+    try:
+        proc = run(args, stdout=write_end)
+    finally:
+        os.close(write_end)
+    one_line_error(proc, 141, "output closed (broken pipe)")
+    assert proc.elapsed < BOUND
+
+
+def test_stats_on_a_path_with_no_store_says_so_and_creates_nothing(tmp_path):
+    missing = tmp_path / "typo" / "drill.sqlite3"
+    proc = run(["stats", "--store", str(missing)])
+    one_line_error(proc, 1, f"no store at {missing}", "nothing was created")
+    assert not (tmp_path / "typo").exists() and listing(tmp_path) == set()
+
+
+def test_non_utf8_names_print_as_byte_escapes(tmp_path):
+    odd = os.fsdecode(bytes(tmp_path) + b"/\xff.db")
+    proc = run(["stats", "--store", odd], env=strict_utf8_env())
+    line = one_line_error(proc, 1, "\\xff.db")
+    assert "\\udcff" not in line and "\udcff" not in line
+    proc = run(["quiz", "--store", odd, "--count", "1"], stdin="q\n", env=strict_utf8_env())
+    assert proc.returncode == 0 and b"\\xff.db" in proc.stdout and b"udcff" not in proc.stdout, proc.err
+    assert json.loads(run(["stats", "--json", "--store", odd]).stdout)["store"].endswith("\\xff.db")
