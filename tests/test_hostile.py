@@ -768,7 +768,7 @@ ROWS = {
     "step='x'": "UPDATE cards SET card = json_set(card, '$.step', 'x')",
     "stability -5": "UPDATE cards SET card = json_set(card, '$.stability', -5)",
     "stability NaN": "UPDATE cards SET card = replace(card, json_extract(card, '$.stability'), 'NaN')",
-    "stability inf": "UPDATE cards SET card = json_set(card, '$.stability', 9e999)",
+    "stability inf": "UPDATE cards SET card = replace(card, json_extract(card, '$.stability'), 'Infinity')",
     "stability 0": "UPDATE cards SET card = json_set(card, '$.stability', 0)",
     "step null in state 3": "UPDATE cards SET card = json_set(card, '$.state', 3, '$.step', NULL)",
     "seconds_taken='x'": "UPDATE reviews SET seconds_taken = 'x' WHERE id = 1",

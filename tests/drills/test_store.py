@@ -243,3 +243,74 @@ def test_errors_other_than_damage_say_what_happened(tmp_path: Path) -> None:
     (tmp_path / "plain-file").write_text("x")
     with pytest.raises(StoreError, match="can not open the store"):
         Store.open(tmp_path / "plain-file" / "drill.sqlite3")  # its parent is a file
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE cards SET reviews = 'x'",
+    "UPDATE cards SET card = json_set(card, '$.step', 'x')",
+    "UPDATE cards SET card = json_set(card, '$.stability', -5)",
+    "UPDATE cards SET card = json_set(card, '$.stability', 0)",
+    "UPDATE cards SET card = json_set(card, '$.difficulty', 11)",
+    "UPDATE cards SET card = json_set(card, '$.state', 3, '$.step', NULL)",
+    "UPDATE cards SET card = json_set(card, '$.state', 7)",
+])
+def test_a_row_damaged_after_open_is_one_line_when_its_card_comes_due(tmp_path: Path, damage: str) -> None:
+    """Damage made while a quiz runs (after the open-time check) is reported like damage at open."""
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+        s.record_review(review(), now=T0 + timedelta(days=1))
+        other = sqlite3.connect(path)
+        other.execute(damage)
+        other.commit()
+        other.close()
+        with pytest.raises(StoreError, match="not a usable drill store .*the cards row of skill") as caught:
+            s.record_review(review(), now=T0 + timedelta(days=30))
+        assert "\n" not in str(caught.value)
+        assert s.count_reviews() == 2  # rolled back: nothing written
+    with pytest.raises(StoreError, match="cards row of skill"):  # and the open-time check agrees
+        Store.open(path)
+
+
+def test_undo_refuses_when_the_skill_was_reviewed_since_and_changes_nothing(tmp_path: Path) -> None:
+    from drills.store import UndoRefused
+
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as a, Store.open(path) as b:
+        a.record_review(review(session="A"), now=T0)
+        b.record_review(review(session="B"), now=T0 + timedelta(minutes=20))
+        before_cards, before_log = b.cards(), b.reviews()
+        with pytest.raises(UndoRefused, match="reviewed since"):
+            a.undo_review(a.last_review_id("A"))
+        assert a.cards()["floor/v5e/matmul"].card.to_dict() == before_cards["floor/v5e/matmul"].card.to_dict()
+        assert a.reviews() == before_log
+        assert b.undo_review(b.last_review_id("B"))  # the latest review may be undone
+        assert a.cards()["floor/v5e/matmul"].reviews == 1
+        assert a.undo_review(a.last_review_id("A"))  # and then A's, which is the latest again
+        assert a.cards() == {}
+
+
+def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from drills import store as store_module
+
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # this process: /proc/locks shows our own PID, which is skipped
+        started = time.monotonic()
+        original = store_module.LOCK_TIMEOUT_S
+        store_module.LOCK_TIMEOUT_S = 0.5
+        try:
+            with pytest.raises(store_module.StoreInUse, match="in use by another process") as caught:
+                s.record_review(review(), now=T0 + timedelta(days=1))
+        finally:
+            store_module.LOCK_TIMEOUT_S = original
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert time.monotonic() - started < 2.0
+        assert "Move it aside" not in str(caught.value) and f"PID {os.getpid()}" not in str(caught.value)
+        assert s.count_reviews() == 1
