@@ -70,7 +70,7 @@ def render(bench_dir: Path) -> tuple[str, str]:
     play = data.playground_data()
     d = play["defaults"]
     first = data.python_case(d["chip"], d["op"], d["n"], d["dtype"])
-    chapter, cards = _parts_html(CHAPTER_PATH.read_text(encoding="utf-8"))
+    chapter, cards = _parts_html(safeio.read_text_bounded(CHAPTER_PATH))
     cells, nb = sections.notebook_cells(NOTEBOOK_PATH)
     colab = sections.colab_link(sections.repo_url(nb), NOTEBOOK_REPO_PATH)
     colab_html = (f'<a id="colab-link" href="{esc(colab)}">open in Colab →</a> runs from the repository; save a copy to keep it'
@@ -86,7 +86,7 @@ def render(bench_dir: Path) -> tuple[str, str]:
         f"{esc(o['name'])}: {esc(o['description'])} (<code>--op {esc(o['cost_op'])} --shape "
         f"{esc(','.join(costs.OPS[o['cost_op']].dims))} = {esc(','.join(str(s) for s in o['shape']))}</code>)"
         for o in play["ops"])
-    page = Template((ASSETS / "index.html").read_text(encoding="utf-8")).substitute(
+    page = Template(safeio.read_text_bounded(ASSETS / "index.html")).substitute(
         lab_done=" done" if lab_done else "",
         lab_text=esc(f"{gate['accelerator_records']} accelerator record(s) in {bench_dir.name or bench_dir}"),
         gate_done=" done" if gate["status"] == "pass" else "",
@@ -147,7 +147,7 @@ def build(out_dir: Path, bench_dir: Path) -> BuildResult:
         out_dir.mkdir(parents=True, exist_ok=True)
         _write(out_dir / "index.html", page)
         for name in ("site.js", "site.css"):
-            _write(out_dir / name, (ASSETS / name).read_text(encoding="utf-8"))
+            _write(out_dir / name, safeio.read_text_bounded(ASSETS / name))
     except OSError as exc:  # a generator.safeio refusal is already one line naming the file
         raise SiteError(str(exc) if isinstance(exc, safeio.SafeIOError)
                         else f"cannot write to '{safeio.display_path(out_dir)}': {exc.strerror or exc}") from None

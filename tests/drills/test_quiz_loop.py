@@ -163,3 +163,9 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
     unknown = runner.invoke(cli, ["check", "--problem-id", "floor:v5e:nope", "--answer", "1 s"])
     assert unknown.exit_code == 2 and "unknown problem id" in unknown.output
     assert not (tmp_path / "never.db").exists()
+
+
+def test_quiz_help_lists_every_command_and_the_lock_bound() -> None:
+    text = " ".join(CliRunner().invoke(cli, ["quiz", "--help"]).output.split())
+    for word in ("? hint", "s skip", "u undo", "q quit", "asks that question again", "at most 5 s"):
+        assert word in text, word

@@ -218,3 +218,41 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path):
     with pytest.raises(safeio.SafeIOError, match="No space left"):
         safeio.atomic_write(f, explode)
     assert f.read_bytes() == b"previous" and sorted(p.name for p in tmp_path.iterdir()) == ["deck.apkg"]
+
+
+def test_fmt_and_json_at_the_float_limits() -> None:
+    """Numbers past the float range format (no exception) and serialise as standard JSON."""
+    import json
+    import math
+
+    from generator.units import fmt, json_ready, sci
+
+    for value in (math.inf, -math.inf, math.nan, 1e308 * 10):
+        for unit in ("s", "FLOP/byte", "", "B/s"):
+            assert isinstance(fmt(value, unit), str)
+        assert sci(value) in ("inf", "-inf", "nan")
+    assert fmt(1e-300, "s").endswith("ps") and fmt(8.72e-5, "s") == "87.2 µs"  # unchanged inside the range
+    assert sci(1.97e14) == "1.97e14" and fmt(682.666, "FLOP/byte") == "682.7 FLOPs/byte"
+    ready = json_ready({"a": math.inf, "b": [1.0, math.nan], "c": {"d": -math.inf}, "e": 2})
+    assert json.loads(json.dumps(ready, allow_nan=False)) == {
+        "a": None, "b": [1.0, None], "c": {"d": None}, "e": 2, "non_finite": ["a", "b[1]", "c.d"]}
+    assert "non_finite" not in json_ready({"a": 1.0})
+
+
+def test_yaml_alias_bounds() -> None:
+    import time
+
+    import pytest
+
+    from generator.yamlio import YAMLBoundError, safe_load
+
+    bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+        f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    started = time.monotonic()
+    with pytest.raises(YAMLBoundError) as caught:
+        safe_load(bomb)
+    assert time.monotonic() - started < 1.0 and "lol" not in str(caught.value)
+    with pytest.raises(YAMLBoundError, match="refers to the node that contains it"):
+        safe_load("a: &x [1, *x]")
+    assert safe_load("base: &b {peak: 1}\nv5e: *b\nv6e: *b\n") == {"base": {"peak": 1}, "v5e": {"peak": 1},
+                                                                    "v6e": {"peak": 1}}
