@@ -585,9 +585,9 @@ def _check_writable(path: pathlib.Path) -> None:
             writable = os.access(target, os.W_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0))
             if safeio._read_only_by_mode(st.st_mode) or not writable:
                 raise StoreError(
-                    f"{what} {_shown(target)} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); a quiz must "
-                    f"record answers there, so nothing was asked or written. Make it writable or pick another "
-                    f"store with --store PATH")
+                    f"{what} {_shown(target)} is read-only (mode {stat.S_IMODE(st.st_mode):04o}) and drill "
+                    f"records answers and ticks there, so nothing was asked or written. Make it writable or "
+                    f"pick another store with --store PATH")
 
 
 def _check_file(path: pathlib.Path) -> bool:
