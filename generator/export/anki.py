@@ -1,5 +1,10 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
+Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
+a fresh one each day; the card itself is ``generator.export.card``, its data
+``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
+`drill deck --fixed`).
+
 Design, against how Anki imports (checked with the official ``anki`` package):
 
 - Note type and deck ids are fixed here. Anki matches an imported note type by
@@ -8,8 +13,9 @@ Design, against how Anki imports (checked with the official ``anki`` package):
   change to ``FIELDS`` or the templates needs a new ``MODEL_ID``;
   ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
   when the two drift apart.
-- A note's GUID is derived from the problem id, so the same problem is the same
-  note on every build: re-importing updates its fields, keeps its review history.
+- A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
+  deck), so the same problem or skill is the same note on every build: re-importing
+  updates its fields, keeps its review history.
 - Anki only updates a note when the incoming note is newer than its copy, so
   packages carry the time they are written (never a fixed timestamp).
 - Media are imported only when a field references them, and a changed file
