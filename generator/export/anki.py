@@ -247,7 +247,7 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
 VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
-VARIANT_MODEL_FINGERPRINT = "f64e01a7b8004f17"
+VARIANT_MODEL_FINGERPRINT = "ea9b355f659bf003"
 
 
 def variant_model_fingerprint() -> str:

@@ -109,13 +109,14 @@ SCRIPT = r"""(function () {
     qa(".rk-v").forEach(function (el) { el.hidden = el.getAttribute("data-v") !== String(i); });
     qa(".rk-front, .rk-back").forEach(function (el) { el.setAttribute("data-problem-id", v.id); });
     if (!back) return;
-    var r = verdict(v, typed), m = d.m[r[1]], box = q(".rk-verdict"), input = q("input[name=answer]");
+    var r = verdict(v, typed), m = d.m[r[1]], box = q(".rk-verdict"), input = q("input[name=answer]"), t;
     back.setAttribute("data-verdict", r[0]);
     back.setAttribute("data-misconception", r[1]);
     if (input) { input.value = typed || ""; input.readOnly = true; }
     if (box) {
-      box.textContent = r[0] === "right" ? "Your answer " + typed + " is right." :
-        r[0] === "wrong" ? "Your answer " + typed + " is wrong." : "";
+      t = String(typed || "").trim();
+      box.textContent = r[0] !== "none" ? "Your answer " + t + (v.u ? " " + v.u : "") + " is " + r[0] + "." :
+        t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads a plain number or a listed choice." : "";
       if (m) box.textContent += " That is the classic mistake '" + r[1] + "' (" + m[0] + "): " + m[1];
     }
   }

@@ -74,7 +74,7 @@ class Variant:
         if a.is_choice:
             out.update(k=a.choice, c=list(a.choices))
         else:
-            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale)  # type: ignore[arg-type]
+            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit)  # type: ignore[arg-type]
         return out
 
 

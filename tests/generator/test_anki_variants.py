@@ -164,6 +164,7 @@ def test_numbers_change_by_day_and_agree_front_to_back(deck, browser):
             check = drill_json("check", "--problem-id", front_id[0], "--answer", visible, "--json")
             assert check["correct"] is True and check["expected_display"] == visible
             assert r.attrs(".rk-back", "data-verdict") == ["right"]
+            assert r.visible_text(".rk-verdict") == f"Your answer {typed} {v['u']} is right."
             seen.append((front_id[0], visible))
         assert len({i for i, _ in seen}) == 4, "the numbers must change from one day to the next"
         assert len({a for _, a in seen}) > 1
@@ -258,9 +259,12 @@ def test_a_thousand_typed_answers_match_drill_check(deck, browser, monkeypatch):
                 window.rudriteCard.show(j, t);
                 const b = document.querySelector('.rk-back');
                 return [b.getAttribute('data-problem-id'), b.getAttribute('data-verdict'),
-                        b.getAttribute('data-misconception')];
+                        b.getAttribute('data-misconception'), document.querySelector('.rk-verdict').textContent];
             })""", cases)
-            for (j, typed), (shown_id, verdict, misconception) in zip(cases, got):
+            for (j, typed), (shown_id, verdict, misconception, said) in zip(cases, got):
+                if misconception:  # the back names the mistake and gives its one-line explanation
+                    name, explanation = data["m"][misconception]
+                    assert f"'{misconception}' ({name}): {explanation}" in said
                 v = data["v"][j]
                 assert shown_id == v["id"]
                 unit = re.search(r"Type a number in (.+?), like", r.page.eval_on_selector(
