@@ -65,30 +65,72 @@ def _target(path: str) -> None:
         raise _output_error(exc) from None
 
 
+MAX_VARIANTS = 64
+
+
+def card_rules():
+    """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
+    the cards check a typed answer exactly as `drill check` does."""
+    from drills import assess
+    from generator import generate
+    from generator.export.variants import CardRules
+
+    def good_rel(problem):
+        # drills.grading.grade_number: the problem's tolerance, else the family's good_rel.
+        return problem.tolerance if problem.tolerance > 0 else generate.grading_bands(problem.family).good_rel
+
+    return CardRules(stated_unit=assess.stated_unit, good_rel=good_rel)
+
+
 @click.command()
 @_selection
+@click.option("--variants", type=click.IntRange(1, MAX_VARIANTS), default=None, metavar="K",
+              help="Problems per note (one note per skill; the card shows a different one each day). "
+                   "Default 8; 1 to 64.")
+@click.option("--fixed", is_flag=True,
+              help="The old form: one note per problem, its numbers fixed (use --count for problems per skill).")
 @click.option("-o", "--output", "output", required=True, metavar="PATH.apkg",
               help="Where to write the Anki package (written whole or not at all).")
-def deck(chips, families, count, seed, specs_dir, output) -> None:
-    """Build an Anki deck (.apkg) of drill problems.
+@click.pass_context
+def deck(ctx, chips, families, count, seed, specs_dir, variants, fixed, output) -> None:
+    """Build an Anki deck (.apkg) of drill problems: one note per skill, fresh numbers every day.
 
-    Deck tree "Rudrite Kernels::Stage 0::<family>"; the front is the prompt (with a hint
-    on demand), the back the answer and the worked solution with each constant's source.
-    Notes are keyed by problem id, so importing a regenerated deck updates the notes you
-    already have (keeping their reviews) and adds new ones, without duplicates.
+    Deck tree "Rudrite Kernels::Stage 0::<family>". Each note holds K problems of one
+    skill, all computed here (answer, tolerance, worked solution with each constant's
+    source, classic wrong answers); the card shows one per local calendar day (the same
+    on front and back) and checks a number typed on the front by `drill check`'s rules.
+    A client that runs no script shows the first problem. Notes are keyed by skill id,
+    so importing a regenerated deck updates your notes in place (reviews kept).
+    With --fixed: one note per problem (keyed by problem id), numbers never change.
     """
     if not output.endswith(".apkg"):
         raise click.UsageError(f"the output must be an .apkg file, got '{output}'")
-    _target(output)
-    problems, reg = _generate(chips, families, count, seed, specs_dir)
-    from generator.export import anki
+    from click.core import ParameterSource
 
+    count_given = ctx.get_parameter_source("count") != ParameterSource.DEFAULT
+    if fixed and variants is not None:
+        raise click.UsageError("--variants makes the daily-variant deck; --fixed takes --count instead")
+    if not fixed and count_given:
+        raise click.UsageError("--count is for --fixed decks; the default deck takes --variants K")
+    _target(output)
+    from generator.export import anki
+    from generator.export.variants import DEFAULT_VARIANTS
+
+    k = DEFAULT_VARIANTS if variants is None else variants
+    problems, reg = _generate(chips, families, count if fixed else k, seed, specs_dir)
     descriptions = {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
     try:
-        report = anki.write_deck(problems, output, descriptions)
+        if fixed:
+            report = anki.write_deck(problems, output, descriptions)
+        else:
+            from generator.export.variants import skill_notes
+
+            notes = skill_notes(problems, card_rules(), reg.by_id, k)
+            report = anki.write_variant_deck(notes, output, descriptions)
     except ExportError as exc:
         raise _output_error(exc) from None
-    click.echo(f"wrote {report.notes} notes in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
+    what = "notes" if fixed else f"notes (one per skill, up to {k} variants each)"
+    click.echo(f"wrote {report.notes} {what} in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
     click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
 

@@ -1,5 +1,10 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
+Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
+a fresh one each day; the card itself is ``generator.export.card``, its data
+``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
+`drill deck --fixed`).
+
 Design, against how Anki imports (checked with the official ``anki`` package):
 
 - Note type and deck ids are fixed here. Anki matches an imported note type by
@@ -8,8 +13,9 @@ Design, against how Anki imports (checked with the official ``anki`` package):
   change to ``FIELDS`` or the templates needs a new ``MODEL_ID``;
   ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
   when the two drift apart.
-- A note's GUID is derived from the problem id, so the same problem is the same
-  note on every build: re-importing updates its fields, keeps its review history.
+- A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
+  deck), so the same problem or skill is the same note on every build: re-importing
+  updates its fields, keeps its review history.
 - Anki only updates a note when the incoming note is newer than its copy, so
   packages carry the time they are written (never a fixed timestamp).
 - Media are imported only when a field references them, and a changed file
@@ -34,8 +40,9 @@ from typing import Iterable
 import genanki
 
 from generator import catalogue, misconceptions
-from generator.export import atomic_write
+from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
+from generator.export.variants import SkillNote
 from generator.families.base import show
 from generator.problem import Problem
 
@@ -101,19 +108,22 @@ def answer_html(problem: Problem) -> str:
     return f"<b>{html.escape(show(a.value, a.unit))}</b>{band}"
 
 
-def solution_html(problem: Problem) -> str:
+def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """The worked steps, then the classic wrong answers to this problem and the mistake behind each
-    (``generator.misconceptions``), so the back of the card names a slip the learner may have made."""
+    (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
+    slip the learner may have made."""
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
     body = html.escape("\x1e".join(problem.solution), quote=False)
     steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
-    return steps + mistakes_html(problem)
+    return steps + mistakes_html(problem, wrong)
 
 
-def mistakes_html(problem: Problem) -> str:
+def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """"If you got X: <the mistake>" for each distinct classic wrong answer ("" when none applies)."""
     shown: dict[str, str] = {}
-    for wrong in misconceptions.wrong_answers(problem):
+    if wrong_answers is None:
+        wrong_answers = misconceptions.wrong_answers(problem)
+    for wrong in wrong_answers:
         a = problem.answer
         value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)
         shown.setdefault(value, f"{wrong.misconception.name} ({wrong.step})")
@@ -227,6 +237,61 @@ def _ids(timestamp: float):
 def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] | None = None) -> DeckReport:
     """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>."""
     decks, media = build_decks(problems, descriptions)
+    target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
+    return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
+                      tuple(sorted(media)), Path(target).stat().st_size)
+
+
+# --- The variant deck (the default): one note per skill, K variants, a fresh one every day -------------
+# A second note type, so the fixed deck's notes and reviews are left as they are (see README: moving
+# from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
+VARIANT_MODEL_ID = 1_739_240_002
+VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
+VARIANT_MODEL_FINGERPRINT = "ea9b355f659bf003"
+
+
+def variant_model_fingerprint() -> str:
+    blob = json.dumps([card.FIELDS, *card.templates(), card.CSS], separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def skill_guid(skill_id: str) -> str:
+    """A variant note's GUID: from its skill id alone, so a regenerated deck updates the same notes."""
+    return genanki.guid_for("rudrite-skill", skill_id)
+
+
+_QFMT, _AFMT = card.templates()
+VARIANT_MODEL = genanki.Model(
+    VARIANT_MODEL_ID, VARIANT_MODEL_NAME, fields=[{"name": f} for f in card.FIELDS],
+    templates=[{"name": "Skill", "qfmt": _QFMT, "afmt": _AFMT}], css=card.CSS, sort_field_index=0)
+
+
+def variant_fields(note: SkillNote, figures: "_Figures") -> list[str]:
+    """The note's fields in ``card.FIELDS`` order, as HTML (and the script's JSON)."""
+    shown = {v.problem.id: figures.for_problem(v.problem) for v in note.variants}
+    return [card.skill_html(note), card.front_html(note),
+            card.back_html(note, answer_html, solution_html, shown), card.data_json(note)]
+
+
+def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None):
+    """genanki decks (one per family, first-seen order) of skill notes, and the media they reference."""
+    decks: dict[str, genanki.Deck] = {}
+    figures = _Figures()
+    for n in notes:
+        deck = decks.get(n.family)
+        if deck is None:
+            if n.family not in DECK_IDS:
+                raise ValueError(f"no deck id for family '{n.family}'; add one to DECK_IDS")
+            deck = decks[n.family] = genanki.Deck(DECK_IDS[n.family], deck_name(n.family),
+                                                  _text((descriptions or {}).get(n.family, "")))
+        deck.add_note(genanki.Note(model=VARIANT_MODEL, fields=variant_fields(n, figures), guid=skill_guid(n.skill),
+                                   tags=[t.replace(" ", "_") for t in n.tags]))
+    return list(decks.values()), figures.files
+
+
+def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str, str] | None = None) -> DeckReport:
+    """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>."""
+    decks, media = build_variant_decks(notes, descriptions)
     target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)

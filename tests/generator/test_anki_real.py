@@ -115,30 +115,90 @@ def test_reimporting_the_same_deck_adds_nothing(col, tmp_path):
     assert not log.new and col.note_count() == before == len(problems)
 
 
-def test_the_rebuilt_deck_imports_over_the_previous_one(col, tmp_path):
-    """The committed deck (rebuilt for the grading and misconception changes) over the one it replaces
-    (tests/generator/fixtures/rudrite-stage0-v1.apkg, the previous decks/rudrite-stage0.apkg):
-    notes updated in place, no duplicate notes, one note type, the studied card's review kept."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    import_package(col, root / "tests" / "generator" / "fixtures" / "rudrite-stage0-v1.apkg")
-    before = col.note_count()
-    ridge = note_by_id(col, "ridge:v5e:bf16")
-    card = ridge.cards()[0]
+def study_one(col, card):
+    """Answer ``card``'s deck's next card Good; returns that card's id."""
     col.decks.select(card.did)
     queued = col.sched.get_queued_cards(fetch_limit=1).cards[0]
     studied = Card(col, backend_card=queued.card)
     studied.start_timer()
     col.sched.answer_card(col.sched.build_answer(card=studied, states=queued.states, rating=CardAnswer.GOOD))
+    return studied.id
 
-    log = import_package(col, root / "decks" / "rudrite-stage0.apkg")
+
+def test_a_fixed_deck_imports_over_the_previous_one(col, tmp_path):
+    """`drill deck --fixed` (the old one-problem-per-note form) over the first published deck
+    (tests/generator/fixtures/rudrite-stage0-v1.apkg): notes updated in place, no duplicate notes,
+    one note type, the studied card's review kept."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    import_package(col, root / "tests" / "generator" / "fixtures" / "rudrite-stage0-v1.apkg")
+    before = col.note_count()
+    studied = study_one(col, note_by_id(col, "ridge:v5e:bf16").cards()[0])
+
+    fixed = tmp_path / "fixed.apkg"
+    export.write_deck(generate(count=3, seed=0), str(fixed))
+    log = import_package(col, fixed)
     ids = [col.get_note(n)["Id"] for n in col.find_notes("")]
     assert len(ids) == len(set(ids)), "a problem id appears on two notes"
     assert col.note_count() == before + len(log.new)
     assert len(log.updated) > 0.5 * before  # the same problems, updated in place
     assert [m["name"] for m in col.models.all()].count(export.MODEL_NAME) == 1
-    after = col.get_card(studied.id)
+    after = col.get_card(studied)
     assert after.reps == 1 and after.type != 0
-    assert col.db.scalar("select count() from revlog where cid = ?", studied.id) == 1
+    assert col.db.scalar("select count() from revlog where cid = ?", studied) == 1
     assert "the classic mistake is" in note_by_id(col, "ridge:v5e:bf16")["Solution"]
+
+
+def skill_notes_in(col):
+    return {col.get_note(n)["Skill"].split(" ", 1)[0]: n
+            for n in col.find_notes(f'"note:{export.VARIANT_MODEL_NAME}"')}
+
+
+def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
+    """The committed deck (variant form) over the previous committed deck (fixed form, the fixture
+    rudrite-stage0-fixed-v2.apkg), then a regenerated variant deck over it: the old notes and their
+    reviews stay untouched, one note per skill, and re-importing updates in place with 0 new notes
+    and the studied skill card's review kept."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+    from generator.generate import skills
+
+    root = Path(__file__).resolve().parents[2]
+    import_package(col, root / "tests" / "generator" / "fixtures" / "rudrite-stage0-fixed-v2.apkg")
+    old_notes = col.note_count()
+    old_studied = study_one(col, note_by_id(col, "ridge:v5e:bf16").cards()[0])
+
+    log = import_package(col, root / "decks" / "rudrite-stage0.apkg")
+    by_skill = skill_notes_in(col)
+    assert len(log.new) == len(by_skill) == len(skills()) == col.note_count() - old_notes
+    guids = col.db.list("select guid from notes")
+    assert len(guids) == len(set(guids)), "0 duplicates"
+    assert {m["name"] for m in col.models.all()} >= {export.MODEL_NAME, export.VARIANT_MODEL_NAME}
+    assert [m["name"] for m in col.models.all()].count(export.VARIANT_MODEL_NAME) == 1
+    assert col.get_card(old_studied).reps == 1  # the old deck's history is untouched
+    # README's move: the old note type's cards, found in one search and suspended (history kept).
+    old_cards = col.find_cards(f'"note:{export.MODEL_NAME}"')
+    assert len(old_cards) == old_notes
+    col.sched.suspend_cards(old_cards)
+
+    skill_card = col.get_note(by_skill["ridge:v5e:bf16"]).cards()[0]
+    studied = study_one(col, skill_card)
+    assert col.get_card(studied).note().id in by_skill.values()
+
+    time.sleep(1.1)  # Anki updates only from a newer package (whole-second note mtimes)
+    again = tmp_path / "regenerated.apkg"
+    result = CliRunner().invoke(cli, ["deck", "--seed", "5", "-o", str(again)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    notes_before = col.note_count()
+    log = import_package(col, again)
+    assert not log.new and col.note_count() == notes_before
+    assert len(log.updated) == len(by_skill)
+    assert skill_notes_in(col) == by_skill  # the same notes, updated in place
+    after = col.get_card(studied)
+    assert after.reps == 1 and after.type != 0
+    assert col.db.scalar("select count() from revlog where cid = ?", studied) == 1
+    assert [m["name"] for m in col.models.all()].count(export.VARIANT_MODEL_NAME) == 1

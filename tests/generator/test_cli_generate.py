@@ -92,7 +92,7 @@ def test_export_is_deterministic(capsys):
 ])
 def test_bad_selection_is_one_line_exit_2(capsys, tmp_path, argv, message):
     target = tmp_path / "x.apkg"
-    assert message in usage_error(capsys, "deck", *argv, "-o", str(target))
+    assert message in usage_error(capsys, "deck", "--fixed", *argv, "-o", str(target))
     assert message in usage_error(capsys, "export", "--format", "json", *argv)
     assert not target.exists()
 

@@ -1,0 +1,148 @@
+"""The data of a variant card: one note per skill, K problems computed in Python, nothing left to the card.
+
+A ``SkillNote`` holds up to K ``Variant``s of one skill (the skills the quiz
+schedules). Each variant carries everything the card shows and checks, all
+computed here: the problem (prompt, answer, worked solution with sources, hint),
+the unit a typed number is read in and its scale, the two tolerances (grading's
+and the misconception match's) and the classic wrong answers with their
+misconception ids. The card's script only picks a variant and compares numbers.
+
+What a plain number means and how right is judged are the drill's own rules,
+which live above this package (``drills.assess.stated_unit``,
+``drills.grading``): the caller passes them in as ``CardRules`` so data keeps
+flowing one way (drills -> generator) and the card can not drift from
+``drill check``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from generator import answers, misconceptions
+from generator.families.base import Skill
+from generator.problem import Problem
+from generator.units import fmt
+
+# Variants per note by default: 8 keeps the full course deck near 1 MB (see README) while a card
+# shows the same numbers again only every 8th review day at most.
+DEFAULT_VARIANTS = 8
+# The tolerance ``misconceptions.diagnose_all`` matches a wrong answer with when the problem sets none.
+DIAGNOSE_DEFAULT_REL = 0.05
+
+_SPELLED = {"us": "µs", "FLOP/byte": "FLOPs/byte"}  # how a stated unit is written on the card
+
+
+@dataclass(frozen=True)
+class CardRules:
+    """The drill's grading rules the card must follow (given by ``drills``; see the module docstring).
+
+    ``stated_unit(problem)``: the unit the prompt asks a bare number in, or None.
+    ``good_rel(problem)``: the relative error ``drill check`` accepts as right.
+    """
+
+    stated_unit: Callable[[Problem], str | None]
+    good_rel: Callable[[Problem], float]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One problem of a skill note, with what the card needs to check a typed answer.
+
+    ``unit``: the unit a typed plain number is read in, as written on the card ("µs";
+    "" for plain counts and for choices); ``unit_scale``/``base_scale``: what one typed
+    unit and one unit of the answer are in base SI (the card computes typed x unit_scale /
+    base_scale, as ``generator.answers.parse_number`` does); ``good_rel``: grading's
+    tolerance; ``diagnose_rel``: the misconception match's; ``wrong``: the classic wrong
+    answers in ``misconceptions.wrong_answers`` order.
+    """
+
+    problem: Problem
+    unit: str
+    unit_scale: float
+    base_scale: float
+    good_rel: float
+    diagnose_rel: float
+    wrong: tuple[misconceptions.WrongAnswer, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The card's compact data for this variant (see ``generator.export.card``)."""
+        a = self.problem.answer
+        out: dict[str, Any] = {"id": self.problem.id, "t": self.good_rel, "dt": self.diagnose_rel,
+                               "w": [[w.value, w.misconception.id] for w in self.wrong]}
+        if a.is_choice:
+            out.update(k=a.choice, c=list(a.choices))
+        else:
+            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit)  # type: ignore[arg-type]
+        return out
+
+
+@dataclass(frozen=True)
+class SkillNote:
+    """One note: a skill and its variants; ``offset`` staggers the daily rotation between notes."""
+
+    skill: str
+    family: str
+    description: str
+    tags: tuple[str, ...]
+    variants: tuple[Variant, ...]
+
+    @property
+    def offset(self) -> int:
+        return int(hashlib.sha256(self.skill.encode()).hexdigest()[:8], 16) % len(self.variants)
+
+    def to_dict(self) -> dict[str, Any]:
+        used = {w.misconception.id: w.misconception for v in self.variants for w in v.wrong}
+        return {"skill": self.skill, "offset": self.offset, "v": [v.to_dict() for v in self.variants],
+                "m": {mid: [m.name, m.explanation] for mid, m in sorted(used.items())}}
+
+
+def card_unit(problem: Problem, stated: str | None) -> str:
+    """The unit a typed plain number is read in: the prompt's stated unit, else the answer's own
+    SI-prefixed unit as ``fmt`` prints it ("µs", "TFLOP/s"), else the base unit; "" for choices."""
+    a = problem.answer
+    if a.is_choice or a.unit == "":
+        return ""
+    if stated:
+        return _SPELLED.get(stated, stated)
+    if a.unit == "FLOP/byte":
+        return _SPELLED["FLOP/byte"]
+    shown = fmt(float(a.value), a.unit).split(" ", 1)[-1]  # type: ignore[arg-type]
+    try:
+        if answers.parse_unit(shown).dims == answers.parse_unit(a.unit).dims:
+            return shown
+    except answers.AnswerError:
+        pass
+    return a.unit
+
+
+def variant(problem: Problem, rules: CardRules) -> Variant:
+    a = problem.answer
+    unit = card_unit(problem, rules.stated_unit(problem))
+    unit_scale = base_scale = 1.0
+    if not a.is_choice:
+        unit_scale, base_scale = answers.parse_unit(unit).scale, answers.parse_unit(a.unit).scale
+    return Variant(problem, unit, unit_scale, base_scale, rules.good_rel(problem),
+                   problem.tolerance or DIAGNOSE_DEFAULT_REL, tuple(misconceptions.wrong_answers(problem)))
+
+
+def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str, Skill] | None = None,
+                max_variants: int = DEFAULT_VARIANTS) -> list[SkillNote]:
+    """Group problems by skill (first-seen order) into notes of at most ``max_variants`` variants.
+
+    ``skills`` (skill id -> ``Skill``) gives each note its description and tags; without it a
+    note takes the tags its first problem shares with every problem of the skill.
+    """
+    by_skill: dict[str, list[Problem]] = {}
+    for p in problems:
+        group = by_skill.setdefault(p.skill, [])
+        if len(group) < max_variants:
+            group.append(p)
+    notes = []
+    for skill, group in by_skill.items():
+        known = (skills or {}).get(skill)
+        tags = known.tags if known else tuple(t for t in group[0].tags if all(t in p.tags for p in group))
+        notes.append(SkillNote(skill, group[0].family, known.description if known else "", tags,
+                               tuple(variant(p, rules) for p in group)))
+    return notes

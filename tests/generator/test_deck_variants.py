@@ -1,0 +1,126 @@
+"""The variant deck without a browser: the notes, their data and the `drill deck` verb.
+
+The card's behaviour in a real Anki collection and Chromium is in test_anki_variants.py (slow).
+"""
+
+import json
+import re
+import sqlite3
+import zipfile
+
+import genanki
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+from drills.cmd_generate import card_rules
+from generator import generate as gen
+from generator.export import anki, card
+from generator.export.variants import DEFAULT_VARIANTS, skill_notes
+
+PROBLEMS = gen.generate(families=["floor", "bound", "ridge", "vocabulary", "critical_batch"], chips=["v5e"],
+                        count=4, seed=3)
+NOTES = skill_notes(PROBLEMS, card_rules(), gen.registry().by_id, 4)
+
+
+def _rows(path):
+    with zipfile.ZipFile(path) as z:
+        db = z.read("collection.anki2")
+    copy = path.with_suffix(".anki2")
+    copy.write_bytes(db)
+    return sqlite3.connect(copy).execute("select guid, flds, tags, mid from notes").fetchall()
+
+
+def test_one_note_per_skill_with_its_variants():
+    skills = {p.skill for p in PROBLEMS}
+    assert [n.skill for n in NOTES] == list(dict.fromkeys(p.skill for p in PROBLEMS))
+    assert len(NOTES) == len(skills)
+    for n in NOTES:
+        ids = [v.problem.id for v in n.variants]
+        assert ids == [p.id for p in PROBLEMS if p.skill == n.skill][:4]
+        assert 0 <= n.offset < len(n.variants)
+
+
+def test_variant_deck_notes_guids_and_fields(tmp_path):
+    path = tmp_path / "v.apkg"
+    report = anki.write_variant_deck(NOTES, str(path))
+    rows = _rows(path)
+    assert report.notes == len(rows) == len(NOTES)
+    assert {r[0] for r in rows} == {anki.skill_guid(n.skill) for n in NOTES}
+    assert {r[3] for r in rows} == {anki.VARIANT_MODEL_ID}
+    for guid, flds, tags, _ in rows:
+        fields = dict(zip(card.FIELDS, flds.split("\x1f")))
+        note = next(n for n in NOTES if anki.skill_guid(n.skill) == guid)
+        data = json.loads(fields["Data"])
+        assert data["skill"] == note.skill and [v["id"] for v in data["v"]] == [v.problem.id for v in note.variants]
+        # Every variant is written complete; all but the first hidden (a client without script shows the first).
+        for side in ("Front", "Back"):
+            blocks = re.findall(r'<div class="rk-v" data-v="(\d+)"( hidden)?>', fields[side])
+            assert blocks == [(str(i), "" if i == 0 else " hidden") for i in range(len(note.variants))]
+            assert f'data-problem-id="{note.variants[0].problem.id}"' in fields[side]
+        for v in note.variants:
+            assert v.problem.id in fields["Data"]
+            assert anki.answer_html(v.problem) in fields["Back"]
+        assert 'data-verdict="none" data-misconception=""' in fields["Back"]
+        assert set(tags.split()) == set(gen.registry().by_id[note.skill].tags)
+        for f in fields.values():
+            assert not genanki.Note._find_invalid_html_tags_in_field(f)
+
+
+def test_card_data_is_python_computed_and_script_safe():
+    note = next(n for n in NOTES if n.family == "floor")
+    text = card.data_json(note)
+    assert "<" not in text and ">" not in text and "&" not in text
+    data = json.loads(text)
+    v, variant = data["v"][0], note.variants[0]
+    assert v["k"] == variant.problem.answer.value and v["t"] == variant.good_rel
+    assert [w[1] for w in v["w"]] == [w.misconception.id for w in variant.wrong]
+    assert set(data["m"]) == {w.misconception.id for x in note.variants for w in x.wrong}
+    choice = next(n for n in NOTES if n.family == "bound").to_dict()["v"][0]
+    assert choice["k"] in choice["c"] and "s" not in choice
+
+
+def test_the_script_holds_no_formula():
+    """The template's script chooses and compares; no chip figure, unit prefix or formula constant in it."""
+    qfmt, afmt = card.templates()
+    assert card.SCRIPT in qfmt and "<script" not in afmt  # the back gets the script through {{FrontSide}}
+    numbers = set(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", card.SCRIPT))
+    assert numbers <= {"0", "1", "6", "3600", "1000", "60000", "86400000", "200"}, numbers
+
+
+def test_variant_note_type_id_changes_with_its_fields():
+    assert anki.variant_model_fingerprint() == anki.VARIANT_MODEL_FINGERPRINT, (
+        "card.FIELDS, the templates or the CSS changed: give the note type a new VARIANT_MODEL_ID, "
+        "then update VARIANT_MODEL_FINGERPRINT")
+    assert anki.VARIANT_MODEL_ID != anki.MODEL_ID and anki.VARIANT_MODEL_ID not in anki.DECK_IDS.values()
+
+
+def test_card_unit_follows_the_prompt():
+    from drills.assess import stated_unit
+
+    for n in NOTES:
+        for v in n.variants:
+            a = v.problem.answer
+            if a.is_choice:
+                assert v.unit == ""
+            elif stated_unit(v.problem):
+                assert v.unit_scale == pytest.approx(__import__("generator").answers.parse_unit(
+                    stated_unit(v.problem)).scale, rel=0)
+
+
+def test_deck_verb_forms(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "d.apkg"
+    r = runner.invoke(cli, ["deck", "--family", "ridge", "--chip", "v5e", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "one per skill" in r.output and {x[3] for x in _rows(out)} == {anki.VARIANT_MODEL_ID}
+    r = runner.invoke(cli, ["deck", "--family", "ridge", "--chip", "v5e", "--fixed", "--count", "2", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert {x[3] for x in _rows(out)} == {anki.MODEL_ID}
+    for bad in (["--count", "2"], ["--fixed", "--variants", "3"], ["--variants", "0"], ["--variants", "65"]):
+        r = runner.invoke(cli, ["deck", "--family", "ridge", *bad, "-o", str(out)])
+        assert r.exit_code == 2 and "Traceback" not in r.output, (bad, r.output)
+
+
+def test_default_k_is_stated():
+    assert DEFAULT_VARIANTS == 8
