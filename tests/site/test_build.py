@@ -398,3 +398,62 @@ def test_calibration_summarises_bias_spread_and_trend(tmp_path):
     assert by_op["softmax"]["runs"] == 2 and by_op["softmax"]["within_2x"] == 0.5
     assert by_op["add"]["median_ratio"] == pytest.approx((0.25 + 1.0) / 2)
     assert sorted(cal["trend"]) == [0.6, 1.0]
+
+
+@pytest.mark.slow
+def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
+    import os
+    import signal
+    import socket
+    import threading
+    import urllib.error
+    import urllib.request
+
+    out = tmp_path / "s"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the site")
+    proc = subprocess.Popen([sys.executable, "-m", "drills.cli", "site", "-o", str(out), "--serve", "--port", "0"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killer = threading.Timer(60, proc.kill)
+    killer.start()
+    try:
+        assert proc.stdout.readline().startswith("wrote ")
+        m = re.match(r"serving http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
+        port = int(m.group(1))
+        base = f"http://127.0.0.1:{port}"
+        (out / ".hidden").write_text("dotfile")
+        (out / "sub").mkdir()
+        (out / "sub" / "x.txt").write_text("x")
+        (out / "extra.html").write_text("not written by the build")
+        os.symlink(secret, out / "out-link.txt")
+        (out / "site.css").unlink()
+        os.symlink(secret, out / "site.css")  # a built name that became a link out of the folder
+
+        def status(path):
+            try:
+                with urllib.request.urlopen(base + path, timeout=10) as resp:
+                    return resp.status, resp.read()
+            except urllib.error.HTTPError as err:
+                return err.code, err.read()
+
+        assert status("/")[0] == 200 and b'id="ex01-chip"' in status("/")[1]
+        assert status("/site.js")[0] == 200
+        for path in ("/sub/", "/sub", "/.hidden", "/extra.html", "/out-link.txt", "/site.css", "/../secret.txt",
+                     "/%2e%2e/secret.txt", "/.", "/index.html/"):
+            code, body = status(path)
+            assert code == 404 and b"outside the site" not in body and b"Directory listing" not in body, path
+        assert status("/%00")[0] == 400 and status("/%ff")[0] == 400
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:  # a raw NUL byte in the path
+            sock.sendall(b"GET /index.html\x00.js HTTP/1.0\r\n\r\n")
+            answer = sock.recv(200)
+        assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), answer
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        finally:
+            killer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+    err = proc.stderr.read()
+    assert "Traceback" not in err, err
