@@ -457,3 +457,26 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
                 proc.kill()
     err = proc.stderr.read()
     assert "Traceback" not in err, err
+
+
+def test_the_notebook_installs_from_the_same_address_as_the_page():
+    from generator import project_urls
+    nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
+    assert sections.repo_url(nb) == project_urls.repository_url()  # one address: pyproject's, copied verbatim
+
+
+@pytest.mark.slow
+def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
+    nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code" and "REPO_URL = " in "".join(c["source"]))
+    install = cell.split("\nimport jax", 1)[0]  # the install half; jax is not needed to see the failure
+    install = install.replace('REPO_URL = ""', f'REPO_URL = "{tmp_path / "no-such-wheel.whl"}"', 1)
+    install = install.replace("def lab_installed() -> bool:", "def lab_installed() -> bool:\n    return False")
+    script = tmp_path / "install_cell.py"
+    script.write_text(install + "\n", encoding="utf-8")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("PIP_")}
+    env.update({"PIP_NO_INDEX": "1", "FORCE_COLOR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    line = next(l for l in res.stdout.splitlines() if l.startswith("Could not install the lab"))
+    why = line.split(": ", 1)[1]
+    assert "\x1b" not in line and not why.startswith("[") and why.strip(), line
