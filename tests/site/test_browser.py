@@ -219,6 +219,12 @@ def test_screenshot_and_no_console_errors(page, site):
 # ---------------------------------------------------------------- every screen
 
 WIDTHS = (320, 390, 1280)
+# How many pairs of the plot's text labels overlap on screen.
+OVERLAPS_JS = """() => { const r = Array.from(document.querySelectorAll('#ex01-plot text')).map(t => t.getBoundingClientRect());
+  let n = 0;
+  for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++)
+    if (r[i].left < r[j].right - 1 && r[j].left < r[i].right - 1 && r[i].top < r[j].bottom - 1 && r[j].top < r[i].bottom - 1) n++;
+  return n; }"""
 
 # The WCAG contrast of every element's own text against the nearest opaque background behind it.
 CONTRAST_JS = """() => {
@@ -257,6 +263,7 @@ def test_every_screen_fits_without_sideways_scroll(browser, site, width):
             page.select_option("#ex06-chip", chip)
             page.select_option("#ex01-chip", chip)
             assert page.evaluate("document.documentElement.scrollWidth") <= width, (chip, width)
+            assert page.evaluate(OVERLAPS_JS) == 0, (chip, width)
         page.click("details summary")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         # the plot's text renders at 11 px or more, at every width
@@ -272,6 +279,8 @@ def test_every_screen_fits_without_sideways_scroll(browser, site, width):
         if width < 640:
             label = page.locator("table.gate td").first.evaluate("td => getComputedStyle(td, '::before').content")
             assert label == '"row: "'
+        page.select_option("#ex06-chip", "v5e")
+        page.select_option("#ex01-chip", "v5e")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"page-{width}px.png"), full_page=True)
     finally:
@@ -307,6 +316,7 @@ def test_the_plot_has_a_tick_every_decade_labelled_peak_and_ridge_and_a_legend(p
         peak = re.search(r"peak ([0-9.e+]+) FLOP/s", worked).group(1)
         assert page.text_content("#ex01-ridge-label") == f"ridge {ridge}"
         assert page.text_content("#ex01-peak-label") == f"peak {peak} FLOP/s"
+        assert page.evaluate(OVERLAPS_JS) == 0, (chip, op, n)
     legend = page.text_content("#ex01-legend")
     assert "roof" in legend and "ridge" in legend and "compute-bound" in legend and "memory-bound" in legend
     key = page.text_content("#ex06-key")

@@ -158,7 +158,7 @@
     const shownW = Math.round(svg.getBoundingClientRect().width) || 420;
     const W = Math.max(240, shownW), H = Math.round(Math.min(320, Math.max(230, W * 0.7)));
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    const L = 50, R = 14, T = 24, B = 44, CHAR = 7.2; // CHAR: px per character of 12 px text (an upper bound)
+    const L = 62, R = 14, T = 24, B = 44, CHAR = 7.2; // CHAR: px per character of 12 px text (an upper bound)
     const decade = (v, up) => Math.pow(10, up ? Math.ceil(Math.log10(v)) : Math.floor(Math.log10(v)));
     const shown = r.intensity > 0 ? r.intensity : null;
     const x0 = decade(Math.min(0.1, shown ? shown / 3 : 0.1), false);
