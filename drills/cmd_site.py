@@ -12,11 +12,17 @@ import click
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("site-out"), show_default=True,
               help="Folder to write index.html, site.js and site.css into (created if missing).")
 @click.option("--bench", "bench_dir", type=click.Path(path_type=Path), default=Path("bench"), show_default=True,
-              help="Folder of lab records (lab-*.json) the gate is judged from.")
+              help="Folder of the course's published lab records (lab-*.json) the gate section is judged from.")
+@click.option("--records", "records_dir", type=click.Path(path_type=Path), default=None,
+              help="Your own records folder: ticks the mastery header's lab and gate items and shows your "
+                   "calibration (without it, nothing on the page counts as yours but this browser's ticks).")
+@click.option("--repo-url", default=None,
+              help="The repository's address for the Open-in-Colab link, https://github.com/OWNER/REPO "
+                   "[default: Repository under [project.urls] in pyproject.toml].")
 @click.option("--serve", is_flag=True, help="After building, serve the folder on http://127.0.0.1:PORT/ until Ctrl-C.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port for --serve (0: any free port).")
-def site(out_dir: Path, bench_dir: Path, serve: bool, port: int) -> None:
+def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str | None, serve: bool, port: int) -> None:
     """Build the Stage 0 course page: playground, memory hierarchy, lab, Can you, gate.
 
     The page works from file:// with no network: open OUT/index.html. It is built
@@ -28,11 +34,12 @@ def site(out_dir: Path, bench_dir: Path, serve: bool, port: int) -> None:
     source = click.get_current_context().get_parameter_source("port")
     if not serve and source is not None and source.name == "COMMANDLINE":
         raise click.UsageError("--port applies to --serve only")
-    if bench_dir.exists() and not bench_dir.is_dir():
-        raise click.UsageError(f"--bench '{bench_dir}' is not a directory")
+    for flag, folder in (("--bench", bench_dir), ("--records", records_dir)):
+        if folder is not None and not folder.is_dir():
+            raise click.UsageError(f"{flag} '{folder}' " + ("is not a directory" if folder.exists() else "does not exist"))
     started = time.perf_counter()
     try:
-        result = build(out_dir, bench_dir)
+        result = build(out_dir, bench_dir, records_dir, repo_url)
     except SiteError as exc:
         raise click.UsageError(str(exc)) from None
     elapsed_s = time.perf_counter() - started
@@ -43,12 +50,10 @@ def site(out_dir: Path, bench_dir: Path, serve: bool, port: int) -> None:
 
 
 def _serve(out_dir: Path, port: int) -> None:
-    import functools
-    import http.server
+    from drills.site.serve import make_server
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out_dir))
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server = make_server(out_dir, port)
     except OSError as exc:
         raise click.UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     click.echo(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C to stop)")

@@ -29,15 +29,27 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from fsrs import Scheduler
 
-from drills import assess, grading
+from drills import grading
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
 from generator import generate
 from generator.problem import Problem
+
+if TYPE_CHECKING:
+    from drills import assess
+
+
+def _assess():
+    """``drills.assess`` (and with it the misconception catalogue and the answer grammar), imported
+    when the first answer is read, not before the first question: the quiz's first prompt waits
+    for nothing it does not show."""
+    from drills import assess as module
+
+    return module
 
 DEFAULT_COUNT = 10
 DEFAULT_NEW_PER_DAY = 5
@@ -235,8 +247,8 @@ class Session:
             if command == "q":
                 raise _Quit
             seconds = self.clock() - started
-            outcome = assess.assess(problem, text, bands, seconds, shown)
-            if outcome.status != assess.GRADED:
+            outcome = _assess().assess(problem, text, bands, seconds, shown)
+            if outcome.status != _assess().GRADED:
                 self.io.say(outcome.feedback)
                 continue
             self._record(index, problem, skill, outcome, seconds)
@@ -255,7 +267,7 @@ class Session:
             fate = "nothing recorded; the skill keeps its schedule and stays due, so it comes back next session"
         else:
             fate = "nothing recorded; the skill stays new and will be offered again"
-        self.io.say(f"skipped ({fate}). The answer: {assess.expected_text(problem)}")
+        self.io.say(f"skipped ({fate}). The answer: {_assess().expected_text(problem)}")
         self.io.solution(problem)
 
     def _undo(self) -> tuple[int, Problem] | None:

@@ -40,6 +40,7 @@ import datetime as _dt
 import json
 import math
 import os
+import re
 import statistics
 import tempfile
 from dataclasses import dataclass, field
@@ -259,21 +260,24 @@ def _model_dict(t: C.CollectiveTime) -> dict:
 def fit_calibration(plan: Plan, measured: dict[str, float], local_matmul_s: float | None) -> dict:
     """Effective ring bandwidth (bytes/s) and per-hop latency (s) from this device's own AllGathers.
 
-    Model: t = V / W + hops · α on a ring with wraparound over the mesh axes. α from the
-    smallest AllGather (taken as latency-bound), W from the largest with α's share removed.
+    The model the predictions use, fitted as it is: t = max(V / (W · n_axes), hops · α) on a
+    ring with wraparound over the mesh axes. α from the smallest AllGather (its latency
+    term), W from the largest (its bandwidth term). Both fitting rows are then predicted
+    exactly whenever the time grows no faster than the bytes between them (the usual case);
+    ``exact_on_fit`` says whether it did.
     """
     gathers = sorted((r for r in plan.rows if r["op"] == "all_gather"), key=lambda r: r["bytes"])
     small, large = gathers[0], gathers[-1]
     hops = sum(C.axis_gather_hops(n, True) for n in plan.mesh_shape)
-    alpha = measured[small["id"]] / hops
-    rest = measured[large["id"]] - hops * alpha
     n_axes = len(plan.mesh_shape)
-    if rest <= 0 or large is small:
-        rest = measured[large["id"]]  # one size, or no room above latency: all of it is bandwidth
-    w_bidi = large["bytes"] / (rest * n_axes)
+    alpha = measured[small["id"]] / hops
+    w_bidi = large["bytes"] / (measured[large["id"]] * n_axes)
     i, j, k = next(r["shape"] for r in plan.rows if r["op"] == "sharded_matmul")
     flops = 2 * i * j * k / plan.devices
+    exact = (small["bytes"] / (w_bidi * n_axes) <= measured[small["id"]] * (1 + 1e-12)
+             and hops * alpha <= measured[large["id"]] * (1 + 1e-12))
     return {"w_bidi_bytes_per_s": w_bidi, "hop_latency_s": alpha, "fitted_on": [small["id"], large["id"]],
+            "model": "max(V / (W * n_axes), hops * alpha)", "exact_on_fit": exact,
             "local_matmul_s": local_matmul_s,
             "flops_per_s": flops / local_matmul_s if local_matmul_s else None}
 
@@ -309,14 +313,32 @@ def score_rows(plan: Plan, rows: list[dict], learner: dict[str, float], cal: dic
 
 # --- running on the devices (jax) ------------------------------------------------------------
 
+MIN_JAX = (0, 4, 30)  # the single-chip lab's minimum (pyproject's lab extra): shard_map exists from there on
+
+
 def _shard_map():
+    """``shard_map`` with its replication check turned off, on every jax the lab supports.
+
+    New jax: ``jax.shard_map(..., check_vma=False)``; before that (0.4.30 to 0.6):
+    ``jax.experimental.shard_map.shard_map(..., check_rep=False)``. Below ``MIN_JAX`` the
+    lab refuses with one line.
+    """
+    import inspect
+
     import jax
 
-    if hasattr(jax, "shard_map"):
-        return jax.shard_map
-    from jax.experimental.shard_map import shard_map  # older jax
-
-    return shard_map
+    version = tuple(int(p) for p in re.findall(r"\d+", jax.__version__)[:3])
+    if version < MIN_JAX:
+        raise CollectivesLabError(f"the collectives lab needs jax >= {'.'.join(map(str, MIN_JAX))}; "
+                                  f"this is jax {jax.__version__}")
+    smap = getattr(jax, "shard_map", None)
+    if smap is None:
+        from jax.experimental.shard_map import shard_map as smap  # older jax
+    params = inspect.signature(smap).parameters
+    check = next((name for name in ("check_vma", "check_rep") if name in params), None)
+    if check is None:
+        return smap
+    return lambda f, **kw: smap(f, **kw, **{check: False})
 
 
 def build(plan: Plan):
@@ -333,7 +355,7 @@ def build(plan: Plan):
     n = plan.devices
 
     def program(name: str, body: Callable, in_specs, out_specs) -> Callable:
-        mapped = smap(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+        mapped = smap(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
 
         def fn(*args):
             return mapped(*args)

@@ -241,8 +241,9 @@ def test_damaged_store_is_one_line_and_byte_identical(tmp_path, damage, command)
 
 def test_stats_and_progress_leave_a_healthy_store_byte_identical(tmp_path):
     path = healthy_store(tmp_path / "drill.sqlite3")
+    (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
     before, names = fingerprint(path), listing(tmp_path)
-    for args in (["stats"], ["stats", "--json"], ["progress", "--bench", str(tmp_path / "no-bench")]):
+    for args in (["stats"], ["stats", "--json"], ["progress", "--bench", str(tmp_path / "empty-bench")]):
         proc = run([*args, "--store", str(path)])
         assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
         assert fingerprint(path) == before and listing(tmp_path) == names
@@ -633,7 +634,8 @@ def _site_target(tmp_path: Path, kind: str) -> tuple[Path, Path]:
 def test_site_never_replaces_or_blocks_on_what_is_not_its_regular_file(tmp_path, kind):
     out, target = _site_target(tmp_path, kind)
     before, names = fingerprint(target), listing(out)
-    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "no-bench")])
+    (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
+    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "empty-bench")])
     line = one_line_error(proc, 2, str(target))
     assert ("read-only" if kind == "read-only" else "not a regular file") in line
     assert proc.elapsed < BOUND
@@ -647,7 +649,8 @@ def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
     real.write_text("old\n")
     real.chmod(0o640)
     (out / "site.css").symlink_to(real)
-    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "no-bench")])
+    (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
+    proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "empty-bench")])
     assert proc.returncode == 0 and proc.elapsed < BOUND, proc.err
     assert (out / "site.css").is_symlink() and real.read_text() != "old\n"
     assert stat.S_IMODE(real.stat().st_mode) == 0o640

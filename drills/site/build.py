@@ -16,7 +16,7 @@ from pathlib import Path
 from string import Template
 
 import labs
-from generator import catalogue, costs, safeio
+from generator import catalogue, costs, project_urls, safeio
 
 from drills.site import data, markdown, sections
 
@@ -24,7 +24,7 @@ ASSETS = Path(__file__).with_name("assets")
 STAGE_DIR = Path(labs.__file__).with_name("stage-0")
 CHAPTER_PATH = STAGE_DIR / "chapter.md"
 NOTEBOOK_PATH = STAGE_DIR / "lab-0.1-rooflines.ipynb"
-NOTEBOOK_REPO_PATH = "labs/stage-0/lab-0.1-rooflines.ipynb"
+NOTEBOOK_REPO_PATH = project_urls.NOTEBOOK_REPO_PATH
 GENERATOR_MARK = '<meta name="generator" content="drill site">'
 OUTPUT_FILES = ("index.html", "site.js", "site.css")
 
@@ -64,20 +64,37 @@ def _script_json(value: dict) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def render(bench_dir: Path) -> tuple[str, str]:
-    """The page's HTML and the gate's status for records in ``bench_dir``."""
+def colab_html(repo_url: str) -> str:
+    """The Labs card's Open-in-Colab link, or a plain note that this copy is not published yet."""
+    colab = sections.colab_link(repo_url, NOTEBOOK_REPO_PATH)
+    if colab:
+        return (f'<a id="open-in-colab" href="{esc(colab)}">open in Colab →</a> '
+                "runs from this repo, save a copy to keep it")
+    return ('<span id="colab-unpublished">Open in Colab: this copy of the course is not published yet, so there is '
+            "no link. <small>(For whoever publishes it: set <code>Repository</code> under <code>[project.urls]</code> "
+            "in pyproject.toml, or build with <code>drill site --repo-url URL</code>.)</small></span>")
+
+
+def render(bench_dir: Path, records_dir: Path | None = None, repo_url: str | None = None) -> tuple[str, str]:
+    """The page's HTML and the gate's status for the published records in ``bench_dir``.
+
+    ``records_dir``: the learner's own records folder; only it ticks the mastery header's lab and
+    gate items and shows the learner's calibration (the course's records are never the learner's).
+    ``repo_url``: the repository's address (default: pyproject.toml's ``[project.urls] Repository``).
+    """
     cat = catalogue.load()
     play = data.playground_data()
     d = play["defaults"]
     first = data.python_case(d["chip"], d["op"], d["n"], d["dtype"])
     chapter, cards = _parts_html(safeio.read_text_bounded(CHAPTER_PATH))
     cells, nb = sections.notebook_cells(NOTEBOOK_PATH)
-    colab = sections.colab_link(sections.repo_url(nb), NOTEBOOK_REPO_PATH)
-    colab_html = (f'<a id="colab-link" href="{esc(colab)}">open in Colab →</a> runs from the repository; save a copy to keep it'
-                  if colab else f"set <code>REPO_URL</code> in {esc(NOTEBOOK_REPO_PATH)} to get an Open-in-Colab link")
+    url = project_urls.repository_url() if repo_url is None else repo_url
+    if url and not project_urls.github_owner_repo(url):
+        raise SiteError(f"repository address '{url}' is not https://github.com/OWNER/REPO (Colab opens GitHub only)")
     gate = sections.gate_view(bench_dir)
     items = sections.can_you_items()
-    lab_done = gate["accelerator_records"] > 0
+    mine = sections.learner_state(records_dir)
+    lab_text = mine["text"] if mine["read"] else "counts from your records: drill site --records DIR"
 
     def options(pairs, selected):
         return "".join(f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(t)}</option>' for v, t in pairs)
@@ -87,9 +104,9 @@ def render(bench_dir: Path) -> tuple[str, str]:
         f"{esc(','.join(costs.OPS[o['cost_op']].dims))} = {esc(','.join(str(s) for s in o['shape']))}</code>)"
         for o in play["ops"])
     page = Template(safeio.read_text_bounded(ASSETS / "index.html")).substitute(
-        lab_done=" done" if lab_done else "",
-        lab_text=esc(f"{gate['accelerator_records']} accelerator record(s) in {bench_dir.name or bench_dir}"),
-        gate_done=" done" if gate["status"] == "pass" else "",
+        lab_done=" done" if mine["lab"] else "",
+        lab_text=esc(lab_text),
+        gate_done=" done" if mine["gate"] else "",
         chapter=chapter,
         ex06=sections.ex06(cat, d["chip"]),
         chip_options=options([(c["name"], c["display"]) for c in play["chips"]], d["chip"]),
@@ -100,12 +117,13 @@ def render(bench_dir: Path) -> tuple[str, str]:
         out_attainable=esc(first["text"]["attainable"]), out_floor=esc(first["text"]["floor"]),
         shape_notes=shape_notes,
         parts=cards,
-        colab=colab_html,
+        colab=colab_html(url),
+        calibration=sections.calibration_html(mine["calibration"]),
         cells=cells,
         notebook_path=esc(NOTEBOOK_REPO_PATH),
         canyou=sections.can_you(items), canyou_total=len(items),
         gate_class=esc(gate["status"]), gate_word=esc(gate["word"]), gate_headline=esc(gate["headline"]),
-        gate_criterion=esc(gate["criterion"]), gate_table=gate["table"], bench_name=esc(str(bench_dir)),
+        gate_criterion=esc(gate["criterion"]), gate_table=gate["table"], gate_why=gate["why"], bench_name=esc(str(bench_dir)),
         sources=sections.sources_list(cat),
         data_json=_script_json(play),
     )
@@ -138,11 +156,12 @@ def check_out_dir(out_dir: Path) -> None:
                 raise SiteError(str(exc)) from None
 
 
-def build(out_dir: Path, bench_dir: Path) -> BuildResult:
-    """Write the site into ``out_dir`` (created if missing) from the records in ``bench_dir``."""
+def build(out_dir: Path, bench_dir: Path, records_dir: Path | None = None, repo_url: str | None = None) -> BuildResult:
+    """Write the site into ``out_dir`` (created if missing) from the published records in ``bench_dir``
+    (and the learner's own in ``records_dir``, if given); see ``render``."""
     out_dir, bench_dir = Path(out_dir), Path(bench_dir)
     check_out_dir(out_dir)
-    page, status = render(bench_dir)
+    page, status = render(bench_dir, None if records_dir is None else Path(records_dir), repo_url)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         _write(out_dir / "index.html", page)

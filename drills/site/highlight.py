@@ -3,7 +3,7 @@
 Each token becomes ``<span class="tok-KIND">`` (keyword, builtin, string, number,
 comment, op, def); the text between tokens is copied as is, so the highlighted
 code reads back as exactly the source. Code that does not tokenize (a notebook's
-``!pip`` line, say) is shown escaped and plain.
+``!pip`` line, say, or text 3.12's tokenizer cannot decode) is shown escaped and plain.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def python(source: str) -> str:
         offsets.append(offsets[-1] + len(line))
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        # IndentationError is a SyntaxError; Python 3.12's tokenizer raises UnicodeDecodeError
+        # (a ValueError) on some control characters, e.g. '\r\x80'
         return html.escape(source)
     out, pos, previous = [], 0, ""
     for tok in tokens:

@@ -52,8 +52,9 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
-def render(text: str, heading_offset: int = 0) -> str:
-    """Markdown subset -> HTML. ``heading_offset`` demotes headings (# -> h(1+offset))."""
+def render(text: str, heading_offset: int = 0, id_prefix: str = "") -> str:
+    """Markdown subset -> HTML. ``heading_offset`` demotes headings (# -> h(1+offset)); ``id_prefix``
+    keeps heading ids unique when two documents share a title (the chapter and the notebook)."""
     lines = text.replace("\r\n", "\n").split("\n")
     out: list[str] = []
     para: list[str] = []
@@ -89,7 +90,7 @@ def render(text: str, heading_offset: int = 0) -> str:
             flush()
             level = min(6, len(heading.group(1)) + heading_offset)
             title = heading.group(2)
-            out.append(f'<h{level} id="{slugify(title)}">{inline(title)}</h{level}>')
+            out.append(f'<h{level} id="{id_prefix}{slugify(title)}">{inline(title)}</h{level}>')
         elif not line.strip():
             flush()
         elif bullet or numbered:

@@ -15,7 +15,7 @@ import math
 import re
 from pathlib import Path
 
-from generator import catalogue, roofline
+from generator import catalogue, project_urls, roofline, safeio
 from generator.units import seconds, si
 from labs import gate as lab_gate
 from labs import ops as lab_ops
@@ -25,7 +25,6 @@ from drills.site import highlight, markdown
 esc = html.escape
 SHOW_TAG = "site:show"
 EST_CHIP, EST_N, EST_DTYPE = "v5e", 4096, "bf16"  # the seed's chip and the notebook's N
-NOTEBOOK_BRANCH = "main"  # the branch the Colab link opens
 
 # ---------------------------------------------------------------- figures and sources
 
@@ -42,8 +41,15 @@ def shown(fig: catalogue.Figure | None, text: str | None = None) -> str:
 
 
 def sources_list(cat: catalogue.Catalogue) -> str:
+    """The sources, each linked where its address is on the web; a repository file (the course
+    seed) is not part of the built site, so it is named, not linked."""
+    def title(s) -> str:
+        if re.match(r"^https?://", s.url or ""):
+            return f'<a href="{esc(s.url)}">{esc(s.title)}</a>'
+        return f"{esc(s.title)} (the course's own text, <code>{esc(s.url)}</code>; not part of this page)"
+
     items = "".join(
-        f'<li id="src-{esc(s.key)}"><code>[{esc(s.key)}]</code> <a href="{esc(s.url)}">{esc(s.title)}</a>,'
+        f'<li id="src-{esc(s.key)}"><code>[{esc(s.key)}]</code> {title(s)},'
         f" retrieved {esc(s.retrieved)}{(' · ' + esc(s.note)) if s.note else ''}</li>"
         for s in cat.sources.values())
     return f'<ul class="sources">{items}</ul>'
@@ -96,6 +102,8 @@ def hierarchy_block(chip: catalogue.Chip, cat: catalogue.Catalogue) -> str:
                              f'<span class="fig">about {esc(si(vmem_bw, "B/s"))}</span> '
                              f'(VMEM→MXU ≈ {ratio.value:g}× HBM) {cite(ratio)}'))
         grid = cat.fact("vpu_grid")
+        levels.append(_level("SMEM", "scalar memory, the TPU's scalar unit", chip.figure("smem_bytes"), None, None,
+                             '<span class="np">not published</span>'))
         levels.append(_level("vector registers", "the VPU's working set", None, None, None,
                              '<span class="np">not published</span>',
                              f'<div class="row"><span class="val">VPU grid: {shown(grid, "(%d, %d)" % tuple(grid.value))}'
@@ -129,8 +137,11 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
     blocks = "".join(hierarchy_block(c, cat) for c in cat.chips)
     scale = (f"bars on log scales: size {si(CAP_RANGE[0], 'B')} to {si(CAP_RANGE[1], 'B')}, "
              f"bandwidth {si(BW_RANGE[0], 'B/s')} to {si(BW_RANGE[1], 'B/s')}")
+    key = ('<p class="key" id="ex06-key"><span><span class="swatch cap"></span>size (capacity)</span> '
+           '<span><span class="swatch bw"></span>bandwidth</span> '
+           '<span><span class="swatch mxu"></span>one MXU, drawn to its array width</span></p>')
     return (f'<label>chip <select id="ex06-chip">{options}</select></label>'
-            f'<p class="note">{esc(scale)}</p>{blocks}')
+            f'{key}<p class="note">{esc(scale)}</p>{blocks}')
 
 
 # ---------------------------------------------------------------- Can you
@@ -159,38 +170,126 @@ def can_you(items: list[dict]) -> str:
 # ---------------------------------------------------------------- the gate
 
 STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN", "pending": "OPEN"}
+GATE_COLUMNS = ("row", "device", "N", "date", "within 2x", "misses explained", "record")
+
+
+def _cells(values: list[str], cls: str) -> str:
+    """A table row whose cells carry their column name (shown above each value when the table stacks)."""
+    tds = "".join(f'<td data-label="{esc(col)}">{v}</td>' for col, v in zip(GATE_COLUMNS, values))
+    return f'<tr class="{cls}">{tds}</tr>'
 
 
 def gate_view(bench_dir: Path) -> dict:
-    """The gate's status word, its headline, and its rows as HTML (records, then est. rows)."""
+    """The published records' gate: status word, headline, rows as HTML (records, then est. rows),
+    and ``why``: for each record, why it does not count (or that it counts)."""
     result = lab_gate.evaluate(bench_dir)
     headline = lab_gate.format_lines(result)[0]
-    rows = []
+    rows, why = [], []
     order = {"pass": 0, "fail": 1, "incomplete": 2, "practice": 3}
     for r in sorted(result.rows, key=lambda r: (order.get(r.status, 9), r.path)):
         explained = [m for m in r.misses if m not in r.unexplained]
         misses = ", ".join(explained) or "none"
         if r.unexplained:
             misses += f"; UNEXPLAINED: {', '.join(r.unexplained)}"
-        rows.append(f'<tr class="record {esc(r.status)}"><td>{esc(r.status)}</td><td>{esc(r.device_kind)}</td>'
-                    f"<td>{r.size}</td><td>{esc(r.date[:10])}</td><td>{r.within_2x}/{r.ops}</td>"
-                    f"<td>{esc(misses)}</td><td><code>{esc(Path(r.path).name)}</code></td></tr>")
+        name = Path(r.path).name
+        rows.append(_cells([esc(r.status), esc(r.device_kind), str(r.size), esc(r.date[:10]), f"{r.within_2x}/{r.ops}",
+                            esc(misses), f"<code>{esc(name)}</code>"], f"record {esc(r.status)}"))
+        reasons = list(getattr(r, "why_not", []) or [])
+        items = "".join(f"<li>{esc(w)}</li>" for w in reasons) if reasons else \
+            f"<li>counts: {esc(r.status)}</li>"
+        why.append(f'<li><code>{esc(name)}</code> ({esc(r.device_kind)}, N={r.size}): '
+                   f'{"does not count" if reasons else "counts"}<ul>{items}</ul></li>')
     for skip in result.skipped:
-        rows.append(f'<tr class="skipped"><td>skipped</td><td colspan="5">{esc(skip["reason"])}</td>'
-                    f"<td><code>{esc(Path(skip['path']).name)}</code></td></tr>")
-    if result.status not in ("pass", "fail"):  # no accelerator record yet: the roofline holds the slot
+        name = Path(skip["path"]).name
+        rows.append(f'<tr class="skipped"><td data-label="row">skipped</td><td colspan="5" data-label="why">'
+                    f'{esc(skip["reason"])}</td><td data-label="record"><code>{esc(name)}</code></td></tr>')
+        why.append(f"<li><code>{esc(name)}</code>: does not count<ul><li>{esc(skip['reason'])}</li></ul></li>")
+    if result.status not in ("pass", "fail"):  # no counted record yet: the roofline holds the slot
         chip = catalogue.get(EST_CHIP)
         for name in lab_ops.SEED_OPS:
             est = roofline.estimate(chip, lab_ops.OPS[name].cost(EST_N, EST_DTYPE))
-            rows.append(f'<tr class="est"><td>est.</td><td>{esc(chip.display)} (roofline)</td><td>{EST_N}</td>'
-                        f"<td>—</td><td>{esc(lab_ops.OPS[name].label)}: floor {esc(seconds(est.floor_s))}, "
-                        f"{esc(est.bound)}-bound</td><td>measured half pending</td><td>—</td></tr>")
-    table = ('<table class="gate"><thead><tr><th>row</th><th>device</th><th>N</th><th>date</th>'
-             "<th>within 2x</th><th>misses explained</th><th>record</th></tr></thead><tbody>"
-             + "".join(rows) + "</tbody></table>")
+            rows.append(_cells(["est.", f"{esc(chip.display)} (roofline)", str(EST_N), "—",
+                                f"{esc(lab_ops.OPS[name].label)}: floor {esc(seconds(est.floor_s))}, {esc(est.bound)}-bound",
+                                "measured half pending", "—"], "est"))
+    table = ('<table class="gate stackable"><thead><tr>' + "".join(f"<th>{esc(c)}</th>" for c in GATE_COLUMNS)
+             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    why_html = (f'<ul id="gate-why">{"".join(why)}</ul>' if why else
+                '<ul id="gate-why"><li>no published record yet</li></ul>')
     return {"status": result.status, "word": STATUS_WORD[result.status], "headline": headline,
-            "criterion": lab_gate.CRITERION, "table": table, "records": len(result.rows),
+            "criterion": lab_gate.CRITERION, "table": table, "why": why_html, "records": len(result.rows),
             "accelerator_records": sum(r.platform in ("gpu", "tpu") for r in result.rows)}
+
+
+# ---------------------------------------------------------------- the learner's own records
+
+def learner_state(records_dir: Path | None) -> dict:
+    """The mastery header's lab and gate items from the learner's own records folder (None: not read;
+    the course's published records are never the learner's)."""
+    if records_dir is None:
+        return {"read": False, "lab": False, "gate": False, "text": "", "calibration": None}
+    result = lab_gate.evaluate(records_dir)
+    accelerator = [r for r in result.rows if r.platform in ("gpu", "tpu")]
+    return {"read": True, "lab": bool(accelerator), "gate": result.status == "pass",
+            "text": f"{len(accelerator)} accelerator record(s) of yours in {records_dir}",
+            "calibration": calibration(records_dir)}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def calibration(records_dir: Path) -> dict:
+    """The learner's prediction bias and spread over their records (a local computation from the
+    records: measured/predicted per op kind, its median, the fraction within 2x, and the trend of
+    the fraction within 2x from the first record to the last)."""
+    from labs import records as lab_records
+
+    per_op: dict[str, list[float]] = {}
+    per_record: list[tuple[str, float]] = []
+    for loaded in lab_records.scan(records_dir):
+        rec = loaded.record
+        if not isinstance(rec, dict):
+            continue
+        ratios = []
+        for row in rec.get("ops") or []:
+            try:
+                predicted = float(row["predictions"]["learner"]["seconds"])
+                measured = float(row["measured"]["measured_s"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if predicted > 0 and measured > 0 and math.isfinite(predicted) and math.isfinite(measured):
+                ratio = measured / predicted
+                per_op.setdefault(str(row.get("op")), []).append(ratio)
+                ratios.append(ratio)
+        if ratios:
+            within = sum(0.5 <= r <= 2 for r in ratios) / len(ratios)
+            per_record.append((str(rec.get("measurement_started_at") or rec.get("date") or ""), within))
+    per_record.sort()
+    ops = [{"op": op, "runs": len(v), "median_ratio": _median(v), "within_2x": sum(0.5 <= r <= 2 for r in v) / len(v)}
+           for op, v in per_op.items()]
+    return {"ops": ops, "records": len(per_record),
+            "trend": [w for _, w in per_record]}
+
+
+def calibration_html(cal: dict | None) -> str:
+    if cal is None:
+        return ('<p class="note" id="calibration-none">Your prediction bias shows here when the page is built from '
+                "your own records: <code>drill site --records DIR</code> (your records folder; "
+                "<code>drill lab</code> prints where it is).</p>")
+    if not cal["ops"]:
+        return '<p class="note" id="calibration-none">No record of yours with your own predictions yet.</p>'
+    rows = "".join(
+        f'<tr><td data-label="op">{esc(o["op"])}</td><td data-label="runs">{o["runs"]}</td>'
+        f'<td data-label="median measured / predicted">{o["median_ratio"]:.2f}×'
+        f' ({"faster than you predict" if o["median_ratio"] < 1 else "slower than you predict" if o["median_ratio"] > 1 else "as predicted"})</td>'
+        f'<td data-label="within 2x">{o["within_2x"]:.0%}</td></tr>' for o in cal["ops"])
+    trend = " → ".join(f"{w:.0%}" for w in cal["trend"])
+    return ('<table class="calibration stackable" id="calibration"><thead><tr><th>op</th><th>runs</th>'
+            "<th>median measured / predicted</th><th>within 2x</th></tr></thead><tbody>" + rows + "</tbody></table>"
+            f'<p class="note" id="calibration-trend">within 2x per record, oldest to newest '
+            f"({cal['records']} records): {esc(trend)}</p>")
 
 
 # ---------------------------------------------------------------- the notebook
@@ -240,22 +339,19 @@ def repo_url(nb: dict) -> str | None:
 
 
 def colab_link(url: str | None, notebook_path: str) -> str | None:
-    m = re.match(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url or "")
-    if not m:
-        return None
-    return f"https://colab.research.google.com/github/{m.group(1)}/{m.group(2)}/blob/{NOTEBOOK_BRANCH}/{notebook_path}"
+    return project_urls.colab_url(url or "", notebook_path)
 
 
 def notebook_cells(path: Path) -> tuple[str, dict]:
     """The ``site:show`` cells as HTML, and the parsed notebook."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = json.loads(safeio.read_text_bounded(path))
     parts = []
     for cell in nb.get("cells", []):
         tags = (cell.get("metadata") or {}).get("tags") or []
         if SHOW_TAG not in tags:
             continue
         if cell.get("cell_type") == "markdown":
-            parts.append(f'<div class="md-cell">{markdown.render(_source(cell), heading_offset=2)}</div>')
+            parts.append(f'<div class="md-cell">{markdown.render(_source(cell), heading_offset=2, id_prefix="nb-")}</div>')
         elif cell.get("cell_type") == "code":
             parts.append(f'<div class="code-cell"><pre class="code"><code>{highlight.python(_source(cell))}</code></pre>'
                          f"{_outputs(cell)}</div>")

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator import catalogue
 from generator import collectives as C
@@ -88,15 +90,44 @@ def test_calibration_fit_reproduces_its_two_rows(tmp_path):
     measured = {small["id"]: 40e-6, large["id"]: 2e-3}
     cal = lab.fit_calibration(plan, measured, local_matmul_s=1e-3)
     assert cal["hop_latency_s"] == pytest.approx(10e-6)  # 4 hops on a ring of 8
-    for row in (small, large):
+    assert cal["exact_on_fit"] and cal["model"].startswith("max(")
+    for row in (small, large):  # the model the predictions use reproduces both fitting rows exactly
         pred = lab.calibrated_prediction(plan, row, cal)
-        assert pred["seconds"] == pytest.approx(max(measured[row["id"]], pred["t_latency_s"]), rel=0.05)
+        assert pred["seconds"] == pytest.approx(measured[row["id"]], rel=1e-9)
+        assert pred["seconds"] == max(pred["t_bandwidth_s"], pred["t_latency_s"])
     rows = [{**r, "measured": {"measured_s": 1e-3}} for r in plan.rows]
     graded = lab.score_rows(plan, rows, {}, cal)
     assert graded == "calibrated" and all(r["verdict"] in ("hit", "miss") for r in rows)
     learner = {r["id"]: 1e-3 for r in plan.rows}
     assert lab.score_rows(plan, rows, learner, cal) == "learner"
     assert all(r["verdict"] == "hit" for r in rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_s=st.floats(1e-6, 1e-2), power=st.floats(0.0, 1.0))
+def test_the_fit_is_the_max_model_on_any_sublinear_pair(tmp_path_factory, small_s, power):
+    """Where time grows no faster than bytes (time ratio = bytes ratio ** power, power <= 1), both
+    fitting rows are predicted exactly."""
+    plan = _plan(tmp_path_factory.mktemp("fit"), sizes=(64e3, 16e6),
+                 device=FakeDevice(platform="cpu", device_kind="cpu", device_count=8))
+    small, large = (r for r in plan.rows if r["op"] == "all_gather")
+    measured = {small["id"]: small_s, large["id"]: small_s * (large["bytes"] / small["bytes"]) ** power}
+    cal = lab.fit_calibration(plan, measured, local_matmul_s=None)
+    assert cal["exact_on_fit"]
+    for row in (small, large):
+        assert lab.calibrated_prediction(plan, row, cal)["seconds"] == pytest.approx(measured[row["id"]], rel=1e-9)
+
+
+def test_shard_map_passes_the_check_flag_this_jax_has():
+    import inspect
+    smap = lab._shard_map()
+    import jax
+    base = getattr(jax, "shard_map", None)
+    if base is None:
+        from jax.experimental.shard_map import shard_map as base
+    params = inspect.signature(base).parameters
+    assert "check_vma" in params or "check_rep" in params
+    assert callable(smap)
 
 
 def test_counting_rule():
@@ -198,3 +229,32 @@ def test_two_local_processes_share_one_mesh(tmp_path):
     record = json.loads(Path(first["path"]).read_text())
     assert record["process_count"] == 2 and record["device_count"] == 8 and record["mesh"]["shape"] == [8]
     assert all(r["measured"]["measured_s"] > 0 for r in record["rows"])
+
+
+@pytest.mark.slow
+def test_end_to_end_on_jax_0_5_2(tmp_path):
+    """The collectives lab on the old jax of the CI's second venv (experimental shard_map, check_rep)."""
+    import subprocess
+
+    from tests.conftest import REPO
+
+    old_python = os.environ.get("DRILL_OLD_JAX_PYTHON", "").strip()
+    if not old_python:
+        message = "DRILL_OLD_JAX_PYTHON is not set: make a venv with jax==0.5.2 and the package (see .ci/run)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    out = tmp_path / "rec"
+    res = subprocess.run([old_python, "-m", "drills.cli", "lab", "--collectives", "--mesh", "2x4", "--sizes",
+                          "16kB,64kB", "--reps", "3", "--out", str(out), "--json"], cwd=REPO, capture_output=True,
+                         text=True, timeout=900, env={**os.environ, **FORCE8, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr[-3000:]
+    record = json.loads(Path(json.loads(res.stdout)["path"]).read_text())
+    lab.validate(record)
+    assert record["jax_version"] == "0.5.2" and record["device_count"] == 8
+    assert all(r["measured"]["measured_from"] == "device" for r in record["rows"])
+    cal = record["constants"]["calibrated"]
+    fitted = {r["id"]: r for r in record["rows"] if r["id"] in cal["fitted_on"]}
+    if cal["exact_on_fit"]:  # the model it predicts with reproduces the rows it was fitted on
+        for row in fitted.values():
+            assert row["predictions"]["calibrated"]["seconds"] == pytest.approx(row["measured"]["measured_s"], rel=1e-6)

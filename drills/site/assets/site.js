@@ -146,11 +146,19 @@
     return el;
   }
 
+  // The plot is drawn in CSS pixels: its viewBox is set to the size it is shown at, so
+  // text sized in px renders at that size on every screen (redrawn on resize).
+  const decadeLabel = (d) => `1e${d}`;  // one style on both axes: 1e-1 ... 1e4, 1e10 ... 1e15
+  let lastResult = null;
   function plot(r) { // log-log roofline: the chip's roof, its ridge, the op's point
+    lastResult = r;
     const svg = $("ex01-plot");
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     if (!r || r.error) return;
-    const W = 420, H = 300, L = 58, R = 26, T = 14, B = 40;
+    const shownW = Math.round(svg.getBoundingClientRect().width) || 420;
+    const W = Math.max(240, shownW), H = Math.round(Math.min(320, Math.max(230, W * 0.7)));
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    const L = 62, R = 14, T = 24, B = 44, CHAR = 7.2; // CHAR: px per character of 12 px text (an upper bound)
     const decade = (v, up) => Math.pow(10, up ? Math.ceil(Math.log10(v)) : Math.floor(Math.log10(v)));
     const shown = r.intensity > 0 ? r.intensity : null;
     const x0 = decade(Math.min(0.1, shown ? shown / 3 : 0.1), false);
@@ -159,23 +167,42 @@
     const X = (v) => L + (Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0)) * (W - L - R);
     const Y = (v) => H - B - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) * (H - T - B);
     svg.appendChild(svgEl("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
-    for (let d = Math.log10(x0); d <= Math.log10(x1); d++) {
-      svg.appendChild(svgEl("text", { x: X(10 ** d), y: H - B + 14, class: "tick", "text-anchor": "middle" }, gfmt(10 ** d, 6)));
+    const dx0 = Math.round(Math.log10(x0)), dx1 = Math.round(Math.log10(x1));
+    const dy0 = Math.round(Math.log10(y0)), dy1 = Math.round(Math.log10(y1));
+    // a tick at every decade; a label on every decade where the labels fit side by side
+    const xGap = (W - L - R) / (dx1 - dx0), widest = Math.max(decadeLabel(dx0).length, decadeLabel(dx1).length) * CHAR + 6;
+    const xStep = Math.max(1, Math.ceil(widest / xGap));
+    for (let d = dx0; d <= dx1; d++) {
+      const x = X(10 ** d);
+      svg.appendChild(svgEl("line", { x1: x, x2: x, y1: H - B, y2: H - B + 5, class: "tickmark" }));
+      if ((d - dx0) % xStep === 0) {
+        svg.appendChild(svgEl("text", { x, y: H - B + 18, class: "tick xtick", "text-anchor": "middle" }, decadeLabel(d)));
+      }
     }
-    for (let d = Math.log10(y0); d <= Math.log10(y1); d += 2) {
-      svg.appendChild(svgEl("text", { x: L - 4, y: Y(10 ** d) + 4, class: "tick", "text-anchor": "end" }, si(10 ** d, "")));
+    const yStep = Math.max(1, Math.ceil(16 / ((H - T - B) / (dy1 - dy0))));
+    for (let d = dy0; d <= dy1; d++) {
+      const y = Y(10 ** d);
+      svg.appendChild(svgEl("line", { x1: L - 5, x2: L, y1: y, y2: y, class: "tickmark" }));
+      if ((d - dy0) % yStep === 0) {
+        svg.appendChild(svgEl("text", { x: L - 7, y: y + 4, class: "tick ytick", "text-anchor": "end" }, decadeLabel(d)));
+      }
     }
-    svg.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 6, class: "axis", "text-anchor": "middle" }, "intensity (FLOPs/byte, log)"));
-    svg.appendChild(svgEl("text", { x: 12, y: (T + H - B) / 2, class: "axis", "text-anchor": "middle",
-      transform: `rotate(-90 12 ${(T + H - B) / 2})` }, "FLOP/s (log)"));
+    svg.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 8, class: "axis", "text-anchor": "middle" }, "intensity (FLOPs/byte, log)"));
+    svg.appendChild(svgEl("text", { x: 14, y: (T + H - B) / 2, class: "axis", "text-anchor": "middle",
+      transform: `rotate(-90 14 ${(T + H - B) / 2})` }, "FLOP/s (log)"));
     const roof = `${X(x0)},${Y(x0 * r.bw)} ${X(r.ridge)},${Y(r.peak)} ${X(x1)},${Y(r.peak)}`;
     svg.appendChild(svgEl("polyline", { points: roof, class: "roof" }));
     svg.appendChild(svgEl("line", { x1: X(r.ridge), x2: X(r.ridge), y1: Y(r.peak), y2: H - B, class: "ridge" }));
-    svg.appendChild(svgEl("text", { x: X(r.ridge) + 4, y: H - B - 6, class: "tick" }, `ridge ${fixed(r.ridge, 1)}`));
+    // the same numbers the worked arithmetic prints (sci for the peak, intensityNumber for the ridge)
+    svg.appendChild(svgEl("text", { x: W - R - 4, y: Y(r.peak) - 6, class: "label", id: "ex01-peak-label",
+      "text-anchor": "end" }, `peak ${sci(r.peak)} FLOP/s`));
+    const ridgeLeft = X(r.ridge) > (L + W - R) / 2;
+    svg.appendChild(svgEl("text", { x: X(r.ridge) + (ridgeLeft ? -5 : 5), y: H - B - 8, class: "label", id: "ex01-ridge-label",
+      "text-anchor": ridgeLeft ? "end" : "start" }, `ridge ${intensityNumber(r.ridge)}`));
     if (shown) {
       svg.appendChild(svgEl("circle", { cx: X(shown), cy: Y(r.attainable), r: 5, class: `point ${r.bound}`, id: "ex01-point" }));
     } else {
-      svg.appendChild(svgEl("text", { x: L + 6, y: T + 16, class: "tick", id: "ex01-point" }, "intensity 0 (no FLOPs): off the log scale"));
+      svg.appendChild(svgEl("text", { x: L + 6, y: T + 16, class: "label", id: "ex01-point" }, "intensity 0: off the log scale"));
     }
   }
 
@@ -233,6 +260,11 @@
       $(id).addEventListener("change", update);
     }
     update();
+    let resizing = null;
+    window.addEventListener("resize", () => {
+      if (resizing) window.cancelAnimationFrame(resizing);
+      resizing = window.requestAnimationFrame(() => plot(lastResult));
+    });
     $("ex06-chip").addEventListener("change", showHierarchy);
     showHierarchy();
     const ticks = new Set(loadTicks());
@@ -250,6 +282,6 @@
   }
 
   // The parity test calls these; the page itself uses them through update().
-  window.drillSite = { compute, format: { fixed, gfmt, efmt, si, sci, seconds } };
+  window.drillSite = { compute, format: { fixed, gfmt, efmt, si, sci, seconds, intensityNumber } };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
