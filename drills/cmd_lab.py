@@ -195,8 +195,9 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         path = runner.save(plan, record)
     except records.RecordError as exc:
         raise click.ClickException(f"the record could not be saved: {exc}") from None
-    for line in report.wall_banner(record):
-        say(line)
+    if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
+        for line in report.wall_banner(record):
+            say(line)
 
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:

@@ -306,8 +306,12 @@ def _verdict_reasons(row: Row) -> list[str]:
         why.append(f"{len(row.misses)} of {row.ops} predictions more than 2x off ({', '.join(row.misses)}): "
                    "a pass needs all five within 2x")
     for j in row.explanations:
-        if not j["accepted"]:
-            why.append(f"{j['op']}: miss not explained ({j['why']}); explain it: drill explain")
+        if j["accepted"]:
+            continue
+        if not j["text"]:
+            why.append(f"{j['op']}: miss not explained yet; explain it: drill explain")
+        else:  # the refusal names the numbers to look at
+            why.append(f"{j['op']}: miss not explained ({j['why']}); try again: drill explain")
     return why
 
 
