@@ -411,9 +411,9 @@ def _newest_unexplained(records, runner, folder: Path) -> Path:
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=BENCH_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print an object whose `status` is pass, fail, incomplete, practice (records, none counted) or "
-                   "pending (none), with its rows, each with `within_2x`, `misses`, `explained`, `verdict`, "
-                   "`counted` and `why_not`.")
+              help="Print an object whose `status` is pass, fail, practice (records, none counted) or pending "
+                   "(none), with its rows, each with `within_2x`, `misses`, `explained`, `verdict` (pass, fail, "
+                   "incomplete or ungraded), `counted` and `why_not`.")
 @click.option("--verify", is_flag=True,
               help="Re-derive every measured device time from the traces kept beside the records and list "
                    "the disagreements (exit 1 when there are any).")
@@ -426,7 +426,8 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     predictions on that device at that N (the folder's ledger counts runs),
     on a TPU or GPU, and its numbers agree with each other. A counted record
     passes when all five predictions are within 2x and fails otherwise; while
-    a miss lacks an accepted explanation it is incomplete (drill explain).
+    a miss lacks an accepted explanation the record is incomplete (drill
+    explain), and the gate, which it can no longer pass, says FAIL.
     With records but none counted the gate is open (practice); with none,
     pending. Unreadable records are listed and skipped.
     """
