@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drills.cmd_lab import gate as gate_command
 from labs import gate, records, runner
+from labs.ops import SEED_OPS
 from tests.conftest import run_drill
 from tests.labs import synthetic
 
@@ -310,3 +313,22 @@ def test_the_courses_published_h200_records_are_shown_not_counted_as_the_learner
                and any(w.startswith("matmul: no noise check") for w in r["why_not"])
                and any("counting events" in w for w in r["why_not"]) for r in h200)
     assert data["skipped"] == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=st.sampled_from(SEED_OPS), factor=st.floats(min_value=1e-3, max_value=1e3).filter(
+    lambda f: abs(f - 1) > 1e-6))
+def test_any_edit_of_a_predictions_seconds_is_caught(op, factor):
+    """Property: scaling one stored prediction by any factor (the text, and so the SHA, unchanged)
+    blocks the record and names that op; the untouched record is not blocked for it."""
+    import copy
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = synthetic.record(Path(tmp))
+    assert not any("seconds edited" in w for w in gate.judge_record(rec).blockers)
+    edited = copy.deepcopy(rec)
+    row = next(r for r in edited["ops"] if r["op"] == op)
+    row["predictions"]["learner"]["seconds"] *= factor
+    blockers = gate.judge_record(edited).blockers
+    assert [w.split(":")[0] for w in blockers if "seconds edited" in w] == [op]
