@@ -33,8 +33,12 @@ pays for the profiler's own first touches.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import tempfile
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,13 +65,57 @@ def profiler_options():
     return opts
 
 
+# What the profiler's C++ Python hooks log on every start and stop when tensorflow is absent
+# (seen with jax 0.6.2 and 0.7.2: 42 lines in one lab run). Not the learner's business.
+PROFILER_NOISE = re.compile(r"Can't import tensorflow\.python\.profiler\.trace")
+NOISE_MAX_BYTES = 1 << 20
+
+
+@contextmanager
+def quiet_profiler_noise():
+    """Route file descriptor 2 to a scratch file while the profiler starts or stops, then replay
+    every line except the TensorFlow import warnings (C++ logs them, so Python's logging cannot)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable stderr: nothing to keep quiet
+        yield
+        return
+    with tempfile.TemporaryFile() as scratch:
+        os.dup2(scratch.fileno(), 2)
+        try:
+            yield
+        finally:
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved, 2)
+            os.close(saved)
+            scratch.seek(0)
+            text = scratch.read(NOISE_MAX_BYTES).decode("utf-8", "replace")
+            kept = "".join(line for line in text.splitlines(keepends=True) if not PROFILER_NOISE.search(line))
+            if kept:
+                try:
+                    os.write(2, kept.encode("utf-8"))
+                except OSError:
+                    pass
+
+
 def start_trace(trace_dir: Path) -> None:
     import jax
     opts = profiler_options()
-    if opts is None:
-        jax.profiler.start_trace(str(trace_dir))
-    else:
-        jax.profiler.start_trace(str(trace_dir), profiler_options=opts)
+    with quiet_profiler_noise():
+        if opts is None:
+            jax.profiler.start_trace(str(trace_dir))
+        else:
+            jax.profiler.start_trace(str(trace_dir), profiler_options=opts)
+
+
+def stop_trace() -> None:
+    import jax
+    with quiet_profiler_noise():
+        jax.profiler.stop_trace()
 
 
 def reader_name() -> str:
@@ -76,21 +124,59 @@ def reader_name() -> str:
     return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
 
 
+# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded.
+COMPRESSED_SUFFIX = ".gz"
+TRACE_MAX_BYTES = 256 * 2**20  # an op's trace is a few hundred kB uncompressed
+
+
+def read_trace_bytes(path: Path) -> bytes:
+    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError on failure."""
+    import zlib
+
+    from generator import safeio
+
+    data = safeio.read_bytes_bounded(path, TRACE_MAX_BYTES)
+    if Path(path).name.endswith(COMPRESSED_SUFFIX):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = inflater.decompress(data, TRACE_MAX_BYTES)
+        if inflater.unconsumed_tail:
+            raise ValueError(f"{path}: the trace inflates beyond {TRACE_MAX_BYTES // 2**20} MiB")
+    return data
+
+
 def load(path: Path, reader: str = "auto"):
     """The trace at ``path`` as planes/lines/events: ProfileData when present ("auto"), or
-    ``reader="xplane"`` / ``reader="profiledata"`` to choose."""
+    ``reader="xplane"`` / ``reader="profiledata"`` to choose (``xplane`` needs no jax)."""
     if reader == "auto":
         reader = "profiledata" if reader_name() == "jax.profiler.ProfileData" else "xplane"
+    data = read_trace_bytes(Path(path))
     if reader == "profiledata":
         import jax
-        return jax.profiler.ProfileData.from_file(str(path))
+        return jax.profiler.ProfileData.from_serialized_xspace(data)
     from labs import xplane
-    return xplane.read_file(Path(path))
+    return xplane.parse(data)
 
 
 def trace_files(trace_dir: Path) -> list[Path]:
-    """Every ``*.xplane.pb`` under ``trace_dir``, oldest first."""
-    return sorted(Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime)
+    """Every ``*.xplane.pb`` (or its ``.gz``) under ``trace_dir``, oldest first."""
+    found = [*Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"),
+             *Path(trace_dir).glob("plugins/profile/*/*.xplane.pb" + COMPRESSED_SUFFIX)]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def compress(trace_dir: Path) -> None:
+    """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
+    ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
+    import gzip
+
+    from generator import safeio
+
+    for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
+        safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
+                           gzip.compress(raw.read_bytes(), compresslevel=6, mtime=0))
+        raw.unlink()
+    for extra in Path(trace_dir).glob("plugins/profile/*/*.trace.json.gz"):
+        extra.unlink()
 
 
 @dataclass
@@ -188,6 +274,38 @@ def collect_cpu_runtime_events(profile) -> list[Event]:
     return found
 
 
+# The CPU client's own execution span. jax 0.4.30 runs a CPU executable inline on the calling
+# thread: its XLA runtime threads hold only zero-duration instants (ThreadpoolListener::StartRegion
+# ...), and the real work is "TfrtCpuExecutable::ExecuteHelper" (inside "...::Execute"); jax 0.6.2
+# runs a tiny one (the fixed-cost probe) inline too, as "PjRtCpuExecutable::ExecuteHelper".
+_CPU_EXECUTE_NAMES = ("TfrtCpuExecutable::ExecuteHelper", "PjRtCpuExecutable::ExecuteHelper")
+
+
+def collect_cpu_execute_events(profile) -> list[Event]:
+    """The CPU client's execution events (any host thread), unlabelled."""
+    found = []
+    for plane in profile.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        for line in plane.lines:
+            found += [Event(ANY_MODULE, None, ev.start_ns, ev.end_ns) for ev in line.events
+                      if ev.name in _CPU_EXECUTE_NAMES]
+    return found
+
+
+def _unlabelled_cpu_events(profile, markers: list[Marker], expected_runs: int) -> tuple[list[Event], str]:
+    """Events for a CPU trace without module labels (jax < 0.6): the XLA runtime threads' timed events
+    when they fill every step marker (jax 0.5), else the client's inline execution spans (jax 0.4.30)."""
+    runtime = collect_cpu_runtime_events(profile)
+    if runtime and not group_runs(runtime, markers, expected_runs).uncertain:
+        return runtime, " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
+    execute = [e for e in collect_cpu_execute_events(profile) if e.end_ns > e.start_ns]
+    if execute:
+        return execute, (" (the CPU client's ExecuteHelper on the calling thread: this jax runs the CPU "
+                         "executable inline and labels no event with its module)")
+    return runtime, ""
+
+
 def collect_markers(profile, module: str) -> list[Marker]:
     """The step markers around ``module``'s timed calls (host planes), in call order."""
     prefix = f"{MARKER_PREFIX} {module} "
@@ -231,6 +349,14 @@ def group_by_markers(events: list[Event], markers: list[Marker]) -> Grouping:
     if empty:
         return Grouping([], "step markers", f"{len(empty)} of {len(markers)} step markers hold no event "
                                             f"of the module (first: call {empty[0]})", stray)
+    # A run whose only events are zero-duration instants has no device time: an instant may bound a
+    # run's span (jax 0.5's CPU thread picking a call up) but never make one on its own.
+    instant_only = [markers[i].call for i in range(len(markers))
+                    if all(e.end_ns <= e.start_ns for e in by_marker[i])]
+    if instant_only:
+        return Grouping([], "step markers", f"{len(instant_only)} of {len(markers)} step markers hold only "
+                                            f"zero-duration instant events, which are not device time "
+                                            f"(first: call {instant_only[0]})", stray)
     return Grouping([_span_s(by_marker[i]) for i in range(len(markers))], "step markers", "", stray)
 
 
@@ -269,14 +395,14 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     labelled = collect_events(profile)
     events = [e for e in labelled if _same_module(e.module, module)]
     markers = collect_markers(profile, module)
+    note = ""
     if not labelled and not any(_DEVICE_PLANE.match(p.name) for p in profile.planes):
         # A CPU trace whose events carry no module (jax < 0.6): only step markers can group them.
-        events = collect_cpu_runtime_events(profile)
-        if not markers:
-            events = []
+        events, note = _unlabelled_cpu_events(profile, markers, expected_runs) if markers else ([], "")
     grouping = group_runs(events, markers, expected_runs)
-    if events and events[0].module == ANY_MODULE:
-        grouping.how += " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
+    if events and all(e.end_ns <= e.start_ns for e in events):  # an instant marks a moment, not device time
+        grouping.uncertain = "the module's only events are zero-duration instants, which are not device time"
+    grouping.how += note
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
     if grouping.uncertain:
         return result
@@ -315,5 +441,6 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
 def xprof_hint(trace_dir: Path) -> str:
     """How to open the traces in XProf: ``xprof`` registers itself as TensorBoard's Profile plugin
     (on Colab: the notebook's XProf cell, with the ``%tensorboard`` magic)."""
-    return (f"open the traces: pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
+    return (f"open the traces (kept gzip-compressed): find {trace_dir} -name '*.xplane.pb.gz' -exec gunzip -k {{}} + "
+            f"&& pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
             f"(then the Profile tab; on Colab see the notebook's XProf cell)")
