@@ -56,7 +56,7 @@ def skills(spec: FamilySpec, cat: Catalogue):
     out = []
     for name in spec.chips:
         chip = cat.get(name)
-        if _rank(chip) is None or min(spec.params["axis_sizes"]) > min(C.pod_shape(chip)):
+        if _rank(chip) is None or not existing_slices(spec, chip):
             continue
         for v in spec.params["variants"]:
             what = ("whether a collective is bandwidth- or latency-bound" if v == "bound"
@@ -77,19 +77,28 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
 def _draw(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     p = spec.params
     chip = cat.get(skill.chip)
-    pod = sorted(C.pod_shape(chip))
-    rank = len(pod)
-    shape = (min(p["axis_sizes"]),) * rank  # fits: skills() keeps only chips whose pod holds it
-    for _ in range(100):  # a slice that fits the pod
-        drawn = tuple(rng.choice(p["axis_sizes"]) for _ in range(rank))
-        if all(s <= q for s, q in zip(sorted(drawn), pod)):
-            shape = drawn
-            break
+    rank = len(C.pod_shape(chip))
+    shape = rng.choice(existing_slices(spec, chip))
     count = rng.randint(1, min(p["max_axes"], rank))
     over = sorted(rng.sample(range(rank), count))
     op = rng.choice(C.OPS) if skill.variant == "bound" else skill.variant
     return {"chip": chip.name, "variant": skill.variant, "op": op, "slice": C.fmt_shape(shape), "over": over,
             "dtype": rng.choice(p["dtypes"]), "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
+
+
+def existing_slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
+    """Every slice with sides from ``axis_sizes`` that exists on ``chip`` (``collectives.check_slice``:
+    on v4p/v5p inside one 4x4x4 cube or made of whole cubes, so 2x16x16 is never drawn)."""
+    import itertools
+
+    out = []
+    for shape in itertools.product(spec.params["axis_sizes"], repeat=len(C.pod_shape(chip))):
+        try:
+            C.check_slice(chip, shape)
+        except C.TopologyError:
+            continue
+        out.append(shape)
+    return out
 
 
 def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
@@ -98,7 +107,8 @@ def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
     shape = C.parse_shape(params["slice"])
     rows, cols = params["shape"]
     axes = tuple(shape[i] for i in params["over"])
-    return C.chip_collective(cat, chip, params["op"], rows * cols * DTYPE_BYTES[params["dtype"]], axes)
+    return C.chip_collective(cat, chip, params["op"], rows * cols * DTYPE_BYTES[params["dtype"]], axes,
+                             shape=shape)
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -144,7 +154,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     lat = float(cat.fact(C.HOP_LATENCY_FACT).value)
     itemsize = DTYPE_BYTES[params["dtype"]]
 
-    def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi):
+    def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi, lat=lat):
         return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
 
     wrong = {
@@ -152,5 +162,6 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         "wrong-hops": redo(wrap=tuple(not w for w in right.wrap)).t_s,  # wraparound ignored or assumed
         "elements-not-bytes": redo(nbytes=right.nbytes / itemsize).t_s,
         "sum-not-max": right.t_bandwidth_s + right.t_latency_s,
+        "forgot-latency": right.t_bandwidth_s,  # the hop latency left out
     }
     return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

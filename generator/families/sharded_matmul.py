@@ -63,6 +63,15 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
             "i": rng.choice(p["i"]), "j": rng.choice(p["j"]), "k": rng.choice(p["k"])}
 
 
+def slice_of(chip, n: int) -> tuple[int, ...]:
+    """The slice the prompt names for an axis of ``n`` chips, so wraparound follows from it: on a
+    3-D chip whole 4x4x4 cubes (n x 4 x 4) when n is a multiple of 4, else n x 2 x 2 inside one
+    cube; on a 2-D chip n x n."""
+    if len(C.pod_shape(chip)) == 3:
+        return (n, 4, 4) if n % 4 == 0 else (n, 2, 2)
+    return (n, n)
+
+
 def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.CollectiveTime]:
     """(FLOPs per chip, T_math seconds, the collective) for drawn ``params``."""
     chip = cat.get(params["chip"])
@@ -71,7 +80,7 @@ def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.Colle
         flops, nbytes = 2 * i * j * k, BF16 * i * j
     else:
         flops, nbytes = 2 * i * j * k / n, BF16 * i * k
-    coll = C.chip_collective(cat, chip, COLLECTIVE[v], nbytes, (n,))
+    coll = C.chip_collective(cat, chip, COLLECTIVE[v], nbytes, (n,), shape=slice_of(chip, n))
     return flops, flops / chip.peak_flops_per_s("bf16"), coll
 
 
@@ -106,8 +115,9 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
                      "(one after the other, no overlap)")
         answer = Answer(value=total, unit="s")
     key = f"n{n}-{i}x{j}x{k}"
-    return problem(spec, skill, key, spec.prompts[v].format(**fields), answer, steps, dict(params),
-                   spec.hints[v].format(**fields))
+    shape = C.fmt_shape(slice_of(chip, n))
+    prompt = spec.prompts[v].format(**fields) + f" (The slice is {shape}, the axis its first.)"
+    return problem(spec, skill, key, prompt, answer, steps, dict(params), spec.hints[v].format(**fields))
 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------

@@ -29,7 +29,7 @@ def test_pod_slice_text_shows_the_arithmetic_and_sources():
     out = res.stdout
     assert "chips            = 4 × 4 × 8 = 128" in out
     assert "hosts            = ceil(128 / (2 × 2 × 1 = 4 chips per host)) = 32" in out
-    assert "retrieved 2026-07-26" in out and "multiples of 4" in out
+    assert "retrieved 2026-07-26" in out and "whole 4x4x4 cubes" in out
 
 
 def test_collective_json_keys_and_values():
