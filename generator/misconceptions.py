@@ -397,7 +397,10 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongA
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
             key = float(problem.answer.value)  # type: ignore[arg-type]
-            if _rel(wrong.value, key) > max(problem.tolerance, 1e-9):
+            tolerance = max(problem.tolerance, 1e-9)
+            # an answer worked with another edition's figure is right (with a note), never a mistake
+            rights = [key, *(float(a["value"]) for a in problem.also_right)]
+            if all(_rel(wrong.value, r) > tolerance for r in rights):
                 out.append(wrong)
     return out
 
@@ -407,8 +410,8 @@ def _rel(a: float, b: float) -> float:
 
 
 def diagnose_all(problem: Problem, given: float | str, cat: Catalogue | None = None) -> list[WrongAnswer]:
-    """Every misconception a wrong answer matches (within the problem's tolerance), one per id, in
-    catalogue order; empty when the answer matches the key or no named mistake.
+    """Every misconception a wrong answer matches (within the problem's tolerance), one per id, the
+    closest first (ties in catalogue order); empty when the answer matches the key or no named mistake.
 
     Two mistakes can give the same number (on a v5e, int8's peak and counting a
     multiply-add as one FLOP both halve T_math): then both are named.
@@ -423,6 +426,8 @@ def diagnose_all(problem: Problem, given: float | str, cat: Catalogue | None = N
         if _rel(float(given), key) <= tolerance:
             return []
         matches = [w for w in wrong_answers(problem, cat) if _rel(float(given), float(w.value)) <= tolerance]
+        # the closest candidate is named first (a GB/GiB slip 7% off is not a "sum" that happens to land near)
+        matches.sort(key=lambda w: _rel(float(given), float(w.value)))
     unique: dict[str, WrongAnswer] = {}
     for wrong in matches:
         unique.setdefault(wrong.misconception.id, wrong)

@@ -134,7 +134,9 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         answer = Answer(choice=t.bound, choices=BOUNDS)
     else:
         answer = Answer(value=t.t_s, unit="s")
-    return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
+    prompt = (spec.prompts[skill.variant].format(**fields) + f" Take ICI as {sci(float(one.value))} B/s one way, "
+              f"{sci(float(bidi.value))} B/s bidirectional, per link (the scaling book's current edition).")
+    return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{dtype}",))
 
 

@@ -136,7 +136,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     key = f"{params['slice']}-{src.replace(',', '.')}to{dst.replace(',', '.')}"
     if skill.variant == "time":  # hops and first byte do not depend on the array
         key += f"-{dims.replace(',', 'x')}-{params['dtype']}"
-    return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
+    prompt = spec.prompts[skill.variant].format(**fields)
+    if skill.variant == "time":
+        prompt += f" Take ICI as {sci(float(one.value))} B/s one way per link (the scaling book's current edition)."
+    return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{params['dtype']}",))
 
 
