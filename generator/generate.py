@@ -136,11 +136,14 @@ class Registry:
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
         family = FAMILIES[skill.family]
-        params = family.draw_params(self.specs[skill.family], self.catalogue, skill,
-                                    random.Random(f"{skill.id}{SEED_MARK}{token}"))
-        drawn = repr(params)
-        p = self.solve(skill, params)
-        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), drawn
+        rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
+        for _ in range(_FAIR_TRIES):  # fair draws: redraw (same rng) while a taught mistake lands near the key
+            params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
+            p = self.solve(skill, params)
+            if _fair(family, p):
+                break
+        p = _with_inside_notes(p)
+        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -227,6 +230,37 @@ class Registry:
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
         return tuple((c["n"], c["text"], f"vocabulary:can-you-{c['n']}")
                      for c in self.specs["vocabulary"].params["can_you"])
+
+
+_FAIR_TRIES = 12  # draws tried for a fair one; a skill with none keeps the last and its solution says why
+
+
+def _fair(family, p: Problem) -> bool:
+    """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
+    family teaches gives an answer at least that far from the key (a choice problem: always fair).
+    A mistake that does not move the answer at all (the output write of a compute-bound floor) is no slip."""
+    teaches = getattr(family, "TEACHES", None)
+    if not teaches or p.answer.is_choice:
+        return True
+    from generator import misconceptions
+
+    return all(not (1e-9 < d <= teaches[w.misconception.id])
+               for w, d in misconceptions.distances(p) if w.misconception.id in teaches)
+
+
+def _with_inside_notes(p: Problem) -> Problem:
+    """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
+    if p.answer.is_choice:
+        return p
+    from generator import misconceptions
+    from generator.units import fmt
+
+    notes = tuple(
+        f"note: here the classic mistake '{w.misconception.id}' ({w.misconception.name}) gives "
+        f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the {p.tolerance:.0%} tolerance: "
+        "that answer is graded right, though the method is not"
+        for w, d in misconceptions.inside_tolerance(p))
+    return dataclasses.replace(p, solution=p.solution + notes) if notes else p
 
 
 def unseeded_id(problem_id: str) -> str:
