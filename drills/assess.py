@@ -128,7 +128,9 @@ class Outcome:
 def read(problem: Problem, text: str) -> float | str:
     """The answer as the problem's kind (a choice, or a number in the answer's unit); AnswerError if not."""
     if problem.answer.is_choice:
-        return answers.parse_choice(text, problem.answer.choices)
+        prompt = problem.prompt.lower()
+        shown = all(c.lower() in prompt for c in problem.answer.choices)
+        return answers.parse_choice(text, problem.answer.choices, shown)
     return answers.parse_number(text, problem.answer.unit, stated_unit(problem))
 
 
