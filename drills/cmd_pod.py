@@ -115,7 +115,7 @@ def collective(chip: str, op: str, nbytes: str, axes: tuple[int, ...], wrap: str
     """Time of one collective over ICI, bandwidth term against latency term (the scaling book, "Sharding").
 
     Bandwidth term: V / (W_bidi · n_axes) with wraparound; without it (N−1)/N · V / W_one_way
-    per axis. ReduceScatter = AllGather, AllReduce = 2 × AllGather, AllToAll = 1/4 AllGather.
+    per axis. ReduceScatter = AllGather, AllReduce = 2 × AllGather, AllToAll = 1/4 AllGather on a ring (on a line: the middle link's share).
     Latency term: hops × per-hop latency (the book's ~1 µs assumption). T = the larger.
     """
     target = resolve_chip(chip)

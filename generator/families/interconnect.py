@@ -8,7 +8,7 @@
 Every bandwidth and the hop latency are catalogue figures, cited in the solution.
 
 ICI problems obey the catalogue's wraparound rule (``ici_wraparound``: v5e/v6e wrap
-only on an axis of 16, v4p/v5p on axes that are multiples of 4; a chip without a
+only on an axis of 16, v4p/v5p only in slices of whole 4x4x4 cubes; a chip without a
 stated rule gets a line), and use sizes where every term decides the answer:
 leaving out the bandwidth term, the latency, or using the other convention's hop
 count (wraparound ignored or assumed) each misses by more than the tolerance
