@@ -79,7 +79,8 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "A matmul does 2·B·D·F FLOPs: each multiply-accumulate is two FLOPs (a multiply and an add). "
                   "Counting MACs halves the FLOPs and the intensity."),
     Misconception("gb-gib", "mixing GB and GiB",
-                  ("ridge", "floor", "interconnect", "vmem_fit", "transformer_step", "pod", "host_link"),
+                  ("ridge", "floor", "interconnect", "vmem_fit", "transformer_step", "pod", "host_link", "collective",
+                   "transfer"),
                   "Datasheet bandwidths are decimal (1 GB = 1e9 B); memory sizes are often binary "
                   "(1 GiB = 2^30 B). Mixing the two is a 7.4% error per conversion."),
     Misconception("unit-slip-1000", "a unit slip of 1000 (ms for µs and kin)",
@@ -392,6 +393,28 @@ def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Itera
         if mid in BY_ID:
             shown = fmt(float(value), problem.answer.unit)
             yield WrongAnswer(BY_ID[mid], float(value), f"{BY_ID[mid].name} gives {shown}")
+    if _bytes_decide(problem, cat):
+        # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way
+        key = float(problem.answer.value)  # type: ignore[arg-type]
+        for factor, how in ((GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"),
+                            (1 / GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s")):
+            yield WrongAnswer(_m("gb-gib"), key * factor, f"{how}: x{factor:.4f}")
+
+
+def _bytes_decide(problem: Problem, cat: Catalogue) -> bool:
+    """Whether a GB/GiB slip moves this answer (beyond-one-chip families): a host-link number, a
+    transfer's total time, a bandwidth-bound collective (not hops, first bytes or latency-bound times)."""
+    if problem.answer.is_choice:
+        return False
+    if problem.family == "host_link":
+        return True
+    if problem.family == "transfer":
+        return problem.params.get("variant") == "time"
+    if problem.family == "collective":
+        from generator.families import collective
+
+        return collective.compute(cat, problem.params).bound == "bandwidth"
+    return False
 
 
 def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
