@@ -86,6 +86,7 @@ class Registry:
 
     def __init__(self, specs_dir: str | None = None):
         self.catalogue = catalogue.load()
+        self._teachable_cache: dict[str, bool] = {}
         self.specs: dict[str, FamilySpec] = load_dir(specs_dir, FAMILIES)
         self.all_skills: list[Skill] = []
         for name, family in FAMILIES.items():
@@ -128,6 +129,19 @@ class Registry:
     def draw(self, skill_id: str, rng: random.Random) -> Problem:
         return self._seeded(self.skill(skill_id), rng.getrandbits(32))[0]
 
+    def _teachable(self, skill: Skill, teaches: dict[str, float]) -> bool:
+        """Whether any draw of ``skill`` meets its family's fair-draw rule, from a fixed probe of
+        ``_FAIR_TRIES`` draws (deterministic per skill, so a seed always rebuilds the same problem);
+        a skill with none (an add's floor, where T_math is negligible) is drawn once, not redrawn."""
+        known = self._teachable_cache.get(skill.id)
+        if known is None:
+            family, spec = FAMILIES[skill.family], self.specs[skill.family]
+            rng = random.Random(f"probe:{skill.id}")
+            known = any(_fair(teaches, _distances(self.solve(skill, family.draw_params(spec, self.catalogue, skill, rng))))
+                        for _ in range(_PROBE_DRAWS))
+            self._teachable_cache[skill.id] = known
+        return known
+
     def _seeded(self, skill: Skill, seed: int | str) -> tuple[Problem, str]:
         """The problem drawn from the draw seed ``seed`` and its params' repr; its id ends in ``@seed``.
 
@@ -137,12 +151,15 @@ class Registry:
         token = seed if isinstance(seed, str) else f"{seed:08x}"
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
-        for _ in range(_FAIR_TRIES):  # fair draws: redraw (same rng) while a taught mistake lands near the key
+        teaches = getattr(family, "TEACHES", None) or {}
+        tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches) else 1
+        for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
             p = self.solve(skill, params)
-            if _fair(family, p):
+            found = _distances(p)
+            if _fair(teaches, found):
                 break
-        p = _with_inside_notes(p)
+        p = _with_inside_notes(p, found)
         return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
@@ -232,35 +249,41 @@ class Registry:
                      for c in self.specs["vocabulary"].params["can_you"])
 
 
-_FAIR_TRIES = 12  # draws tried for a fair one; a skill with none keeps the last and its solution says why
+_FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last and its solution says why
 
 
-def _fair(family, p: Problem) -> bool:
-    """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
-    family teaches gives an answer at least that far from the key (a choice problem: always fair).
-    A mistake that does not move the answer at all (the output write of a compute-bound floor) is no slip."""
-    teaches = getattr(family, "TEACHES", None)
-    if not teaches or p.answer.is_choice:
-        return True
-    from generator import misconceptions
-
-    return all(not (1e-9 < d <= teaches[w.misconception.id])
-               for w, d in misconceptions.distances(p) if w.misconception.id in teaches)
+_PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
 
 
-def _with_inside_notes(p: Problem) -> Problem:
-    """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
+def _distances(p: Problem) -> list:
+    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
     if p.answer.is_choice:
-        return p
+        return []
     from generator import misconceptions
+
+    return misconceptions.distances(p)
+
+
+def _fair(teaches: dict[str, float], found: list) -> bool:
+    """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
+    family teaches gives an answer at least that far from the key. A mistake that does not move the
+    answer at all (the output write of a compute-bound floor) is no slip."""
+    return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
+
+
+def _with_inside_notes(p: Problem, found: list) -> Problem:
+    """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
     from generator.units import fmt
 
-    notes = tuple(
-        f"note: here the classic mistake '{w.misconception.id}' ({w.misconception.name}) gives "
-        f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the {p.tolerance:.0%} tolerance: "
-        "that answer is graded right, though the method is not"
-        for w, d in misconceptions.inside_tolerance(p))
-    return dataclasses.replace(p, solution=p.solution + notes) if notes else p
+    notes, seen = [], set()
+    for w, d in found:
+        mid = w.misconception.id
+        if 1e-9 < d <= p.tolerance and mid not in seen:
+            seen.add(mid)
+            notes.append(f"note: here the classic mistake '{mid}' ({w.misconception.name}) gives "
+                         f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the "
+                         f"{p.tolerance:.0%} tolerance: that answer is graded right, though the method is not")
+    return dataclasses.replace(p, solution=p.solution + tuple(notes)) if notes else p
 
 
 def unseeded_id(problem_id: str) -> str:

@@ -16,6 +16,7 @@ one changes is ``_answers`` below, per family.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -24,7 +25,14 @@ from generator import catalogue as catalogue_mod
 from generator import costs, links, transformer
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
-from generator.units import DTYPE_BYTES, fmt, sci, si
+from generator.units import DTYPE_BYTES, fmt
+from generator.units import sci as _sci
+from generator.units import si as _si
+
+# Every draw prices its named mistakes (fair draws, the solution's notes), and their steps repeat the
+# same few constants: the one formatter, memoised here (pure functions of their arguments).
+sci = functools.lru_cache(maxsize=8192)(_sci)
+si = functools.lru_cache(maxsize=8192)(_si)
 
 GIB_PER_GB = 2**30 / 1e9  # 1.0737...: a GiB is 7.4% more than a GB
 
