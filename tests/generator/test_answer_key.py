@@ -207,3 +207,32 @@ def test_floor_matmuls_teach_the_max():
         c = costs.cost("matmul", tuple(p.params["shape"]), p.params["dtype"])
         t_math, t_comms = c.flops / chip.peak_flops_per_s(c.dtype), c.bytes / chip.hbm_bytes_per_s
         assert (t_math + t_comms) > 1.10 * max(t_math, t_comms), p.id
+
+
+# --- the catalogue says what each edition says -------------------------------------------------------
+
+def test_pcie_and_dcn_notes_say_what_each_edition_says():
+    from generator import catalogue
+
+    cat = catalogue.load()
+    feb = cat.sources["scaling-book-tpus-2025-02"]
+    assert "per chip" in feb.note and "per host" in feb.note
+    for chip in cat.chips:
+        pcie = chip.figure("pcie_bytes_per_s")
+        if pcie is None:
+            continue
+        # the February 2025 edition's PCIe figure is per chip: never described as per host
+        assert "1.5e10 per host" not in pcie.note and "was per host" not in pcie.note, chip.name
+        assert [(v, a.per) for v, a in chip.other_figures("pcie_bytes_per_s")] == [(1.5e10, "chip")]
+        dcn = chip.other_figures("dcn_bytes_per_s")
+        host = 1
+        for d in chip.value("host_topology").split("x"):
+            host *= int(d)
+        assert dcn == [(2.5e10 / host, dcn[0][1])] and dcn[0][1].per == "host", chip.name
+
+
+def test_dcn_prompt_states_its_figure_and_the_per_host_edition_is_right_with_a_note():
+    p = _solve("host_link:v6e:ridge_dcn", chip="v6e", variant="ridge_dcn")
+    assert "1.25e10 B/s per chip" in p.prompt
+    outcome = _assess(p, f"{9.2e14 / (2.5e10 / 8):.6g}")  # 2.5e10 per host of 8 chips
+    assert outcome.correct and "per host" in outcome.feedback
