@@ -236,3 +236,16 @@ def test_dcn_prompt_states_its_figure_and_the_per_host_edition_is_right_with_a_n
     assert "1.25e10 B/s per chip" in p.prompt
     outcome = _assess(p, f"{9.2e14 / (2.5e10 / 8):.6g}")  # 2.5e10 per host of 8 chips
     assert outcome.correct and "per host" in outcome.feedback
+
+
+def test_an_unreadable_lattice_answer_does_not_list_the_distractors():
+    pads = [p for p in generate.generate(families=["lattice"], count=3) if p.params["variant"] == "pad"]
+    assert pads
+    for p in pads:
+        hidden = [c for c in p.answer.choices if c not in p.prompt]
+        assert hidden  # the prompt shows no list of choices
+        outcome = _assess(p, "sixteen by something")
+        assert outcome.status == "unreadable"
+        assert not any(c in outcome.feedback for c in p.answer.choices), outcome.feedback
+        rows, cols = p.answer.choice.split("x")
+        assert _assess(p, f"({rows}, {cols})").correct and _assess(p, f"{rows} x {cols}").correct
