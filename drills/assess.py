@@ -96,6 +96,8 @@ class Outcome:
             off = f" ({percent(self.grade.relative_error)} off)"
         text = (f"{grading.rating_word(self.grade.rating)} ({self.grade.rating.name}): expected "
                 f"{expected_text(self.problem)}, you said {given_text(self.problem, self.given_value)}{off}")
+        if self.grade.note:
+            text += f"\n{self.grade.note}"
         for i, m in enumerate(self.matches):
             lead = "That is what you get with the classic mistake" if i == 0 else "Or the classic mistake"
             text += f"\n{lead} '{m.misconception.id}' ({m.misconception.name}): {m.step}."
@@ -116,6 +118,7 @@ class Outcome:
             "correct": self.correct,
             "rating": None if self.grade is None else self.grade.rating.name,
             "relative_error": None if self.grade is None else self.grade.relative_error,
+            "note": "" if self.grade is None else self.grade.note,
             "misconception": None if self.misconception is None else self.misconception.misconception.id,
             "misconceptions": [m.misconception.id for m in self.matches],
             "feedback": self.feedback,
@@ -125,7 +128,9 @@ class Outcome:
 def read(problem: Problem, text: str) -> float | str:
     """The answer as the problem's kind (a choice, or a number in the answer's unit); AnswerError if not."""
     if problem.answer.is_choice:
-        return answers.parse_choice(text, problem.answer.choices)
+        prompt = problem.prompt.lower()
+        shown = all(c.lower() in prompt for c in problem.answer.choices)
+        return answers.parse_choice(text, problem.answer.choices, shown)
     return answers.parse_number(text, problem.answer.unit, stated_unit(problem))
 
 

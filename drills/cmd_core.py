@@ -106,8 +106,12 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
     except KeyError as exc:
         raise click.UsageError(exc.args[0]) from None
     if as_json:
-        extra = {} if over == "hbm" and link_bw is None else {"over": over, "link_bytes_per_s": est.ceilings.hbm_bytes_per_s}
-        click.echo(json.dumps(json_ready({**est.to_dict(), **extra}), indent=2, allow_nan=False))
+        data = est.to_dict()
+        if not (over == "hbm" and link_bw is None):
+            # the memory side is the link: report it under the link's own key, never as hbm_bytes_per_s
+            link = data.pop("hbm_bytes_per_s")
+            data.update({"over": over, f"{over}_bytes_per_s": link, "link_bytes_per_s": link})
+        click.echo(json.dumps(json_ready(data), indent=2, allow_nan=False))
         return
     # Off-chip: the link stands where HBM stood, so the printed words follow it.
     label = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}[over]

@@ -30,9 +30,27 @@ def _bytes(text: str) -> float:
     return value
 
 
-def _cite(chip: catalogue.Chip, key: str) -> str:
-    fig = chip.figure(key)
-    return f"[{fig.source.cite()}]" if fig is not None else ""
+class _Refs:
+    """Sources cited by number, listed once at the end ("[1]"), not repeated on every line."""
+
+    def __init__(self, chip: catalogue.Chip):
+        self.chip, self.sources = chip, []
+
+    def __call__(self, key: str) -> str:
+        fig = self.chip.figure(key)
+        return "" if fig is None else self.source(fig.source)
+
+    def source(self, source: catalogue.Source) -> str:
+        text = source.cite()
+        if text not in self.sources:
+            self.sources.append(text)
+        return f"[{self.sources.index(text) + 1}]"
+
+    def echo(self) -> None:
+        if self.sources:
+            click.echo("sources:")
+            for i, text in enumerate(self.sources, 1):
+                click.echo(f"  [{i}] {text}")
 
 
 def _topology_error(exc: Exception) -> click.UsageError:
@@ -48,7 +66,8 @@ def pod(chip: str, slice_text: str | None, as_json: bool) -> None:
 
     chips = product of the axes; hosts = ceil(chips / chips per host); FLOP/s and HBM
     are per-chip figures times chips; wraparound per axis from the chip's rule
-    (v5e/v6e: only an axis of 16; v4p/v5p: multiples of 4).
+    (v5e/v6e: only an axis of 16; v4p/v5p: only slices of whole 4x4x4 cubes). Only slices
+    that exist are accepted (3x5 on a v5e is refused).
     """
     target = resolve_chip(chip)
     try:
@@ -62,23 +81,25 @@ def pod(chip: str, slice_text: str | None, as_json: bool) -> None:
         return
     dims = " × ".join(str(d) for d in t.shape)
     peak, hbm = target.peak_flops_per_s("bf16"), target.hbm_bytes
+    cite = _Refs(target)
     what = "full pod" if shape is None else "slice"
     click.echo(f"{target.display} {what} {C.fmt_shape(t.shape)}")
-    click.echo(f"chips            = {dims} = {t.chips}   (pod {target.value('pod_topology')} {_cite(target, 'pod_topology')})")
+    click.echo(f"chips            = {dims} = {t.chips}   (pod {target.value('pod_topology')} {cite('pod_topology')})")
     click.echo(f"hosts            = ceil({t.chips} / ({' × '.join(map(str, host))} = {t.chips_per_host} chips per host)) = {t.hosts}   "
-               f"{_cite(target, 'host_topology')}")
+               f"{cite('host_topology')}")
     click.echo(f"tensorcores      = {t.chips} × {t.tensorcores_per_chip} per chip = {t.tensorcores}   "
-               f"{_cite(target, 'tensorcores_per_chip')}")
+               f"{cite('tensorcores_per_chip')}")
     click.echo(f"peak_flops_per_s = {t.chips} × {sci(peak)} bf16 FLOP/s = {sci(t.peak_flops_per_s)} "
-               f"({si(t.peak_flops_per_s, 'FLOP/s')})   [{target.peak_flops['bf16'].source.cite()}]")
+               f"({si(t.peak_flops_per_s, 'FLOP/s')})   {cite.source(target.peak_flops['bf16'].source)}")
     click.echo(f"hbm_bytes        = {t.chips} × {sci(hbm)} B = {sci(t.hbm_bytes)} ({si(t.hbm_bytes, 'B')})   "
-               f"{_cite(target, 'hbm_bytes')}")
+               f"{cite('hbm_bytes')}")
     rule = target.figures.get("ici_wraparound")
     flags = ", ".join(f"axis {n}: {'unknown' if w is None else 'yes' if w else 'no'}"
                       for n, w in zip(t.shape, t.ici_wraparound))
     click.echo(f"ici_wraparound   = {flags}")
     if rule is not None:
-        click.echo(f"  rule: {rule.note} [{rule.source.cite()}]")
+        click.echo(f"  rule: {rule.note} {cite.source(rule.source)}")
+    cite.echo()
 
 
 @click.command()
@@ -94,7 +115,7 @@ def collective(chip: str, op: str, nbytes: str, axes: tuple[int, ...], wrap: str
     """Time of one collective over ICI, bandwidth term against latency term (the scaling book, "Sharding").
 
     Bandwidth term: V / (W_bidi · n_axes) with wraparound; without it (N−1)/N · V / W_one_way
-    per axis. ReduceScatter = AllGather, AllReduce = 2 × AllGather, AllToAll = 1/4 AllGather.
+    per axis. ReduceScatter = AllGather, AllReduce = 2 × AllGather, AllToAll = 1/4 AllGather on a ring (on a line: the middle link's share).
     Latency term: hops × per-hop latency (the book's ~1 µs assumption). T = the larger.
     """
     target = resolve_chip(chip)
@@ -107,18 +128,21 @@ def collective(chip: str, op: str, nbytes: str, axes: tuple[int, ...], wrap: str
     if as_json:
         click.echo(json.dumps({"chip": target.name, "wrap_option": wrap, **t.to_dict()}, indent=2))
         return
-    click.echo(f"{target.display}: {C.OP_LABELS[op]} of V = {sci(size)} B ({si(size, 'B')}) over axes "
-               f"{' × '.join(map(str, t.axes))}")
+    cite = _Refs(target)
+    over = (f"one axis of {t.axes[0]} chips" if len(t.axes) == 1
+            else f"{len(t.axes)} axes of {' × '.join(map(str, t.axes))} chips")
+    click.echo(f"{target.display}: {C.OP_LABELS[op]} of V = {sci(size)} B ({si(size, 'B')}) over {over}")
     click.echo(f"t_s: {seconds(t.t_s)}   bound: {t.bound}   hops: {t.hops}")
     click.echo("")
     click.echo("worked arithmetic:")
     for line in C.collective_lines(t):
         click.echo("  " + line)
     click.echo(f"  constants: ICI one-way {sci(t.w_one_way)} B/s, bidirectional {sci(t.w_bidi)} B/s per link "
-               f"{_cite(target, 'ici_bytes_per_s_bidi')}; per-hop latency {seconds(t.hop_latency_s)} "
-               f"(the book's worked-problem assumption) [{cat.fact(C.HOP_LATENCY_FACT).source.cite()}]")
+               f"{cite('ici_bytes_per_s_bidi')}; per-hop latency {seconds(t.hop_latency_s)} "
+               f"(the book's worked-problem assumption) {cite.source(cat.fact(C.HOP_LATENCY_FACT).source)}")
     if wrap == "auto" and target.figure("ici_wraparound") is not None:
-        click.echo(f"  wraparound: {target.figures['ici_wraparound'].note}")
+        click.echo(f"  wraparound: {target.figures['ici_wraparound'].note} {cite('ici_wraparound')}")
+    cite.echo()
 
 
 @click.command()
@@ -150,6 +174,7 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
     if as_json:
         click.echo(json.dumps({"chip": target.name, **t.to_dict()}, indent=2))
         return
+    cite = _Refs(target)
     click.echo(f"{target.display} slice {C.fmt_shape(shape)}: chip {src_text} -> chip {dst_text}, {sci(size)} B")
     click.echo(f"t_s: {seconds(t.t_s)}   first byte: {seconds(t.first_byte_s)}   hops: {t.hops}   ports: {t.ports}")
     click.echo("")
@@ -161,10 +186,11 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
     click.echo(f"  hops = {' + '.join(map(str, t.hops_per_axis))} = {t.hops}; first byte = {t.hops} × "
                f"{seconds(t.hop_latency_s)} = {seconds(t.first_byte_s)} (per-hop latency: the book's assumption)")
     click.echo(f"  bandwidth = {t.ports} ports × {sci(t.w_one_way)} B/s one way per link = {sci(t.bytes_per_s)} B/s "
-               f"{_cite(target, 'ici_bytes_per_s_one_way')}")
+               f"{cite('ici_bytes_per_s_one_way')}")
     click.echo(f"  T = first byte + bytes / bandwidth = {seconds(t.first_byte_s)} + {sci(size)} / {sci(t.bytes_per_s)} "
                f"= {seconds(t.first_byte_s)} + {seconds(t.t_bandwidth_s)} = {seconds(t.t_s)}")
     click.echo("  model: the bytes split evenly over the usable ports; routing and contention ignored")
+    cite.echo()
 
 
 def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions, out_dir,

@@ -56,13 +56,15 @@ class Grade:
 
     rating: Rating
     relative_error: float | None
+    note: str = ""  # e.g. right with another edition's figure: which figures, which sources
 
     @property
     def correct(self) -> bool:
         return self.rating != Rating.Again
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rating": self.rating.name, "correct": self.correct, "relative_error": self.relative_error}
+        return {"rating": self.rating.name, "correct": self.correct, "relative_error": self.relative_error,
+                "note": self.note}
 
 
 def relative_error(given: float, expected: float) -> float:
@@ -112,11 +114,23 @@ def grade_choice(given: str, expected: str, bands: Bands, seconds_taken: float |
 
 def grade(problem: Problem, given: float | str, bands: Bands, seconds_taken: float | None,
           hints: int = 0) -> Grade:
-    """Rate a parsed answer to ``problem`` (a number in the answer's unit, or a choice)."""
+    """Rate a parsed answer to ``problem`` (a number in the answer's unit, or a choice).
+
+    A number outside the tolerance of the key but within it of one of ``problem.also_right``
+    (the answer worked with another edition's published figure) is right, rated against that
+    answer, with its note; the relative error stays the one against the key.
+    """
     if problem.answer.is_choice:
         return grade_choice(str(given), str(problem.answer.choice), bands, seconds_taken, hints)
-    return grade_number(float(given), float(problem.answer.value), problem.tolerance,  # type: ignore[arg-type]
-                        bands, seconds_taken, hints)
+    verdict = grade_number(float(given), float(problem.answer.value), problem.tolerance,  # type: ignore[arg-type]
+                           bands, seconds_taken, hints)
+    if verdict.correct:
+        return verdict
+    for other in problem.also_right:
+        alt = grade_number(float(given), float(other["value"]), problem.tolerance, bands, seconds_taken, hints)
+        if alt.correct:
+            return Grade(alt.rating, verdict.relative_error, str(other.get("note", "")))
+    return verdict
 
 
 def rating_word(rating: Rating) -> str:

@@ -47,6 +47,15 @@ _BASE_WORDS: dict[str, Dims] = {
     "FLOPS": (-1, 0, 1),
 }
 _LARGE_PREFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+# Spelled-out prefixes, matched case-insensitively: "terabytes", "Petaflops", "exaflops", "gibibytes".
+_SPELLED_PREFIXES = {"kilo": 1e3, "mega": 1e6, "giga": 1e9, "tera": 1e12, "peta": 1e15, "exa": 1e18,
+                     "kibi": 2.0**10, "mebi": 2.0**20, "gibi": 2.0**30, "tebi": 2.0**40, "pebi": 2.0**50}
+_SPELLED_BASES: dict[str, Dims] = {"byte": (0, 1, 0), "bytes": (0, 1, 0), "flop": (0, 0, 1), "flops": (0, 0, 1)}
+# Counts a learner may name: "256 chips", "32 hosts", "4096 tokens" (a plain number).
+_COUNT_WORDS = {"chip", "chips", "host", "hosts", "token", "tokens", "core", "cores", "tensorcore", "tensorcores",
+                "hop", "hops", "element", "elements", "row", "rows", "sequence", "sequences", "batch"}
+# FLOP words without "/s": "197 TFLOPs" is read as a rate where the answer is a rate.
+_FLOP_WORDS = re.compile(r"^(?:[kKMGTPE]|kilo|mega|giga|tera|peta|exa)?flops$", re.I)
 _BINARY_PREFIXES = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
 _SMALL_PREFIXES = {"m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
 # A bare prefix scales a plain count: "2.4k" is 2400.
@@ -73,7 +82,15 @@ for _scale, _names in ((1.0, ("s", "sec", "secs", "second", "seconds")),
     for _name in _names:
         _TIME_WORDS[_name] = _scale
 
-_CHOICE_ALIASES = {"c": "compute", "m": "memory", "y": "yes", "n": "no"}
+_CHOICE_ALIASES = {"c": "compute", "m": "memory", "y": "yes", "n": "no",
+                   # what people call the memory side of a verdict ("HBM-bound", "bandwidth bound" ...)
+                   "hbm": "memory", "mem": "memory", "memory bandwidth": "memory", "pcie": "memory", "dcn": "memory",
+                   "io": "memory", "flops": "compute", "math": "compute", "mxu": "compute",
+                   # the communication side ("comms-bound", "communication-bound", "ICI-bound")
+                   "communication": "comms", "comm": "comms", "network": "comms", "ici": "comms",
+                   "collective": "comms"}
+# A 2-D answer typed as "48 x 512", "48*512", "48×512" or the prompt's own "(112, 512)".
+_PAIR = re.compile(r"^\(?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*\)?$")
 
 # 1,200 or 12,345,678.5: groups of three digits after the first comma.
 _THOUSANDS = re.compile(r"(?<![0-9.,])[0-9]{1,3}(?:,[0-9]{3})+(?![0-9,])")
@@ -87,13 +104,40 @@ class AnswerError(ValueError):
     """An answer that can not be read; the message is one line for the learner."""
 
 
+# dims -> units to suggest after a bare number (all of the expected dimension), and the base unit a bare
+# prefix ("4.096 T") completes to.
+_SUGGEST: dict[Dims, tuple[tuple[str, ...], str]] = {
+    (1, 0, 0): (("us", "ms", "s"), "s"),
+    (0, 1, 0): (("GB", "GiB", "TB"), "B"),
+    (0, 0, 1): (("FLOP", "TFLOP"), "FLOP"),
+    (0, -1, 1): (("FLOPs/byte",), "FLOPs/byte"),
+    (-1, 0, 1): (("TFLOP/s", "PFLOP/s"), "FLOP/s"),
+    (-1, 1, 0): (("GB/s", "TB/s"), "B/s"),
+}
+# What a readable answer of another dimension is, in a word.
+_KIND_WORDS: dict[Dims, str] = {
+    (1, 0, 0): "a time", (0, 1, 0): "a size in bytes", (0, 0, 1): "a FLOP count",
+    (0, -1, 1): "an intensity", (-1, 0, 1): "a rate (FLOP/s)", (-1, 1, 0): "a rate (bytes/s)",
+    DIMENSIONLESS: "a plain number (its units cancel)",
+}
+
+
 class NeedsUnitError(AnswerError):
-    """A plain number where the answer has a unit and the question names none: ask again, do not grade."""
+    """A plain number where the answer has a unit and the question names none: ask again, do not grade.
+
+    The example uses units of the expected dimension; a number ending in a bare prefix ("4.096 T")
+    is completed with the dimension's base unit ("4.096 TB")."""
 
     def __init__(self, text: str, expected: Dims):
         self.expected = expected
-        example = _DIMENSION_NAMES.get(expected, ("", "87.2 us"))[1].split(" ", 1)[-1]
-        super().__init__(f"add a unit: {text.strip()} what? e.g. {text.strip()} {example}")
+        shown = text.strip()
+        units, base = _SUGGEST.get(expected, (("",), ""))
+        if expected != (1, 0, 0) and re.search(r"[0-9.]\s*[kKMGTPE]$", shown):
+            example = f"{shown}{base}"
+        else:
+            examples = [f"{shown} {u}" for u in units]
+            example = examples[0] if len(examples) == 1 else f"{', '.join(examples[:-1])} or {examples[-1]}"
+        super().__init__(f"add a unit: {shown} what? e.g. {example}")
 
 
 class WrongDimensionError(AnswerError):
@@ -101,8 +145,9 @@ class WrongDimensionError(AnswerError):
 
     def __init__(self, expected: Dims, given: Dims, tip: str = ""):
         self.expected, self.given = expected, given
-        super().__init__(
-            f"expected {describe_dims(expected)}; that answer is {describe_dims(given, example=False)}{tip}")
+        what = _KIND_WORDS.get(given, describe_dims(given, example=False))
+        want = _KIND_WORDS.get(expected, describe_dims(expected, example=False))
+        super().__init__(f"expected {describe_dims(expected)}; that is {what}; this answer is {want}{tip}")
 
 
 @dataclass(frozen=True)
@@ -148,6 +193,15 @@ def _word_unit(word: str) -> _Unit | None:
     """
     if word in _BASE_WORDS:
         return _Unit(1.0, _BASE_WORDS[word], word)
+    if word.lower() in _COUNT_WORDS:
+        return _Unit(1.0, DIMENSIONLESS, word)
+    lower = word.lower()
+    for prefix, scale in _SPELLED_PREFIXES.items():
+        if lower.startswith(prefix) and lower[len(prefix):] in _SPELLED_BASES:
+            dims = _SPELLED_BASES[lower[len(prefix):]]
+            if scale < 1e3 or (prefix.endswith("bi") and dims != (0, 1, 0)):
+                return None
+            return _Unit(scale, dims, word)
     if word.lower() in _TIME_WORDS and word not in _AMBIGUOUS:
         return _Unit(_TIME_WORDS[word.lower()], (1, 0, 0), word)
     for table in (_BINARY_PREFIXES, _LARGE_PREFIXES, _SMALL_PREFIXES):
@@ -394,6 +448,8 @@ def _tokens_of(text: str) -> list[tuple[str, object]]:
             raise AnswerError("a comma there is ambiguous (a decimal comma?): write 1.5 or 1500")
     if not text:
         raise AnswerError("empty answer")
+    # "FLOPs per byte", "bytes per second": a spelled "per" between two words is a "/"
+    text = re.sub(r"(?<=[A-Za-zµμ])\s+per\s+(?=[A-Za-zµμ])", "/", text)
     return _tokenize(text)
 
 
@@ -418,6 +474,14 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
     expected = parse_unit(unit)
     tokens = _tokens_of(text)
     quantity = _Parser(tokens).parse()
+    units = [tok for kind, tok in tokens if kind == "unit"]
+    if (quantity.dims == (0, 0, 1) and expected.dims == (-1, 0, 1) and units
+            and all(_FLOP_WORDS.match(u.text) for u in units)):  # type: ignore[attr-defined]
+        return quantity.value / expected.scale  # "197 TFLOPs" / "5 petaflops" where a rate is asked: the rate
+    if (quantity.dims == DIMENSIONLESS and quantity.has_unit and expected.dims != DIMENSIONLESS
+            and any(u.text not in _COUNT_PREFIXES and u.text.lower() not in _COUNT_WORDS  # type: ignore[attr-defined]
+                    for u in units)):
+        raise WrongDimensionError(expected.dims, DIMENSIONLESS)  # "123 us/s": the units cancel
     if quantity.dims == DIMENSIONLESS:
         if expected.dims == DIMENSIONLESS:
             return quantity.value
@@ -429,7 +493,6 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
         return _finite(quantity.value * stated.scale) / expected.scale
     if quantity.dims == expected.dims:
         return quantity.value / expected.scale
-    units = [tok for kind, tok in tokens if kind == "unit"]
     if len(units) == 1 and tokens[-2][0] == "unit" and units[0].dims == expected.dims:  # type: ignore[attr-defined]
         working = _Parser(tokens[:-2] + [("end", None)]).parse()
         if working.dims == DIMENSIONLESS:
@@ -454,18 +517,24 @@ def normalize_choice(text: str) -> str:
     return text
 
 
-def parse_choice(text: str, choices: tuple[str, ...] | list[str]) -> str:
+def parse_choice(text: str, choices: tuple[str, ...] | list[str], shown: bool = True) -> str:
     """One of ``choices`` (returned as spelled there) from its name, a known alias or a unique prefix.
 
-    Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no.
+    Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no, ``HBM``/``memory bound`` for
+    memory, ``comms``/``communication`` for comms; a 2-D answer as ``48 x 512`` or ``(48, 512)``.
+    ``shown``: whether the prompt shows the choices; when it does not, an unreadable answer's
+    message never lists them (nor a prefix's candidates).
     """
     if not isinstance(text, str):  # None, bytes, a list ...: not an answer we can read
         raise AnswerError(f"an answer must be text, got {type(text).__name__}")
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
-    given = normalize_choice(text)
+    given = normalize_choice(text.translate(_TRANSLATE))
     if not given:
         raise AnswerError("empty answer")
+    pair = _PAIR.match(given)
+    if pair:
+        given = f"{pair.group(1)}x{pair.group(2)}"
     by_name = {normalize_choice(c): c for c in choices}
     if given in by_name:
         return by_name[given]
@@ -475,6 +544,10 @@ def parse_choice(text: str, choices: tuple[str, ...] | list[str]) -> str:
     matches = sorted({c for name, c in by_name.items() if name.startswith(given)})
     if len(matches) == 1:
         return matches[0]
-    if len(matches) > 1:
+    if len(matches) > 1 and shown:
         raise AnswerError(f"'{text.strip()}' could be {' or '.join(matches)}")
+    if not shown:  # never list choices the prompt did not show (a lattice problem's distractors)
+        if all(_PAIR.match(c) for c in choices):
+            raise AnswerError("write the block as rows x cols (like 3x5) or as the prompt writes a shape (like (3, 5))")
+        raise AnswerError("that is not an answer this question takes")
     raise AnswerError(f"answer one of: {', '.join(choices)}")

@@ -47,17 +47,37 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another published figure for the same quantity (another edition of the source, or another source).
+
+    ``per`` says what the published number counts: "chip" (as the catalogue's figure) or
+    "host" (then the per-chip figure is ``value`` / chips per host).
+    """
+
+    value: float
+    source: Source
+    note: str = ""
+    per: str = "chip"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "source": self.source.key, "note": self.note, "per": self.per}
+
+
+@dataclass(frozen=True)
 class Figure:
-    """One published number with the source it came from."""
+    """One published number with the source it came from (and other published figures for it)."""
 
     value: Any
     source: Source
     note: str = ""
+    alternatives: tuple[Alternative, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {"value": self.value, "source": self.source.key}
         if self.note:
             out["note"] = self.note
+        if self.alternatives:
+            out["other_editions"] = [a.to_dict() for a in self.alternatives]
         return out
 
 
@@ -103,6 +123,26 @@ class Chip:
     def value(self, key: str, default: Any = None) -> Any:
         fig = self.figure(key)
         return default if fig is None else fig.value
+
+    def other_figures(self, key: str) -> list[tuple[float, Alternative]]:
+        """(per-chip value, alternative) for each other published figure of ``key`` (a per-host
+        figure is divided by the chips per host); empty when there are none."""
+        fig = self.figure(key)
+        if fig is None:
+            return []
+        out = []
+        for alt in fig.alternatives:
+            value = float(alt.value)
+            if alt.per == "host":
+                host = self.value("host_topology")
+                if not host:
+                    continue
+                chips = 1
+                for d in str(host).lower().split("x"):
+                    chips *= int(d)
+                value /= chips
+            out.append((value, alt))
+        return out
 
     def sources(self) -> list[Source]:
         seen: dict[str, Source] = {}
@@ -200,7 +240,16 @@ def _figure(raw: Any, where: str, sources: dict[str, Source]) -> Figure:
         raise CatalogueError(f"{where}: a figure must be {{value, source[, note]}}, got {raw!r}")
     if raw["source"] not in sources:
         raise CatalogueError(f"{where}: unknown source '{raw['source']}'")
-    return Figure(raw["value"], sources[raw["source"]], str(raw.get("note", "")))
+    alternatives = []
+    for i, alt in enumerate(raw.get("other_editions") or ()):
+        at = f"{where}.other_editions[{i}]"
+        if not isinstance(alt, dict) or "value" not in alt or alt.get("source") not in sources:
+            raise CatalogueError(f"{at}: an other edition must be {{value, source, note[, per]}} with a known source")
+        if alt.get("per", "chip") not in ("chip", "host"):
+            raise CatalogueError(f"{at}: per must be chip or host")
+        alternatives.append(Alternative(float(alt["value"]), sources[alt["source"]], str(alt.get("note", "")),
+                                        str(alt.get("per", "chip"))))
+    return Figure(raw["value"], sources[raw["source"]], str(raw.get("note", "")), tuple(alternatives))
 
 
 def parse(data: dict[str, Any]) -> Catalogue:

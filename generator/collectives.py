@@ -8,6 +8,8 @@ Units: bytes, bytes/s, seconds, FLOP/s.
 Collectives (the scaling book, "Sharding"), ``V`` = bytes of the full (gathered) array,
 one mesh axis of ``N`` chips per entry of ``axes``:
 
+- Wraparound (``wraps``): v5e/v6e only on an axis of 16; v4p/v5p only on slices made of whole
+  4x4x4 cubes (the optical switches), then on every axis; v3/TPU7x: the book states no rule.
 - AllGather, bandwidth term: with wraparound (a bidirectional ring) ``V / W_bidi`` per axis;
   without wraparound the data crosses N−1 hops one way, ``(N−1)/N · V / W_one_way``.
   Over several axes at once the axes share the work: ``V / Σ_k w_k`` with the effective
@@ -15,8 +17,9 @@ one mesh axis of ``N`` chips per entry of ``axes``:
   wrapped axes give the book's ``V / (W_bidi · n_axes)`` (the combination rule for mixed
   axes is this model's, stated here).
 - ReduceScatter = AllGather; AllReduce = 2 × AllGather (a ReduceScatter then an AllGather);
-  AllToAll = ¼ AllGather (the book's figure for a bidirectional ring; the model applies the
-  same quarter without wraparound, where the bisection argument gives the same ratio).
+  AllToAll = ¼ AllGather on a bidirectional ring (the book's figure); on a line (no
+  wraparound) it is computed for a line: the middle link carries ⌊N/2⌋⌈N/2⌉/N² · V each way
+  at W_one_way (``axis_bandwidth``).
 - Latency term: hops × per-hop latency; hops per axis ⌊N/2⌋ with wraparound, N−1 without,
   summed over axes (axes done one after another), doubled for AllReduce.
 - Time = max(bandwidth term, latency term), and the bound is the larger term.
@@ -96,10 +99,15 @@ def host_shape(chip: Chip) -> tuple[int, ...]:
     return parse_shape(_require(chip, "host_topology", "host size").value)
 
 
-def wraps(chip: Chip, axis: int) -> bool | None:
-    """Whether an ICI axis of ``axis`` chips has wraparound links on ``chip``; None if not published.
+def wraps(chip: Chip, axis: int, shape: tuple[int, ...] | None = None) -> bool | None:
+    """Whether an ICI axis of ``axis`` chips (of the slice ``shape``, when known) has wraparound links.
 
-    v5e/v6e: only an axis of 16; v4p/v5p: axes that are multiples of 4 (full cubes).
+    None when the catalogue states no rule for the chip. v5e/v6e (``axis_equals``): only an
+    axis of 16. v4p/v5p (``whole_cubes_of``: the book's optical switches exist only for whole
+    4x4x4 cubes): every axis of a slice made of whole cubes, no axis of a smaller slice ("a
+    2x2x4 won't have any wraparounds"). Without ``shape`` an axis of 8 or 16 can only lie in a
+    slice of whole cubes and an axis of 2 only inside one cube, but an axis of 4 could be
+    either: TopologyError asks for the slice or --wrap.
     """
     fig = chip.figure("ici_wraparound")
     if fig is None:
@@ -107,20 +115,29 @@ def wraps(chip: Chip, axis: int) -> bool | None:
     rule = fig.value
     if "axis_equals" in rule:
         return axis == int(rule["axis_equals"])
-    if "axis_multiple_of" in rule:
-        return axis % int(rule["axis_multiple_of"]) == 0
+    if "whole_cubes_of" in rule:
+        cube = int(rule["whole_cubes_of"])
+        if shape is not None:
+            return all(d % cube == 0 for d in shape)
+        if axis % cube:
+            return False
+        if axis > cube:
+            return True
+        raise TopologyError(f"{chip.display}: an axis of {axis} wraps only when the slice is made of whole "
+                            f"{cube}x{cube}x{cube} cubes (4x4x4 yes, 2x2x4 no); give the slice or --wrap yes|no")
     raise TopologyError(f"{chip.display}: unknown wraparound rule {rule!r} in chips.yaml")
 
 
-def resolve_wrap(chip: Chip, axes: tuple[int, ...], wrap: str = "auto") -> tuple[bool, ...]:
-    """Per-axis wraparound: ``auto`` from the chip's rule, ``yes``/``no`` forced."""
+def resolve_wrap(chip: Chip, axes: tuple[int, ...], wrap: str = "auto",
+                 shape: tuple[int, ...] | None = None) -> tuple[bool, ...]:
+    """Per-axis wraparound: ``auto`` from the chip's rule (for the slice ``shape`` when given), ``yes``/``no`` forced."""
     if wrap in ("yes", "no"):
         return tuple(wrap == "yes" for _ in axes)
     if wrap != "auto":
         raise TopologyError(f"--wrap must be auto, yes or no, got '{wrap}'")
     out = []
     for n in axes:
-        w = wraps(chip, n)
+        w = wraps(chip, n, shape)
         if w is None:
             note = chip.figures["ici_wraparound"].note if "ici_wraparound" in chip.figures else ""
             raise TopologyError(f"{chip.display}: the catalogue has no wraparound rule ({note}); give --wrap yes or no")
@@ -134,13 +151,30 @@ def ici_figures(chip: Chip) -> tuple[Figure, Figure]:
             _require(chip, "ici_bytes_per_s_bidi", "ICI bidirectional bandwidth"))
 
 
+def slice_rule(chip: Chip) -> str:
+    """The slices the model accepts for ``chip``, in words (the rule ``check_slice`` applies)."""
+    if len(pod_shape(chip)) == 3:
+        how = ("the book's rule" if chip.figure("ici_wraparound") is not None
+               else "assumed: the book states v4p/v5p's cube rule, not this chip's")
+        return (f"3-D slices inside one 4x4x4 cube (every side 1, 2 or 4) or made of whole 4x4x4 cubes "
+                f"(every side a multiple of 4) ({how})")
+    return "2-D slices whose sides are powers of two (1, 2, 4, 8, 16 ...), as TPU topologies are offered"
+
+
 def check_slice(chip: Chip, shape: tuple[int, ...]) -> None:
-    """A slice must have the pod's number of axes and fit inside the pod (axes in any order)."""
+    """A slice must exist: the pod's number of axes, fit inside the pod (axes in any order), and
+    the shape the chip's slices come in (``slice_rule``)."""
     pod = pod_shape(chip)
     if len(shape) != len(pod):
         raise TopologyError(f"{chip.display} slices have {len(pod)} axes (pod {fmt_shape(pod)}); got {fmt_shape(shape)}")
     if any(s > p for s, p in zip(sorted(shape), sorted(pod))):
         raise TopologyError(f"slice {fmt_shape(shape)} does not fit in a {chip.display} pod ({fmt_shape(pod)})")
+    if len(pod) == 3:
+        ok = all(d in (1, 2, 4) for d in shape) or all(d % 4 == 0 for d in shape)
+    else:
+        ok = all(d & (d - 1) == 0 for d in shape)
+    if not ok:
+        raise TopologyError(f"no {chip.display} slice is {fmt_shape(shape)}: the model accepts {slice_rule(chip)}")
 
 
 # --- pods and slices -----------------------------------------------------------------
@@ -180,7 +214,7 @@ def pod_totals(chip: Chip, shape: tuple[int, ...] | None = None) -> PodTotals:
     cores = int(_require(chip, "tensorcores_per_chip", "TensorCores per chip").value)
     return PodTotals(chip.name, shape, chips, per_host, -(-chips // per_host), cores, chips * cores,
                      chips * chip.peak_flops_per_s("bf16"), chips * chip.hbm_bytes,
-                     tuple(wraps(chip, n) for n in shape))
+                     tuple(wraps(chip, n, shape) for n in shape))
 
 
 # --- collectives -----------------------------------------------------------------------
@@ -215,9 +249,19 @@ class CollectiveTime:
                 "ici_bytes_per_s_bidi": self.w_bidi, "hop_latency_s": self.hop_latency_s}
 
 
-def axis_bandwidth(n: int, wrap: bool, w_one_way: float, w_bidi: float) -> float:
-    """Effective AllGather bytes/s of one axis of ``n`` chips: W_bidi (ring) or W_one_way·N/(N−1) (line)."""
-    return w_bidi if wrap else w_one_way * n / (n - 1)
+def axis_bandwidth(n: int, wrap: bool, w_one_way: float, w_bidi: float, op: str = "all_gather") -> float:
+    """Effective bytes/s of one axis of ``n`` chips, the divisor of ``BANDWIDTH_FACTOR[op] · V``.
+
+    AllGather family: W_bidi (ring) or W_one_way·N/(N−1) (line). AllToAll on a line is
+    computed for a line, not as a quarter of the line's AllGather: its middle link carries
+    ⌊N/2⌋·⌈N/2⌉/N² · V each way (every chip left of the cut sends V/N² to every chip right of
+    it) at W_one_way, so the divisor of V/4 is W_one_way·N²/(4·⌊N/2⌋·⌈N/2⌉).
+    """
+    if wrap:
+        return w_bidi
+    if op == "all_to_all":
+        return w_one_way * n * n / (4 * (n // 2) * ((n + 1) // 2))
+    return w_one_way * n / (n - 1)
 
 
 def axis_gather_hops(n: int, wrap: bool) -> int:
@@ -237,7 +281,7 @@ def collective_time(op: str, nbytes: float, axes: tuple[int, ...], wrap: tuple[b
         raise TopologyError(f"every axis needs between 2 and {MAX_AXIS} chips, got {list(axes)}")
     if not (nbytes > 0 and math.isfinite(nbytes)):
         raise TopologyError(f"bytes must be a positive number, got {nbytes}")
-    bandwidth = sum(axis_bandwidth(n, w, w_one_way, w_bidi) for n, w in zip(axes, wrap))
+    bandwidth = sum(axis_bandwidth(n, w, w_one_way, w_bidi, op) for n, w in zip(axes, wrap))
     t_bw = BANDWIDTH_FACTOR[op] * nbytes / bandwidth
     hop_count = LATENCY_FACTOR[op] * sum(axis_gather_hops(n, w) for n, w in zip(axes, wrap))
     return CollectiveTime(op, float(nbytes), axes, wrap, w_one_way, w_bidi, hop_latency_s,
@@ -245,10 +289,11 @@ def collective_time(op: str, nbytes: float, axes: tuple[int, ...], wrap: tuple[b
 
 
 def chip_collective(cat: Catalogue, chip: Chip, op: str, nbytes: float, axes: tuple[int, ...],
-                    wrap: str | tuple[bool, ...] = "auto") -> CollectiveTime:
-    """``collective_time`` with the chip's ICI figures and the catalogue's per-hop latency."""
+                    wrap: str | tuple[bool, ...] = "auto", shape: tuple[int, ...] | None = None) -> CollectiveTime:
+    """``collective_time`` with the chip's ICI figures and the catalogue's per-hop latency
+    (wraparound from the slice ``shape`` when given: on v4p/v5p it depends on the whole slice)."""
     one, bidi = ici_figures(chip)
-    flags = resolve_wrap(chip, tuple(axes), wrap) if isinstance(wrap, str) else tuple(wrap)
+    flags = resolve_wrap(chip, tuple(axes), wrap, shape) if isinstance(wrap, str) else tuple(wrap)
     return collective_time(op, nbytes, tuple(axes), flags, float(one.value), float(bidi.value),
                            float(cat.fact(HOP_LATENCY_FACT).value))
 
@@ -265,15 +310,25 @@ def collective_lines(t: CollectiveTime) -> list[str]:
             terms.append(f"W_bidi {sci(t.w_bidi)}")
             lines.append(f"axis of {n}: wraparound -> bidirectional ring, bandwidth W_bidi = {sci(t.w_bidi)} B/s, "
                          f"hops ⌊{n}/2⌋ = {n // 2}")
+        elif t.op == "all_to_all":
+            lo, hi = n // 2, (n + 1) // 2
+            w = axis_bandwidth(n, False, t.w_one_way, t.w_bidi, t.op)
+            terms.append(f"{sci(w)}")
+            lines.append(f"axis of {n}: no wraparound -> a line; AllToAll's busiest link is the middle one, carrying "
+                         f"{lo}·{hi}/{n}² · V each way at W_one_way, so V/4 moves at an effective "
+                         f"W_one_way·N²/(4·{lo}·{hi}) = {sci(w)} B/s, hops N−1 = {n - 1}")
         else:
             terms.append(f"{sci(t.w_one_way)}·{n}/{n - 1}")
             lines.append(f"axis of {n}: no wraparound -> a line, (N−1)/N · V / W_one_way: effective bandwidth "
                          f"W_one_way·N/(N−1) = {sci(t.w_one_way)}·{n}/{n - 1} = {sci(t.w_one_way * n / (n - 1))} B/s, "
                          f"hops N−1 = {n - 1}")
     total_bw = t.nbytes * BANDWIDTH_FACTOR[t.op] / t.t_bandwidth_s
+    a2a = ("   (AllToAll = 1/4 AllGather on a bidirectional ring)" if all(t.wrap)
+           else "   (AllToAll on a line: V/4 over the middle link's effective bandwidth)" if not any(t.wrap)
+           else "   (AllToAll: 1/4 AllGather on the rings, the middle link on the lines)")
     why = {"all_gather": "", "reduce_scatter": "   (ReduceScatter = AllGather)",
            "all_reduce": "   (AllReduce = ReduceScatter + AllGather: 2×)",
-           "all_to_all": "   (AllToAll = 1/4 AllGather on a bidirectional ring)"}[t.op]
+           "all_to_all": a2a}[t.op]
     lines.append(f"T_bandwidth = {BANDWIDTH_FACTOR[t.op]:g} × V / ({' + '.join(terms)}) = "
                  f"{BANDWIDTH_FACTOR[t.op]:g} × {sci(t.nbytes)} / {sci(total_bw)} = {seconds(t.t_bandwidth_s)}{why}")
     lines.append(f"T_latency = hops × per-hop latency = {t.hops} × {seconds(t.hop_latency_s)} = {seconds(t.t_latency_s)}"
@@ -358,7 +413,7 @@ def chip_transfer(cat: Catalogue, chip: Chip, shape: tuple[int, ...], src: tuple
     if src == dst:
         raise TopologyError("--from and --to name the same chip: nothing to send")
     one, _ = ici_figures(chip)
-    return transfer(shape, src, dst, resolve_wrap(chip, shape, wrap), nbytes, float(one.value),
+    return transfer(shape, src, dst, resolve_wrap(chip, shape, wrap, shape), nbytes, float(one.value),
                     float(cat.fact(HOP_LATENCY_FACT).value))
 
 

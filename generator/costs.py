@@ -141,8 +141,8 @@ def embedding(T: int, V: int, D: int, dtype: str = "bf16") -> OpCost:
     d = normalize_dtype(dtype)
     idx = DTYPE_BYTES[INDEX_DTYPE]
     return OpCost("embedding", (T, V, D), d, 0, 2 * T * D * _b(d) + T * idx,
-                  "0 (a gather does no arithmetic)", "2·T·D·bytes + T·index_bytes",
-                  "0", f"2 × {T} × {D} × {_b(d)} + {T} × {idx}",
+                  "0·T·D (a gather: no multiply-adds)", "2·T·D·bytes + T·index_bytes",
+                  f"0 × {T} × {D}", f"2 × {T} × {D} × {_b(d)} + {T} × {idx}",
                   "gather: rows read + indices read + output written",
                   {"table": d, "indices": INDEX_DTYPE, "out": d}, T * D * _b(d))
 

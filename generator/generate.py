@@ -20,8 +20,10 @@ by any chip filter. Every answer is computed by ``generator.costs`` /
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
+import re
 from typing import Any
 
 from generator import catalogue
@@ -40,6 +42,10 @@ FAMILY_NAMES: tuple[str, ...] = ("ridge", "intensity", "bound", "floor", "critic
 assert tuple(FAMILIES) == FAMILY_NAMES, "the registry and FAMILY_NAMES must agree"
 
 MAX_PROBLEMS = 1_000_000  # one request may not ask for more (skills x count)
+# A drawn problem's id ends in "@" + its draw seed (8 hex digits): the seed of the Random its
+# parameters were drawn from, so the id alone rebuilds the problem with one draw, no search.
+SEED_MARK = "@"
+_SEED = re.compile(r"^[0-9a-f]{8}$")
 _PATIENCE = 8  # consecutive repeated draws after which a skill is taken to have no more distinct problems
 
 
@@ -80,6 +86,7 @@ class Registry:
 
     def __init__(self, specs_dir: str | None = None):
         self.catalogue = catalogue.load()
+        self._teachable_cache: dict[str, bool] = {}
         self.specs: dict[str, FamilySpec] = load_dir(specs_dir, FAMILIES)
         self.all_skills: list[Skill] = []
         for name, family in FAMILIES.items():
@@ -120,9 +127,40 @@ class Registry:
         return family.solve(self.specs[skill.family], self.catalogue, skill, params, **extra)
 
     def draw(self, skill_id: str, rng: random.Random) -> Problem:
-        skill = self.skill(skill_id)
+        return self._seeded(self.skill(skill_id), rng.getrandbits(32))[0]
+
+    def _teachable(self, skill: Skill, teaches: dict[str, float]) -> bool:
+        """Whether any draw of ``skill`` meets its family's fair-draw rule, from a fixed probe of
+        ``_FAIR_TRIES`` draws (deterministic per skill, so a seed always rebuilds the same problem);
+        a skill with none (an add's floor, where T_math is negligible) is drawn once, not redrawn."""
+        known = self._teachable_cache.get(skill.id)
+        if known is None:
+            family, spec = FAMILIES[skill.family], self.specs[skill.family]
+            rng = random.Random(f"probe:{skill.id}")
+            known = any(_fair(teaches, _distances(self.solve(skill, family.draw_params(spec, self.catalogue, skill, rng))))
+                        for _ in range(_PROBE_DRAWS))
+            self._teachable_cache[skill.id] = known
+        return known
+
+    def _seeded(self, skill: Skill, seed: int | str) -> tuple[Problem, str]:
+        """The problem drawn from the draw seed ``seed`` and its params' repr; its id ends in ``@seed``.
+
+        Every family draws only from the ``rng`` it is given, so ``Random(f"{skill}@{seed}")``
+        rebuilds the same parameters, and ``problem(id)`` needs one draw, not a search.
+        """
+        token = seed if isinstance(seed, str) else f"{seed:08x}"
         family = FAMILIES[skill.family]
-        return self.solve(skill, family.draw_params(self.specs[skill.family], self.catalogue, skill, rng))
+        rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
+        teaches = getattr(family, "TEACHES", None) or {}
+        tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches) else 1
+        for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
+            params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
+            p = self.solve(skill, params)
+            found = _distances(p)
+            if _fair(teaches, found):
+                break
+        p = _with_inside_notes(p, found)
+        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -137,20 +175,29 @@ class Registry:
         return self.solve(skill, params)
 
     def problem(self, problem_id: str, max_draws: int = 20000, patience: int = 500) -> Problem:
-        """The problem with this id (the ids ``drill export`` prints), rebuilt from its skill's draws.
+        """The problem with this id (the ids ``drill export`` prints), rebuilt.
 
-        A problem id is its skill id plus the drawn parameters (``ops.key`` and
-        kin); every family draws from finite choice lists, so drawing the skill
-        until the id comes up (or ``patience`` draws in a row bring nothing new)
-        finds it without a per-family inverse of the key. Deterministic.
+        A problem id is its skill id, the drawn parameters (``ops.key`` and kin) and
+        ``@`` + the draw seed: the seed rebuilds the parameters in one draw and the
+        rest of the id must then match (deterministic, no search). An id without a
+        seed (written before seeds, or a "Can you" card's) is found the old way:
+        drawing the skill until the id comes up, within ``max_draws``.
         """
         if not isinstance(problem_id, str) or len(problem_id) > 300:
-            raise UnknownProblemError("a problem id is a line of text such as 'floor:v5e:add:4096x4096-bf16'")
-        candidates = [sid for sid in self.by_id if problem_id == sid or problem_id.startswith(sid + ":")]
+            raise UnknownProblemError("a problem id is a line of text such as 'floor:v5e:add:4096x4096-bf16@0a1b2c3d'")
+        base = unseeded_id(problem_id)
+        token = problem_id[len(base) + 1:]
+        candidates = [sid for sid in self.by_id if base == sid or base.startswith(sid + ":")]
         if not candidates:
             raise UnknownProblemError(f"unknown problem id '{problem_id}': no skill starts it "
                                       f"(see `drill export` for ids)")
         skill = self.by_id[max(candidates, key=len)]
+        if token:
+            found, _ = self._seeded(skill, token)
+            if found.id == problem_id:
+                return found
+            raise UnknownProblemError(f"unknown problem id '{problem_id}': the draw seed {token} of skill "
+                                      f"'{skill.id}' gives '{found.id}'")
         family, spec = FAMILIES[skill.family], self.specs[skill.family]
         rng = random.Random(f"problem-id:{problem_id}")
         seen: set[str] = set()
@@ -181,30 +228,68 @@ class Registry:
                 f"lower the count or select fewer families or chips")
         out: list[Problem] = []
         for skill in chosen:
-            family, spec = FAMILIES[skill.family], self.specs[skill.family]
             rng = random.Random(f"{seed}:{skill.id}")
             seen_params: set[str] = set()
             seen: set[str] = set()
             repeats = 0
             while len(seen) < count and repeats < _PATIENCE:
-                params = family.draw_params(spec, self.catalogue, skill, rng)
-                drawn = repr(params)  # same params, same problem: skip solving it again
-                if drawn in seen_params:
+                p, drawn = self._seeded(skill, rng.getrandbits(32))
+                base = unseeded_id(p.id)  # the same problem under another seed is a repeat
+                if drawn in seen_params or base in seen:
                     repeats += 1
                     continue
                 seen_params.add(drawn)
-                p = self.solve(skill, params)
-                if p.id in seen:
-                    repeats += 1
-                    continue
                 repeats = 0
-                seen.add(p.id)
+                seen.add(base)
                 out.append(p)
         return out
 
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
         return tuple((c["n"], c["text"], f"vocabulary:can-you-{c['n']}")
                      for c in self.specs["vocabulary"].params["can_you"])
+
+
+_FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last and its solution says why
+
+
+_PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
+
+
+def _distances(p: Problem) -> list:
+    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
+    if p.answer.is_choice:
+        return []
+    from generator import misconceptions
+
+    return misconceptions.distances(p)
+
+
+def _fair(teaches: dict[str, float], found: list) -> bool:
+    """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
+    family teaches gives an answer at least that far from the key. A mistake that does not move the
+    answer at all (the output write of a compute-bound floor) is no slip."""
+    return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
+
+
+def _with_inside_notes(p: Problem, found: list) -> Problem:
+    """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
+    from generator.units import fmt
+
+    notes, seen = [], set()
+    for w, d in found:
+        mid = w.misconception.id
+        if 1e-9 < d <= p.tolerance and mid not in seen:
+            seen.add(mid)
+            notes.append(f"note: here the classic mistake '{mid}' ({w.misconception.name}) gives "
+                         f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the "
+                         f"{p.tolerance:.0%} tolerance: that answer is graded right, though the method is not")
+    return dataclasses.replace(p, solution=p.solution + tuple(notes)) if notes else p
+
+
+def unseeded_id(problem_id: str) -> str:
+    """The id without its draw seed: the same problem drawn under two seeds has one unseeded id."""
+    base, mark, token = problem_id.rpartition(SEED_MARK)
+    return base if mark and _SEED.match(token) else problem_id
 
 
 @functools.lru_cache(maxsize=4)

@@ -16,6 +16,7 @@ one changes is ``_answers`` below, per family.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -24,7 +25,14 @@ from generator import catalogue as catalogue_mod
 from generator import costs, links, transformer
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
-from generator.units import DTYPE_BYTES, fmt, sci, si
+from generator.units import DTYPE_BYTES, fmt
+from generator.units import sci as _sci
+from generator.units import si as _si
+
+# Every draw prices its named mistakes (fair draws, the solution's notes), and their steps repeat the
+# same few constants: the one formatter, memoised here (pure functions of their arguments).
+sci = functools.lru_cache(maxsize=8192)(_sci)
+si = functools.lru_cache(maxsize=8192)(_si)
 
 GIB_PER_GB = 2**30 / 1e9  # 1.0737...: a GiB is 7.4% more than a GB
 
@@ -59,7 +67,7 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "Bytes are elements times bytes per element (bf16: 2, f32: 4, int8: 1). Counting elements "
                   "makes a bf16 op look twice as intense and its memory time half as long."),
     Misconception("forgot-output-write", "forgetting the output write",
-                  _OPS,
+                  _OPS + ("host_link",),
                   "An op's HBM traffic is its inputs read *and* its output written back. Leaving the write out "
                   "undercounts bytes: a square matmul moves 3 arrays, not 2."),
     Misconception("sparse-peak", "using the sparse datasheet peak",
@@ -79,7 +87,8 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "A matmul does 2·B·D·F FLOPs: each multiply-accumulate is two FLOPs (a multiply and an add). "
                   "Counting MACs halves the FLOPs and the intensity."),
     Misconception("gb-gib", "mixing GB and GiB",
-                  ("ridge", "floor", "interconnect", "vmem_fit", "transformer_step"),
+                  ("ridge", "floor", "interconnect", "vmem_fit", "transformer_step", "pod", "host_link", "collective",
+                   "transfer"),
                   "Datasheet bandwidths are decimal (1 GB = 1e9 B); memory sizes are often binary "
                   "(1 GiB = 2^30 B). Mixing the two is a 7.4% error per conversion."),
     Misconception("unit-slip-1000", "a unit slip of 1000 (ms for µs and kin)",
@@ -94,7 +103,7 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "With wraparound links an axis is a ring: hops = min(|a-b|, N-|a-b|). Without them it is a "
                   "line: hops = |a-b|. v5e/v6e only wrap on an axis of 16."),
     Misconception("forgot-latency", "leaving out the per-hop latency",
-                  ("interconnect",),
+                  ("interconnect", "collective", "transfer", "sharded_matmul"),
                   "Each ICI hop adds latency (the scaling book's ~1 µs): small transfers across many hops are "
                   "latency-bound."),
     Misconception("causal-halving", "the other attention convention (causal halving)",
@@ -220,6 +229,7 @@ def _ridge_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
                           f"peak = {sci(other_peak)} ({other}) instead of {sci(peak)} ({p['dtype']})")
     yield WrongAnswer(_m("macs-not-flops"), peak / 2 / bw, f"peak counted in multiply-adds: {sci(peak / 2)}")
     yield WrongAnswer(_m("gb-gib"), peak / (bw / GIB_PER_GB), "HBM bandwidth read as GiB/s: x1.0737")
+    yield WrongAnswer(_m("gb-gib"), peak / (bw * GIB_PER_GB), "HBM bandwidth in GB/s converted as if GiB/s: ÷1.0737")
 
 
 def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
@@ -371,9 +381,12 @@ _BY_FAMILY = {"intensity": _op_answers, "bound": _op_answers, "floor": _op_answe
               "vocabulary": _vocabulary_answers}
 
 
-def _family_hook(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[WrongAnswer]:
     """Families beyond one chip (pod, collective, transfer, host_link, sharded_matmul) compute their own
-    wrong answers with their own formulas: ``misconceptions(spec, cat, params) -> {id: value}``."""
+    wrong answers with their own formulas: ``misconceptions(spec, cat, params) -> {id: value}``
+    (``every``: also those a hook drops for landing within its tolerance)."""
+    import dataclasses
+
     from generator import generate
     from generator.families import FAMILIES
 
@@ -381,10 +394,35 @@ def _family_hook(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     if hook is None:
         return
     spec = generate.registry().specs[problem.family]
-    for mid, value in hook(spec, cat, problem.params).items():
+    if every:
+        spec = dataclasses.replace(spec, tolerance=0.0)
+    for name, value in hook(spec, cat, problem.params).items():
+        mid = name.split("/")[0]  # "gb-gib/" : a second direction of the same mistake
         if mid in BY_ID:
             shown = fmt(float(value), problem.answer.unit)
             yield WrongAnswer(BY_ID[mid], float(value), f"{BY_ID[mid].name} gives {shown}")
+    if _bytes_decide(problem, cat):
+        # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way
+        key = float(problem.answer.value)  # type: ignore[arg-type]
+        for factor, how in ((GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"),
+                            (1 / GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s")):
+            yield WrongAnswer(_m("gb-gib"), key * factor, f"{how}: x{factor:.4f}")
+
+
+def _bytes_decide(problem: Problem, cat: Catalogue) -> bool:
+    """Whether a GB/GiB slip moves this answer (beyond-one-chip families): a host-link number, a
+    transfer's total time, a bandwidth-bound collective (not hops, first bytes or latency-bound times)."""
+    if problem.answer.is_choice:
+        return False
+    if problem.family == "host_link":
+        return True
+    if problem.family == "transfer":
+        return problem.params.get("variant") == "time"
+    if problem.family == "collective":
+        from generator.families import collective
+
+        return collective.compute(cat, problem.params).bound == "bandwidth"
+    return False
 
 
 def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
@@ -397,9 +435,36 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongA
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
             key = float(problem.answer.value)  # type: ignore[arg-type]
-            if _rel(wrong.value, key) > max(problem.tolerance, 1e-9):
+            tolerance = max(problem.tolerance, 1e-9)
+            # an answer worked with another edition's figure is right (with a note), never a mistake
+            rights = [key, *(float(a["value"]) for a in problem.also_right)]
+            if all(_rel(wrong.value, r) > tolerance for r in rights):
                 out.append(wrong)
     return out
+
+
+def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
+    """Every named numeric mistake with its relative distance from the key, none filtered out
+    (the fair-draw rule and the solution's notes read this). Choices: empty."""
+    if problem.answer.is_choice:
+        return []
+    cat = cat or catalogue_mod.load()
+    fn = _BY_FAMILY.get(problem.family)
+    found = fn(problem, cat) if fn is not None else _family_hook(problem, cat, every=True)
+    key = float(problem.answer.value)  # type: ignore[arg-type]
+    return [(w, _rel(float(w.value), key)) for w in found
+            if isinstance(w.value, float | int) and math.isfinite(w.value)]
+
+
+def inside_tolerance(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
+    """Named mistakes whose answer differs from the key yet lands within the problem's tolerance,
+    with their relative distance from the key: graded right although the method is wrong.
+    (Choices: none; a mistake that gives the same choice can not be told apart.)"""
+    out: dict[str, tuple[WrongAnswer, float]] = {}
+    for wrong, d in distances(problem, cat):
+        if 1e-9 < d <= problem.tolerance and wrong.misconception.id not in out:
+            out[wrong.misconception.id] = (wrong, d)
+    return list(out.values())
 
 
 def _rel(a: float, b: float) -> float:
@@ -407,8 +472,8 @@ def _rel(a: float, b: float) -> float:
 
 
 def diagnose_all(problem: Problem, given: float | str, cat: Catalogue | None = None) -> list[WrongAnswer]:
-    """Every misconception a wrong answer matches (within the problem's tolerance), one per id, in
-    catalogue order; empty when the answer matches the key or no named mistake.
+    """Every misconception a wrong answer matches (within the problem's tolerance), one per id, the
+    closest first (ties in catalogue order); empty when the answer matches the key or no named mistake.
 
     Two mistakes can give the same number (on a v5e, int8's peak and counting a
     multiply-add as one FLOP both halve T_math): then both are named.
@@ -423,6 +488,8 @@ def diagnose_all(problem: Problem, given: float | str, cat: Catalogue | None = N
         if _rel(float(given), key) <= tolerance:
             return []
         matches = [w for w in wrong_answers(problem, cat) if _rel(float(given), float(w.value)) <= tolerance]
+        # the closest candidate is named first (a GB/GiB slip 7% off is not a "sum" that happens to land near)
+        matches.sort(key=lambda w: _rel(float(given), float(w.value)))
     unique: dict[str, WrongAnswer] = {}
     for wrong in matches:
         unique.setdefault(wrong.misconception.id, wrong)

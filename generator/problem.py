@@ -54,12 +54,16 @@ class Problem:
     tags: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     hint: str = ""  # the first step of the method, shown on "?"
+    # Answers worked with another published figure for a quantity the prompt states (another edition
+    # of the book): each {"value": float, "note": str}; graded right with the note, never a mistake.
+    also_right: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["answer"] = self.answer.to_dict()
         out["solution"] = list(self.solution)
         out["tags"] = list(self.tags)
+        out["also_right"] = [dict(a) for a in self.also_right]
         return out
 
     @classmethod
@@ -69,4 +73,6 @@ class Problem:
             answer=Answer.from_dict(data["answer"]), tolerance=float(data["tolerance"]),
             solution=tuple(data["solution"]), tags=tuple(data.get("tags", ())),
             params=dict(data.get("params", {})), hint=data.get("hint", ""),
+            also_right=tuple({"value": float(a["value"]), "note": str(a.get("note", ""))}
+                             for a in data.get("also_right", ())),
         )

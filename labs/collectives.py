@@ -235,7 +235,7 @@ def datasheet_prediction(plan: Plan, row: dict) -> dict | None:
         return None
     cat = catalogue.load()
     try:
-        wrap = C.resolve_wrap(chip, plan.mesh_shape, "auto")
+        wrap = C.resolve_wrap(chip, plan.mesh_shape, "auto", plan.mesh_shape)
     except C.TopologyError:
         return None
     t = C.chip_collective(cat, chip, MODEL_OP[row["op"]], row["bytes"], plan.mesh_shape, wrap)
@@ -489,7 +489,7 @@ def assemble(plan: Plan, rows: list[dict], graded: str, cal: dict, mesh=None) ->
             "ici_bytes_per_s_one_way": plan.chip.value("ici_bytes_per_s_one_way"),
             "ici_bytes_per_s_bidi": plan.chip.value("ici_bytes_per_s_bidi"),
             "hop_latency_s": catalogue.load().fact(C.HOP_LATENCY_FACT).value,
-            "wrap": [C.wraps(plan.chip, n) for n in plan.mesh_shape], "sources": sources},
+            "wrap": [C.wraps(plan.chip, n, plan.mesh_shape) for n in plan.mesh_shape], "sources": sources},
             "datasheet_note": plan.datasheet_note, "calibrated": cal},
         "trace_dir": _stored(plan, str(plan.trace_dir)) if plan.trace_dir is not None else None,
         "graded": graded, "counted": counted(d.platform, plan.devices),

@@ -1,5 +1,7 @@
 """Family 5 [critical_batch]: the batch size above which a matmul is compute-bound.
 
+Fair draws: where the exact form is asked, the B << D shortcut misses it by more than 5%.
+
 Derived from the one cost model: ``costs.matmul`` at B=1 and B=2 gives FLOPs per
 row of B, bytes per row of B and the fixed (weight) bytes, so
 intensity(B) = B·flops_row / (B·bytes_row + bytes_fixed). Setting it equal to
@@ -26,6 +28,9 @@ from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, normalize_dtype, sci
 
 NAME = "critical_batch"
+# Fair draws (issue 17): where the exact form is asked, the B << D shortcut misses it by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
+# (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
+TEACHES = {"shortcut-not-exact": 0.05}
 FORMS = ("approx", "exact")
 PROMPTS = {form: {"chip", "label", "lhs", "rhs", "D", "F"} for form in FORMS}
 MODE_KEYS = {"activations", "weights", "label"}

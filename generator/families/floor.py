@@ -1,5 +1,7 @@
 """Family 4 [floor]: floor latency of an op: T_math, T_comms and their max.
 
+Fair draws: T_math + T_comms differs from max(T_math, T_comms) by more than 10%, and the output write left out misses by more than 5%, where a draw allows (a compute-bound floor does not move without the write).
+
 T_math = FLOPs / peak, T_comms = bytes / HBM bandwidth, floor = max of the two
 (``generator.roofline``). ``params.quantities`` says which cases ask which quantity.
 """
@@ -15,6 +17,9 @@ from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 
 NAME = "floor"
+# Fair draws (issue 17): T_math + T_comms differs from max(T_math, T_comms) by more than 10%, and the output write left out misses by more than 5%, where a draw allows (a compute-bound floor does not move without the write). Mistake id -> least relative miss of the key; the registry redraws
+# (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
+TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
 QUANTITIES = ("floor", "t_math", "t_comms")
 PROMPTS = {q: {"chip", "op", "label"} for q in QUANTITIES}
 

@@ -1,5 +1,7 @@
 """Family 14 [host_link]: rooflines over PCIe and DCN, and the critical batch over a link.
 
+Fair draws: a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures.
+
 When an op's bytes cross a host link, that link replaces HBM as the "memory" side of the
 roofline (``generator.collectives.link_ceilings`` + ``generator.roofline``):
 ridge over the link = peak FLOP/s / link bytes/s; floor = max(T_math, bytes / link bytes/s).
@@ -14,12 +16,15 @@ from typing import Any
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import VERDICTS, cite, make_skill, problem, show
+from generator.families.base import VERDICTS, cite, figure_sentence, make_skill, other_editions, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
 
 NAME = "host_link"
+# Fair draws (issue 17): a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures. Mistake id -> least relative miss of the key; the registry redraws
+# (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
+TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
 LINKS = ("pcie", "dcn")
 LABEL = {"pcie": "PCIe", "dcn": "DCN"}
 KINDS = ("ridge", "critical_batch", "floor", "bound")
@@ -59,12 +64,38 @@ def skills(spec: FamilySpec, cat: Catalogue):
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+    """Fair draws: a bound problem's verdict is the same under every published figure of the link
+    (the February 2025 edition's PCIe/DCN too), and a floor's classic mistakes (the sum for the max,
+    the output write left out) each miss the key by more than the tolerance, where any draw allows."""
     p = spec.params
     params = {"chip": skill.chip, "variant": skill.variant}
     kind, _ = _split(skill.variant)
-    if kind in ("floor", "bound"):
+    if kind not in ("floor", "bound"):
+        return params
+    for _ in range(MAX_TRIES):
         params["shape"] = [rng.choice(p["b"]), rng.choice(p["d"]), rng.choice(p["f"])]
+        if fair(spec, cat, params):
+            break
     return params
+
+
+MAX_TRIES = 50
+
+
+def fair(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> bool:
+    chip = cat.get(params["chip"])
+    kind, link = _split(params["variant"])
+    b, d, f = params["shape"]
+    flops, nbytes, out_bytes = 2 * b * d * f, 2 * (b * d + d * f + b * f), 2 * b * f
+    peak = chip.peak_flops_per_s("bf16")
+    figures = [float(chip.figures[C.LINK_FIGURES[link]].value)]
+    figures += [v for v, _ in chip.other_figures(C.LINK_FIGURES[link])]
+    if kind == "bound":
+        return len({flops / nbytes >= peak / bw for bw in figures}) == 1
+    bw = figures[0]
+    right = max(flops / peak, nbytes / bw)
+    slips = (flops / peak + nbytes / bw, max(flops / peak, (nbytes - out_bytes) / bw))
+    return all(abs(w - right) > spec.tolerance * right for w in slips)
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -105,8 +136,19 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
             answer = Answer(value=est.floor_s, unit="s")
         else:
             answer = Answer(choice=est.bound, choices=VERDICTS)
-    return problem(spec, skill, key, spec.prompts[params["variant"]].format(**fields), answer, steps, dict(params),
-                   spec.hints[params["variant"]].format(**fields), (f"link::{link}",))
+    bw = float(fig.value)
+    prompt = spec.prompts[params["variant"]].format(**fields) + figure_sentence(LABEL[link], bw)
+    also: tuple = ()
+    if not answer.is_choice:
+        def answer_with(other_bw: float) -> float:
+            if kind in ("ridge", "critical_batch"):
+                return float(peak.value) / other_bw
+            b, d, f = shape
+            return max(2 * b * d * f / float(peak.value), 2 * (b * d + d * f + b * f) / other_bw)
+        also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, float(answer.value),
+                              answer.unit, spec.tolerance)
+    return problem(spec, skill, key, prompt, answer, steps, dict(params),
+                   spec.hints[params["variant"]].format(**fields), (f"link::{link}",), also)
 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
@@ -127,6 +169,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         flops, nbytes = 2 * b * d * f, 2 * (b * d + d * f + b * f)
         right = max(flops / peak, nbytes / bw)
         wrong = {"sum-not-max": flops / peak + nbytes / bw, "elements-not-bytes": max(flops / peak, nbytes / 2 / bw),
+                 "forgot-output-write": max(flops / peak, (nbytes - 2 * b * f) / bw),
                  "wrong-dtype-peak": max(flops / chip.peak_flops_per_s("int8"), nbytes / bw)
                  if "int8" in chip.peak_flops else right}
     else:

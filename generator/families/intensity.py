@@ -1,5 +1,7 @@
 """Family 2 [intensity]: arithmetic intensity (FLOPs per byte) of an op at given shapes.
 
+Fair draws: the output write left out misses the key by more than 5% (skinny matmuls whose output is a sliver of the bytes are redrawn).
+
 Intensity = FLOPs / bytes from ``generator.costs``; the solution compares it with
 the chip's ridge so each card also says which side of the ridge the op is on.
 """
@@ -15,6 +17,9 @@ from generator.problem import Answer
 from generator.specs import FamilySpec
 
 NAME = "intensity"
+# Fair draws (issue 17): the output write left out misses the key by more than 5% (skinny matmuls whose output is a sliver of the bytes are redrawn). Mistake id -> least relative miss of the key; the registry redraws
+# (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
+TEACHES = {"forgot-output-write": 0.05}
 PROMPTS = {"value": {"chip", "op", "label"}}
 
 

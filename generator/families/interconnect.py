@@ -8,7 +8,7 @@
 Every bandwidth and the hop latency are catalogue figures, cited in the solution.
 
 ICI problems obey the catalogue's wraparound rule (``ici_wraparound``: v5e/v6e wrap
-only on an axis of 16, v4p/v5p on axes that are multiples of 4; a chip without a
+only on an axis of 16, v4p/v5p only in slices of whole 4x4x4 cubes; a chip without a
 stated rule gets a line), and use sizes where every term decides the answer:
 leaving out the bandwidth term, the latency, or using the other convention's hop
 count (wraparound ignored or assumed) each misses by more than the tolerance
@@ -22,7 +22,7 @@ from typing import Any
 from generator import catalogue
 from generator.links import hops, transfer_seconds
 from generator.catalogue import Catalogue
-from generator.families.base import cite, make_skill, problem, show
+from generator.families.base import cite, figure_sentence, make_skill, other_editions, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
@@ -85,15 +85,15 @@ def skills(spec: FamilySpec, cat: Catalogue):
 
 
 def wraps(chip: catalogue.Chip, n: int) -> bool:
-    """Whether an ICI axis of ``n`` chips has wraparound links, by the catalogue's rule (none when unstated)."""
-    rule = chip.value(WRAP_FIGURE)
-    if not isinstance(rule, dict):
+    """Whether an ICI axis of ``n`` chips has wraparound links, by the catalogue's rule
+    (``collectives.wraps``; none when unstated). On v4p/v5p an axis of 4 may lie in a whole cube
+    or in a 2x2x4: the model takes the line, and the prompt states it either way."""
+    from generator import collectives
+
+    try:
+        return bool(collectives.wraps(chip, n))
+    except collectives.TopologyError:
         return False
-    if "axis_equals" in rule:
-        return n == int(rule["axis_equals"])
-    if "axis_multiple_of" in rule:
-        return n % int(rule["axis_multiple_of"]) == 0
-    return False
 
 
 def ici_terms(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
@@ -176,5 +176,11 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         key += f"-n{n}-{a}to{b}-{'wrap' if wrap else 'nowrap'}"
     else:
         steps.append(f"T = bytes / bandwidth = {sci(nbytes)} / {sci(bw_value)} = {seconds(t)}")
-    return problem(spec, skill, key, spec.prompts[variant].format(**fields), Answer(value=t, unit="s"), steps,
-                   dict(params), spec.hints[variant].format(**fields), (f"dtype::{dtype}",))
+    label = {"ici": "the one-way ICI bandwidth per link", "pcie": "PCIe", "dcn": "DCN egress"}[variant]
+    prompt = spec.prompts[variant].format(**fields) + figure_sentence(label, bw_value,
+                                                                      "per link" if variant == "ici" else "per chip")
+    also = () if variant == "ici" else other_editions(
+        chip, FIGURE[variant], {"pcie": "PCIe", "dcn": "DCN"}[variant], lambda other: nbytes / other, t, "s",
+        spec.tolerance)
+    return problem(spec, skill, key, prompt, Answer(value=t, unit="s"), steps,
+                   dict(params), spec.hints[variant].format(**fields), (f"dtype::{dtype}",), also)

@@ -143,8 +143,15 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """Misconception id -> the number that mistake gives (only those outside the tolerance)."""
     chip = cat.get(params["chip"])
-    if params["variant"] != "flops" or "int8" not in chip.peak_flops:
+    totals = C.pod_totals(chip, C.parse_shape(params["slice"]))
+    gib = 2**30 / 1e9
+    if params["variant"] == "hbm":
+        right = totals.hbm_bytes
+        # GB and GiB mixed, both ways: 16 GB per chip counted as 16 GiB, or the total printed in GiB read as GB
+        wrong = {"gb-gib": right * gib, "gb-gib/": right / gib}
+    elif params["variant"] == "flops" and "int8" in chip.peak_flops:
+        right = totals.chips * chip.peak_flops_per_s("bf16")
+        wrong = {"wrong-dtype-peak": totals.chips * chip.peak_flops_per_s("int8")}
+    else:
         return {}
-    chips = C.pod_totals(chip, C.parse_shape(params["slice"])).chips
-    right, wrong = chips * chip.peak_flops_per_s("bf16"), chips * chip.peak_flops_per_s("int8")
-    return {"wrong-dtype-peak": wrong} if abs(wrong - right) > spec.tolerance * right else {}
+    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -1,5 +1,7 @@
 """Family 13 [transfer]: an ICI point-to-point transfer across a 2-D slice.
 
+Fair draws: assuming or ignoring wraparound misses by more than 5%.
+
 ``generator.collectives.transfer``: hops the shortest way on each axis (wraparound only
 where the chip's rule gives it), outgoing ports on a shortest path, first byte after
 hops × the book's ~1 µs per hop, total = first byte + bytes / (ports × one-way bandwidth).
@@ -18,6 +20,9 @@ from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
 NAME = "transfer"
+# Fair draws (issue 17): assuming or ignoring wraparound misses by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
+# (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
+TEACHES = {"wrong-hops": 0.05}
 VARIANTS = ("time", "hops", "first_byte")
 MAX_TRIES = 50
 FIELDS = {"chip", "slice", "src", "dst", "array", "size", "hop_latency"}
@@ -136,7 +141,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     key = f"{params['slice']}-{src.replace(',', '.')}to{dst.replace(',', '.')}"
     if skill.variant == "time":  # hops and first byte do not depend on the array
         key += f"-{dims.replace(',', 'x')}-{params['dtype']}"
-    return problem(spec, skill, key, spec.prompts[skill.variant].format(**fields), answer, steps, dict(params),
+    prompt = spec.prompts[skill.variant].format(**fields)
+    if skill.variant == "time":
+        prompt += f" Take ICI as {sci(float(one.value))} B/s one way per link (the scaling book's current edition)."
+    return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{params['dtype']}",))
 
 
@@ -154,5 +162,6 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         bidi = float(cat.get(params["chip"]).figures["ici_bytes_per_s_bidi"].value)
         wrong["one-way-vs-bidirectional"] = right.first_byte_s + right.nbytes / (right.ports * bidi)
         wrong["elements-not-bytes"] = right.first_byte_s + right.t_bandwidth_s / DTYPE_BYTES[params["dtype"]]
+        wrong["forgot-latency"] = right.t_bandwidth_s
     want = key[variant]
     return {k: v for k, v in wrong.items() if abs(v - want) > spec.tolerance * want}

@@ -29,7 +29,7 @@ def test_pod_slice_text_shows_the_arithmetic_and_sources():
     out = res.stdout
     assert "chips            = 4 × 4 × 8 = 128" in out
     assert "hosts            = ceil(128 / (2 × 2 × 1 = 4 chips per host)) = 32" in out
-    assert "retrieved 2026-07-26" in out and "multiples of 4" in out
+    assert "retrieved 2026-07-26" in out and "whole 4x4x4 cubes" in out
 
 
 def test_collective_json_keys_and_values():
@@ -65,7 +65,8 @@ def test_transfer_json_and_text():
 def test_roofline_over_pcie():
     # a matmul whose weights cross PCIe: the ridge becomes peak / PCIe bandwidth
     data = _json("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "pcie")
-    assert data["over"] == "pcie" and data["link_bytes_per_s"] == 1.6e10
+    assert data["over"] == "pcie" and data["link_bytes_per_s"] == 1.6e10 and data["pcie_bytes_per_s"] == 1.6e10
+    assert "hbm_bytes_per_s" not in data  # the link is not HBM
     assert data["ridge_flops_per_byte"] == pytest.approx(1.97e14 / 1.6e10)
     assert data["bound"] == "memory"
     res = run_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "dcn")
@@ -75,7 +76,32 @@ def test_roofline_over_pcie():
     assert given["link_bytes_per_s"] == 4.5e11
 
 
+def test_pod_prints_sensible_units_and_cites_each_source_once():
+    res = run_drill("pod", "--chip", "v5p")
+    assert res.returncode == 0 and "(4.11 EFLOP/s)" in res.stdout and "e+03" not in res.stdout
+    for out in (res.stdout, run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9",
+                                      "--axis", "16").stdout):
+        assert out.count("retrieved 2026-07-26") == len(set(line for line in out.splitlines()
+                                                            if "retrieved" in line)) <= 3
+        assert "sources:" in out
+
+
+def test_collective_names_one_axis_as_one_axis():
+    out = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16").stdout
+    assert "over one axis of 16 chips" in out and "axes 16" not in out
+    two = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16",
+                    "--axis", "8").stdout
+    assert "over 2 axes of 16 × 8 chips" in two
+
+
+def test_v4p_2x2x4_has_no_wraparound():
+    data = _json("pod", "--chip", "v4p", "--slice", "2x2x4")
+    assert data["ici_wraparound"] == [False, False, False]
+
+
 @pytest.mark.parametrize("args", [
+    ("pod", "--chip", "v5e", "--slice", "3x5"),  # no such slice: refused, not accepted silently
+    ("pod", "--chip", "v5p", "--slice", "2x16x16"),
     ("pod", "--chip", "v5e", "--slice", "32x32"),
     ("pod", "--chip", "v5e", "--slice", "4x"),
     ("pod", "--chip", "h100"),

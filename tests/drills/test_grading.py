@@ -51,7 +51,8 @@ def test_correct_and_relative_error() -> None:
     g = grade_number(104.0, 100.0, 0.05, BANDS, 5)
     assert g.correct and g.relative_error == pytest.approx(0.04)
     wrong = grade_number(1000.0, 100.0, 0.05, BANDS, 5)
-    assert not wrong.correct and wrong.to_dict() == {"rating": "Again", "correct": False, "relative_error": 9.0}
+    assert not wrong.correct and wrong.to_dict() == {"rating": "Again", "correct": False, "relative_error": 9.0,
+                                                     "note": ""}
 
 
 def test_choices() -> None:

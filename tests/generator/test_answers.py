@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import pytest
@@ -272,3 +273,65 @@ def test_fuzz_choices(text: str, choices: list[str]) -> None:
         assert str(exc)
     else:
         assert picked in choices
+
+
+# --- issue 17: what people type ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, unit, value", [
+    ("3 terabytes", "B", 3e12), ("2 petabytes", "B", 2e15), ("2 gibibytes", "B", 2 * 2**30),
+    ("5 petaflops", "FLOP/s", 5e15), ("4 exaflops", "FLOP/s", 4e18), ("197 GFLOP/s", "FLOP/s", 1.97e11),
+    ("197 TFLOPs", "FLOP/s", 1.97e14),  # TFLOPs meant as a rate where the answer is a rate
+    ("197 TFLOPs", "FLOP", 1.97e14),  # and as a count where it is a count
+    ("682.7 FLOPs per byte", "FLOP/byte", 682.7), ("682.7 flops/byte", "FLOP/byte", 682.7),
+    ("682.7 flops per byte", "FLOP/byte", 682.7), ("1e9 bytes per second", "B/s", 1e9),
+    ("256 chips", "", 256), ("32 hosts", "", 32), ("4096 tokens", "", 4096), ("17920 TensorCores", "", 17920),
+])
+def test_people_spellings(text, unit, value):
+    assert parse_number(text, unit) == pytest.approx(value)
+
+
+def test_a_flop_count_is_not_read_as_a_rate():
+    with pytest.raises(WrongDimensionError, match="that is a FLOP count; this answer is a rate"):
+        parse_number("3.4e10 FLOP", "FLOP/s")
+
+
+@pytest.mark.parametrize("text, unit, wanted, unwanted", [
+    ("2.69", "s", "e.g. 2.69 us, 2.69 ms or 2.69 s", None),
+    ("4.096 T", "B", "e.g. 4.096 TB", "GiB"),
+    ("16", "B", "16 GB", " us"),
+    ("240", "FLOP/byte", "240 FLOPs/byte", " us"),
+    ("197", "FLOP/s", "197 TFLOP/s", " us"),
+])
+def test_add_a_unit_suggests_the_expected_dimension(text, unit, wanted, unwanted):
+    with pytest.raises(NeedsUnitError) as exc:
+        parse_number(text, unit)
+    assert wanted in str(exc.value) and (unwanted is None or unwanted not in str(exc.value))
+
+
+@pytest.mark.parametrize("text, unit, words", [
+    ("1.6 TB/s", "s", "that is a rate (bytes/s); this answer is a time"),
+    ("197 TFLOP/s", "s", "that is a rate (FLOP/s); this answer is a time"),
+    ("123 us/s", "s", "units cancel"),
+])
+def test_wrong_dimension_says_what_it_is(text, unit, words):
+    with pytest.raises(WrongDimensionError, match=re.escape(words)):
+        parse_number(text, unit)
+
+
+@pytest.mark.parametrize("text, choices, want", [
+    ("memory bound", ("compute", "memory"), "memory"), ("HBM-bound", ("compute", "memory"), "memory"),
+    ("comms-bound", ("compute", "comms"), "comms"), ("communication bound", ("compute", "comms"), "comms"),
+    ("48 x 512", ("48x512", "64x512"), "48x512"), ("(112, 512)", ("112x512", "128x512"), "112x512"),
+    ("48×512", ("48x512", "64x512"), "48x512"), ("48*512", ("48x512", "64x512"), "48x512"),
+])
+def test_choices_people_type(text, choices, want):
+    assert parse_choice(text, choices) == want
+
+
+def test_an_unreadable_answer_never_lists_unshown_choices():
+    with pytest.raises(AnswerError) as exc:
+        parse_choice("sixteen", ("12x128", "16x128", "16x256"), shown=False)
+    assert "12x128" not in str(exc.value) and "16x" not in str(exc.value)
+    with pytest.raises(AnswerError) as exc:
+        parse_choice("1", ("12x128", "16x128"), shown=False)  # a prefix of two choices: not listed either
+    assert "12x128" not in str(exc.value)

@@ -151,5 +151,5 @@ def test_older_edition_notes_say_per_host_and_where_9_1e14_came_from():
 def test_wraparound_rule_is_data():
     assert CAT.get("v5e").value("ici_wraparound") == {"axis_equals": 16}
     assert CAT.get("v6e").value("ici_wraparound") == {"axis_equals": 16}
-    assert CAT.get("v5p").value("ici_wraparound") == {"axis_multiple_of": 4}
+    assert CAT.get("v5p").value("ici_wraparound") == {"whole_cubes_of": 4}
     assert CAT.get("v3").value("ici_wraparound") is None

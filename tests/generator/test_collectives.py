@@ -43,8 +43,35 @@ def test_slice_wraparound_rules():
     assert C.pod_totals(V5E, (8, 16)).ici_wraparound == (False, True)  # only an axis of 16
     assert C.pod_totals(V6E, (4, 4)).ici_wraparound == (False, False)
     assert C.pod_totals(V5P, (4, 4, 8)).ici_wraparound == (True, True, True)
-    assert C.pod_totals(V5P, (2, 4, 6)).ici_wraparound == (False, True, False)
+    # the book: "a 2x2x4 won't have any wraparounds" (the optical switches come with whole 4x4x4 cubes)
+    assert C.pod_totals(V5P, (2, 2, 4)).ici_wraparound == (False, False, False)
+    assert C.pod_totals(catalogue.get("v4p"), (4, 4, 4)).ici_wraparound \
+        == (True, True, True)
     assert C.pod_totals(V3, (4, 4)).ici_wraparound == (None, None)  # not stated for v3
+
+
+@pytest.mark.parametrize("chip, shape", [("v5e", (3, 5)), ("v5e", (4, 12)), ("v5p", (2, 16, 16)), ("v5p", (2, 4, 6)),
+                                         ("v4p", (4, 4, 6))])
+def test_only_slices_that_exist(chip, shape):
+    with pytest.raises(C.TopologyError, match="no TPU"):
+        C.pod_totals(catalogue.get(chip), shape)
+
+
+def test_an_axis_of_4_on_v5p_needs_the_slice():
+    with pytest.raises(C.TopologyError, match="whole"):
+        C.resolve_wrap(V5P, (4,))
+    assert C.resolve_wrap(V5P, (4,), shape=(4, 4, 4)) == (True,)
+    assert C.resolve_wrap(V5P, (4,), shape=(2, 2, 4)) == (False,)
+    assert C.resolve_wrap(V5P, (16,)) == (True,) and C.resolve_wrap(V5P, (2,)) == (False,)
+
+
+def test_all_to_all_on_a_line_is_computed_for_a_line():
+    # the middle link of a line of 8 carries 4*4/64 = V/4 each way at the one-way bandwidth
+    t = C.collective_time("all_to_all", 1e9, (8,), (False,), 4.5e10, 9e10, 1e-6)
+    assert t.t_bandwidth_s == pytest.approx(1e9 / 4 / 4.5e10)
+    ring = C.collective_time("all_to_all", 1e9, (8,), (True,), 4.5e10, 9e10, 1e-6)
+    assert ring.t_bandwidth_s == pytest.approx(1e9 / 4 / 9e10)
+    assert "line" in " ".join(C.collective_lines(t)) and "ring" not in " ".join(C.collective_lines(t))
 
 
 def test_small_slice_still_needs_a_host():

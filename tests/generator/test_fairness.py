@@ -148,11 +148,13 @@ def test_bound_draws_stay_ten_percent_from_the_ridge():
 
 
 def _wraps(chip: str, n: int) -> bool:
-    """The catalogue's rule as chips.md words it: v5e/v6e only on an axis of 16, v4p/v5p on multiples of 4."""
+    """The catalogue's rule as chips.md words it: v5e/v6e only on an axis of 16; v4p/v5p only in a slice of
+    whole 4x4x4 cubes, so an axis of 8 or 16 wraps, an axis of 2 does not, and an axis of 4 (which could be
+    a 2x2x4) is taken as a line."""
     if chip in ("v5e", "v6e"):
         return n == 16
     if chip in ("v4p", "v5p"):
-        return n % 4 == 0
+        return n % 4 == 0 and n > 4
     return False  # no stated rule: the problem gives a line
 
 

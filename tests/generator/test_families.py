@@ -185,7 +185,8 @@ def test_interconnect_link_inside_a_pod_is_ici():
 def test_transformer_step_includes_the_seeds_fixed_case():
     p = draw("transformer_step:v5e:seed-7b-prefill", random.Random(0))
     assert (p.params["params"], p.params["batch"], p.params["seq"], p.params["chip"]) == (7_000_000_000, 8, 4096, "v5e")
-    assert p in generate(families=["transformer_step"], chips=["v5e"])
+    from generator.generate import unseeded_id
+    assert unseeded_id(p.id) in {unseeded_id(q.id) for q in generate(families=["transformer_step"], chips=["v5e"])}
     decode = draw("transformer_step:v5e:seed-7b-decode", random.Random(0))
     assert "decode" in decode.prompt and decode.answer.value < p.answer.value
 

@@ -22,21 +22,25 @@ BY = {f: [p for p in PROBLEMS if p.family == f] for f in FAMILIES}
 HOP = 1e-6
 
 
-def _wraps(chip: str, n: int) -> bool:
-    # the reference's rule, written out independently: v5e/v6e only an axis of 16, v4p/v5p multiples of 4
-    return n == 16 if chip in ("v5e", "v6e") else n % 4 == 0
+def _wraps(chip: str, n: int, shape: list[int]) -> bool:
+    # the reference's rule, written out independently: v5e/v6e only an axis of 16; v4p/v5p only a slice
+    # of whole 4x4x4 cubes ("a 2x2x4 won't have any wraparounds"), then every axis
+    return n == 16 if chip in ("v5e", "v6e") else all(d % 4 == 0 for d in shape)
 
 
-def _ag(chip: str, v: float, axes: list[int]) -> tuple[float, int]:
+def _ag(chip: str, v: float, axes: list[int], shape: list[int], op: str = "all_gather") -> tuple[float, int]:
     c = CAT.get(chip)
     w1, wb = c.value("ici_bytes_per_s_one_way"), c.value("ici_bytes_per_s_bidi")
-    bw = sum(wb if _wraps(chip, n) else w1 * n / (n - 1) for n in axes)
-    hops = sum(n // 2 if _wraps(chip, n) else n - 1 for n in axes)
+    # AllToAll on a line: the middle link carries floor(N/2)*ceil(N/2)/N^2 of V each way; as a divisor of V/4
+    line = {n: (w1 * n * n / (4 * (n // 2) * ((n + 1) // 2)) if op == "all_to_all" else w1 * n / (n - 1))
+            for n in axes}
+    bw = sum(wb if _wraps(chip, n, shape) else line[n] for n in axes)
+    hops = sum(n // 2 if _wraps(chip, n, shape) else n - 1 for n in axes)
     return v / bw, hops
 
 
-def _collective(chip: str, op: str, v: float, axes: list[int]) -> float:
-    t_bw, hops = _ag(chip, v, axes)
+def _collective(chip: str, op: str, v: float, axes: list[int], shape: list[int]) -> float:
+    t_bw, hops = _ag(chip, v, axes, shape, op)
     factor = {"all_gather": 1, "reduce_scatter": 1, "all_reduce": 2, "all_to_all": 0.25}[op]
     return max(factor * t_bw, (2 if op == "all_reduce" else 1) * hops * HOP)
 
@@ -69,9 +73,9 @@ def test_collective_answers_match_the_hand_model():
         prm = p.params
         shape = [int(d) for d in prm["slice"].split("x")]
         v = prm["shape"][0] * prm["shape"][1] * DTYPE_BYTES[prm["dtype"]]
-        t = _collective(prm["chip"], prm["op"], v, [shape[i] for i in prm["over"]])
+        t = _collective(prm["chip"], prm["op"], v, [shape[i] for i in prm["over"]], shape)
         if p.answer.is_choice:
-            t_bw, hops = _ag(prm["chip"], v, [shape[i] for i in prm["over"]])
+            t_bw, hops = _ag(prm["chip"], v, [shape[i] for i in prm["over"]], shape, prm["op"])
             factor = {"all_gather": 1, "reduce_scatter": 1, "all_reduce": 2, "all_to_all": 0.25}[prm["op"]]
             lat = (2 if prm["op"] == "all_reduce" else 1) * hops * HOP
             assert p.answer.choice == ("bandwidth" if factor * t_bw >= lat else "latency")
@@ -100,7 +104,7 @@ def test_pod_answers():
         want = {"chips": chips, "hosts": -(-chips // host), "tensorcores": chips * chip.value("tensorcores_per_chip", 0),
                 "flops": chips * chip.peak_flops_per_s("bf16"), "hbm": chips * chip.hbm_bytes}
         if prm["variant"] == "wrap":
-            assert p.answer.choice == ("yes" if _wraps(chip.name, shape[prm["axis"]]) else "no")
+            assert p.answer.choice == ("yes" if _wraps(chip.name, shape[prm["axis"]], shape) else "no")
         else:
             assert p.answer.value == pytest.approx(want[prm["variant"]])
 
@@ -112,7 +116,7 @@ def test_transfer_answers():
         hops = ports = 0
         for n, a, b in zip(shape, prm["src"], prm["dst"]):
             d = abs(a - b)
-            wrap = _wraps(chip.name, n)
+            wrap = _wraps(chip.name, n, shape)
             hops += min(d, n - d) if wrap else d
             ports += 0 if d == 0 else 2 if wrap and 2 * d == n else 1
         nbytes = math.prod(prm["shape"]) * DTYPE_BYTES[prm["dtype"]]
@@ -143,11 +147,14 @@ def test_sharded_matmul_answers_and_both_bounds():
         prm, chip = p.params, CAT.get(p.params["chip"])
         n, i, j, k = prm["n"], prm["i"], prm["j"], prm["k"]
         peak = chip.peak_flops_per_s("bf16")
+        # the prompt names the slice: whole cubes n x 4 x 4 on v4p/v5p when 4 divides n, else n x 2 x 2; n x n in 2-D
+        sl = ([n, 4, 4] if n % 4 == 0 else [n, 2, 2]) if chip.name in ("v4p", "v5p") else [n, n]
+        assert f"The slice is {'x'.join(map(str, sl))}" in p.prompt
         if prm["variant"] == "gather_time":
-            want = 2 * i * j * k / peak + _collective(chip.name, "all_gather", 2 * i * j, [n])
+            want = 2 * i * j * k / peak + _collective(chip.name, "all_gather", 2 * i * j, [n], sl)
         else:
             op = "reduce_scatter" if prm["variant"] == "reducescatter_time" else "all_reduce"
-            want = 2 * i * j * k / n / peak + _collective(chip.name, op, 2 * i * k, [n])
+            want = 2 * i * j * k / n / peak + _collective(chip.name, op, 2 * i * k, [n], sl)
         if prm["variant"] == "split_bound":
             t_math = 2 * i * j * k / n / peak
             assert p.answer.choice == ("compute" if t_math >= want - t_math else "comms")
@@ -179,7 +186,7 @@ def test_misconceptions_are_outside_the_tolerance_and_do_occur():
     assert {"one-way-vs-bidirectional", "wrong-hops", "elements-not-bytes"} <= seen["transfer"]
     assert {"one-way-vs-bidirectional", "wrong-hops", "max-not-sum"} <= seen["sharded_matmul"]
     assert {"wrong-dtype-peak", "sum-not-max", "elements-not-bytes"} <= seen["host_link"]
-    assert seen["pod"] == {"wrong-dtype-peak"}
+    assert seen["pod"] == {"wrong-dtype-peak", "gb-gib", "gb-gib/"}  # GB/GiB both ways on HBM
 
 
 def test_wrong_hops_example():
