@@ -87,7 +87,11 @@ def deck_name(family: str) -> str:
 
 
 def note_guid(problem: Problem) -> str:
-    return genanki.guid_for(problem.id)
+    """The fixed note's GUID, from the problem id without its draw seed: the seed suffix
+    (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
+    problem of an older deck into a new note on re-import."""
+    from generator.generate import unseeded_id  # the deck path has generated its problems already
+    return genanki.guid_for(unseeded_id(problem.id))
 
 
 MODEL = genanki.Model(

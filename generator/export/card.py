@@ -99,10 +99,14 @@ SCRIPT = r"""(function () {
     if (!NUM.test(t) || !isFinite(Number(t)) || !isFinite(Number(t) * v.s)) return ["none", ""];
     g = Number(t) * v.s / v.b;
     if (rel(g, v.k) <= v.t) return ["right", ""];
-    if (rel(g, v.k) > v.dt) {
-      for (i = 0; i < v.w.length; i++) if (rel(g, v.w[i][0]) <= v.dt) return ["wrong", v.w[i][1]];
+    for (i = 0; i < (v.a || []).length; i++) if (rel(g, v.a[i]) <= v.t) return ["right", ""];
+    var best = -1;
+    if (rel(g, v.k) > v.dt) {  // the closest classic mistake is named (ties: the first listed)
+      for (i = 0; i < v.w.length; i++) {
+        if (rel(g, v.w[i][0]) <= v.dt && (best < 0 || rel(g, v.w[i][0]) < rel(g, v.w[best][0]))) best = i;
+      }
     }
-    return ["wrong", ""];
+    return best < 0 ? ["wrong", ""] : ["wrong", v.w[best][1]];
   }
   function show(d, i, typed) {
     var v = d.v[i], back = q(".rk-back");

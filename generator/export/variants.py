@@ -75,6 +75,8 @@ class Variant:
             out.update(k=a.choice, c=list(a.choices))
         else:
             out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit)  # type: ignore[arg-type]
+            if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
+                out["a"] = [float(other["value"]) for other in self.problem.also_right]
         return out
 
 
