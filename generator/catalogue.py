@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.yamlio import safe_load
-
 CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
 
 # Figures that every chip must carry (the rest are optional, "where published").
@@ -289,7 +287,19 @@ def parse(data: dict[str, Any]) -> Catalogue:
 
 @functools.lru_cache(maxsize=1)
 def load(path: str | None = None) -> Catalogue:
-    """The catalogue from ``chips.yaml`` (parsed once per process)."""
+    """The catalogue from ``chips.yaml`` (parsed once per process).
+
+    The default file is read from ``generator.snapshot`` (JSON, no PyYAML) when the snapshot
+    matches ``chips.yaml`` byte for byte (its content digest); otherwise from the YAML.
+    """
+    if path is None:
+        from generator import snapshot
+
+        snap = snapshot.load()
+        if snap is not None:
+            return parse(snap["catalogue"])
+    from generator.yamlio import safe_load
+
     with open(path or CATALOGUE_PATH, encoding="utf-8") as fh:
         return parse(safe_load(fh))
 

@@ -1,0 +1,155 @@
+"""A JSON snapshot of what ``drill quiz`` needs before its first question, so startup parses no YAML.
+
+``generator/snapshot.json`` (checked in) holds the parsed ``chips.yaml``, every drill spec's parsed
+document with its key-path -> line map, and the skill index (every ``Skill``, per family and chip),
+all built by the YAML path itself: ``python -m generator.snapshot`` (the regenerate command).
+
+It is used only when it matches its inputs: ``inputs`` is a SHA-256 over the names and bytes of
+``chips.yaml``, ``drills/specs/*.yaml``, ``generator/*.py`` and ``generator/families/*.py``
+(so a new family module or spec, e.g. one more family, changes it). On any mismatch, or a
+snapshot that can not be read or is not the expected shape, ``load()`` returns None and every
+caller parses the YAML as before: a stale or broken snapshot costs time, never correctness.
+``tests/generator/test_snapshot.py`` fails when the checked-in snapshot is not exactly what the
+regenerate command would write, naming the command.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from generator import safeio
+
+FORMAT = 1
+SNAPSHOT_PATH = Path(__file__).with_name("snapshot.json")
+GENERATOR_DIR = Path(__file__).resolve().parent
+SPECS_DIR = GENERATOR_DIR.parent / "drills" / "specs"  # = generator.specs.SPECS_DIR (not imported: it imports more)
+REGENERATE = "python -m generator.snapshot"
+MAX_SNAPSHOT_BYTES = 8 << 20
+MAX_INPUT_BYTES = 4 << 20
+
+_ignored = False  # True while build() runs: everything is read from the YAML
+
+
+def input_files(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR) -> list[Path]:
+    """What the snapshot is derived from (sorted, so the digest does not depend on directory order)."""
+    return [generator_dir / "chips.yaml", *sorted(specs_dir.glob("*.yaml")), *sorted(generator_dir.glob("*.py")),
+            *sorted((generator_dir / "families").glob("*.py"))]
+
+
+def inputs_digest(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR) -> str:
+    """SHA-256 over each input's name (relative to the repository) and bytes."""
+    root = generator_dir.parent
+    digest = hashlib.sha256()
+    for path in input_files(generator_dir, specs_dir):
+        data = safeio.read_bytes_bounded(path, MAX_INPUT_BYTES)
+        name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        digest.update(f"{name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> dict[str, Any] | None:
+    """The snapshot when it is readable, well formed and built from today's inputs; else None."""
+    if _ignored:
+        return None
+    try:
+        data = json.loads(safeio.read_bytes_bounded(SNAPSHOT_PATH, MAX_SNAPSHOT_BYTES))
+        if not (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("catalogue"), dict)
+                and isinstance(data.get("specs"), dict) and isinstance(data.get("skills"), list)):
+            return None
+        if data.get("inputs") != inputs_digest():
+            return None
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, too deep: parse the YAML instead
+        return None
+    return data
+
+
+def spec_lines(entry: dict[str, Any]) -> dict[tuple, int]:
+    """A snapshot spec's key-path -> line map, as ``generator.specs.read_document`` returns it."""
+    return {tuple(where): line for where, line in entry["lines"]}
+
+
+def build() -> dict[str, Any]:
+    """The snapshot, computed from the YAML (and the family modules) alone, never from an old snapshot."""
+    global _ignored
+    from generator import catalogue, generate, specs, yamlio
+
+    _ignored = True
+    catalogue.load.cache_clear()
+    try:
+        registry = generate.Registry()  # the YAML path: validates every spec, the can-you cards, unique ids
+        raw_catalogue = yamlio.safe_load(safeio.read_text_bounded(catalogue.CATALOGUE_PATH, MAX_INPUT_BYTES))
+        by_path = {spec.path: name for name, spec in registry.specs.items()}
+        spec_entries: dict[str, Any] = {}
+        for path in sorted(specs.SPECS_DIR.glob("*.yaml")):
+            data, lines = specs.read_document(path)
+            spec_entries[by_path[str(path)]] = {
+                "file": path.name, "data": data,
+                "lines": [[list(where), line] for where, line in lines.items()]}
+        snapshot = {"format": FORMAT, "regenerate": REGENERATE, "inputs": inputs_digest(),
+                    "catalogue": raw_catalogue, "specs": spec_entries,
+                    "skills": [s.to_dict() for s in registry.all_skills]}
+    finally:
+        _ignored = False
+        catalogue.load.cache_clear()
+        generate.registry.cache_clear()
+        load.cache_clear()
+    round_trip = json.loads(dump(snapshot))
+    if not same(round_trip, snapshot):
+        raise ValueError("the YAML holds a value JSON can not keep exactly (a date, a non-text key?); "
+                         "quote it in the YAML")
+    return snapshot
+
+
+def dump(snapshot: dict[str, Any]) -> str:
+    # One top-level key per line, so a diff shows which part changed.
+    parts = [f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
+             for k, v in snapshot.items()]
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal with the same types all the way down (1 is not 1.0, True is not 1, "1" is not 1)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def write(path: Path = SNAPSHOT_PATH) -> Path:
+    """Build the snapshot and write it atomically (``generator.safeio``)."""
+    text = dump(build())
+    return safeio.write_text(path, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--check"]:
+        try:
+            current = json.loads(safeio.read_bytes_bounded(SNAPSHOT_PATH, MAX_SNAPSHOT_BYTES))
+        except (OSError, ValueError) as exc:
+            print(f"{SNAPSHOT_PATH.name}: can not read it ({exc}); run `{REGENERATE}`", file=sys.stderr)
+            return 1
+        if not same(current, build()):
+            print(f"{SNAPSHOT_PATH.name} is stale; run `{REGENERATE}`", file=sys.stderr)
+            return 1
+        print(f"{SNAPSHOT_PATH.name} is current")
+        return 0
+    if args:
+        print(f"usage: {REGENERATE} [--check]", file=sys.stderr)
+        return 2
+    print(f"wrote {write()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
