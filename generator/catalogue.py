@@ -7,7 +7,6 @@ names: FLOP/s, bytes/s, bytes, seconds.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,6 +204,8 @@ class Catalogue:
             index = _INDEX_CACHE[id(self)] = self._index()
         chip = index.get(_normalize(name))
         if chip is None:
+            import difflib  # only for the suggestion in the error: not imported by every start
+
             # Canonical names first, so "v5x" suggests v5e rather than an alias of TPU7x.
             close = (difflib.get_close_matches(_normalize(name), self.names(), n=1, cutoff=0.5)
                      or difflib.get_close_matches(_normalize(name), list(index), n=1, cutoff=0.5))

@@ -15,12 +15,13 @@ regenerate command would write, naming the command.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from generator import safeio
 
@@ -75,14 +76,32 @@ def spec_lines(entry: dict[str, Any]) -> dict[tuple, int]:
     return {tuple(where): line for where, line in entry["lines"]}
 
 
+@contextlib.contextmanager
+def ignored() -> Iterator[None]:
+    """Within the block the snapshot is not used: the catalogue and the registry come from the YAML.
+    The cached catalogue and registries are dropped on entry and on exit."""
+    global _ignored
+    from generator import catalogue, generate
+
+    def drop() -> None:
+        catalogue.load.cache_clear()
+        generate.registry.cache_clear()
+        load.cache_clear()
+
+    previous, _ignored = _ignored, True
+    drop()
+    try:
+        yield
+    finally:
+        _ignored = previous
+        drop()
+
+
 def build() -> dict[str, Any]:
     """The snapshot, computed from the YAML (and the family modules) alone, never from an old snapshot."""
-    global _ignored
     from generator import catalogue, generate, specs, yamlio
 
-    _ignored = True
-    catalogue.load.cache_clear()
-    try:
+    with ignored():
         registry = generate.Registry()  # the YAML path: validates every spec, the can-you cards, unique ids
         raw_catalogue = yamlio.safe_load(safeio.read_text_bounded(catalogue.CATALOGUE_PATH, MAX_INPUT_BYTES))
         by_path = {spec.path: name for name, spec in registry.specs.items()}
@@ -95,11 +114,6 @@ def build() -> dict[str, Any]:
         snapshot = {"format": FORMAT, "regenerate": REGENERATE, "inputs": inputs_digest(),
                     "catalogue": raw_catalogue, "specs": spec_entries,
                     "skills": [s.to_dict() for s in registry.all_skills]}
-    finally:
-        _ignored = False
-        catalogue.load.cache_clear()
-        generate.registry.cache_clear()
-        load.cache_clear()
     round_trip = json.loads(dump(snapshot))
     if not same(round_trip, snapshot):
         raise ValueError("the YAML holds a value JSON can not keep exactly (a date, a non-text key?); "
@@ -125,10 +139,10 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def write(path: Path = SNAPSHOT_PATH) -> Path:
-    """Build the snapshot and write it atomically (``generator.safeio``)."""
+def write(path: Path | None = None) -> Path:
+    """Build the snapshot and write it atomically (``generator.safeio``) to ``path`` (default SNAPSHOT_PATH)."""
     text = dump(build())
-    return safeio.write_text(path, text)
+    return safeio.write_text(SNAPSHOT_PATH if path is None else path, text)
 
 
 def main(argv: list[str] | None = None) -> int:
