@@ -5,8 +5,8 @@ document with its key-path -> line map, and the skill index (every ``Skill``, pe
 all built by the YAML path itself: ``python -m generator.snapshot`` (the regenerate command).
 
 It is used only when it matches its inputs: ``inputs`` is a SHA-256 over the names and bytes of
-``chips.yaml``, ``drills/specs/*.yaml``, ``generator/*.py`` and ``generator/families/*.py``
-(so a new family module or spec, e.g. one more family, changes it). On any mismatch, or a
+``chips.yaml``, ``drills/specs/*.yaml``, ``generator/*.py`` and every file under ``generator/families/``
+(so a new family module, its data or its spec changes it). On any mismatch, or a
 snapshot that can not be read or is not the expected shape, ``load()`` returns None and every
 caller parses the YAML as before: a stale or broken snapshot costs time, never correctness.
 ``tests/generator/test_snapshot.py`` fails when the checked-in snapshot is not exactly what the
@@ -19,6 +19,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -37,18 +38,26 @@ _ignored = False  # True while build() runs: everything is read from the YAML
 
 
 def input_files(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR) -> list[Path]:
-    """What the snapshot is derived from (sorted, so the digest does not depend on directory order)."""
+    """What the snapshot is derived from (sorted, so the digest does not depend on directory order):
+    the catalogue, the specs, the generator's modules and every file of the families (their modules
+    and any data they read, e.g. ``families/data/*.json``), bytecode caches and dotfiles left out."""
+    families = []
+    for folder, dirs, files in os.walk(generator_dir / "families"):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        families.extend(Path(folder, f) for f in files if not f.startswith("."))
+    families.sort()
     return [generator_dir / "chips.yaml", *sorted(specs_dir.glob("*.yaml")), *sorted(generator_dir.glob("*.py")),
-            *sorted((generator_dir / "families").glob("*.py"))]
+            *families]
 
 
 def inputs_digest(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR) -> str:
     """SHA-256 over each input's name (relative to the repository) and bytes."""
-    root = generator_dir.parent
+    root = str(generator_dir.parent) + os.sep
     digest = hashlib.sha256()
     for path in input_files(generator_dir, specs_dir):
         data = safeio.read_bytes_bounded(path, MAX_INPUT_BYTES)
-        name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        text = str(path)  # string slicing: pathlib's relative_to costs more than the reading
+        name = (text[len(root):] if text.startswith(root) else path.name).replace(os.sep, "/")
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
     return digest.hexdigest()
