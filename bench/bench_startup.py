@@ -14,13 +14,18 @@ temporary directory, warmed by one untimed run; the tree is not touched).
 
     python bench/bench_startup.py [--runs 15] [--as-is] [--json]
 
-Where the time goes (2026-12-01, about 2.6x): ``drills.assess`` (the misconception catalogue
-and the answer grammar) is imported at the first answer, no longer before the first prompt;
-what remains before it is PyYAML and the catalogue, every drill spec parsed (15 YAML files)
-and every family imported, because the plan orders new skills across all families. Prototypes
-(interleaved): a cached skill index plus one family's module and spec to draw its problem gives
-about 2.4x; click + the store + fsrs + a new SQLite store alone are about 1.55x. So 2x also needs
-the catalogue and the specs without PyYAML at startup (e.g. a JSON cache keyed by a content hash).
+Where the time goes (2026-12-01, after the snapshot: about 1.9x, runs of 11 gave 1.78x-2.09x on
+this shared 2-core machine under load 2-3.5; before it 2.69x-2.80x): the catalogue, the drill specs
+and the skill index come from ``generator/snapshot.json`` (``python -m generator.snapshot``; used only
+when its SHA-256 over chips.yaml, the specs, generator/*.py and generator/families/ matches, else the
+YAML is parsed as before), read with ``json`` (about 9 ms with the digest), so PyYAML is not imported;
+``generator.families.FAMILIES`` imports a family module on first lookup, so the first prompt imports
+one family and validates one spec. Measured in-process (ms, typical of 3): click 76-109, drills.cli +
+cmd_quiz (store, fsrs) 56-108, drills.quiz + generator.generate 35, snapshot 9, registry 2, first
+draw 18 (the family, its spec, the misconception catalogue and the cost model that the fair-draw
+rule and the "inside the tolerance" notes need). What is left above the ~1.55x floor (click + the
+store + fsrs + a new SQLite store) is mostly that first draw and the generator's dataclasses.
+``drill check`` (same snapshot path) against ``import click``, interleaved 11x: 2.96x -> 2.11x.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ Public API (the quiz and the lab code against these names):
 - ``grading_bands(family)``: the family's ``GradingBands`` from its spec.
 - ``CAN_YOU``: the seed's seven "Can you" items as ``(n, text, skill_id)``.
 
+Startup: for the default spec directory the registry reads the catalogue, the specs and the skill
+index from ``generator/snapshot.json`` (``generator.snapshot``: used only when it matches the
+YAML and the generator's code byte for byte; regenerate with ``python -m generator.snapshot``), and
+``FAMILIES`` imports a family module on first use, so the quiz's first prompt parses no YAML and
+imports only the family it draws. Any other spec directory is parsed from its YAML.
+
 Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
 by any chip filter. Every answer is computed by ``generator.costs`` /
 ``generator.roofline`` / ``generator.transformer`` from catalogue figures.
