@@ -26,7 +26,6 @@ by any chip filter. Every answer is computed by ``generator.costs`` /
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import random
@@ -102,8 +101,8 @@ class SnapshotSpecs(Mapping):
         spec = self._parsed.get(family)
         if spec is None:
             entry = self._entries[family]
-            spec = parse_spec(copy.deepcopy(entry["data"]), snapshot.spec_lines(entry),
-                              str(SPECS_DIR / entry["file"]), FAMILIES)
+            data, lines = snapshot.spec_document(entry)
+            spec = parse_spec(data, lines, str(SPECS_DIR / entry["file"]), FAMILIES)
             self._parsed[family] = spec
         return spec
 
@@ -130,7 +129,8 @@ class Registry:
         self.specs: Mapping[str, FamilySpec]
         if snap is not None:
             self.specs = SnapshotSpecs(snap["specs"])
-            self.all_skills: list[Skill] = [Skill.from_dict(d) for d in snap["skills"]]
+            self.all_skills: list[Skill] = [Skill(sid, family, chip, variant, description, tuple(tags))
+                                            for sid, family, chip, variant, description, tags in snap["skills"]]
         else:
             self.specs = load_dir(specs_dir, FAMILIES)
             self.all_skills = []

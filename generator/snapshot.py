@@ -4,7 +4,7 @@
 document with its key-path -> line map, and the skill index (every ``Skill``, per family and chip),
 all built by the YAML path itself: ``python -m generator.snapshot`` (the regenerate command).
 
-It is used only when it matches its inputs: ``inputs`` is a SHA-256 over the names and bytes of
+It is used only when it matches its inputs: ``inputs`` is a checksum (CRC-32 + Adler-32) over the names and bytes of
 ``chips.yaml``, ``drills/specs/*.yaml``, ``generator/*.py`` and every file under ``generator/families/``
 (so a new family module, its data or its spec changes it). On any mismatch, or a
 snapshot that can not be read or is not the expected shape, ``load()`` returns None and every
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import sys
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -51,16 +51,22 @@ def input_files(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR
 
 
 def inputs_digest(generator_dir: Path = GENERATOR_DIR, specs_dir: Path = SPECS_DIR) -> str:
-    """SHA-256 over each input's name (relative to the repository) and bytes."""
+    """CRC-32 and Adler-32 (zlib: hashlib would load OpenSSL, ~8 ms a start) over each input's name
+    (relative to the repository), length and bytes, and the total length.
+
+    A checksum to notice edits, not a security measure: whoever can edit the YAML can edit the
+    snapshot too. The snapshot test compares the whole content with a fresh build, so an edit that
+    kept both checksums (about 1 in 2**64) would still fail the test."""
     root = str(generator_dir.parent) + os.sep
-    digest = hashlib.sha256()
+    crc, adler, total = 0, 1, 0
     for path in input_files(generator_dir, specs_dir):
         data = safeio.read_bytes_bounded(path, MAX_INPUT_BYTES)
         text = str(path)  # string slicing: pathlib's relative_to costs more than the reading
         name = (text[len(root):] if text.startswith(root) else path.name).replace(os.sep, "/")
-        digest.update(f"{name}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
+        head = f"{name}\0{len(data)}\0".encode()
+        crc, adler = zlib.crc32(data, zlib.crc32(head, crc)), zlib.adler32(data, zlib.adler32(head, adler))
+        total += len(head) + len(data)
+    return f"crc32:{crc:08x} adler32:{adler:08x} bytes:{total}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,9 +86,16 @@ def load() -> dict[str, Any] | None:
     return data
 
 
-def spec_lines(entry: dict[str, Any]) -> dict[tuple, int]:
-    """A snapshot spec's key-path -> line map, as ``generator.specs.read_document`` returns it."""
-    return {tuple(where): line for where, line in entry["lines"]}
+def spec_document(entry: dict[str, Any]) -> tuple[Any, dict[tuple, int]]:
+    """A snapshot spec's parsed document and key-path -> line map, as ``generator.specs.read_document``
+    returns them (parsed afresh on each call, so a caller may change what it gets)."""
+    document = json.loads(entry["document"])
+    return document["data"], {tuple(where): line for where, line in document["lines"]}
+
+
+def skill_row(skill: Any) -> list[Any]:
+    """A Skill as the snapshot keeps it: [id, family, chip, variant, description, tags]."""
+    return [skill.id, skill.family, skill.chip, skill.variant, skill.description, list(skill.tags)]
 
 
 @contextlib.contextmanager
@@ -117,12 +130,17 @@ def build() -> dict[str, Any]:
         spec_entries: dict[str, Any] = {}
         for path in sorted(specs.SPECS_DIR.glob("*.yaml")):
             data, lines = specs.read_document(path)
-            spec_entries[by_path[str(path)]] = {
-                "file": path.name, "data": data,
-                "lines": [[list(where), line] for where, line in lines.items()]}
+            document = {"data": data, "lines": [[list(where), line] for where, line in lines.items()]}
+            if not same(json.loads(json.dumps(document)), document):
+                raise ValueError(f"{path}: holds a value JSON can not keep exactly (a date, a non-text key?); "
+                                 "quote it in the YAML")
+            # JSON text inside the JSON: only the spec of a family that is drawn is parsed at startup
+            spec_entries[by_path[str(path)]] = {"file": path.name,
+                                                "document": json.dumps(document, ensure_ascii=False,
+                                                                       separators=(",", ":"))}
         snapshot = {"format": FORMAT, "regenerate": REGENERATE, "inputs": inputs_digest(),
                     "catalogue": raw_catalogue, "specs": spec_entries,
-                    "skills": [s.to_dict() for s in registry.all_skills]}
+                    "skills": [skill_row(s) for s in registry.all_skills]}
     round_trip = json.loads(dump(snapshot))
     if not same(round_trip, snapshot):
         raise ValueError("the YAML holds a value JSON can not keep exactly (a date, a non-text key?); "
