@@ -14,13 +14,21 @@ temporary directory, warmed by one untimed run; the tree is not touched).
 
     python bench/bench_startup.py [--runs 15] [--as-is] [--json]
 
-Where the time goes (2026-12-01, about 2.6x): ``drills.assess`` (the misconception catalogue
-and the answer grammar) is imported at the first answer, no longer before the first prompt;
-what remains before it is PyYAML and the catalogue, every drill spec parsed (15 YAML files)
-and every family imported, because the plan orders new skills across all families. Prototypes
-(interleaved): a cached skill index plus one family's module and spec to draw its problem gives
-about 2.4x; click + the store + fsrs + a new SQLite store alone are about 1.55x. So 2x also needs
-the catalogue and the specs without PyYAML at startup (e.g. a JSON cache keyed by a content hash).
+Where the time goes (2026-12-01, after the snapshot: 1.79x-1.88x in five runs of 15 at load ~1.3,
+1.8x-2.4x while the shared 2-core machine was at load 3.5-4; before it 2.69x-2.80x). An A/B against
+the tree before it, all three interleaved (11 runs, load ~1.3): import click 106 ms, first prompt
+before 285-296 ms (2.69x), after 198-210 ms (1.87x-1.92x). Before the first prompt the quiz now reads
+the catalogue, the drill specs and the skill index from ``generator/snapshot.json``
+(``python -m generator.snapshot``; used only when its checksum over chips.yaml, the specs,
+generator/*.py and everything in generator/families/ matches, else the YAML is parsed as before):
+``json`` and the checksum cost ~9 ms, PyYAML and hashlib are not imported, only the drawn family's
+spec is parsed, and ``generator.families.FAMILIES`` imports a family module on first lookup (one of
+15). What is left above the ~1.55x floor (click + the store + fsrs + a new SQLite store): the
+generator's dataclasses (catalogue, specs, problem: ~10 ms) and, for the first draw, the
+misconception catalogue with the cost model (``generator.misconceptions``, ``costs``, ``roofline``,
+``transformer``: ~20 ms), which the fair-draw rule and the "inside the tolerance" notes need for
+every family. ``drill check`` (same path) against ``import click``, interleaved 11x: 2.87x-2.95x
+(305-310 ms) before, 2.01x-2.10x (217-219 ms) after.
 """
 
 from __future__ import annotations

@@ -7,13 +7,10 @@ names: FLOP/s, bytes/s, bytes, seconds.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from generator.yamlio import safe_load
 
 CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
 
@@ -207,6 +204,8 @@ class Catalogue:
             index = _INDEX_CACHE[id(self)] = self._index()
         chip = index.get(_normalize(name))
         if chip is None:
+            import difflib  # only for the suggestion in the error: not imported by every start
+
             # Canonical names first, so "v5x" suggests v5e rather than an alias of TPU7x.
             close = (difflib.get_close_matches(_normalize(name), self.names(), n=1, cutoff=0.5)
                      or difflib.get_close_matches(_normalize(name), list(index), n=1, cutoff=0.5))
@@ -289,7 +288,19 @@ def parse(data: dict[str, Any]) -> Catalogue:
 
 @functools.lru_cache(maxsize=1)
 def load(path: str | None = None) -> Catalogue:
-    """The catalogue from ``chips.yaml`` (parsed once per process)."""
+    """The catalogue from ``chips.yaml`` (parsed once per process).
+
+    The default file is read from ``generator.snapshot`` (JSON, no PyYAML) when the snapshot
+    matches ``chips.yaml`` byte for byte (its content digest); otherwise from the YAML.
+    """
+    if path is None:
+        from generator import snapshot
+
+        snap = snapshot.load()
+        if snap is not None:
+            return parse(snap["catalogue"])
+    from generator.yamlio import safe_load
+
     with open(path or CATALOGUE_PATH, encoding="utf-8") as fh:
         return parse(safe_load(fh))
 

@@ -13,6 +13,12 @@ Public API (the quiz and the lab code against these names):
 - ``grading_bands(family)``: the family's ``GradingBands`` from its spec.
 - ``CAN_YOU``: the seed's seven "Can you" items as ``(n, text, skill_id)``.
 
+Startup: for the default spec directory the registry reads the catalogue, the specs and the skill
+index from ``generator/snapshot.json`` (``generator.snapshot``: used only when it matches the
+YAML and the generator's code byte for byte; regenerate with ``python -m generator.snapshot``), and
+``FAMILIES`` imports a family module on first use, so the quiz's first prompt parses no YAML and
+imports only the family it draws. Any other spec directory is parsed from its YAML.
+
 Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
 by any chip filter. Every answer is computed by ``generator.costs`` /
 ``generator.roofline`` / ``generator.transformer`` from catalogue figures.
@@ -24,13 +30,14 @@ import dataclasses
 import functools
 import random
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from generator import catalogue
+from generator import catalogue, snapshot
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
-from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
+from generator.specs import SPECS_DIR, FamilySpec, GradingBands, SpecError, load_dir, parse_spec
 
 __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "UnknownProblemError",
            "problem", "TooManyProblemsError", "SpecError",
@@ -81,22 +88,61 @@ def normalize_family(name: str) -> str:
     return key
 
 
+class SnapshotSpecs(Mapping):
+    """family -> FamilySpec for the default spec directory, each validated (``parse_spec``, with its
+    family's own ``check_params``) from ``generator.snapshot``'s parsed document on first use, so a
+    quiz validates the specs of the families it draws and imports no other family module."""
+
+    def __init__(self, entries: dict[str, Any]):
+        self._entries = entries
+        self._parsed: dict[str, FamilySpec] = {}
+
+    def __getitem__(self, family: str) -> FamilySpec:
+        spec = self._parsed.get(family)
+        if spec is None:
+            entry = self._entries[family]
+            data, lines = snapshot.spec_document(entry)
+            spec = parse_spec(data, lines, str(SPECS_DIR / entry["file"]), FAMILIES)
+            self._parsed[family] = spec
+        return spec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class Registry:
-    """The specs of one directory, their skills, and the problems they make."""
+    """The specs of one directory, their skills, and the problems they make.
+
+    For the default directory, when ``generator.snapshot`` matches its inputs, the skill index
+    and the parsed specs come from the snapshot (built by this class's YAML path, which also
+    checked the "Can you" cards and unique ids); otherwise every spec YAML is parsed and every
+    family asked for its skills, as the snapshot builder does.
+    """
 
     def __init__(self, specs_dir: str | None = None):
         self.catalogue = catalogue.load()
         self._teachable_cache: dict[str, bool] = {}
-        self.specs: dict[str, FamilySpec] = load_dir(specs_dir, FAMILIES)
-        self.all_skills: list[Skill] = []
-        for name, family in FAMILIES.items():
-            self.all_skills.extend(family.skills(self.specs[name], self.catalogue))
+        snap = snapshot.load() if specs_dir is None else None
+        self.specs: Mapping[str, FamilySpec]
+        if snap is not None:
+            self.specs = SnapshotSpecs(snap["specs"])
+            self.all_skills: list[Skill] = [Skill(sid, family, chip, variant, description, tuple(tags))
+                                            for sid, family, chip, variant, description, tags in snap["skills"]]
+        else:
+            self.specs = load_dir(specs_dir, FAMILIES)
+            self.all_skills = []
+            for name, family in FAMILIES.items():
+                self.all_skills.extend(family.skills(self.specs[name], self.catalogue))
         self.by_id: dict[str, Skill] = {}
         for skill in self.all_skills:
             if skill.id in self.by_id:
                 self.specs[skill.family].fail(("params",), f"two skills share the id '{skill.id}'")
             self.by_id[skill.id] = skill
-        self._check_can_you()
+        if snap is None:
+            self._check_can_you()
 
     def _check_can_you(self) -> None:
         """Solve each "Can you" card once now, so a bad ``check`` fails at load with its line."""

@@ -16,15 +16,17 @@ import dataclasses
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NoReturn, Protocol
-
-import yaml
+from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Protocol
 
 from generator import catalogue, safeio
 
-SPECS_DIR = Path(__file__).resolve().parents[1] / "drills" / "specs"
+if TYPE_CHECKING:
+    import yaml
 
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# PyYAML is imported where a spec file is parsed, not with this module: the quiz validates its
+# one family's spec from generator.snapshot and never needs it.
+
+SPECS_DIR = Path(__file__).resolve().parents[1] / "drills" / "specs"
 
 KeyPath = tuple  # a key path inside a spec document: ("params", "cases", "add", "dims")
 
@@ -93,6 +95,8 @@ def _index_lines(root: yaml.Node, lines: dict[KeyPath, int], path: str) -> None:
 
     Each node is visited once, so aliases (``*name``) can not blow the walk up or loop it.
     """
+    import yaml
+
     seen_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
@@ -118,11 +122,13 @@ def _index_lines(root: yaml.Node, lines: dict[KeyPath, int], path: str) -> None:
 
 def read_document(path: Path) -> tuple[Any, dict[KeyPath, int]]:
     """Parse one YAML file with the safe loader; return the data and a key-path -> line map."""
+    import yaml
+
     try:
         text = safeio.read_text_bounded(path, 1 << 20)  # a regular file, at most 1 MiB
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}:1: can not read: {exc}") from None
-    loader = _SafeLoader(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
