@@ -358,6 +358,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     try:
         for n in (*ticks, *unticks):
             lab_progress.check_item(n)
+        lab_progress.check_bench(bench_dir)
     except lab_progress.ProgressError as exc:
         raise click.UsageError(str(exc)) from None
     overlap = set(ticks) & set(unticks)

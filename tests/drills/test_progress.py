@@ -24,8 +24,13 @@ def _invoke(*args):
     return res
 
 
+def _empty(folder):
+    folder.mkdir()
+    return folder
+
+
 def test_an_empty_store_and_no_records(tmp_path):
-    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path / "bench"), "--json")
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(_empty(tmp_path / "bench")), "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["can_you_total"] == 7 and data["can_you_ticked"] == 0
@@ -44,7 +49,7 @@ def test_quiz_answers_tick_items_by_their_last_answer(tmp_path):
         items = {i.number: i for i in progress.can_you(store)}
     assert items[1].ticked and items[1].by_quiz
     assert not items[2].ticked and items[2].reviews == 2 and items[2].correct == 1
-    res = _invoke("--store", str(path), "--bench", str(tmp_path / "bench"))
+    res = _invoke("--store", str(path), "--bench", str(_empty(tmp_path / "bench")))
     assert res.exit_code == 0, res.output
     assert "Can you (1/7)" in res.output and "quiz: 1/2 right, last one wrong" in res.output
     assert "Streak: 2 days" in res.output
@@ -54,7 +59,7 @@ def test_ticks_by_hand_persist_and_untick_removes_only_the_hand_tick(tmp_path):
     path = str(tmp_path / "s.sqlite3")
     with Store.open(path) as store:
         store.record_review(_review("vocabulary:can-you-4", True))
-    none = str(tmp_path / "no-records")
+    none = str(_empty(tmp_path / "no-records"))
     data = json.loads(_invoke("--store", path, "--bench", none, "--tick", "3", "--tick", "4", "--json").output)
     ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
     assert set(ticked) == {3, 4} and ticked[3]["by_hand"] and ticked[4]["by_quiz"]
@@ -118,7 +123,7 @@ def test_items_tick_from_mastery_of_the_skills_they_describe(tmp_path):
         store.record_review(_skill_review("ridge:v6e:bf16", "v6e", False))
         items = {i.number: i for i in progress.can_you(store)}
     assert not items[1].ticked
-    res = _invoke("--store", str(path), "--bench", str(tmp_path / "none"))
+    res = _invoke("--store", str(path), "--bench", str(_empty(tmp_path / "none")))
     assert "missing: ridge right on at least two chips" in res.output
 
 
@@ -148,3 +153,55 @@ def test_records_sit_beside_the_quiz_store(monkeypatch):
     monkeypatch.delenv("DRILL_STORE", raising=False)
     assert records.APP_NAME == store.APP_NAME
     assert records.default_dir().parent == store.default_store_path().parent
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_a_bench_folder_that_does_not_exist_is_a_usage_error(tmp_path, make):
+    from drills.cli import main
+
+    bench = tmp_path / "no-such-folder"
+    if make == "file":
+        bench.write_text("not a folder\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["progress", "--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench)])
+    assert exit_.value.code == 2
+    assert not (tmp_path / "s.sqlite3").exists()  # nothing was opened or written
+
+
+def test_the_bench_error_is_one_line_on_stderr(tmp_path, capsys):
+    from drills.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["progress", "--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist" in err and "Traceback" not in err
+
+
+def test_calibration_shows_your_bias_per_op_and_the_trend(tmp_path):
+    bench = tmp_path / "bench"
+    first = synthetic.record(tmp_path, ratios={"matmul": 4.0, "add": 3.0, "softmax": 3.0},
+                             started_at="2026-11-29T12:00:00+00:00")
+    later = synthetic.record(tmp_path, ratios={"matmul": 1.5, "add": 1.2}, started_at="2026-11-30T12:00:00+00:00")
+    records.save(first, bench, "lab-0.1-gpu-a")
+    records.save(later, bench, "lab-0.1-gpu-b")
+    store = str(tmp_path / "s.sqlite3")
+    data = json.loads(_invoke("--store", store, "--bench", str(bench), "--json").output)
+    cal = data["calibration"]
+    by_op = {o["op"]: o for o in cal["ops"]}
+    assert by_op["matmul"]["median_ratio"] == pytest.approx((4.0 + 1.5) / 2)
+    assert by_op["add"]["within_2x"] == 0.5 and by_op["reduce_sum"]["within_2x"] == 1.0
+    assert cal["predictions"] == 10 and cal["within_2x"] == pytest.approx(7 / 10)
+    assert [r["started_at"][:10] for r in cal["runs"]] == ["2026-11-29", "2026-11-30"]
+    assert cal["trend"] == "closer"
+    res = _invoke("--store", store, "--bench", str(bench))
+    assert "Your calibration" in res.output and "70% within 2x" in res.output
+    assert "trend: closer" in res.output and "matmul NxNxN" in res.output
+
+
+def test_calibration_without_predictions_of_yours(tmp_path):
+    bench = tmp_path / "bench"
+    records.save(synthetic.record(tmp_path, mine=False), bench, "lab-0.1-gpu")
+    data = json.loads(_invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench), "--json").output)
+    assert data["calibration"]["runs"] == [] and data["calibration"]["median_ratio"] is None
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench))
+    assert "no predictions of yours in these records yet" in res.output
