@@ -123,12 +123,12 @@ def accepted(record: dict, op: str, entry: dict) -> bool:
     if entry.get("accepted") is not True:
         return False
     from generator import miss_reasons
-    from labs import records
+    from labs import miss_reason_cases
 
     reasons = entry.get("reasons")
     reasons = [str(r) for r in reasons] if isinstance(reasons, list) and reasons else None
     try:
-        evidence = records.op_evidence(record, op)
+        evidence = miss_reason_cases.evidence(record, op)
         return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons).accepted
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False  # evidence the catalogue cannot judge: not accepted

@@ -11,8 +11,10 @@ from types import ModuleType
 from generator.families import (bound, critical_batch, floor, intensity, interconnect, lattice, ridge,
                                 transformer_step, vmem_fit, vocabulary)
 from generator.families import collective, host_link, pod, sharded_matmul, transfer
+from generator.families import miss_reason
 
 FAMILIES: dict[str, ModuleType] = {
     m.NAME: m for m in (ridge, intensity, bound, floor, critical_batch, lattice, vmem_fit, transformer_step,
-                        interconnect, vocabulary, pod, collective, transfer, host_link, sharded_matmul)
+                        interconnect, vocabulary, pod, collective, transfer, host_link, sharded_matmul,
+                        miss_reason)
 }

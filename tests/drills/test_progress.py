@@ -127,14 +127,61 @@ def test_items_tick_from_mastery_of_the_skills_they_describe(tmp_path):
     assert "missing: ridge right on at least two chips" in res.output
 
 
-def test_item_six_ticks_from_a_record_with_every_miss_explained(tmp_path):
-    bench = tmp_path / "bench"
-    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
-    with Store.open(tmp_path / "s.sqlite3") as store:
-        from labs import gate
-        items = {i.number: i for i in progress.can_you(store, gate.evaluate(bench).rows)}
-        none = {i.number: i for i in progress.can_you(store, gate.evaluate(tmp_path / "empty").rows)}
-    assert items[6].ticked and items[6].by_skills and not none[6].ticked
+def _cpu_record(tmp_path, ratios, **kw):
+    cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
+    return synthetic.record(tmp_path, ratios, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512, **kw)
+
+
+def _with_misses(record, entries):
+    record["misses"] = [{"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "as recorded"}
+                        for op, (reasons, text, accepted) in entries.items()]
+    return record
+
+
+def _item_six(tmp_path, record, name="lab-0.1-cpu"):
+    bench = tmp_path / name
+    records.save(record, bench, "lab-0.1-cpu")
+    with Store.open(tmp_path / f"{name}.sqlite3") as store:
+        return {i.number: i for i in progress.can_you(store, progress.load_records(bench))}[6]
+
+
+UPCAST = (["emulated-dtype"], "bf16 has no native arithmetic on a CPU: each element is upcast to f32 and back")
+
+
+def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
+    rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
+                       {"add": (*UPCAST, True), "softmax": (*UPCAST, True)})
+    item = _item_six(tmp_path, rec)
+    assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
+
+
+@pytest.mark.parametrize("entries", [
+    {"add": ([], "overhead", True), "softmax": (*UPCAST, True)},  # a shrug, its flag edited to accepted
+    {"add": (["fixed-cost"], "launch overhead", True), "softmax": (*UPCAST, True)},  # the record has no fixed cost
+    {"add": (*UPCAST, False), "softmax": (*UPCAST, True)},  # refused by the tool
+    {"softmax": (*UPCAST, True)},  # one miss not explained (an interrupted "why?")
+], ids=["overhead", "unsupported", "refused", "unexplained"])
+def test_item_six_never_ticks_from_a_shrug_a_refusal_or_an_unexplained_miss(tmp_path, entries):
+    rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}), entries)
+    item = _item_six(tmp_path, rec)
+    assert not item.ticked and "accepted" in item.missing
+
+
+def test_item_six_ignores_older_records_and_its_own_quiz_card(tmp_path):
+    older = _cpu_record(tmp_path, {"add": 3.0}, explanations={"add": "bf16 is upcast to f32 on the CPU"})
+    assert older["ops"][2]["explanation"] and "misses" not in older  # the older schema: a sentence, no verdict
+    assert not _item_six(tmp_path, older).ticked
+    path = tmp_path / "s.sqlite3"
+    with Store.open(path) as store:
+        store.record_review(_review("vocabulary:can-you-6", True))
+        items = {i.number: i for i in progress.can_you(store)}
+    assert not items[6].ticked and items[6].reviews == 1  # the quiz card alone does not show the lab skill
+    data = json.loads(_invoke("--store", str(path), "--bench", str(_empty(tmp_path / "e")), "--json").output)
+    assert not data["can_you"][5]["ticked"]
+
+
+def test_a_record_without_misses_does_not_tick_item_six(tmp_path):
+    assert not _item_six(tmp_path, _cpu_record(tmp_path, {})).ticked
 
 
 def test_a_fresh_learner_has_not_run_the_lab_even_though_the_course_has(tmp_path, learner_records):

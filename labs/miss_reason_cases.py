@@ -1,0 +1,117 @@
+"""The ``miss_reason`` family's data: the misses of real lab records, with each op's evidence.
+
+``python -m labs.miss_reason_cases RECORD.json ... -o generator/families/data/miss_reason_cases.json``
+reads lab records (the course's ``bench/lab-*.json`` and this machine's CPU runs, checked in under
+``tests/generator/fixtures/miss_reason_records/``) and writes one case per op that missed its
+prediction by more than 2x: where it came from, what the learner saw (the op, the prediction, the
+measurement) and the op's evidence (``generator.miss_reasons.OpEvidence``, every number from the
+record). Which reasons a case supports is *not* stored: the family judges each case with the
+catalogue when it loads, so the quiz always agrees with ``drill explain``.
+
+Pure Python (no jax); labs imports generator, never the reverse, so the family reads the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from generator import miss_reasons, safeio
+from labs import records
+
+CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"
+CASES_VERSION = 1
+
+
+def evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
+    """The op's evidence as the lab judges it (``labs.records.op_evidence``)."""
+    build_evidence = getattr(records, "op_evidence", None)
+    return build_evidence(record, op) if build_evidence is not None else _evidence_without_helper(record, op)
+
+
+def _evidence_without_helper(record: dict, op: str) -> miss_reasons.OpEvidence:
+    """Provisional, until ``labs.records.op_evidence`` lands: the fields a record of schema 1 or 2 has."""
+    row = next(r for r in record["ops"] if r["op"] == op)
+    graded = record["graded"]
+    model = "datasheet" if record["constants"].get("datasheet") else "calibrated"
+    constants = record["constants"][model]
+    calibrated = record["constants"].get("calibrated") or {}
+    mine = row["predictions"].get("learner")
+    floor = row["predictions"][model]
+    xla = row.get("xla_cost") or {}
+    lacking = ["fixed_cost_s"] + [k for k in ("flops", "bytes_accessed") if xla.get(k) is None]
+    return miss_reasons.OpEvidence(
+        op=op, bound=floor["bound"], platform=record["platform"], dtype=row["dtype"],
+        predicted_seconds=mine["seconds"] if mine and graded == "learner" else None,
+        measured_seconds=row["measured"]["measured_s"], floor_seconds=floor["seconds"],
+        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
+        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"), fixed_cost_seconds=None,
+        attained_bytes_per_s=calibrated.get("hbm_bytes_per_s"), attained_flops_per_s=calibrated.get("peak_flops_per_s"),
+        peak_bytes_per_s=constants["hbm_bytes_per_s"], peak_flops_per_s=constants["peak_flops_per_s"],
+        emulated_dtype=True if record["platform"] == "cpu" and row["dtype"] in ("bf16", "bfloat16") else None,
+        prediction_text=mine["text"] if mine else "", cost_op=row["cost_op"], shape=tuple(row["shape"]),
+        lacking=tuple(lacking))
+
+
+def case_id(record: dict) -> str:
+    """``cpu-n1024-20261129T225540Z``: the record's platform, size and start time (unique per run)."""
+    stamp = re.sub(r"[^0-9TZ]", "", str(record.get("date", "")).replace("+00:00", "Z"))
+    return f"{records.slug(str(record['platform']))}-n{int(record['size'])}-{stamp}"
+
+
+def cases_from_record(record: dict, source: str) -> list[dict]:
+    """One case per op whose graded prediction missed by more than 2x (the record's verdicts)."""
+    out = []
+    graded = record["graded"]
+    for row in record["ops"]:
+        if row.get("verdict") != "miss":
+            continue
+        prediction = (row.get("predictions") or {}).get(graded) or {}
+        ev = evidence(record, row["op"])
+        out.append({
+            "id": f"{case_id(record)}-{row['op']}",
+            "op": row["op"], "label": row["label"], "shape": list(row["shape"]), "dtype": row["dtype"],
+            "record": source, "date": record["date"], "platform": record["platform"],
+            "device_kind": record["device_kind"], "size": record["size"],
+            "graded": graded, "predicted_seconds": prediction.get("seconds"),
+            "prediction_text": prediction.get("text", "") if graded == "learner" else "",
+            "evidence": ev.to_dict(),
+        })
+    return out
+
+
+def build(paths: list[Path], names: dict[Path, str] | None = None) -> dict:
+    """The cases document from ``paths`` (``names``: how each source is cited, default its file name)."""
+    cases = []
+    for path in paths:
+        record = records.load(path)
+        cases.extend(cases_from_record(record, (names or {}).get(path, Path(path).name)))
+    ids = [c["id"] for c in cases]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"two cases share an id: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return {"schema": CASES_SCHEMA, "schema_version": CASES_VERSION,
+            "note": "generated by `python -m labs.miss_reason_cases`; each case is one missed op of a real "
+                    "lab record, its evidence copied from the record",
+            "cases": cases}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="+", type=Path)
+    parser.add_argument("-o", "--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        doc = build(args.records, {p: p.as_posix() for p in args.records})
+    except (records.RecordError, ValueError, KeyError) as exc:
+        print(f"miss_reason_cases: error: {exc}", file=sys.stderr)
+        return 2
+    safeio.write_text(args.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(doc['cases'])} case(s) from {len(args.records)} record(s) -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
