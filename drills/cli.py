@@ -25,6 +25,7 @@ COMMANDS = {
     "quiz": "drills.cmd_quiz:quiz",
     "check": "drills.cmd_check:check",
     "misconceptions": "drills.cmd_check:misconceptions",
+    "miss-reasons": "drills.cmd_reasons:miss_reasons",
     "stats": "drills.cmd_quiz:stats",
     "lab": "drills.cmd_lab:lab",
     "explain": "drills.cmd_lab:explain",

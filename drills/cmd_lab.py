@@ -31,7 +31,50 @@ BENCH_HELP = ("Folder of lab records (lab-*.json) to read instead of yours, e.g.
 
 
 def _interactive() -> bool:
-    return sys.stdin.isatty()
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # a closed stdin
+        return False
+
+
+def _bench_folder(bench_dir: Path | None) -> None:
+    """A --bench folder that does not exist is a usage error (never "pending" as if all were well)."""
+    if bench_dir is not None and not Path(bench_dir).is_dir():
+        what = "is not a folder" if Path(bench_dir).exists() else "does not exist"
+        raise click.UsageError(f"--bench {bench_dir} {what}")
+
+
+def _check_sizes(sizes: str) -> None:
+    """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
+    from generator.answers import AnswerError, parse_number
+
+    for part in (p.strip() for p in sizes.split(",")):
+        if not part:
+            continue
+        try:
+            value = parse_number(part, "B", "B")
+        except (AnswerError, ValueError) as exc:
+            raise click.UsageError(f"--sizes '{part}': {exc}") from None
+        if not 0 < value < 1e21:
+            raise click.UsageError(f"--sizes: each size must be a positive number of bytes below 1e21, got '{part}'")
+
+
+def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
+    """Every write target proven writable before anything is measured (UsageError, one line)."""
+    from generator import safeio
+    from labs import records
+
+    try:
+        records.check_writable(out_dir)
+        ledger = Path(out_dir) / records.LEDGER_NAME
+        if ledger.exists() or ledger.is_symlink():
+            safeio.check_target(ledger)
+        if trace_dir is not None:
+            records.check_writable(trace_dir)
+        if plot is not None:
+            safeio.check_target(plot)
+    except (records.RecordError, safeio.SafeIOError) as exc:
+        raise click.UsageError(f"nothing measured: {exc}") from None
 
 
 @click.command()
@@ -82,11 +125,19 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
+    from labs import ops as lab_ops
+
+    try:
+        dtype = lab_ops.check_dtype(dtype)
+    except lab_ops.OpError as exc:
+        raise click.UsageError(str(exc)) from None
+    if collectives and sizes is not None:
+        _check_sizes(sizes)
     _require_jax()
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import inputs, ops, plot as lab_plot, records, runner
+    from labs import evidence, inputs, ops, plot as lab_plot, records, runner
     from labs.device import detect
 
     read = None
@@ -109,6 +160,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     options = runner.LabOptions(chip=chip, ops=chosen, size=size, reps=reps, dtype=dtype,
                                 calibrate=calibrate, out_dir=out_dir if out_dir is not None else records.default_dir(),
                                 trace_dir=trace_dir)
+    _check_targets(options.out_dir, trace_dir, plot)
     device = detect()
     try:
         plan = runner.make_plan(options, device)
@@ -137,21 +189,31 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
     from labs import profile, report
 
-    # 3. The full table (after a loud banner if any op fell back to the wall clock).
+    # 3. The record is saved, predictions and measurements included, before anything is shown:
+    #    an interrupted "why?" leaves an incomplete record that holds the first-run slot.
+    try:
+        path = runner.save(plan, record)
+    except records.RecordError as exc:
+        raise click.ClickException(f"the record could not be saved: {exc}") from None
+    for line in report.wall_banner(record):
+        say(line)
+
+    # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
+    if explained:
+        runner.explain(record, explained)
+        _rewrite(records, record, path)
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)]
+    if pending and explained is None and _interactive() and not as_json:
+        _ask_explanations(record, pending, lambda: _rewrite(records, record, path), path)
+
+    # 5. Only now the tables, the evidence for every op included.
     if not as_json:
         click.echo("")
         for line in report.tables(record):
             click.echo(line)
-    else:
-        for line in report.wall_banner(record):
-            say(line)
-
-    # 4. "Why?" for each miss, with the numbers in the question.
-    missed = runner.misses(record)
-    if explained is None and missed and _interactive() and not as_json:
-        explained = _ask_explanations(record, missed)
-    runner.explain(record, explained or {})
-    path = runner.save(plan, record)
+        click.echo("")
+        for line in evidence.table(record):
+            click.echo(line)
     plot_path = None
     if plot is not None:
         try:
@@ -224,26 +286,56 @@ def _ask_predictions(plan, inputs) -> dict:
     return out
 
 
-def _ask_explanations(record: dict, missed: list[dict]) -> dict:
+def _rewrite(records, record: dict, path: Path) -> None:
+    try:
+        records.rewrite(record, path)
+    except records.RecordError as exc:  # e.g. a read-only record: left as it was
+        raise click.ClickException(f"{path}: {exc}") from None
+
+
+WHY_INTRO = ("Every miss over 2x needs a concrete reason: name one (an id from `drill miss-reasons`, or words "
+             "such as 'launch', 'upcast', 'cache') and say why. It is accepted only when this run's numbers "
+             "support it; 'overhead' or 'noise' is not a reason. Blank skips (explain later: drill explain).")
+
+
+def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
+    """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
+    every attempt is judged and the record rewritten (``save``) at once."""
+    from generator.miss_reasons import BY_ID
     from generator.units import seconds
+    from labs import runner
 
     click.echo("")
-    click.echo("Every miss over 2x needs a reason: one sentence each (blank leaves it unexplained).")
-    out = {}
+    click.echo(WHY_INTRO)
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"
-    for row in missed:
-        ratio = row["ratios"][graded]
-        predicted = row["predictions"][graded]
-        shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
-        measured = row["measured"]
-        text = click.prompt(f"  {row['label']}: measured {seconds(measured['measured_s'])} "
-                            f"({measured['measured_from']} time), {whose} prediction "
-                            f"{seconds(predicted['seconds']) if predicted else '-'}: {shown}; why?",
-                            default="", show_default=False).strip()
-        if text:
-            out[row["op"]] = text
-    return out
+    try:
+        for row in missed:
+            ratio = row["ratios"][graded]
+            predicted = row["predictions"][graded]
+            shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
+            measured = row["measured"]
+            question = (f"  {row['label']}: measured {seconds(measured['measured_s'])} ({measured['measured_from']} "
+                        f"time), {whose} prediction {seconds(predicted['seconds']) if predicted else '-'}: {shown}; why?")
+            while True:
+                text = click.prompt(question, default="", show_default=False).strip()
+                if not text:
+                    break
+                try:
+                    judgement = runner.judge_explanation(record, row["op"], text)
+                except KeyError as exc:
+                    click.echo(f"    {exc.args[0]} (known: {', '.join(BY_ID)})")
+                    continue
+                runner.record_judgement(record, row["op"], judgement)
+                save()
+                click.echo(f"    {judgement.why}")
+                if judgement.accepted:
+                    break
+                click.echo("    try again (blank to skip)")
+    except click.Abort:
+        if path is not None:
+            click.echo(f"\nrecord saved: {path} (incomplete until every miss is explained: drill explain)", err=True)
+        raise
 
 
 @click.command()
@@ -253,16 +345,20 @@ def _ask_explanations(record: dict, missed: list[dict]) -> dict:
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=BENCH_HELP)
 def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path | None) -> None:
-    """Explain the misses of a lab record after the run (e.g. one made on Colab or without a terminal).
+    """Explain the misses of a lab record after the run (e.g. one made on Colab, or a "why?" left blank).
 
     RECORD is a record's path, or its file name in your records folder (or --bench);
     without it, the newest record there with unexplained misses. Each op whose
-    measured / predicted ratio is outside 2x and has no explanation yet takes
-    one sentence; the record is rewritten in place, atomically. Misses already
-    explained are kept as they are.
+    measured / predicted ratio is outside 2x and has no accepted explanation yet
+    takes a reason (an id from `drill miss-reasons`, or words such as "launch" or
+    "upcast") and a sentence; it is accepted only when the record's own evidence
+    supports the reason, and refused with a pointer to the numbers otherwise (try
+    again). The evidence table for every op is shown after you answer. The record is
+    rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from labs import inputs, records, runner
+    from labs import evidence, inputs, records, runner
 
+    _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
         record_path = _newest_unexplained(records, runner, folder)
@@ -273,7 +369,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         record = records.load(record_path)
     except records.RecordError as exc:
         raise click.UsageError(f"{record_path}: {exc}") from None
-    pending = [row for row in runner.misses(record) if not row["explanation"]]
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)]
     if not pending:
         click.echo(f"{record_path}: no unexplained misses")
         return
@@ -283,24 +379,28 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
             given = inputs.load_explanations(explanations, chosen)
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
+        wanted = {r["op"] for r in pending}
+        runner.explain(record, {op: text for op, text in given.items() if op in wanted})
+        _rewrite(records, record, record_path)
+        for row in pending:
+            if row["op"] in given:
+                click.echo(f"{row['op']}: {row['miss']['why']}")
     elif _interactive():
-        given = _ask_explanations(record, pending)
+        _ask_explanations(record, pending, lambda: _rewrite(records, record, record_path), record_path)
     else:
         names = ", ".join(row["op"] for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
-    runner.explain(record, {op: text for op, text in given.items() if op in {r["op"] for r in pending}})
-    try:
-        records.rewrite(record, record_path)
-    except records.RecordError as exc:  # e.g. a read-only record or directory: left as it was
-        raise click.ClickException(f"{record_path}: {exc}") from None
     left = record["summary"]["unexplained"]
+    click.echo("")
+    for line in evidence.table(record):
+        click.echo(line)
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 
 
 def _newest_unexplained(records, runner, folder: Path) -> Path:
     found = [l for l in records.scan(folder) if l.record is not None
-             and any(not row["explanation"] for row in runner.misses(l.record))]
+             and any(not runner.accepted(row) for row in runner.misses(l.record))]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
     return max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]), l.path)).path
@@ -310,20 +410,40 @@ def _newest_unexplained(records, runner, folder: Path) -> Path:
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=BENCH_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print an object whose `status` is pass, fail, practice (records, none counted) or pending "
-                   "(none), with its rows, each with `counted` and `why_not`.")
-def gate(bench_dir: Path | None, as_json: bool) -> None:
+              help="Print an object whose `status` is pass, fail, incomplete, practice (records, none counted) or "
+                   "pending (none), with its rows, each with `within_2x`, `misses`, `explained`, `verdict`, "
+                   "`counted` and `why_not`.")
+@click.option("--verify", is_flag=True,
+              help="Re-derive every measured device time from the traces kept beside the records and list "
+                   "the disagreements (exit 1 when there are any).")
+def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     """GATE 00: latency predictions for five ops within 2x of measured, every miss explained.
 
     Reads your records (or --bench DIR). A record counts only when your
     predictions for all five ops were read before the measurement began,
-    every op is device time and not noisy, it is your first run on that
-    device at that N, on a TPU or GPU. PASS or FAIL only from counted
-    records; with records but none counted the gate is open (practice);
-    with none, pending. Unreadable records are listed and skipped.
+    every op is device time and not noisy, it is your first run with
+    predictions on that device at that N (the folder's ledger counts runs),
+    on a TPU or GPU, and its numbers agree with each other. A counted record
+    passes when all five predictions are within 2x and fails otherwise; while
+    a miss lacks an accepted explanation it is incomplete (drill explain).
+    With records but none counted the gate is open (practice); with none,
+    pending. Unreadable records are listed and skipped.
     """
     from labs import gate as lab_gate
 
+    _bench_folder(bench_dir)
+    if verify:
+        from labs import verify as lab_verify
+
+        report = lab_verify.verify_folder(bench_dir)
+        if as_json:
+            click.echo(json.dumps(report.to_dict(), indent=2))
+        else:
+            for line in report.lines():
+                click.echo(line)
+        if report.disagreements:
+            sys.exit(1)
+        return
     result = lab_gate.evaluate(bench_dir)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))

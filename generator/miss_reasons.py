@@ -283,7 +283,13 @@ def _traffic(ev: OpEvidence, more: bool) -> tuple[bool, str]:
             return False, compiled
         if ev.xla_bytes < TRAFFIC_FACTOR * ev.model_bytes:
             return False, f"{compiled}: under {TRAFFIC_FACTOR}x, not enough extra traffic"
-        return True, compiled
+        xla_time = ev.xla_bytes / ev.peak_bytes_per_s if ev.peak_bytes_per_s > 0 else math.inf
+        if xla_time <= ev.floor_seconds:
+            return False, (f"{compiled}, but even those bytes stream in {_t(xla_time)} at "
+                           f"{fmt(ev.peak_bytes_per_s, 'B/s')}, within the {_t(ev.floor_seconds)} floor: "
+                           "the extra traffic does not lengthen this op")
+        return True, (f"{compiled}: at {fmt(ev.peak_bytes_per_s, 'B/s')} they take {_t(xla_time)}, "
+                      f"beyond the {_t(ev.floor_seconds)} floor")
     # Fewer HBM bytes than counted: the compiled program says so, or the op beat its own memory roofline.
     t_comms = ev.model_bytes / ev.peak_bytes_per_s if ev.peak_bytes_per_s > 0 else 0.0
     beat = ev.measured_seconds < t_comms / TRAFFIC_FACTOR
@@ -313,6 +319,9 @@ def _emulated_dtype(ev: OpEvidence) -> tuple[bool, str]:
         return False, f"the record does not say whether {ev.platform} computes {ev.dtype} natively"
     if not ev.emulated_dtype:
         return False, f"{ev.platform} computes {ev.dtype} natively (no upcast)"
+    if ev.measured_seconds <= WITHIN_FACTOR * ev.floor_seconds:
+        return False, (f"{ev.dtype} is emulated on {ev.platform}, but measured {_t(ev.measured_seconds)} is within "
+                       f"2x of the floor {_t(ev.floor_seconds)}: the conversion is not what makes this op miss")
     return True, (f"{ev.platform} has no native {ev.dtype} arithmetic: each element is converted to f32 and back, "
                   f"measured {_t(ev.measured_seconds)} vs {_t(ev.reference_seconds)} ({ev.ratio:.2f}x)")
 
@@ -347,7 +356,8 @@ REASONS: tuple[MissReason, ...] = (
                 "tile", "compute peak", "peak flop")),
     MissReason("extra-traffic",
                "the compiled program moves more bytes than the hand count: two passes, a transpose, an unfused op",
-               "XLA's bytes accessed at least 1.5x the hand count's bytes",
+               "XLA's bytes accessed at least 1.5x the hand count's, and those bytes at peak bandwidth take longer "
+               "than the floor",
                _extra_traffic,
                ("extra traffic", "more bytes", "two passes", "second pass", "transpose", "unfused", "not fused",
                 "materializ", "materialis", "extra copy", "re-read", "reread")),
@@ -361,7 +371,7 @@ REASONS: tuple[MissReason, ...] = (
     MissReason("emulated-dtype",
                "the device has no native arithmetic for the dtype and computes it in f32 (bf16 on a CPU)",
                "the record's platform computes the op's dtype by converting to f32 (bf16 on CPU), and the run "
-               "is slower than predicted",
+               "is over 2x slower than both the prediction and the roofline floor",
                _emulated_dtype,
                ("upcast", "emulat", "f32", "float32", "fp32", "convert", "conversion", "no native bf16",
                 "bf16 on cpu", "bf16 on a cpu")),

@@ -26,9 +26,13 @@ from labs.device import DeviceInfo
 
 # Matmul edge for the FLOP/s ceiling: big enough to fill an accelerator's units
 # (an H200 reaches its measured plateau around 8192^3); on a CPU, where bf16 is
-# upcast and slow, 1024 already saturates the cores and keeps the lab quick.
+# upcast and slow, 512 already saturates the cores (on this 2-core machine, 2026-12-01:
+# 10.6 GFLOP/s at 1024, the same within noise at 512) and keeps the lab under a minute.
 ACCELERATOR_MATMUL_DIM = 8192
-CPU_MATMUL_DIM = 1024
+CPU_MATMUL_DIM = 512
+# Timed runs per probe trace, at most: the probes give a median speed, not a graded time,
+# and on a CPU each 1024^3 run took 0.2 s (the probes were half of a 46 s lab).
+PROBE_MAX_REPS = 10
 
 # Copy buffer: several times the cache so the copy streams from memory; float32
 # elements (see the module docstring for why not the lab's dtype).
@@ -88,6 +92,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
 
     dt = ops.jax_dtype(dtype)
     dim, copy_bytes = plan_sizes(device, dtype)
+    reps = min(reps, PROBE_MAX_REPS)
 
     def lab_calibrate_matmul(x, y):
         return x @ y

@@ -2,31 +2,41 @@
 
 Judged from lab records (pure Python, no jax): by default the learner's own
 (``records.default_dir()``), or any folder given (the course's ``bench/``).
-A record counts toward the gate only when it shows the habit the gate is for,
-predict, then measure:
-(a) the learner's predictions for the seed's five ops were read before the
-    first measurement: the record stores them, their SHA-256 (recomputed here)
-    and when they were read, and when the measurement began;
-(b) every one of the five ops was timed on the device (not the wall clock) and
-    is not ``noisy``;
-(c) it is the learner's first record on that device kind at that N: later runs
-    come after the learner has seen the numbers, so they are practice (scored,
-    shown, not counted);
-(d) it was made on real hardware (TPU or GPU).
-A counted record passes when every op is within 2x of the learner's prediction
-and every miss is explained; the gate passes when a counted record passes.
-Datasheet and calibrated predictions are teaching, never graded here. Every
-record gets ``counted`` and ``why_not`` (the reasons it does not count).
-Ratios are recomputed from the stored seconds, not trusted from the record;
-a record that does not parse or has an unknown schema is listed and skipped.
+
+The verdict of a record graded on the learner's predictions, as the seed words it:
+- ``pass`` when all five predictions are within 2x of measured and nothing is unexplained;
+- ``fail`` when any prediction is more than 2x off and every miss has an accepted explanation;
+- ``incomplete`` while any miss lacks an accepted explanation (pass or fail, every miss needs
+  one: `drill explain`), or an op is missing.
+An explanation is accepted only when a reason it names is supported by the record's own
+evidence (``generator.miss_reasons``); the gate re-judges every stored explanation.
+
+A record counts (``counted``) only when it shows the habit the gate is for, predict, then
+measure, and is consistent:
+(a) the learner's predictions for the five ops were read before the first measurement:
+    their SHA-256 over the texts (recomputed here), each prediction's seconds re-read from
+    its text, read before the measurement began;
+(b) every op was timed on the device: ``measured_from: device`` with device medians and
+    runs that give that median, and not noisy, the noise flags recomputed from the stored
+    runs (older records: from the stored quantiles, where they decide it);
+(c) it is the learner's first run with predictions on that device kind at that N: the
+    records folder's ledger counts runs, so a later run stays practice even when the
+    first record is deleted; a run with no predictions is practice and takes no slot;
+(d) it was made on real hardware (TPU or GPU), and its ``platform``, ``device_kind`` and
+    ``chip`` agree with each other and the catalogue.
+The gate passes when a counted record passes; it fails when a counted record fails; it is
+``incomplete`` when the counted record awaits explanations. ``why_not`` lists every
+reason a record is not a counted pass (what blocks counting, then why it did not pass).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator import catalogue
 from generator.safeio import display_path
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
@@ -34,7 +44,8 @@ from labs.ops import OPS, SEED_OPS
 GATE = "GATE 00"
 CRITERION = "Latency predictions for five ops within 2x of measured, every miss explained"
 PENDING_TEXT = "no lab record yet: run `drill lab` on a TPU or GPU with your predictions written first"
-STATUSES = ("pass", "fail", "practice", "pending")
+STATUSES = ("pass", "fail", "incomplete", "practice", "pending")
+RELATIVE_TOLERANCE = 1e-9  # stored seconds re-derived exactly (floating-point noise only)
 
 
 @dataclass
@@ -45,19 +56,26 @@ class Row:
     date: str
     size: int
     graded: str
-    status: str  # counted: "pass" or "fail"; not counted: "practice"
-    verdict: str  # what the record scores on the learner's predictions: "pass", "fail", "incomplete", "ungraded"
+    status: str  # counted: the verdict; not counted: "practice"
+    verdict: str  # "pass", "fail", "incomplete", "ungraded" (no predictions of yours)
     within_2x: int
     ops: int
     counted: bool = False
     why_not: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
+    explained: list[str] = field(default_factory=list)
     unexplained: list[str] = field(default_factory=list)
     missing_ops: list[str] = field(default_factory=list)
     started_at: str = ""
+    explanations: list[dict] = field(default_factory=list)  # each miss re-judged: op, accepted, why
+    lacking: list[str] = field(default_factory=list)  # evidence the record does not have
+    takes_slot: bool = False  # made with the learner's predictions: competes for the first-run slot
+    blockers: list[str] = field(default_factory=list)  # why it cannot count (why_not's first part)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out.pop("blockers")
+        return out
 
     def measured_text(self) -> str:
         where = f"{self.device_kind}, N={self.size}, {self.date[:10]}"
@@ -67,12 +85,10 @@ class Row:
             return f"{where}: no predictions of yours to grade ({self.within_2x}/{self.ops} within 2x of the " \
                    f"{self.graded} predictions, shown for teaching)"
         text = f"{where}: {self.within_2x}/{self.ops} within 2x of your predictions"
-        if self.misses:
-            explained = [m for m in self.misses if m not in self.unexplained]
-            if explained:
-                text += f"; explained misses: {', '.join(explained)}"
-            if self.unexplained:
-                text += f"; UNEXPLAINED: {', '.join(self.unexplained)}"
+        if self.explained:
+            text += f"; explained misses: {', '.join(self.explained)}"
+        if self.unexplained:
+            text += f"; UNEXPLAINED: {', '.join(self.unexplained)}"
         return text
 
 
@@ -88,12 +104,34 @@ class GateResult:
                 "rows": [r.to_dict() for r in self.rows], "skipped": self.skipped}
 
 
+def _instant(text) -> _dt.datetime | None:
+    """An ISO 8601 time with its zone, or None."""
+    try:
+        value = _dt.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None
+
+
+def _order(row: Row) -> tuple:
+    when = _instant(row.started_at)
+    return (when is None, when or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc), row.path)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(float(a), float(b), rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+
+
+# ----------------------------------------------------------------- (a) predictions first
+
 def _learner_reasons(record: dict, by_op: dict) -> list[str]:
     """Why the learner's predictions cannot prove they came first (empty: they can)."""
+    from labs.inputs import InputError, parse_prediction
+
     lacking = [n for n in SEED_OPS if n in by_op and not by_op[n]["predictions"].get("learner")]
     if lacking or record.get("graded") != "learner":
         return [f"no prediction of yours for {', '.join(lacking) or 'the graded column'}: "
-                "graded on the datasheet or calibration, which the gate never counts"]
+                "graded on the datasheet or calibration, which the gate never counts (practice)"]
     read = record.get("learner_predictions")
     started = record.get("measurement_started_at")
     if not read or not started:
@@ -104,6 +142,16 @@ def _learner_reasons(record: dict, by_op: dict) -> list[str]:
              if row["predictions"].get("learner")}
     if records.predictions_sha256(texts) != read.get("sha256"):
         why.append("the predictions in the record do not match their SHA-256 (edited after the run?)")
+    for name, text in texts.items():
+        stored = by_op[name]["predictions"]["learner"]["seconds"]
+        try:
+            seconds = parse_prediction(text)
+        except InputError:
+            why.append(f"{name}: your prediction's text '{text}' does not read as a time")
+            continue
+        if not _close(seconds, stored):
+            why.append(f"{name}: your prediction reads '{text}' = {seconds:g} s but the record grades "
+                       f"{stored:g} s (seconds edited after the run?)")
     read_at, start = _instant(read.get("read_at")), _instant(started)
     if read_at is None or start is None:
         why.append(f"unreadable times: predictions read at {read.get('read_at')!r}, measurement began {started!r}")
@@ -112,100 +160,223 @@ def _learner_reasons(record: dict, by_op: dict) -> list[str]:
     return why
 
 
-def _instant(text) -> _dt.datetime | None:
-    """An ISO 8601 time with its zone, or None."""
-    try:
-        value = _dt.datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return value if value.tzinfo is not None else None
+# ----------------------------------------------------------------- (b) device time, not noisy
+
+def _measured_reasons(name: str, m: dict) -> list[str]:
+    from labs.measure import NOISY_SPREAD, noise_reasons, quantile
+
+    if m["measured_from"] != "device":
+        reason = m.get("measured_reason") or m.get("device_grouping") or "no device time"
+        return [f"{name}: wall clock, not device time ({reason})"]
+    median, runs = m.get("device_median_s"), m.get("device_runs") or 0
+    if median is None or runs < 1:
+        return [f"{name}: labelled device time but the record has no device median and runs "
+                f"(device_median_s {median!r}, device_runs {runs!r})"]
+    if not _close(m["measured_s"], median):
+        return [f"{name}: measured {m['measured_s']:g} s is not the device median {median:g} s"]
+    why = []
+    samples = m.get("device_runs_s")
+    medians = list(m.get("device_trace_medians_s") or [])
+    if samples:
+        ordered = sorted(float(x) for x in samples)
+        if len(ordered) != runs or not _close(quantile(ordered, 0.5), median):
+            why.append(f"{name}: the stored runs ({len(ordered)}, median {quantile(ordered, 0.5):g} s) do not "
+                       f"give the stored device median {median:g} s over {runs} runs")
+        _, noisy = noise_reasons(ordered, medians)
+    elif m.get("device_p20_s") is not None and m.get("device_p80_s") is not None and "noisy" in m:
+        # Older records: (p80 - p20) / median bounds the IQR / median from above.
+        wide = (m["device_p80_s"] - m["device_p20_s"]) / median if median > 0 else math.inf
+        _, noisy = noise_reasons([median], medians)
+        if wide > NOISY_SPREAD and not m.get("noisy"):
+            why.append(f"{name}: the noise check cannot be redone from the stored quantiles "
+                       f"((p80 - p20) / median = {100 * wide:.0f}% > {100 * NOISY_SPREAD:.0f}%; "
+                       f"schema version without the runs)")
+    else:
+        noisy = ()
+        why.append(f"{name}: no noise check (one trace per op, no stored runs or quantiles)")
+    if noisy or m.get("noisy"):
+        why.append(f"{name}: noisy ({'; '.join(noisy or m.get('noisy_why') or [])})")
+    if m.get("device_grouping") == "split by count":
+        why.append(f"{name}: runs told apart by counting events (not by step markers or run ids)")
+    return why
 
 
-def _order(row: "Row") -> tuple:
-    when = _instant(row.started_at)
-    return (when is None, when or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc), row.path)
+# ----------------------------------------------------------------- (d) the device is what it says
+
+def _device_reasons(record: dict) -> list[str]:
+    platform, kind, chip_name = record["platform"], str(record["device_kind"]), record.get("chip")
+    why = []
+    if platform not in ("gpu", "tpu"):
+        why.append(f"{platform.upper()}: not real hardware (the gate needs a TPU or GPU)")
+    cat = catalogue.load()
+    by_kind = cat.for_device_kind(kind)
+    if platform == "cpu":
+        if by_kind is not None:
+            why.append(f"platform 'cpu' but device_kind '{kind}' is the {by_kind.display} ({by_kind.kind})")
+        return why
+    if kind.strip().lower() == "cpu":
+        why.append(f"platform '{platform}' but device_kind 'cpu' (edited?)")
+    elif by_kind is None:
+        why.append(f"device_kind '{kind}' is not a chip in the catalogue, so '{platform}' cannot be checked")
+    elif by_kind.kind != platform:
+        why.append(f"platform '{platform}' but device_kind '{kind}' is the {by_kind.display}, a {by_kind.kind}")
+    if chip_name is not None and by_kind is not None and chip_name != by_kind.name:
+        why.append(f"chip '{chip_name}' predicted, but device_kind '{kind}' is '{by_kind.name}'")
+    return why
 
 
-def judge_record(record: dict, path: str = "") -> Row:
-    """One record's row: recomputes each seed op's ratio against the learner's prediction
-    and lists every reason (a), (b) and (d) the record cannot count; (c) needs the other records."""
-    graded = record["graded"]
-    by_op = {row["op"]: row for row in record["ops"]}
-    missing = [name for name in SEED_OPS if name not in by_op]
-    misses, unexplained, within = [], [], 0
+# ----------------------------------------------------------------- explanations
+
+def _judge_misses(record: dict, by_op: dict, graded: str) -> tuple[list[str], list[str], list[str], list[dict],
+                                                                 list[str], list[str]]:
+    """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies)."""
+    from generator import miss_reasons
+
+    misses, explained, unexplained, judged, lacking, odd = [], [], [], [], set(), []
     for name in SEED_OPS:
         row = by_op.get(name)
         if row is None:
             continue
         prediction = row["predictions"].get(graded)
-        ok = score.within(score.ratio(row["measured"]["measured_s"], prediction and prediction["seconds"]))
-        if ok:
-            within += 1
-        else:
-            misses.append(name)
-            if not (row.get("explanation") or "").strip():
-                unexplained.append(name)
-    why = []
-    if record["platform"] not in ("gpu", "tpu"):
-        why.append(f"{record['platform'].upper()}: not real hardware (the gate needs a TPU or GPU)")
-    if missing:
-        why.append(f"lacks {', '.join(missing)}")
-    why += _learner_reasons(record, by_op)
-    unchecked, by_count = [], []
-    for name in SEED_OPS:
-        m = by_op.get(name, {}).get("measured")
-        if m is None:
+        ratio = score.ratio(row["measured"]["measured_s"], prediction and prediction["seconds"])
+        if score.within(ratio):
             continue
-        if m["measured_from"] != "device":
-            reason = m.get("measured_reason") or m.get("device_grouping") or "no device time"
-            why.append(f"{name}: wall clock, not device time ({reason})")
-        elif m.get("noisy"):
-            why.append(f"{name}: noisy ({'; '.join(m.get('noisy_why') or [])})")
-        elif "noisy" not in m:
-            unchecked.append(name)
-        if m.get("device_grouping") == "split by count":
-            by_count.append(name)
-    if unchecked:
-        why.append(f"no noise check for {', '.join(unchecked)} (one trace per op; schema version "
-                   f"{record.get('schema_version')})")
-    if by_count:
-        why.append(f"runs told apart by counting events for {', '.join(by_count)} (not by step markers or run ids)")
+        misses.append(name)
+        stored = row.get("miss") if isinstance(row.get("miss"), dict) else None
+        text = (stored or {}).get("text") or row.get("explanation") or ""
+        reasons = list((stored or {}).get("reasons") or []) or None
+        try:
+            ev = records.op_evidence(record, name)
+            lacking.update(ev.lacking)
+            j = miss_reasons.judge(text, ev, reasons)
+            ok, why = j.accepted, j.why
+        except KeyError as exc:  # an unknown reason id or no roofline: not accepted
+            ok, why = False, f"refused: {exc.args[0]}"
+        if stored and stored.get("accepted") and not ok:
+            odd.append(f"{name}: the record says its explanation was accepted, but the evidence does not "
+                       "support it (edited?)")
+        judged.append({"op": name, "text": text, "accepted": ok, "why": why})
+        (explained if ok else unexplained).append(name)
+    return misses, explained, unexplained, judged, sorted(lacking), odd
+
+
+# ----------------------------------------------------------------- one record
+
+def judge_record(record: dict, path: str = "") -> Row:
+    """One record's row: re-derives each seed op's ratio against the graded prediction, re-judges
+    every explanation, and lists every reason (a), (b) and (d) the record cannot count; (c) needs
+    the other records and the ledger (``apply_first_run_rule``)."""
+    graded = record["graded"]
+    by_op = {row["op"]: row for row in record["ops"]}
+    missing = [name for name in SEED_OPS if name not in by_op]
+    misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded)
+    within = len(SEED_OPS) - len(missing) - len(misses)
+    blockers = _device_reasons(record)
+    if missing:
+        blockers.append(f"lacks {', '.join(missing)}")
+    learner = _learner_reasons(record, by_op)
+    blockers += learner
+    for name in SEED_OPS:
+        if name in by_op:
+            blockers += _measured_reasons(name, by_op[name]["measured"])
+    blockers += odd
     if missing:
         verdict = "incomplete"
     elif graded != "learner":
         verdict = "ungraded"
+    elif unexplained:
+        verdict = "incomplete"
     else:
-        verdict = "fail" if unexplained else "pass"
+        verdict = "pass" if not misses else "fail"
+    takes_slot = graded == "learner" and bool(record.get("learner_predictions"))
     return Row(path, record["platform"], record["device_kind"], record["date"], record["size"], graded,
-               "practice", verdict, within, len(SEED_OPS) - len(missing), False, why, misses, unexplained,
-               missing, str(record.get("measurement_started_at") or record["date"]))
+               "practice", verdict, within, len(SEED_OPS) - len(missing), False, [], misses, explained,
+               unexplained, missing, str(record.get("measurement_started_at") or record["date"]), judged,
+               lacking, takes_slot, blockers)
+
+
+def _verdict_reasons(row: Row) -> list[str]:
+    """Why a graded record did not pass (empty for a pass or an ungraded record)."""
+    why = []
+    if row.verdict in ("ungraded",) or row.missing_ops:
+        return why
+    if row.misses:
+        why.append(f"{len(row.misses)} of {row.ops} predictions more than 2x off ({', '.join(row.misses)}): "
+                   "a pass needs all five within 2x")
+    for j in row.explanations:
+        if not j["accepted"]:
+            why.append(f"{j['op']}: miss not explained ({j['why']}); explain it: drill explain")
+    return why
+
+
+def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None, present: set[str]) -> list[str]:
+    """(c) from the ledger: this run's number among the runs with predictions, and earlier runs whose
+    records are gone. Only version 3 records (the first to write a ledger) are checked."""
+    record = loaded.record or {}
+    if record.get("schema_version", 0) < 3 or not row.takes_slot:
+        return []
+    run = record.get("run") or {}
+    stem = run.get("stem") or loaded.path.stem
+    if ledger is None:
+        return [f"the records folder has no ledger ({records.LEDGER_NAME}) to show this is your first run "
+                "(deleted?)"]
+    why = []
+    if any(e.get("damaged") for e in ledger):
+        why.append(f"the ledger ({records.LEDGER_NAME}) has damaged lines (edited?)")
+    mine = [i for i, e in enumerate(ledger) if e.get("stem") == stem]
+    if not mine:
+        why.append(f"not in the records folder's ledger ({records.LEDGER_NAME}): a record copied in or renamed")
+        return why
+    key = records.run_key(record)
+    earlier = [e for e in ledger[:mine[0]] if not e.get("practice") and (e.get("device_kind"), e.get("size")) == key]
+    if (run.get("number") or 1) > 1 or earlier:
+        gone = [str(e.get("stem")) for e in earlier if e.get("stem") not in present]
+        text = f"the ledger lists {max(len(earlier), (run.get('number') or 1) - 1)} earlier run(s) with your " \
+               f"predictions on {row.device_kind} at N={row.size}"
+        if gone:
+            text += f", whose record(s) are gone: {', '.join(gone[:3])} (deleted?)"
+        why.append(text + ": practice, not your first run")
+    return why
 
 
 def apply_first_run_rule(rows: list[Row]) -> None:
-    """(c): only the first record per device kind and N can count; mark the rest and set statuses."""
+    """(c): only the first record made with the learner's predictions per device kind and N can count;
+    a record without predictions is practice and takes no slot. Sets ``counted``, ``status``, ``why_not``."""
     first: dict[tuple[str, int], Row] = {}
     for row in sorted(rows, key=_order):
+        if not row.takes_slot:
+            continue
         key = (row.device_kind, row.size)
         if key in first:
-            row.why_not.append(f"not your first run on {row.device_kind} at N={row.size} "
-                               f"(the first is {Path(first[key].path).name}): practice, scored but not counted")
+            row.blockers.append(f"not your first run on {row.device_kind} at N={row.size} "
+                                f"(the first is {Path(first[key].path).name}): practice, scored but not counted")
         else:
             first[key] = row
     for row in rows:
-        row.counted = not row.why_not
+        row.counted = not row.blockers
         row.status = row.verdict if row.counted else "practice"
+        row.why_not = [*row.blockers, *_verdict_reasons(row)]
 
 
 def evaluate(bench_dir: Path | None = None) -> GateResult:
     bench_dir = records.default_dir() if bench_dir is None else Path(bench_dir)
     rows, skipped = [], []
-    for loaded in records.scan(bench_dir):
+    loaded_all = records.scan(bench_dir)
+    try:
+        ledger = records.read_ledger(bench_dir) if (bench_dir / records.LEDGER_NAME).exists() else None
+    except records.RecordError as exc:
+        ledger = None
+        skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
+    present = {l.path.stem for l in loaded_all}
+    for loaded in loaded_all:
         shown = display_path(loaded.path)  # a file name that is not UTF-8 still prints
         if loaded.record is None:
             skipped.append({"path": shown, "reason": loaded.error})
             continue
         try:
-            rows.append(judge_record(loaded.record, shown))
+            row = judge_record(loaded.record, shown)
+            row.blockers += _ledger_reasons(loaded, row, ledger, present)
+            rows.append(row)
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             # valid by schema yet inconsistent: listed and skipped, never a crash
             skipped.append({"path": shown, "reason": f"cannot judge: {exc!r}"})
@@ -213,8 +384,10 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
     counted = [r for r in rows if r.counted]
     if any(r.status == "pass" for r in counted):
         status = "pass"
-    elif counted:
+    elif any(r.status == "fail" for r in counted):
         status = "fail"
+    elif counted:
+        status = "incomplete"
     elif rows:
         status = "practice"
     else:
@@ -222,8 +395,8 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
     return GateResult(status, rows, skipped, str(bench_dir))
 
 
-_HEADLINE = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN (no record counts yet: practice only)",
-             "pending": "OPEN (measured half pending)"}
+_HEADLINE = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE (explain every miss: drill explain)",
+             "practice": "OPEN (no record counts yet: practice only)", "pending": "OPEN (measured half pending)"}
 
 
 def format_lines(result: GateResult) -> list[str]:
@@ -231,17 +404,20 @@ def format_lines(result: GateResult) -> list[str]:
              f"records: {result.bench}", "measured:"]
     if not result.rows:
         lines.append(f"  {PENDING_TEXT}")
-    order = {"pass": 0, "fail": 1, "practice": 2}
+    order = {"pass": 0, "fail": 1, "incomplete": 2, "practice": 3}
     for row in sorted(result.rows, key=lambda r: (order.get(r.status, 9), r.path)):
         tag = f"counted: {row.status}" if row.counted else "not counted"
         lines.append(f"  [{tag}] {row.measured_text()}")
         lines.append(f"      {row.path}")
         for reason in row.why_not:
             lines.append(f"      why not: {reason}")
+        if row.lacking:
+            lines.append(f"      evidence lacking (older record): {', '.join(row.lacking)}")
     for skip in result.skipped:
         lines.append(f"  [skipped] {skip['path']}: {skip['reason']}")
     lines.append("")
     lines.append("a record counts when your predictions for all five ops were read before the measurement, "
                  "every op is device time and not noisy, it is your first run on that device at that N, "
-                 f"on a TPU or GPU; ops judged: {', '.join(OPS[n].label for n in SEED_OPS)}")
+                 f"on a TPU or GPU; it passes when all five are within 2x and every miss has an accepted "
+                 f"explanation; ops judged: {', '.join(OPS[n].label for n in SEED_OPS)}")
     return lines

@@ -36,12 +36,13 @@ def read_mapping(path: Path, what: str) -> dict:
 
 
 def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
+    shown = str(key) if len(str(key)) <= 40 else str(key)[:37] + "..."
     try:
         name = lab_ops.normalize_op(str(key))
-    except lab_ops.OpError as exc:
-        raise InputError(f"{what}: {exc}") from None
+    except lab_ops.OpError:
+        raise InputError(f"{what}: unknown op '{shown}' (ops: {', '.join(lab_ops.OPS)})") from None
     if name not in chosen:
-        raise InputError(f"{what}: '{key}' is not among this run's ops ({', '.join(chosen)})")
+        raise InputError(f"{what}: '{shown}' is not among this run's ops ({', '.join(chosen)})")
     return name
 
 
@@ -84,13 +85,48 @@ def load_predictions(path: Path, chosen: tuple[str, ...]) -> dict[str, LearnerPr
     return predictions_from_mapping(read_mapping(path, "predictions"), chosen, f"predictions file {path}")
 
 
-def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "explanations") -> dict[str, str]:
-    out = {}
+EXPLANATION_MAX_CHARS = 2000  # one or two sentences; a longer value is a pasted log, not an explanation
+
+
+def _short(value: object) -> str:
+    """A value named in an error message, never expanded past 60 characters."""
+    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "explanations") -> dict:
+    """op -> a sentence (reasons read from its words), or op -> {"reasons": [ids], "text": sentence}."""
+    from generator.miss_reasons import BY_ID
+
+    out: dict = {}
     for key, value in data.items():
         name = _op_key(key, chosen, what)
-        if not isinstance(value, str) or not value.strip():
-            raise InputError(f"{what}: {key}: expected one sentence, got {value!r}")
-        out[name] = " ".join(value.split())
+        if isinstance(value, dict):
+            unknown = set(value) - {"reasons", "text"}
+            if unknown:
+                raise InputError(f"{what}: {key}: unknown key(s) {', '.join(sorted(map(str, unknown)))[:60]} "
+                                 "(expected reasons, text)")
+            reasons, text = value.get("reasons") or [], value.get("text") or ""
+            if isinstance(reasons, str):
+                reasons = [r.strip() for r in reasons.split(",") if r.strip()]
+            if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+                raise InputError(f"{what}: {key}: reasons must be a list of reason ids, got {_short(reasons)}")
+            bad = [r for r in reasons if r not in BY_ID]
+            if bad:
+                raise InputError(f"{what}: {key}: unknown reason '{_short(bad[0])[1:-1]}' "
+                                 f"(known: {', '.join(BY_ID)})")
+            if not isinstance(text, str):
+                raise InputError(f"{what}: {key}: text must be a sentence, got {_short(text)}")
+            entry = {"reasons": reasons, "text": " ".join(text.split())}
+        elif isinstance(value, str) and value.strip():
+            entry = " ".join(value.split())
+            text = entry
+        else:
+            raise InputError(f"{what}: {key}: expected one sentence, got {_short(value)}")
+        if len(text) > EXPLANATION_MAX_CHARS:
+            raise InputError(f"{what}: {key}: {len(text)} characters; an explanation is a sentence or two "
+                             f"(at most {EXPLANATION_MAX_CHARS})")
+        out[name] = entry
     return out
 
 

@@ -122,7 +122,8 @@ class Measurement:
                     "device_p20_s": d.p20_s if d else None, "device_p80_s": d.p80_s if d else None,
                     "device_spread": d.spread if d else None,
                     "device_trace_medians_s": list(d.trace_medians_s) if d else [],
-                    "device_runs": len(d.runs_s) if d else 0, "device_grouping": self.device_grouping,
+                    "device_runs": len(d.runs_s) if d else 0, "device_runs_s": list(d.runs_s) if d else [],
+                    "device_grouping": self.device_grouping,
                     "traces": self.traces, "stray_events": self.stray_events, "trace_reader": self.trace_reader,
                     "trace_dir": self.trace_dir, "measured_s": self.measured_s,
                     "measured_from": self.measured_from, "measured_reason": self.reason,
@@ -187,6 +188,8 @@ def measure_call(call: Callable[[int], Any], module: str, reps: int, trace_dir: 
         except Exception as exc:  # an unreadable trace loses the device column, not the run
             failure = _failed(exc)
             break
+        finally:
+            _compress(folder)
         how, reader, strays = times.grouping, times.reader, strays + times.stray
         if times.uncertain:
             failure = f"trace {t + 1}: {times.uncertain}"
@@ -201,9 +204,16 @@ def measure_call(call: Callable[[int], Any], module: str, reps: int, trace_dir: 
                        traces, strays, reader)
 
 
+def _compress(folder: Path) -> None:
+    try:
+        profile.compress(folder)
+    except OSError:  # a trace left uncompressed is still readable; the run goes on
+        pass
+
+
 def _stop_trace(jax) -> Exception | None:
     try:
-        jax.profiler.stop_trace()
+        profile.stop_trace()
     except Exception as exc:  # reported in the record; the wall clock still stands
         return exc
     return None

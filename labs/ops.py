@@ -131,8 +131,8 @@ def check_size(size: int, ops: tuple[str, ...]) -> None:
 def check_dtype(dtype: str) -> str:
     try:
         d = normalize_dtype(dtype)
-    except ValueError as exc:
-        raise OpError(str(exc)) from None
+    except ValueError:  # name only what the lab accepts, not every dtype the model knows
+        raise OpError(f"unknown dtype '{dtype}'; the lab times {' or '.join(LAB_DTYPES)}") from None
     if d not in LAB_DTYPES:
         raise OpError(f"the lab times {' or '.join(LAB_DTYPES)}, not {d}")
     return d

@@ -33,8 +33,12 @@ pays for the profiler's own first touches.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import tempfile
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,13 +65,57 @@ def profiler_options():
     return opts
 
 
+# What the profiler's C++ Python hooks log on every start and stop when tensorflow is absent
+# (seen with jax 0.6.2 and 0.7.2: 42 lines in one lab run). Not the learner's business.
+PROFILER_NOISE = re.compile(r"Can't import tensorflow\.python\.profiler\.trace")
+NOISE_MAX_BYTES = 1 << 20
+
+
+@contextmanager
+def quiet_profiler_noise():
+    """Route file descriptor 2 to a scratch file while the profiler starts or stops, then replay
+    every line except the TensorFlow import warnings (C++ logs them, so Python's logging cannot)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable stderr: nothing to keep quiet
+        yield
+        return
+    with tempfile.TemporaryFile() as scratch:
+        os.dup2(scratch.fileno(), 2)
+        try:
+            yield
+        finally:
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved, 2)
+            os.close(saved)
+            scratch.seek(0)
+            text = scratch.read(NOISE_MAX_BYTES).decode("utf-8", "replace")
+            kept = "".join(line for line in text.splitlines(keepends=True) if not PROFILER_NOISE.search(line))
+            if kept:
+                try:
+                    os.write(2, kept.encode("utf-8"))
+                except OSError:
+                    pass
+
+
 def start_trace(trace_dir: Path) -> None:
     import jax
     opts = profiler_options()
-    if opts is None:
-        jax.profiler.start_trace(str(trace_dir))
-    else:
-        jax.profiler.start_trace(str(trace_dir), profiler_options=opts)
+    with quiet_profiler_noise():
+        if opts is None:
+            jax.profiler.start_trace(str(trace_dir))
+        else:
+            jax.profiler.start_trace(str(trace_dir), profiler_options=opts)
+
+
+def stop_trace() -> None:
+    import jax
+    with quiet_profiler_noise():
+        jax.profiler.stop_trace()
 
 
 def reader_name() -> str:
@@ -76,21 +124,59 @@ def reader_name() -> str:
     return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
 
 
+# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded.
+COMPRESSED_SUFFIX = ".gz"
+TRACE_MAX_BYTES = 256 * 2**20  # an op's trace is a few hundred kB uncompressed
+
+
+def read_trace_bytes(path: Path) -> bytes:
+    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError on failure."""
+    import zlib
+
+    from generator import safeio
+
+    data = safeio.read_bytes_bounded(path, TRACE_MAX_BYTES)
+    if Path(path).name.endswith(COMPRESSED_SUFFIX):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = inflater.decompress(data, TRACE_MAX_BYTES)
+        if inflater.unconsumed_tail:
+            raise ValueError(f"{path}: the trace inflates beyond {TRACE_MAX_BYTES // 2**20} MiB")
+    return data
+
+
 def load(path: Path, reader: str = "auto"):
     """The trace at ``path`` as planes/lines/events: ProfileData when present ("auto"), or
-    ``reader="xplane"`` / ``reader="profiledata"`` to choose."""
+    ``reader="xplane"`` / ``reader="profiledata"`` to choose (``xplane`` needs no jax)."""
     if reader == "auto":
         reader = "profiledata" if reader_name() == "jax.profiler.ProfileData" else "xplane"
+    data = read_trace_bytes(Path(path))
     if reader == "profiledata":
         import jax
-        return jax.profiler.ProfileData.from_file(str(path))
+        return jax.profiler.ProfileData.from_serialized_xspace(data)
     from labs import xplane
-    return xplane.read_file(Path(path))
+    return xplane.parse(data)
 
 
 def trace_files(trace_dir: Path) -> list[Path]:
-    """Every ``*.xplane.pb`` under ``trace_dir``, oldest first."""
-    return sorted(Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime)
+    """Every ``*.xplane.pb`` (or its ``.gz``) under ``trace_dir``, oldest first."""
+    found = [*Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"),
+             *Path(trace_dir).glob("plugins/profile/*/*.xplane.pb" + COMPRESSED_SUFFIX)]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def compress(trace_dir: Path) -> None:
+    """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
+    ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
+    import gzip
+
+    from generator import safeio
+
+    for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
+        safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
+                           gzip.compress(raw.read_bytes(), compresslevel=6, mtime=0))
+        raw.unlink()
+    for extra in Path(trace_dir).glob("plugins/profile/*/*.trace.json.gz"):
+        extra.unlink()
 
 
 @dataclass
@@ -315,5 +401,6 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
 def xprof_hint(trace_dir: Path) -> str:
     """How to open the traces in XProf: ``xprof`` registers itself as TensorBoard's Profile plugin
     (on Colab: the notebook's XProf cell, with the ``%tensorboard`` magic)."""
-    return (f"open the traces: pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
+    return (f"open the traces (kept gzip-compressed): find {trace_dir} -name '*.xplane.pb.gz' -exec gunzip -k {{}} + "
+            f"&& pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
             f"(then the Profile tab; on Colab see the notebook's XProf cell)")

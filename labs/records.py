@@ -19,14 +19,17 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import safeio
 
+if TYPE_CHECKING:
+    from generator.miss_reasons import OpEvidence
+
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
 SCHEMA_NAME = "rudrite-kernels/lab-record"
-SCHEMA_VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
 RECORD_PREFIX = "lab-0.1"
 RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
@@ -35,6 +38,14 @@ RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
 V2_REQUIRED = ("measurement_started_at", "learner_predictions")
 V2_MEASURED_REQUIRED = ("device_p20_s", "device_p80_s", "device_spread", "traces", "measured_reason",
                         "noisy", "noisy_why")
+# Version 3 adds the miss reasons' evidence: the probes (fixed cost, attained speeds), per op the
+# ``evidence`` object and the ``miss`` judgement, every device run (to recheck the noise flags),
+# whether the run is practice, and its entry in the records folder's ledger.
+V3_REQUIRED = ("probes", "practice", "run")
+V3_OP_REQUIRED = ("evidence", "miss")
+V3_MEASURED_REQUIRED = ("device_runs_s",)
+LEDGER_NAME = "ledger.jsonl"
+LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
 
 RECORDS_ENV = "DRILL_RECORDS"
 # The same application name as drills.store.APP_NAME (labs never imports drills; a test checks
@@ -113,13 +124,20 @@ def validate(record: Any) -> None:
         raise RecordError(f"unknown schema version {record.get('schema_version')!r} "
                           f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
     errors = schema_errors(record, load_schema())
-    if record.get("schema_version") == 2:
-        errors += [f"$: missing required key '{k}'" for k in V2_REQUIRED if k not in record]
+    version = record.get("schema_version")
+    if version in (2, 3):
+        required = V2_REQUIRED + (V3_REQUIRED if version == 3 else ())
+        measured_required = V2_MEASURED_REQUIRED + (V3_MEASURED_REQUIRED if version == 3 else ())
+        errors += [f"$: missing required key '{k}'" for k in required if k not in record]
         for i, row in enumerate(record.get("ops") or []):
-            measured = row.get("measured") if isinstance(row, dict) else None
+            if not isinstance(row, dict):
+                continue
+            if version == 3:
+                errors += [f"$.ops[{i}]: missing required key '{k}'" for k in V3_OP_REQUIRED if k not in row]
+            measured = row.get("measured")
             if isinstance(measured, dict):
                 errors += [f"$.ops[{i}].measured: missing required key '{k}'"
-                           for k in V2_MEASURED_REQUIRED if k not in measured]
+                           for k in measured_required if k not in measured]
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         raise RecordError("; ".join(errors[:3]) + more)
@@ -175,6 +193,15 @@ def free_stem(out_dir: Path, stem: str) -> str:
     return candidate
 
 
+def _free_path(out_dir: Path, stem: str) -> Path:
+    path = out_dir / f"{stem}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = out_dir / f"{stem}-{n}.json"
+    return path
+
+
 def save(record: dict, out_dir: Path, stem: str) -> Path:
     """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
 
@@ -183,12 +210,64 @@ def save(record: dict, out_dir: Path, stem: str) -> Path:
     validate(record)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{stem}.json"
-    n = 1
-    while path.exists():
-        n += 1
-        path = out_dir / f"{stem}-{n}.json"
-    return rewrite(record, path)
+    return rewrite(record, _free_path(out_dir, stem))
+
+
+def read_ledger(folder: Path) -> list[dict]:
+    """The records folder's ledger: one JSON object per saved run, oldest first ([] when absent).
+    RecordError when it exists but cannot be read (not a regular file, too large)."""
+    path = Path(folder) / LEDGER_NAME
+    if not path.exists() and not path.is_symlink():
+        return []
+    try:
+        text = safeio.read_text_bounded(path, LEDGER_MAX_BYTES)
+    except safeio.SafeIOError as exc:
+        raise RecordError(f"ledger: {exc}") from None
+    entries = []
+    for line in text.splitlines():
+        try:
+            entry = safeio.loads_bounded(line, 4, str(path))
+        except Exception:  # a damaged line: skipped, and the gate says the ledger is damaged
+            entry = {"damaged": True}
+        entries.append(entry if isinstance(entry, dict) else {"damaged": True})
+    return entries
+
+
+def run_key(record: dict) -> tuple[str, int]:
+    """Runs compete for the first-run slot per device kind and N."""
+    return str(record.get("device_kind")), int(record.get("size") or 0)
+
+
+def save_run(record: dict, out_dir: Path, stem: str) -> Path:
+    """Save a new run's record and append its line to the folder's ledger (``ledger.jsonl``).
+
+    The ledger counts the runs made with the learner's predictions per device kind and N,
+    so a later run stays "not the first" even when the first record is deleted. The
+    record's ``run`` says its number among them and the earlier ones' names."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entries = read_ledger(out_dir)
+    path = _free_path(out_dir, stem)
+    practice = bool(record.get("practice"))
+    earlier = [e.get("stem") for e in entries if not e.get("practice")
+               and (e.get("device_kind"), e.get("size")) == run_key(record)]
+    import datetime as _dt
+    saved_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+    record["run"] = {"ledger": LEDGER_NAME, "stem": path.stem, "saved_at": saved_at,
+                     "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
+    rewrite(record, path)
+    line = json.dumps({"stem": path.stem, "device_kind": record.get("device_kind"), "size": record.get("size"),
+                       "platform": record.get("platform"), "practice": practice,
+                       "started_at": record.get("measurement_started_at"), "saved_at": saved_at,
+                       "sha256": (record.get("learner_predictions") or {}).get("sha256")},
+                      ensure_ascii=False, separators=(",", ":"))
+    ledger = out_dir / LEDGER_NAME
+    old = safeio.read_text_bounded(ledger, LEDGER_MAX_BYTES) if ledger.exists() else ""
+    try:
+        safeio.write_text(ledger, old + ("" if not old or old.endswith("\n") else "\n") + line + "\n")
+    except safeio.SafeIOError as exc:
+        raise RecordError(f"ledger: {exc}") from None
+    return path
 
 
 def rewrite(record: dict, path: Path) -> Path:
@@ -216,11 +295,75 @@ def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None
 
 def check_writable(directory: Path) -> None:
     """Create ``directory`` if needed and prove a file can be written there (RecordError if not)."""
+    import stat
+
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        mode = directory.stat().st_mode
+        if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # read-only by mode: even for root
+            raise RecordError(f"cannot write to {safeio.display_path(directory)}: the folder is read-only "
+                              f"(mode {stat.S_IMODE(mode):04o})")
         fd, tmp = tempfile.mkstemp(prefix=".probe-", dir=directory)
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
         raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None
+
+
+def _graded_floor(record: dict, row: dict) -> tuple[float, str, str] | None:
+    """(floor seconds, bound, which constants) from the datasheet, else the calibration."""
+    for kind in ("datasheet", "calibrated"):
+        est = row["predictions"].get(kind)
+        if est:
+            return float(est["seconds"]), str(est["bound"]), kind
+    return None
+
+
+def _peaks(record: dict, kind: str) -> tuple[float, float]:
+    consts = record["constants"].get(kind) or {}
+    return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
+
+
+def op_evidence(record: dict, op: str) -> "OpEvidence":
+    """The ``generator.miss_reasons.OpEvidence`` of one op of ``record``, from the record's own numbers.
+
+    A record from an older schema is judged on what it has: missing numbers are None
+    and ``lacking`` names them. KeyError for an op the record does not have."""
+    from generator.miss_reasons import OpEvidence
+    from labs.evidence import emulated_dtype
+
+    row = next((r for r in record["ops"] if r["op"] == op), None)
+    if row is None:
+        raise KeyError(f"the record has no op '{op}'")
+    lacking = []
+    floor = _graded_floor(record, row)
+    if floor is None:
+        raise KeyError(f"the record has no roofline prediction for '{op}'")
+    floor_s, bound, kind = floor
+    peak_flops, peak_bytes = _peaks(record, kind)
+    xla = row.get("xla_cost") or {}
+    if not row.get("xla_cost"):
+        lacking.append("XLA cost analysis")
+    probes = record.get("probes") or {}
+    fixed = probes.get("fixed_cost_s")
+    if fixed is None:
+        lacking.append("fixed cost (a trivial op's device time)")
+    cal = record["constants"].get("calibrated") or {}
+    attained_b = probes.get("attained_bytes_per_s", cal.get("hbm_bytes_per_s"))
+    attained_f = probes.get("attained_flops_per_s", cal.get("peak_flops_per_s"))
+    if attained_b is None or attained_f is None:
+        lacking.append("calibration probes (attained bytes/s and FLOP/s)")
+    learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
+    return OpEvidence(
+        op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
+        predicted_seconds=float(learner["seconds"]) if learner else None,
+        measured_seconds=float(row["measured"]["measured_s"]), floor_seconds=floor_s,
+        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
+        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"),
+        fixed_cost_seconds=fixed, attained_bytes_per_s=attained_b, attained_flops_per_s=attained_f,
+        peak_bytes_per_s=peak_bytes, peak_flops_per_s=peak_flops,
+        emulated_dtype=emulated_dtype(record["platform"], record["dtype"]),
+        prediction_text=str(learner["text"]) if learner else "",
+        cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
+        lacking=tuple(lacking))

@@ -177,9 +177,9 @@ Progress = Callable[[str], None]
 
 
 def step_labels(plan: Plan) -> list[str]:
-    labels = ["dispatch overhead"]
-    if plan.calibrate:
-        labels.append("calibrate")
+    """The steps ``run`` reports: the probes run on every device (the miss reasons' evidence);
+    with ``plan.calibrate`` they also predict ("calibrate")."""
+    labels = ["dispatch overhead", "calibrate" if plan.calibrate else "probes", "fixed cost"]
     labels += [f"measure {name}" for name in plan.options.ops]
     return labels
 
@@ -192,7 +192,7 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     they count as read now, by the caller, before the first measurement.
     """
     from labs import calibrate as cal
-    from labs import timing
+    from labs import evidence, timing
 
     progress = progress or (lambda label: None)
     if learner and read is None:
@@ -200,15 +200,19 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     started_at = utc_now()
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
-    calibration = None
-    if plan.calibrate:
-        progress("calibrate")
-        calibration = cal.calibrate(plan.device, plan.options.dtype, plan.options.reps, plan.trace_dir)
+    progress("calibrate" if plan.calibrate else "probes")
+    probed = cal.calibrate(plan.device, plan.options.dtype, plan.options.reps, plan.trace_dir)
+    calibration = probed if plan.calibrate else None
+    progress("fixed cost")
+    fixed = evidence.fixed_cost_probe(plan.options.reps,
+                                      plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
     measured = {}
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at)
+    probes = evidence.probes_dict(fixed, probed, plan.stored_path)
+    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
+                    probes=probes)
 
 
 @dataclass(frozen=True)
@@ -221,10 +225,14 @@ class OpResult:
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
              calibration: "Calibration | None", dispatch_s: float, *, read: PredictionsRead | None = None,
-             started_at: str | None = None) -> dict:
-    """The record from measurements: every prediction, ratio and verdict (pure Python).
+             started_at: str | None = None, probes: dict | None = None) -> dict:
+    """The record from measurements: every prediction, ratio and verdict, and each op's evidence
+    (pure Python).
 
-    ``started_at``: when the first measurement began (default: the plan's stamp)."""
+    ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
+    the fixed cost and attained speeds (``labs.evidence.probes_dict``; None: the evidence lacks them)."""
+    from labs import evidence
+
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
     rows = []
@@ -235,7 +243,10 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rec = _record(plan, rows, graded, calibration, dispatch_s)
     rec["measurement_started_at"] = started_at or rec["date"]
     rec["learner_predictions"] = read.to_dict(learner) if (read is not None and learner) else None
-    return rec
+    rec["probes"] = probes
+    rec["practice"] = graded != "learner"
+    rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
+    return evidence.attach(rec)
 
 
 def misses(record: dict) -> list[dict]:
@@ -243,21 +254,57 @@ def misses(record: dict) -> list[dict]:
     return [row for row in record["ops"] if row["verdict"] == "miss"]
 
 
-def explain(record: dict, explanations: dict[str, str]) -> dict:
-    """Attach one sentence to each missed op named in ``explanations``; refresh the summary."""
+Explanation = "str | dict"  # a sentence, or {"reasons": [ids], "text": sentence}
+
+
+def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
+    """``generator.miss_reasons.judge`` on one op's evidence (KeyError for an unknown reason id)."""
+    from generator import miss_reasons
+
+    if isinstance(given, dict):
+        text, reasons = str(given.get("text") or ""), list(given.get("reasons") or []) or None
+    else:
+        text, reasons = str(given or ""), None
+    return miss_reasons.judge(text, records.op_evidence(record, op), reasons)
+
+
+def record_judgement(record: dict, op: str, judgement) -> None:
+    """Store an attempt on a miss: the row's ``miss`` object; ``explanation`` only when accepted.
+    An accepted explanation is never replaced by a later refused one."""
+    row = next(r for r in record["ops"] if r["op"] == op)
+    previous = row.get("miss") or {}
+    if previous.get("accepted") and not judgement.accepted:
+        return
+    row["miss"] = {"op": op, **judgement.to_dict()}
+    row["explanation"] = judgement.text if judgement.accepted else None
+    record["summary"] = _summary(record["ops"], record["graded"])
+
+
+def explain(record: dict, explanations: dict) -> dict:
+    """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons", "text"})
+    against the record's evidence, store the judgement; refresh the summary."""
     for row in misses(record):
-        text = (explanations.get(row["op"]) or "").strip()
-        if text:
-            row["explanation"] = " ".join(text.split())
+        given = explanations.get(row["op"])
+        if given is None or (isinstance(given, str) and not given.strip()):
+            continue
+        record_judgement(record, row["op"], judge_explanation(record, row["op"], given))
     record["summary"] = _summary(record["ops"], record["graded"])
     return record
 
 
+def accepted(row: dict) -> bool:
+    """A miss is explained when its explanation was accepted (older records: any sentence)."""
+    miss = row.get("miss")
+    if isinstance(miss, dict):
+        return bool(miss.get("accepted"))
+    return bool((row.get("explanation") or "").strip())
+
+
 def _summary(rows: list[dict], graded: str) -> dict:
     missed = [r["op"] for r in rows if r["verdict"] == "miss"]
-    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not r["explanation"]]
+    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)]
     return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
-            "misses": missed, "unexplained": unexplained, "criterion_met": not unexplained}
+            "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
@@ -314,6 +361,8 @@ def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None
     row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
+    row["miss"] = None if row["verdict"] == "hit" else {
+        "op": row["op"], "reasons": [], "text": "", "accepted": False, "why": "not explained yet"}
 
 
 def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: float) -> dict:
@@ -347,4 +396,5 @@ def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: 
 
 
 def save(plan: Plan, record: dict) -> Path:
-    return records.save(record, plan.options.out_dir, plan.stem)
+    """Save a new record (and its ledger entry): before any table is shown."""
+    return records.save_run(record, plan.options.out_dir, plan.stem)

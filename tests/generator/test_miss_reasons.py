@@ -189,3 +189,19 @@ def test_learner_arithmetic_is_the_floor_within_2x_and_the_prediction_not(ev):
 def test_evidence_round_trips(ev):
     assert mr.OpEvidence.from_dict(ev.to_dict()) == ev
     assert mr.judge("launch", ev).to_dict().keys() == {"reasons", "text", "accepted", "why"}
+
+
+def test_drill_miss_reasons_lists_the_catalogue():
+    import json
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    res = CliRunner().invoke(cli, ["miss-reasons", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert [d["id"] for d in data] == [r.id for r in mr.REASONS]
+    assert all(set(d) == {"id", "meaning", "evidence"} for d in data)
+    text = CliRunner().invoke(cli, ["miss-reasons"]).output
+    assert all(f"{r.id}: {r.meaning}" in text for r in mr.REASONS)

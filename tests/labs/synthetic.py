@@ -55,13 +55,14 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
            explanations: dict[str, str] | None = None, calibrate: Calibration | None = None,
            wall_ops: tuple[str, ...] = (), noisy_ops: tuple[str, ...] = (),
            read: runner.PredictionsRead | None = None, started_at: str | None = None, mine: bool = True,
-           **options) -> dict:
+           probes: dict | None | str = "default", **options) -> dict:
     """A record whose ops measure ``ratio`` x their graded prediction (default 1.0).
 
     ``mine`` (default): without ``learner``, the learner predicted exactly the model's
     floors (so the record can count); ``mine=False``: no learner predictions at all.
     With learner predictions and no ``read``, they count as read a minute before
-    the measurement began (``started_at``, default the plan's stamp)."""
+    the measurement began (``started_at``, default the plan's stamp). ``probes``: the fixed cost and
+    attained speeds (default: a 2 µs fixed cost and 70% of the datasheet peaks; None: none)."""
     p = plan(tmp_path, dev, **options)
     ratios = ratios or {}
     base = p.datasheet_estimates()
@@ -81,5 +82,10 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
     started = started_at or NOW.isoformat()
     if learner and read is None:
         read = runner.PredictionsRead("test", (dt.datetime.fromisoformat(started) - dt.timedelta(minutes=1)).isoformat())
-    rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started)
+    if probes == "default":
+        peaks = p.datasheet or (calibrate.ceilings() if calibrate else None)
+        probes = {"fixed_cost_s": 2e-6, "fixed_cost_from": "device",
+                  "attained_flops_per_s": 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
+                  "attained_bytes_per_s": 0.7 * peaks.hbm_bytes_per_s if peaks else 1e11}
+    rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
     return runner.explain(rec, explanations or {})
