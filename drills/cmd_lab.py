@@ -478,12 +478,12 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     try:
         for n in (*ticks, *unticks):
             lab_progress.check_item(n)
-        lab_progress.check_bench(bench_dir)
     except lab_progress.ProgressError as exc:
         raise click.UsageError(str(exc)) from None
     overlap = set(ticks) & set(unticks)
     if overlap:
         raise click.UsageError(f"item {min(overlap)} is both ticked and unticked")
+    _bench_folder(bench_dir)
     try:
         store = Store.open(store_path)
     except StoreError as exc:

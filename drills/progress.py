@@ -98,16 +98,9 @@ def last_reviews(store) -> dict[str, dict]:
 
 
 def miss_entries(record: dict) -> dict[str, dict]:
-    """op -> the record's entry for its miss (``reasons``, ``text``, ``accepted``, ``why``), where it has one."""
-    out: dict[str, dict] = {}
-    for entry in record.get("misses") or ():
-        if isinstance(entry, dict) and isinstance(entry.get("op"), str):
-            out[entry["op"]] = entry
-    for row in record.get("ops") or ():
-        entry = row.get("miss") if isinstance(row, dict) else None
-        if isinstance(entry, dict):
-            out.setdefault(str(row.get("op")), entry)
-    return out
+    """op -> its ``miss`` object (``reasons``, ``text``, ``accepted``, ``why``; schema 3), where it has one."""
+    return {str(row.get("op")): row["miss"] for row in record.get("ops") or ()
+            if isinstance(row, dict) and isinstance(row.get("miss"), dict)}
 
 
 def missed_ops(record: dict) -> list[str]:
@@ -123,12 +116,12 @@ def accepted(record: dict, op: str, entry: dict) -> bool:
     if entry.get("accepted") is not True:
         return False
     from generator import miss_reasons
-    from labs import miss_reason_cases
+    from labs import records
 
     reasons = entry.get("reasons")
     reasons = [str(r) for r in reasons] if isinstance(reasons, list) and reasons else None
     try:
-        evidence = miss_reason_cases.evidence(record, op)
+        evidence = records.op_evidence(record, op)
         return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons).accepted
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False  # evidence the catalogue cannot judge: not accepted
@@ -199,13 +192,6 @@ def can_you(store, lab_records=()) -> list[CanYou]:
         out.append(CanYou(number, text, skill_id, by_quiz, number in hand,
                           int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence))
     return out
-
-
-def check_bench(bench_dir: Path | None) -> None:
-    """ProgressError for a records folder given that does not exist (or is not a folder)."""
-    if bench_dir is not None and not Path(bench_dir).is_dir():
-        what = "is not a folder" if Path(bench_dir).exists() else "does not exist"
-        raise ProgressError(f"--bench {bench_dir}: {what}")
 
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, dict]]:

@@ -28,32 +28,7 @@ CASES_VERSION = 1
 
 def evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
     """The op's evidence as the lab judges it (``labs.records.op_evidence``)."""
-    build_evidence = getattr(records, "op_evidence", None)
-    return build_evidence(record, op) if build_evidence is not None else _evidence_without_helper(record, op)
-
-
-def _evidence_without_helper(record: dict, op: str) -> miss_reasons.OpEvidence:
-    """Provisional, until ``labs.records.op_evidence`` lands: the fields a record of schema 1 or 2 has."""
-    row = next(r for r in record["ops"] if r["op"] == op)
-    graded = record["graded"]
-    model = "datasheet" if record["constants"].get("datasheet") else "calibrated"
-    constants = record["constants"][model]
-    calibrated = record["constants"].get("calibrated") or {}
-    mine = row["predictions"].get("learner")
-    floor = row["predictions"][model]
-    xla = row.get("xla_cost") or {}
-    lacking = ["fixed_cost_s"] + [k for k in ("flops", "bytes_accessed") if xla.get(k) is None]
-    return miss_reasons.OpEvidence(
-        op=op, bound=floor["bound"], platform=record["platform"], dtype=row["dtype"],
-        predicted_seconds=mine["seconds"] if mine and graded == "learner" else None,
-        measured_seconds=row["measured"]["measured_s"], floor_seconds=floor["seconds"],
-        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
-        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"), fixed_cost_seconds=None,
-        attained_bytes_per_s=calibrated.get("hbm_bytes_per_s"), attained_flops_per_s=calibrated.get("peak_flops_per_s"),
-        peak_bytes_per_s=constants["hbm_bytes_per_s"], peak_flops_per_s=constants["peak_flops_per_s"],
-        emulated_dtype=True if record["platform"] == "cpu" and row["dtype"] in ("bf16", "bfloat16") else None,
-        prediction_text=mine["text"] if mine else "", cost_op=row["cost_op"], shape=tuple(row["shape"]),
-        lacking=tuple(lacking))
+    return records.op_evidence(record, op)
 
 
 def case_id(record: dict) -> str:

@@ -156,8 +156,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         raise ValueError(f"{params['case']}: the offered reasons {choices} include {len(right)} supported ones")
     key = right[0]
     mine = case["graded"] == "learner"
-    whose = "you predicted" if mine else f"the {case['graded']} roofline predicted"
-    predicted = f"{whose} {case['prediction_text'] or fmt(ev.reference_seconds, 's')}"
+    whose = "the learner predicted" if mine else f"the {case['graded']} roofline predicted"
+    shown, text = fmt(ev.reference_seconds, "s"), case["prediction_text"]
+    wrote = f" (written as '{text}')" if text and text.replace(" ", "") != shown.replace(" ", "") else ""
+    predicted = f"{whose} {shown}{wrote}"
     predicted = predicted[0].upper() + predicted[1:]
     shape = "x".join(str(d) for d in case["shape"])
     direction = "slower" if ev.slower else "faster"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from drills.cmd_lab import progress as progress_command
 from drills.store import ReviewRecord, Store
 from drills import progress
-from labs import records
+from labs import records, runner
 from tests.labs import synthetic
 
 
@@ -87,12 +87,12 @@ def test_a_file_that_is_not_a_store_is_left_alone(tmp_path):
 def test_labs_and_gate_come_from_the_records(tmp_path):
     bench = tmp_path / "bench"
     cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
-    records.save(synthetic.record(tmp_path, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512),
+    records.save_run(synthetic.record(tmp_path, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512),
                  bench, "lab-0.1-cpu")
     store = str(tmp_path / "s.sqlite3")
     data = json.loads(_invoke("--store", store, "--bench", str(bench), "--json").output)
     assert data["labs"][0]["status"] == "practice" and data["gate"]["status"] == "practice"
-    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
+    records.save_run(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
     res = _invoke("--store", store, "--bench", str(bench))
     assert "[x] LAB·0.1 Rooflines by hand: done on NVIDIA H200" in res.output
     assert "GATE 00: PASS" in res.output
@@ -133,8 +133,15 @@ def _cpu_record(tmp_path, ratios, **kw):
 
 
 def _with_misses(record, entries):
-    record["misses"] = [{"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "as recorded"}
-                        for op, (reasons, text, accepted) in entries.items()]
+    """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None."""
+    for op, (reasons, text, accepted) in entries.items():
+        row = next(r for r in record["ops"] if r["op"] == op)
+        assert row["verdict"] == "miss"
+        if accepted is None:
+            runner.record_judgement(record, op, runner.judge_explanation(record, op, {"reasons": reasons,
+                                                                                      "text": text}))
+        else:  # written by hand: what an edited record says
+            row["miss"] = {"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "edited"}
     return record
 
 
@@ -150,7 +157,8 @@ UPCAST = (["emulated-dtype"], "bf16 has no native arithmetic on a CPU: each elem
 
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
-                       {"add": (*UPCAST, True), "softmax": (*UPCAST, True)})
+                       {"add": (*UPCAST, None), "softmax": (*UPCAST, None)})
+    assert all(row["miss"]["accepted"] for row in runner.misses(rec))  # the tool accepted both
     item = _item_six(tmp_path, rec)
     assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
 
@@ -158,8 +166,8 @@ def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(
 @pytest.mark.parametrize("entries", [
     {"add": ([], "overhead", True), "softmax": (*UPCAST, True)},  # a shrug, its flag edited to accepted
     {"add": (["fixed-cost"], "launch overhead", True), "softmax": (*UPCAST, True)},  # the record has no fixed cost
-    {"add": (*UPCAST, False), "softmax": (*UPCAST, True)},  # refused by the tool
-    {"softmax": (*UPCAST, True)},  # one miss not explained (an interrupted "why?")
+    {"add": ([], "overhead", None), "softmax": (*UPCAST, None)},  # refused by the tool
+    {"softmax": (*UPCAST, None)},  # one miss not explained (an interrupted "why?")
 ], ids=["overhead", "unsupported", "refused", "unexplained"])
 def test_item_six_never_ticks_from_a_shrug_a_refusal_or_an_unexplained_miss(tmp_path, entries):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}), entries)
@@ -167,9 +175,21 @@ def test_item_six_never_ticks_from_a_shrug_a_refusal_or_an_unexplained_miss(tmp_
     assert not item.ticked and "accepted" in item.missing
 
 
+def _older(record):
+    """The same run as schema 2 wrote it: a sentence per miss, no judgement, no evidence."""
+    record = dict(record, schema_version=2)
+    for key in ("probes", "practice", "run"):
+        record.pop(key)
+    for row in record["ops"]:
+        row.pop("miss")
+        row.pop("evidence")
+        row["measured"].pop("device_runs_s")
+    return record
+
+
 def test_item_six_ignores_older_records_and_its_own_quiz_card(tmp_path):
-    older = _cpu_record(tmp_path, {"add": 3.0}, explanations={"add": "bf16 is upcast to f32 on the CPU"})
-    assert older["ops"][2]["explanation"] and "misses" not in older  # the older schema: a sentence, no verdict
+    older = _older(_cpu_record(tmp_path, {"add": 3.0}))
+    older["ops"][2]["explanation"] = "bf16 is upcast to f32 on the CPU"
     assert not _item_six(tmp_path, older).ticked
     path = tmp_path / "s.sqlite3"
     with Store.open(path) as store:
