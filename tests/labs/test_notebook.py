@@ -44,7 +44,8 @@ def _cell(nb, fragment):
     return found[0]
 
 
-def _prepare(nb, out, *, predictions: dict | None = None, practice=False, calibrate=True, reps=3):
+def _prepare(nb, out, *, predictions: dict | None = None, explanations: dict | None = None, practice=False,
+             calibrate=True, reps=3):
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     params.source = f"N = 128\nREPS = {reps}\nCALIBRATE = {calibrate}\nPRACTICE = {practice}\nOUT = {str(out)!r}\n"
     if predictions is not None:
@@ -52,6 +53,10 @@ def _prepare(nb, out, *, predictions: dict | None = None, practice=False, calibr
         head, sep, tail = cell.source.partition("\n}\n")
         assert sep, "the predictions cell starts with the MY_PREDICTIONS dict"
         cell.source = f"MY_PREDICTIONS = {predictions!r}\n" + tail
+    if explanations is not None:
+        cell = _cell(nb, "MY_EXPLANATIONS = {")
+        head, sep, _ = cell.source.partition("MY_EXPLANATIONS = {")
+        cell.source = f"{head}MY_EXPLANATIONS = {explanations!r}\n"
 
 
 def _run(nb, tmp_path):
@@ -85,7 +90,8 @@ def test_the_measure_cell_refuses_without_your_predictions(tmp_path):
 def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     nb = _load()
     out = tmp_path / "bench"
-    _prepare(nb, out, predictions={op: "10us" for op in SEED})
+    # add at 1 ns is sure to miss; "overhead" is sure to be refused
+    _prepare(nb, out, predictions={**{op: "10us" for op in SEED}, "add": "1ns"}, explanations={"add": "overhead"})
     _run(nb, tmp_path)
     text = "\n".join(_text(c) for c in nb.cells if c.cell_type == "code")
     assert "5 of 5 predictions read at" in text
@@ -98,11 +104,21 @@ def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     measure = _cell(nb, "record = runner.run(")
     first = measure.outputs[0]["text"]
     assert first.startswith("record saved:"), first  # saved before anything about the run is shown
+    assert "elementwise add: measured" in _text(measure) and "why?" in _text(measure)
+    # the tables and the evidence only after the explanations were judged
+    assert "measured  datasheet" not in _text(measure) and "supported reasons" not in _text(measure)
+    explained = _cell(nb, "runner.explain(record, given)")
+    assert "elementwise add: refused (refused: 'overhead' is a shrug" in _text(explained)
+    assert "look at:" in _text(explained) and "supported reasons" in _text(explained)
     saved = list(out.glob("lab-0.1-cpu-*.json"))
     assert len(saved) == 1  # the explanations cell rewrote the same record
     rec = records.load(saved[0])
     assert rec["size"] == 128 and rec["reps"] == 3 and rec["graded"] == "learner"
-    assert {row["op"]: row["predictions"]["learner"]["text"] for row in rec["ops"]} == {op: "10us" for op in SEED}
+    assert {row["op"]: row["predictions"]["learner"]["text"] for row in rec["ops"]} == {
+        **{op: "10us" for op in SEED}, "add": "1ns"}
+    add = next(row for row in rec["ops"] if row["op"] == "add")
+    assert add["miss"]["text"] == "overhead" and add["miss"]["accepted"] is False and add["evidence"]
+    assert rec["practice"] is False and rec["run"]["number"] == 1
     assert rec["learner_predictions"]["read_at"] < rec["measurement_started_at"]
     assert list(out.glob("*.png"))
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
@@ -118,7 +134,7 @@ def test_practice_mode_measures_without_predictions_and_is_recorded_as_practice(
     assert measure.outputs[0]["text"].startswith("record saved:") and "(practice)" in measure.outputs[0]["text"]
     (saved,) = out.glob("lab-0.1-cpu-*.json")
     rec = records.load(saved)
-    assert rec["graded"] != "learner" and rec["learner_predictions"] is None
+    assert rec["graded"] != "learner" and rec["learner_predictions"] is None and rec["practice"] is True
     assert all(row["predictions"]["learner"] is None for row in rec["ops"])
 
 
