@@ -127,23 +127,36 @@ def accepted(record: dict, op: str, entry: dict) -> bool:
         return False  # evidence the catalogue cannot judge: not accepted
 
 
+def unaccepted(record: dict) -> list[str]:
+    """The record's missed ops without an explanation the tool accepts (``accepted``)."""
+    entries = miss_entries(record)
+    return [op for op in missed_ops(record) if op not in entries or not accepted(record, op, entries[op])]
+
+
 def accepted_records(lab_records) -> list[tuple[str, list[str]]]:
     """(path, its missed ops) for each record with at least one miss, every one of them explained and
     accepted; practice runs (a CPU, a second run) count: explaining a miss is the skill."""
-    done = []
-    for path, record in lab_records:
-        missed = missed_ops(record)
-        entries = miss_entries(record)
-        if missed and all(op in entries and accepted(record, op, entries[op]) for op in missed):
-            done.append((str(path), missed))
-    return done
+    return [(str(path), missed_ops(record)) for path, record in lab_records
+            if missed_ops(record) and not unaccepted(record)]
+
+
+def _lab_gap(rule: Mastery, lab_records) -> str:
+    """What item 6 still needs: the newest record with a miss, and its misses not yet accepted."""
+    with_misses = [(str(record.get("measurement_started_at") or record.get("date") or ""), path, record)
+                   for path, record in lab_records if missed_ops(record)]
+    if not with_misses:
+        return rule.what
+    _, path, record = max(with_misses, key=lambda t: (t[0], t[1]))
+    return (f"{rule.what}; in {Path(path).name}, still no accepted explanation for "
+            f"{', '.join(unaccepted(record))} (drill explain)")
 
 
 def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
     """(mastered, what is missing, evidence) for one item; ``lab_records``: (path, record) pairs."""
     if rule.lab:
         done = accepted_records(lab_records)
-        return bool(done), "" if done else rule.what, [f"{Path(p).name} ({', '.join(ops)})" for p, ops in done]
+        return (bool(done), "" if done else _lab_gap(rule, lab_records),
+                [f"{Path(p).name} ({', '.join(ops)})" for p, ops in done])
     right = {}
     for skill, row in last.items():
         family, _, rest = skill.partition(":")
