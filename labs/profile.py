@@ -274,6 +274,36 @@ def collect_cpu_runtime_events(profile) -> list[Event]:
     return found
 
 
+# The CPU client's own execution span. jax 0.4.30 runs a CPU executable inline on the calling
+# thread: its XLA runtime threads hold only zero-duration instants (ThreadpoolListener::StartRegion
+# ...), and the real work is "TfrtCpuExecutable::ExecuteHelper" (inside "...::Execute").
+_CPU_EXECUTE = "TfrtCpuExecutable::ExecuteHelper"
+
+
+def collect_cpu_execute_events(profile) -> list[Event]:
+    """The CPU client's execution events (any host thread), unlabelled."""
+    found = []
+    for plane in profile.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        for line in plane.lines:
+            found += [Event(ANY_MODULE, None, ev.start_ns, ev.end_ns) for ev in line.events if ev.name == _CPU_EXECUTE]
+    return found
+
+
+def _unlabelled_cpu_events(profile, markers: list[Marker], expected_runs: int) -> tuple[list[Event], str]:
+    """Events for a CPU trace without module labels (jax < 0.6): the XLA runtime threads' timed events
+    when they fill every step marker (jax 0.5), else the client's inline execution spans (jax 0.4.30)."""
+    runtime = collect_cpu_runtime_events(profile)
+    if runtime and not group_runs(runtime, markers, expected_runs).uncertain:
+        return runtime, " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
+    execute = [e for e in collect_cpu_execute_events(profile) if e.end_ns > e.start_ns]
+    if execute:
+        return execute, (f" ({_CPU_EXECUTE} on the calling thread: this jax runs a CPU executable inline "
+                         "and labels no event with its module)")
+    return runtime, ""
+
+
 def collect_markers(profile, module: str) -> list[Marker]:
     """The step markers around ``module``'s timed calls (host planes), in call order."""
     prefix = f"{MARKER_PREFIX} {module} "
@@ -317,6 +347,14 @@ def group_by_markers(events: list[Event], markers: list[Marker]) -> Grouping:
     if empty:
         return Grouping([], "step markers", f"{len(empty)} of {len(markers)} step markers hold no event "
                                             f"of the module (first: call {empty[0]})", stray)
+    # A run whose only events are zero-duration instants has no device time: an instant may bound a
+    # run's span (jax 0.5's CPU thread picking a call up) but never make one on its own.
+    instant_only = [markers[i].call for i in range(len(markers))
+                    if all(e.end_ns <= e.start_ns for e in by_marker[i])]
+    if instant_only:
+        return Grouping([], "step markers", f"{len(instant_only)} of {len(markers)} step markers hold only "
+                                            f"zero-duration instant events, which are not device time "
+                                            f"(first: call {instant_only[0]})", stray)
     return Grouping([_span_s(by_marker[i]) for i in range(len(markers))], "step markers", "", stray)
 
 
@@ -355,14 +393,14 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     labelled = collect_events(profile)
     events = [e for e in labelled if _same_module(e.module, module)]
     markers = collect_markers(profile, module)
+    note = ""
     if not labelled and not any(_DEVICE_PLANE.match(p.name) for p in profile.planes):
         # A CPU trace whose events carry no module (jax < 0.6): only step markers can group them.
-        events = collect_cpu_runtime_events(profile)
-        if not markers:
-            events = []
+        events, note = _unlabelled_cpu_events(profile, markers, expected_runs) if markers else ([], "")
     grouping = group_runs(events, markers, expected_runs)
-    if events and events[0].module == ANY_MODULE:
-        grouping.how += " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
+    if events and all(e.end_ns <= e.start_ns for e in events):  # an instant marks a moment, not device time
+        grouping.uncertain = "the module's only events are zero-duration instants, which are not device time"
+    grouping.how += note
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
     if grouping.uncertain:
         return result

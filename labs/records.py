@@ -299,6 +299,13 @@ def check_writable(directory: Path) -> None:
 
     directory = Path(directory)
     try:
+        existing = directory
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent  # the nearest folder that exists decides, before anything is created
+        if existing.is_dir() and not existing.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise RecordError(f"cannot write to {safeio.display_path(directory)}: "
+                              f"{safeio.display_path(existing)} is read-only "
+                              f"(mode {stat.S_IMODE(existing.stat().st_mode):04o})")
         directory.mkdir(parents=True, exist_ok=True)
         mode = directory.stat().st_mode
         if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # read-only by mode: even for root

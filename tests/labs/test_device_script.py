@@ -31,7 +31,7 @@ def test_device_script_leaves_records_plots_traces_and_the_gate(tmp_path):
     assert (out / "roofline-n64.png").is_file() and (out / "roofline-n128.png").is_file()
     with tarfile.open(out / "traces.tar.gz") as tar:
         names = tar.getnames()
-    assert any(n.startswith("traces/") and n.endswith(".xplane.pb") for n in names)
+    assert any(n.startswith("traces/") and n.endswith(".xplane.pb.gz") for n in names)
     stem = saved[0].stem
     assert records.load(saved[0])["trace_dir"] == f"traces/{stem}"  # extract inside bench/ and it lines up
     assert any(n.startswith(f"traces/{stem}/matmul/") for n in names)

@@ -54,12 +54,26 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
         assert row["predictions"]["learner"]["seconds"] > 0
         assert row["ratios"]["learner"] == pytest.approx(m["measured_s"] / row["predictions"]["learner"]["seconds"])
         assert row["xla_cost"] is not None
+        ev = row["evidence"]  # the miss reasons' evidence on a CPU too
+        assert ev["xla_flops"] > 0 and ev["xla_bytes"] > 0 and ev["fixed_cost_s"] > 0
+        assert ev["attained_bytes_per_s"] > 0 and ev["attained_flops_per_s"] > 0 and ev["emulated_dtype"] is True
+        assert {f["reason_id"] for f in ev["findings"] if f["supported"]} == set(ev["supported_reasons"])
         if row["verdict"] == "miss":
-            assert row["explanation"] == "At N=128 the fixed cost of a call dominates."
-    assert rec["summary"]["unexplained"] == []
+            miss = row["miss"]
+            assert miss["text"] == "At N=128 the fixed cost of a call dominates." and miss["reasons"] == ["fixed-cost"]
+            assert miss["accepted"] is ("fixed-cost" in ev["supported_reasons"])
+            assert row["explanation"] == (miss["text"] if miss["accepted"] else None)
+        else:
+            assert row["miss"] is None
+    assert rec["summary"]["unexplained"] == [r["op"] for r in rec["ops"]
+                                             if r["verdict"] == "miss" and not r["miss"]["accepted"]]
+    assert rec["probes"]["fixed_cost_from"] == "device" and rec["run"]["number"] == 1
     assert plot.read_bytes().startswith(b"\x89PNG")
-    traces = list((bench / "traces").glob("*/matmul/trace-*/plugins/profile/*/*.xplane.pb"))
-    assert len(traces) == 3, "the traces are kept beside the record"
+    traces = list((bench / "traces").glob("*/matmul/trace-*/plugins/profile/*/*.xplane.pb.gz"))
+    assert len(traces) == 3, "the traces are kept beside the record, compressed"
+    assert not list((bench / "traces").rglob("*.xplane.pb")) and not list((bench / "traces").rglob("*.trace.json.gz"))
+    verify = run_drill("gate", "--bench", str(bench), "--verify")
+    assert verify.returncode == 0 and "every measured time agrees with its traces" in verify.stdout, verify.stdout
     assert "[1/" in res.stderr  # progress, one line per step when stderr is not a terminal
     read = rec["learner_predictions"]
     assert read["source"] == f"file {preds}" and read["file_sha256"] == hashlib.sha256(preds.read_bytes()).hexdigest()
@@ -69,8 +83,8 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
 
     gate = json.loads(run_drill("gate", "--bench", str(bench), "--json").stdout)
     assert gate["status"] == "practice"
-    assert gate["rows"][0]["why_not"] == ["CPU: not real hardware (the gate needs a TPU or GPU)"] or any(
-        "noisy" in w for w in gate["rows"][0]["why_not"])  # a busy CPU may also be noisy; never counted
+    assert gate["rows"][0]["why_not"][0] == "CPU: not real hardware (the gate needs a TPU or GPU)"
+    assert not gate["rows"][0]["counted"]
 
 
 def test_records_go_to_the_learners_folder_and_the_gate_reads_them_by_default(tmp_path, learner_records):
@@ -143,6 +157,8 @@ def test_without_jax_the_gate_and_progress_still_work(no_jax, tmp_path):
     (("--dtype", "int8"), "the lab times bf16 or f32"),
     (("--plot", "roof.jpg"), ".png or .svg"),
     (("--reps", "0"), "--reps must be at least 1"),
+    (("--dtype", ""), "unknown dtype ''; the lab times bf16 or f32"),
+    (("--collectives", "--sizes", "0"), "--sizes: each size must be a positive number of bytes"),
 ])
 def test_bad_input_fails_before_anything_is_timed(tmp_path, args, fragment):
     out = tmp_path / "bench"
@@ -160,3 +176,21 @@ def test_bad_predictions_and_unwritable_output(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     _one_line_error(run_drill("lab", *TINY, "--out", str(blocker / "bench")), "cannot write to")
+
+
+@pytest.mark.parametrize("target", ["--out", "--trace-dir", "--plot"])
+def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, target):
+    """Issue 19: a read-only folder (read-only for root too) is one line, exit 2, nothing measured."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    out = tmp_path / "out"
+    args = {"--out": ("--out", str(ro)), "--trace-dir": ("--out", str(out), "--trace-dir", str(ro / "t")),
+            "--plot": ("--out", str(out), "--plot", str(ro / "roof.png"))}[target]
+    try:
+        res = run_drill("lab", *TINY, *args, timeout=120)
+        _one_line_error(res, "nothing measured")
+        assert "[1/" not in res.stderr  # no step started
+        assert list(ro.iterdir()) == [] and not list(out.rglob("*.json")) and not (out / "traces").exists()
+    finally:
+        ro.chmod(0o755)
