@@ -161,3 +161,17 @@ def test_a_broken_cases_file_is_a_one_line_spec_error(tmp_path, monkeypatch):
         "cases_file: miss_reason_cases.json", "cases_file: ../../etc/passwd"))
     with pytest.raises(generate.SpecError, match="not a path"):
         generate.Registry(str(specs))
+
+
+def test_the_case_builder_command(tmp_path, capsys):
+    source = sorted(FIXTURE_RECORDS.glob("lab-*.json"))[0]
+    out = tmp_path / "cases.json"
+    assert miss_reason_cases.main([str(source), "-o", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["schema"] == miss_reason.CASES_SCHEMA and written["cases"]
+    assert all(c["record"] == source.as_posix() for c in written["cases"])
+    broken = tmp_path / "lab-broken.json"
+    broken.write_text("{not json")
+    assert miss_reason_cases.main([str(broken), "-o", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "miss_reason_cases: error:" in err and not (tmp_path / "x.json").exists()
