@@ -9,8 +9,9 @@ the record's numbers support; every other offered reason is one the numbers cont
 (never one the record merely lacks the evidence for), and its Finding is the feedback for
 choosing it (``wrong_choices``, read by ``generator.misconceptions``).
 
-One skill per op kind (``miss_reason:softmax``): a draw picks a case of that op, one of its
-supported reasons and up to ``choices - 1`` contradicted ones. Problem ids carry the case and
+One skill per op kind (``miss_reason:softmax``) whose cases support at least two reasons: a draw
+picks the key uniformly among them, a case that supports it, and up to ``choices - 1`` reasons
+that case contradicts. Problem ids carry the case and
 the offered reasons (``miss_reason:add:cpu-n1024-20261129T225540Z:r357``), never the key.
 """
 
@@ -87,8 +88,9 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             check.fail(where, f"{name}: case {raw['id']}: unusable evidence: {exc}")
         cases[raw["id"]] = {**raw, "ev": ev}
     usable = {cid: c for cid, c in cases.items() if _usable(c)}
-    if not usable:
-        check.fail(("params", "cases_file"), f"{name}: no case has a supported reason and a contradicted one")
+    if not any(len(keys) >= 2 for keys in keys_by_op(usable).values()):
+        check.fail(("params", "cases_file"), f"{name}: no op has cases supporting two reasons (each with a "
+                                             "contradicted one to offer beside it)")
     return {"cases": usable, "choices": choices, "cases_file": name}
 
 
@@ -97,11 +99,22 @@ def _usable(case: dict) -> bool:
     return bool(supported) and bool(wrong)
 
 
+def keys_by_op(cases: dict[str, dict]) -> dict[str, set[str]]:
+    """op -> every reason its cases support (the keys its problems can have)."""
+    out: dict[str, set[str]] = {}
+    for case in cases.values():
+        out.setdefault(case["op"], set()).update(offered(case)[0])
+    return out
+
+
 def _ops(spec: FamilySpec) -> dict[str, str]:
-    """op -> its label, in the order the cases first name them."""
+    """op -> its label, in the order the cases first name them; only ops whose cases support at least
+    two reasons: with one, every problem of the skill would have the same key (learnt by rote)."""
+    keys = keys_by_op(spec.params["cases"])
     out: dict[str, str] = {}
     for case in spec.params["cases"].values():
-        out.setdefault(case["op"], case["label"])
+        if len(keys[case["op"]]) >= 2:
+            out.setdefault(case["op"], case["label"])
     return out
 
 
@@ -112,12 +125,17 @@ def skills(spec: FamilySpec, cat: Catalogue):
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
-    cases = sorted(cid for cid, c in spec.params["cases"].items() if c["op"] == skill.variant)
-    case_id = rng.choice(cases)
-    supported, wrong = offered(spec.params["cases"][case_id])
-    key = rng.choice(supported)
-    others = rng.sample(wrong, min(spec.params["choices"] - 1, len(wrong)))
+    """The key first, uniformly among the reasons this op's cases support (so no reason is the likely
+    guess), then a case that supports it, then up to ``choices - 1`` reasons that case contradicts."""
     order = [r.id for r in miss_reasons.REASONS]
+    by_reason: dict[str, list[str]] = {}
+    for cid in sorted(cid for cid, c in spec.params["cases"].items() if c["op"] == skill.variant):
+        for rid in offered(spec.params["cases"][cid])[0]:
+            by_reason.setdefault(rid, []).append(cid)
+    key = rng.choice(sorted(by_reason, key=order.index))
+    case_id = rng.choice(by_reason[key])
+    wrong = offered(spec.params["cases"][case_id])[1]
+    others = rng.sample(wrong, min(spec.params["choices"] - 1, len(wrong)))
     return {"case": case_id, "choices": sorted([key, *others], key=order.index)}
 
 

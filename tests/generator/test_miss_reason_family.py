@@ -43,6 +43,19 @@ def test_the_family_has_skills_and_problems():
     assert {p.family for p in PROBLEMS} == {"miss_reason"}
 
 
+def test_no_skill_has_one_key_and_keys_are_drawn_evenly():
+    """A skill's key varies (never learnt by rote) and no reason is the likely guess."""
+    import random
+    from collections import Counter
+
+    registry = generate.registry()
+    for skill in [s for s in registry.all_skills if s.family == "miss_reason"]:
+        rng = random.Random(skill.id)
+        keys = Counter(registry.draw(skill.id, rng).answer.choice for _ in range(400))
+        assert len(keys) >= 2, (skill.id, keys)
+        assert max(keys.values()) < 400 * (1 / len(keys) + 0.1), (skill.id, keys)
+
+
 def test_every_problem_offers_one_supported_reason_and_only_contradicted_others():
     for p in PROBLEMS:
         case = _case_of(p)
