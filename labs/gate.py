@@ -217,7 +217,8 @@ def _device_reasons(record: dict) -> list[str]:
     if kind.strip().lower() == "cpu":
         why.append(f"platform '{platform}' but device_kind 'cpu' (edited?)")
     elif by_kind is None:
-        why.append(f"device_kind '{kind}' is not a chip in the catalogue, so '{platform}' cannot be checked")
+        if chip_name is not None:  # an unknown accelerator predicts from its own probes, never a named chip
+            why.append(f"chip '{chip_name}' predicted, but device_kind '{kind}' is no chip in the catalogue")
     elif by_kind.kind != platform:
         why.append(f"platform '{platform}' but device_kind '{kind}' is the {by_kind.display}, a {by_kind.kind}")
     if chip_name is not None and by_kind is not None and chip_name != by_kind.name:

@@ -34,8 +34,9 @@ def _lab(out: Path, *extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Folder `a`: (1) predictions written first, (2) no predictions, (3) every prediction 3x too
-    fast with "x" for each miss; all three by the CPU lab, in that order (one ledger)."""
+    """Folder `a`: (1) predictions written first, (2) no predictions, (3) every prediction 3x or more too
+    fast (a fifth of run 1's times: this busy CPU moves a time by up to 2x between runs) with "x" for
+    each miss; all three by the CPU lab, in that order (one ledger)."""
     root = tmp_path_factory.mktemp("cpu-runs")
     a = root / "a"
     first_preds = root / "p1.yaml"
@@ -44,7 +45,7 @@ def runs(tmp_path_factory):
     two = _lab(a)
     measured = {r["op"]: r["measured"]["measured_s"] for r in one["record"]["ops"]}
     fast = root / "p3.yaml"
-    fast.write_text("".join(f"{op}: {measured[op] / 3!r} s\n" for op in SEED_OPS))
+    fast.write_text("".join(f"{op}: {measured[op] / 5!r} s\n" for op in SEED_OPS))
     shrug = root / "x.yaml"
     shrug.write_text("".join(f"{op}: x\n" for op in SEED_OPS))
     three = _lab(a, "--predictions", str(fast), "--explanations", str(shrug))
@@ -171,7 +172,7 @@ def test_a_second_run_kept_after_deleting_the_first(tmp_path, runs):
                for w in row["why_not"]), row["why_not"]
 
 
-def test_all_five_predictions_3x_off_with_x_for_each_miss(tmp_path, runs):
+def test_all_five_predictions_3x_or_more_off_with_x_for_each_miss(tmp_path, runs):
     folder = _folder(tmp_path, runs, "three")
     path = folder / runs["three"].name
     rec = records.load(path)

@@ -1,0 +1,76 @@
+"""The lab as the notebook runs it, one cell per step, in the order the CLI keeps:
+predict (all five, or practice), measure and save at once, "why?" judged against the evidence,
+and only then the tables.
+
+    learner, read = session.read_predictions(MY_PREDICTIONS)          # before anything is measured
+    record, path = session.measure_and_save(plan, learner, read, practice=PRACTICE)
+    print("\\n".join(session.why_questions(record)))                     # the misses, no table yet
+    print("\\n".join(session.explain(record, path, MY_EXPLANATIONS)))    # judged; evidence table after
+
+Pure Python except ``measure_and_save`` (it runs jax through ``labs.runner.run``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labs import evidence, inputs, ops, records, report, runner
+
+PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
+
+
+class NeedPredictions(runner.LabError):
+    """Measuring before all five predictions are written (and practice is off)."""
+
+
+def read_predictions(mapping: dict | None, chosen: tuple[str, ...] = ops.SEED_OPS):
+    """(predictions, when they were read) from the notebook's dict; (None, None) when it is empty.
+    InputError (one line) for a bad op or time."""
+    if not mapping:
+        return None, None
+    learner = inputs.predictions_from_mapping(mapping, chosen)
+    return learner, runner.PredictionsRead("notebook", runner.utc_now())
+
+
+def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False,
+                     progress=None) -> tuple[dict, Path]:
+    """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
+    and save the record before anything is shown (an interrupted notebook keeps it)."""
+    missing = [name for name in plan.options.ops if not learner or name not in learner]
+    if missing and not practice:
+        raise NeedPredictions(f"write your predictions first (missing: {', '.join(missing)}), "
+                              "or set PRACTICE = True for a practice run that never counts")
+    record = runner.run(plan, None if practice else learner, progress=progress, read=None if practice else read)
+    return record, runner.save(plan, record)
+
+
+def why_questions(record: dict) -> list[str]:
+    """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
+    from generator.units import seconds
+
+    graded = record["graded"]
+    whose = "your" if graded == "learner" else f"the {graded}"
+    lines = []
+    for row in runner.misses(record):
+        if runner.accepted(row):
+            continue
+        predicted = row["predictions"][graded]
+        lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
+                     f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "
+                     "(name a reason: `drill miss-reasons`)")
+    if record.get("practice"):
+        lines.append(PRACTICE_TEXT)
+    return lines
+
+
+def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
+    """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}), rewrite the record, and return
+    each judgement; then (the learner has answered) the tables and the evidence for every op."""
+    given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
+        if explanations else {}
+    runner.explain(record, given)
+    records.rewrite(record, path)
+    lines = [f"{row['op']}: {row['miss']['why']}" for row in runner.misses(record) if row["op"] in given]
+    left = record["summary"]["unexplained"]
+    lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
+    return [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
