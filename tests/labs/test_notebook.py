@@ -79,7 +79,7 @@ def test_the_measure_cell_refuses_without_your_predictions(tmp_path):
     with pytest.raises(CellExecutionError) as err:
         _run(nb, tmp_path)
     assert "StopHere" in str(err.value)
-    measure = _cell(nb, "record = runner.run(")
+    measure = _cell(nb, "session.measure_and_save(")
     assert "Not measuring: write your predictions for all 5 ops" in _text(measure)
     assert "PRACTICE = True" in _text(measure)
     later = nb.cells[nb.cells.index(measure) + 1:]
@@ -101,14 +101,14 @@ def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     assert f"jax {jax.__version__} | device: cpu (cpu)" in text and "device time will be read with" in text
     assert "device time read for 5 of 5 ops" in text
     assert "not on Colab: the record stays at" in text and "pip install -U xprof" in text
-    measure = _cell(nb, "record = runner.run(")
+    measure = _cell(nb, "session.measure_and_save(")
     first = measure.outputs[0]["text"]
     assert first.startswith("record saved:"), first  # saved before anything about the run is shown
-    assert "elementwise add: measured" in _text(measure) and "why?" in _text(measure)
+    assert "add: measured" in _text(measure) and "why?" in _text(measure)
     # the tables and the evidence only after the explanations were judged
     assert "measured  datasheet" not in _text(measure) and "supported reasons" not in _text(measure)
-    explained = _cell(nb, "runner.explain(record, given)")
-    assert "elementwise add: refused (refused: 'overhead' is a shrug" in _text(explained)
+    explained = _cell(nb, "session.explain(record, path, MY_EXPLANATIONS)")
+    assert "add: refused: 'overhead' is a shrug" in _text(explained)
     assert "look at:" in _text(explained) and "supported reasons" in _text(explained)
     saved = list(out.glob("lab-0.1-cpu-*.json"))
     assert len(saved) == 1  # the explanations cell rewrote the same record
@@ -130,7 +130,7 @@ def test_practice_mode_measures_without_predictions_and_is_recorded_as_practice(
     out = tmp_path / "bench"
     _prepare(nb, out, practice=True, calibrate=False, reps=2)
     _run(nb, tmp_path)
-    measure = _cell(nb, "record = runner.run(")
+    measure = _cell(nb, "session.measure_and_save(")
     assert measure.outputs[0]["text"].startswith("record saved:") and "(practice)" in measure.outputs[0]["text"]
     (saved,) = out.glob("lab-0.1-cpu-*.json")
     rec = records.load(saved)
