@@ -195,8 +195,9 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         path = runner.save(plan, record)
     except records.RecordError as exc:
         raise click.ClickException(f"the record could not be saved: {exc}") from None
-    for line in report.wall_banner(record):
-        say(line)
+    if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
+        for line in report.wall_banner(record):
+            say(line)
 
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:
@@ -410,9 +411,9 @@ def _newest_unexplained(records, runner, folder: Path) -> Path:
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=BENCH_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print an object whose `status` is pass, fail, incomplete, practice (records, none counted) or "
-                   "pending (none), with its rows, each with `within_2x`, `misses`, `explained`, `verdict`, "
-                   "`counted` and `why_not`.")
+              help="Print an object whose `status` is pass, fail, practice (records, none counted) or pending "
+                   "(none), with its rows, each with `within_2x`, `misses`, `explained`, `verdict` (pass, fail, "
+                   "incomplete or ungraded), `counted` and `why_not`.")
 @click.option("--verify", is_flag=True,
               help="Re-derive every measured device time from the traces kept beside the records and list "
                    "the disagreements (exit 1 when there are any).")
@@ -425,7 +426,8 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     predictions on that device at that N (the folder's ledger counts runs),
     on a TPU or GPU, and its numbers agree with each other. A counted record
     passes when all five predictions are within 2x and fails otherwise; while
-    a miss lacks an accepted explanation it is incomplete (drill explain).
+    a miss lacks an accepted explanation the record is incomplete (drill
+    explain), and the gate, which it can no longer pass, says FAIL.
     With records but none counted the gate is open (practice); with none,
     pending. Unreadable records are listed and skipped.
     """

@@ -471,6 +471,9 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None) -> Judgem
     for rid in named:
         find(rid)  # KeyError for an unknown id: the caller says so in one line
     ids = ", ".join(BY_ID)
+    if text and is_shrug(text):  # a shrug is refused even beside a reason id: say why in a sentence
+        return Judgement(False, named, text, f"refused: '{text}' is a shrug, not a reason; name one of {ids} "
+                                             f"and say why ({pointer(ev)})")
     if not named:
         if is_shrug(text):
             lead = f"refused: '{text}' is a shrug, not a reason" if text else "refused: no explanation given"

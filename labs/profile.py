@@ -276,8 +276,9 @@ def collect_cpu_runtime_events(profile) -> list[Event]:
 
 # The CPU client's own execution span. jax 0.4.30 runs a CPU executable inline on the calling
 # thread: its XLA runtime threads hold only zero-duration instants (ThreadpoolListener::StartRegion
-# ...), and the real work is "TfrtCpuExecutable::ExecuteHelper" (inside "...::Execute").
-_CPU_EXECUTE = "TfrtCpuExecutable::ExecuteHelper"
+# ...), and the real work is "TfrtCpuExecutable::ExecuteHelper" (inside "...::Execute"); jax 0.6.2
+# runs a tiny one (the fixed-cost probe) inline too, as "PjRtCpuExecutable::ExecuteHelper".
+_CPU_EXECUTE_NAMES = ("TfrtCpuExecutable::ExecuteHelper", "PjRtCpuExecutable::ExecuteHelper")
 
 
 def collect_cpu_execute_events(profile) -> list[Event]:
@@ -287,7 +288,8 @@ def collect_cpu_execute_events(profile) -> list[Event]:
         if not plane.name.startswith("/host:"):
             continue
         for line in plane.lines:
-            found += [Event(ANY_MODULE, None, ev.start_ns, ev.end_ns) for ev in line.events if ev.name == _CPU_EXECUTE]
+            found += [Event(ANY_MODULE, None, ev.start_ns, ev.end_ns) for ev in line.events
+                      if ev.name in _CPU_EXECUTE_NAMES]
     return found
 
 
@@ -299,8 +301,8 @@ def _unlabelled_cpu_events(profile, markers: list[Marker], expected_runs: int) -
         return runtime, " (XLA CPU runtime threads: this jax labels no CPU event with its module)"
     execute = [e for e in collect_cpu_execute_events(profile) if e.end_ns > e.start_ns]
     if execute:
-        return execute, (f" ({_CPU_EXECUTE} on the calling thread: this jax runs a CPU executable inline "
-                         "and labels no event with its module)")
+        return execute, (" (the CPU client's ExecuteHelper on the calling thread: this jax runs the CPU "
+                         "executable inline and labels no event with its module)")
     return runtime, ""
 
 

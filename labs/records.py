@@ -206,8 +206,12 @@ def save(record: dict, out_dir: Path, stem: str) -> Path:
     """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
 
     An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
+    A current-schema record is a new run: it also gets its line in the folder's ledger
+    (``save_run``); older records (published ones being copied) are written as they are.
     """
     validate(record)
+    if record.get("schema_version") == SCHEMA_VERSION:
+        return save_run(record, out_dir, stem)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     return rewrite(record, _free_path(out_dir, stem))

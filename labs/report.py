@@ -109,9 +109,17 @@ def _xla(x: dict | None, key: str, flag: str) -> str:
 def note_lines(record: dict) -> list[str]:
     lines = []
     for row in record["ops"]:
-        if row["verdict"] == "miss":
-            why = row["explanation"] or "UNEXPLAINED"
-            lines.append(f"miss: {row['label']} ({score.describe_ratio(row['ratios'][record['graded']])}): {why}")
+        if row["verdict"] != "miss":
+            continue
+        miss = row.get("miss") or {}
+        head = f"miss: {row['label']} ({score.describe_ratio(row['ratios'][record['graded']])})"
+        if row["explanation"] and miss.get("accepted", True):
+            named = f" [{', '.join(miss['reasons'])}]" if miss.get("reasons") else ""
+            lines.append(f"{head}: {row['explanation']}{named}")
+        elif miss.get("text"):
+            lines.append(f"{head}: REFUSED '{miss['text']}': {miss.get('why', '')}")
+        else:
+            lines.append(f"{head}: UNEXPLAINED")
     differs = [row["label"] for row in record["ops"] if row["xla_cost"] and
                (row["xla_cost"]["flops_differ"] or row["xla_cost"]["bytes_differ"])]
     if differs:

@@ -354,12 +354,13 @@ def test_bounds_are_stated_in_help():
 
 @pytest.mark.parametrize("args", [
     ["chips"], ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048"],
-    ["export", "--format", "json", "--family", "ridge"], ["gate", "--bench", "/nonexistent-bench"],
+    ["export", "--format", "json", "--family", "ridge"], ["gate", "--bench", "{empty}"],
     ["stats", "--store", "{store}"],
 ])
 def test_stdout_on_dev_full_is_one_line_exit_1(tmp_path, args):
     store = healthy_store(tmp_path / "s.db")
-    args = [a.replace("{store}", str(store)) for a in args]
+    (tmp_path / "empty").mkdir()  # a --bench folder that does not exist is a usage error (issue 18)
+    args = [a.replace("{store}", str(store)).replace("{empty}", str(tmp_path / "empty")) for a in args]
     with open(scratch_device(tmp_path, "full"), "wb") as full:
         proc = run(args, stdout=full)
     one_line_error(proc, 1, "can not write the output", "No space left on device")

@@ -28,7 +28,7 @@ def _explain(path, tmp_path, text):
 
 def test_supported_reasons_explain_the_misses_and_the_gate_judges_the_all_five_rule(tmp_path):
     path = _failing_record(tmp_path)
-    assert gate.evaluate(tmp_path / "bench").status == "incomplete"
+    assert gate.evaluate(tmp_path / "bench").rows[0].verdict == "incomplete"
     res = _explain(path, tmp_path, f"softmax: softmax streams well below the HBM bandwidth peak.\nadd: {BANDWIDTH}\n")
     assert res.exit_code == 0, res.output
     assert "2 miss(es) explained" in res.output and "accepted: below-peak-bandwidth" in res.output

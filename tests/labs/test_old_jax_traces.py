@@ -29,7 +29,7 @@ def test_the_runtime_threads_hold_only_instants_there(tmp_path):
 def test_the_real_execution_events_give_device_time(tmp_path):
     folder = _unpack(tmp_path)
     times = profile.module_times(folder, MODULE, expected_runs=4, reader="xplane")
-    assert times.uncertain == "" and "TfrtCpuExecutable::ExecuteHelper" in times.grouping
+    assert times.uncertain == "" and "ExecuteHelper on the calling thread" in times.grouping
     assert len(times.run_seconds) == 3 and all(1e-5 < s < 0.1 for s in times.run_seconds)
     # each run lies inside its step marker: device time never exceeds the call's own marker
     space = profile.load(profile.trace_files(folder)[-1], reader="xplane")

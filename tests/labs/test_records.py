@@ -80,7 +80,11 @@ def test_unknown_schema_and_version_are_named(gpu_record):
 def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path, gpu_record):
     path = records.save(gpu_record, tmp_path / "out", "lab-0.1-test")
     assert records.load(path) == gpu_record
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["lab-0.1-test.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["lab-0.1-test.json", records.LEDGER_NAME]
+    (entry,) = records.read_ledger(tmp_path / "out")
+    assert entry["stem"] == "lab-0.1-test" and gpu_record["run"] == {**gpu_record["run"], "number": 1, "earlier": []}
+    again = records.save(dict(gpu_record), tmp_path / "out", "lab-0.1-test")  # never replaced: a -2, a 2nd run
+    assert again.name == "lab-0.1-test-2.json" and records.load(again)["run"]["earlier"] == ["lab-0.1-test"]
 
 
 def test_save_refuses_an_invalid_record_and_writes_nothing(tmp_path, gpu_record):

@@ -24,7 +24,9 @@ def test_why_then_explain_then_the_evidence(tmp_path):
     assert len(questions) == 1 and questions[0].startswith("add: measured") and "why?" in questions[0]
     lines = session.explain(rec, path, {"add": "overhead"})
     assert lines[0].startswith("add: refused") and "still unexplained: add (try again)" in lines
+    assert any(line.startswith("miss: elementwise add (3.00x (slower)): REFUSED 'overhead'") for line in lines)
     lines = session.explain(rec, path, {"add": "it streams far below the HBM bandwidth"})
     assert lines[0].startswith("add: accepted: below-peak-bandwidth") and "every miss explained" in lines
     assert any("supported reasons" in line for line in lines)
+    assert any(line.endswith("[below-peak-bandwidth]") and line.startswith("miss: elementwise add") for line in lines)
     assert records.load(path)["ops"][2]["miss"]["accepted"] is True

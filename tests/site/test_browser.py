@@ -170,9 +170,8 @@ def test_can_you_ticks_survive_a_reload(page, site):
 def _bench(tmp_path, kind):
     bench = tmp_path / kind / "bench"
     bench.mkdir(parents=True)
-    if kind == "pass":
-        records.save(synthetic.record(tmp_path / kind, {"softmax": 3.0},
-                                      explanations={"softmax": "XLA makes three passes over HBM."}), bench, "lab-0.1-gpu")
+    if kind == "pass":  # GATE 00 as the seed words it: all five within 2x (issue 15)
+        records.save(synthetic.record(tmp_path / kind, {"softmax": 1.5}), bench, "lab-0.1-gpu")
     elif kind == "fail":
         records.save(synthetic.record(tmp_path / kind, {"softmax": 3.0}), bench, "lab-0.1-gpu")
     return bench
@@ -195,7 +194,7 @@ def test_the_gate_reflects_the_bench_folder(page, tmp_path, kind, word):
     else:
         assert records_rows.count() == 1 and est_rows.count() == 0
         row = records_rows.first.text_content()
-        assert "NVIDIA H200" in row and "4096" in row and "4/5" in row
+        assert "NVIDIA H200" in row and "4096" in row and ("5/5" if kind == "pass" else "4/5") in row
         assert ("UNEXPLAINED: softmax" in row) == (kind == "fail")
         assert page.text_content("#mastery-count") == ("2/3" if kind == "pass" else "1/3")
 
