@@ -485,6 +485,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     overlap = set(ticks) & set(unticks)
     if overlap:
         raise click.UsageError(f"item {min(overlap)} is both ticked and unticked")
+    _bench_folder(bench_dir)
     try:
         store = Store.open(store_path)
     except StoreError as exc:

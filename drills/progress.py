@@ -4,13 +4,16 @@ A drill view (it reads the quiz store and the lab records; pure Python, no jax).
 - the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
 - an item ticks from *mastery of the skills it describes* (``MASTERY``: e.g. item 1,
   ridge skills right on at least two chips at their last review; item 2, bound
-  skills right within 60 s on two chips; item 6, a lab record with every miss
-  explained), or from a right last answer on its own "Can you" card, or by hand
-  (``drill progress --tick N``); ``missing`` says what is still to do;
+  skills right within 60 s on two chips; item 6, a lab record whose every miss has an
+  explanation the tool accepted, see ``accepted_records``), or from a right last answer
+  on its own "Can you" card (not item 6: only an accepted explanation shows that skill),
+  or by hand (``drill progress --tick N``); ``missing`` says what is still to do;
 - labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
   given): a record that counts toward GATE 00: done; records, none counted: practice;
 - the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
-- the gate: ``labs.gate.evaluate(bench)``.
+- the gate: ``labs.gate.evaluate(bench)``;
+- the learner's calibration: ``labs.calibration_bias.prediction_bias`` over the same records
+  (median measured/predicted per op kind, fraction within 2x, trend over runs).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labs import calibration_bias
 from labs import gate as lab_gate
 
 LAB_TITLE = "LAB·0.1 Rooflines by hand"
@@ -54,7 +58,8 @@ MASTERY: dict[int, Mastery] = {
     4: Mastery("lattice cards right for 32-bit and for bf16", ("lattice",), min_skills=2,
                must_include=("f32", "bf16")),
     5: Mastery("a transformer step-time floor right", ("transformer_step",)),
-    6: Mastery("a lab record with every miss explained (drill lab, drill explain)", lab=True),
+    6: Mastery("a lab record whose every miss has an explanation the tool accepted: a reason its numbers "
+               "support, not a shrug (drill lab, drill explain; a CPU practice run counts)", lab=True),
     7: Mastery("the link question right (ICI, DCN or PCIe) and a collective inside a slice right",
                ("interconnect", "collective"), min_skills=2, must_include=(":link", "collective:")),
 }
@@ -92,11 +97,66 @@ def last_reviews(store) -> dict[str, dict]:
     return last
 
 
-def mastery(rule: Mastery, last: dict[str, dict], lab_rows) -> tuple[bool, str, list[str]]:
-    """(mastered, what is missing, evidence) for one item."""
+def miss_entries(record: dict) -> dict[str, dict]:
+    """op -> its ``miss`` object (``reasons``, ``text``, ``accepted``, ``why``; schema 3), where it has one."""
+    return {str(row.get("op")): row["miss"] for row in record.get("ops") or ()
+            if isinstance(row, dict) and isinstance(row.get("miss"), dict)}
+
+
+def missed_ops(record: dict) -> list[str]:
+    """The ops whose graded prediction missed by more than 2x (the record's own verdicts)."""
+    return [str(row.get("op")) for row in record.get("ops") or () if isinstance(row, dict) and row.get("verdict") == "miss"]
+
+
+def accepted(record: dict, op: str, entry: dict) -> bool:
+    """The tool accepted this explanation, and still does: ``accepted: true`` in the record (an older
+    record has no such field and never counts), and judging its text and reasons again against the
+    record's own evidence (``generator.miss_reasons.judge``) accepts it, so an edited flag or a shrug
+    ("overhead") never counts."""
+    if entry.get("accepted") is not True:
+        return False
+    from generator import miss_reasons
+    from labs import records
+
+    reasons = entry.get("reasons")
+    reasons = [str(r) for r in reasons] if isinstance(reasons, list) and reasons else None
+    try:
+        evidence = records.op_evidence(record, op)
+        return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons).accepted
+    except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
+        return False  # evidence the catalogue cannot judge: not accepted
+
+
+def unaccepted(record: dict) -> list[str]:
+    """The record's missed ops without an explanation the tool accepts (``accepted``)."""
+    entries = miss_entries(record)
+    return [op for op in missed_ops(record) if op not in entries or not accepted(record, op, entries[op])]
+
+
+def accepted_records(lab_records) -> list[tuple[str, list[str]]]:
+    """(path, its missed ops) for each record with at least one miss, every one of them explained and
+    accepted; practice runs (a CPU, a second run) count: explaining a miss is the skill."""
+    return [(str(path), missed_ops(record)) for path, record in lab_records
+            if missed_ops(record) and not unaccepted(record)]
+
+
+def _lab_gap(rule: Mastery, lab_records) -> str:
+    """What item 6 still needs: the newest record with a miss, and its misses not yet accepted."""
+    with_misses = [(str(record.get("measurement_started_at") or record.get("date") or ""), path, record)
+                   for path, record in lab_records if missed_ops(record)]
+    if not with_misses:
+        return rule.what
+    _, path, record = max(with_misses, key=lambda t: (t[0], t[1]))
+    return (f"{rule.what}; in {Path(path).name}, still no accepted explanation for "
+            f"{', '.join(unaccepted(record))} (drill explain)")
+
+
+def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
+    """(mastered, what is missing, evidence) for one item; ``lab_records``: (path, record) pairs."""
     if rule.lab:
-        done = [r.path for r in lab_rows if not r.missing_ops and not r.unexplained]
-        return bool(done), "" if done else rule.what, [Path(p).name for p in done]
+        done = accepted_records(lab_records)
+        return (bool(done), "" if done else _lab_gap(rule, lab_records),
+                [f"{Path(p).name} ({', '.join(ops)})" for p, ops in done])
     right = {}
     for skill, row in last.items():
         family, _, rest = skill.partition(":")
@@ -130,7 +190,8 @@ def check_item(number: int) -> int:
     return number
 
 
-def can_you(store, lab_rows=()) -> list[CanYou]:
+def can_you(store, lab_records=()) -> list[CanYou]:
+    """The seven items; ``lab_records``: (path, record) pairs (``load_records``)."""
     summary = store.skill_summary()
     hand = store.ticks()
     last = last_reviews(store)
@@ -138,10 +199,20 @@ def can_you(store, lab_rows=()) -> list[CanYou]:
     for number, text, skill_id in can_you_items():
         s = summary.get(skill_id, {})
         rule = MASTERY.get(number)
-        by_skills, missing, evidence = mastery(rule, last, lab_rows) if rule else (False, "", [])
-        out.append(CanYou(number, text, skill_id, bool(s.get("last_correct")), number in hand,
+        by_skills, missing, evidence = mastery(rule, last, lab_records) if rule else (False, "", [])
+        # A lab item ticks from the lab alone: its quiz card is practice, not the skill shown.
+        by_quiz = bool(s.get("last_correct")) and not (rule and rule.lab)
+        out.append(CanYou(number, text, skill_id, by_quiz, number in hand,
                           int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence))
     return out
+
+
+def load_records(bench_dir: Path | None) -> list[tuple[str, dict]]:
+    """(path, record) for each readable record in the folder (unreadable ones: the gate lists them)."""
+    from labs import records
+
+    folder = records.default_dir() if bench_dir is None else Path(bench_dir)
+    return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]
 
 
 def lab_status(result: lab_gate.GateResult) -> dict:
@@ -159,8 +230,11 @@ def lab_status(result: lab_gate.GateResult) -> dict:
 def checklist(store, bench_dir: Path | None = None) -> dict:
     from drills.stats import compute_stats
 
+    from labs.calibration_bias import prediction_bias
+
     result = lab_gate.evaluate(bench_dir)
-    items = can_you(store, result.rows)
+    loaded = load_records(bench_dir)
+    items = can_you(store, loaded)
     return {
         "can_you": [i.to_dict() for i in items],
         "can_you_ticked": sum(i.ticked for i in items),
@@ -168,6 +242,7 @@ def checklist(store, bench_dir: Path | None = None) -> dict:
         "labs": [lab_status(result)],
         "streak_days": compute_stats(store)["streak_days"],
         "gate": {"gate": lab_gate.GATE, "criterion": lab_gate.CRITERION, "status": result.status},
+        "calibration": prediction_bias(loaded).to_dict(),
         "store": str(store.path),
         "bench": result.bench,
     }
@@ -206,4 +281,7 @@ def format_lines(data: dict) -> list[str]:
     days = data["streak_days"]
     lines.append(f"Streak: {days} day{'s' if days != 1 else ''} in a row with a quiz review")
     lines.append(f"{data['gate']['gate']}: {_GATE_TEXT[data['gate']['status']]} — {data['gate']['criterion']}")
+    lines.append("")
+    lines.append("Your calibration (measured / your prediction: above 1x, the op took longer than you predicted)")
+    lines.extend(calibration_bias.format_lines(calibration_bias.PredictionBias.from_dict(data["calibration"])))
     return lines

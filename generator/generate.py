@@ -45,7 +45,7 @@ __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "Unkno
 
 FAMILY_NAMES: tuple[str, ...] = ("ridge", "intensity", "bound", "floor", "critical_batch", "lattice", "vmem_fit",
                                  "transformer_step", "interconnect", "vocabulary",
-                                 "pod", "collective", "transfer", "host_link", "sharded_matmul")
+                                 "pod", "collective", "transfer", "host_link", "sharded_matmul", "miss_reason")
 assert tuple(FAMILIES) == FAMILY_NAMES, "the registry and FAMILY_NAMES must agree"
 
 MAX_PROBLEMS = 1_000_000  # one request may not ask for more (skills x count)

@@ -130,6 +130,12 @@ CATALOGUE: tuple[Misconception, ...] = (
                   ("sharded_matmul",),
                   "When the prompt says the collective and the matmul do not overlap (one after the other), the "
                   "time is their sum; the max is the best case with perfect overlap."),
+    Misconception("unsupported-reason", "naming a reason the record's own numbers contradict",
+                  ("miss_reason",),
+                  "A miss reason is a claim about numbers the lab recorded: which way the run missed, the fixed "
+                  "cost against the floor, the fraction of peak on the side the op is bound by, XLA's bytes "
+                  "against the hand count, the dtype's arithmetic on the device. Name the one those numbers "
+                  "support (`drill miss-reasons` says what each needs), not the first that sounds right."),
     Misconception("term-confusion", "two neighbouring terms swapped",
                   ("vocabulary", "interconnect"),
                   "Pairs that are easy to swap: MXU (matmuls) vs VPU (elementwise); VMEM (on-chip scratchpad) vs "
@@ -390,6 +396,12 @@ def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Itera
     from generator import generate
     from generator.families import FAMILIES
 
+    choices = getattr(FAMILIES.get(problem.family), "wrong_choices", None)
+    if choices is not None:  # a choice family names each wrong choice's flaw: [(id, choice, step)]
+        spec = generate.registry().specs[problem.family]
+        for mid, choice, step in choices(spec, cat, problem.params):
+            yield WrongAnswer(BY_ID[mid], choice, step)
+        return
     hook = getattr(FAMILIES.get(problem.family), "misconceptions", None)
     if hook is None:
         return

@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "transfer",
     "host_link",
     "sharded_matmul",
+    "miss_reason",
 )
 
 

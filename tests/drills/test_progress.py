@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from drills.cmd_lab import progress as progress_command
 from drills.store import ReviewRecord, Store
 from drills import progress
-from labs import records
+from labs import records, runner
 from tests.labs import synthetic
 
 
@@ -24,8 +24,13 @@ def _invoke(*args):
     return res
 
 
+def _empty(folder):
+    folder.mkdir()
+    return folder
+
+
 def test_an_empty_store_and_no_records(tmp_path):
-    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path / "bench"), "--json")
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(_empty(tmp_path / "bench")), "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["can_you_total"] == 7 and data["can_you_ticked"] == 0
@@ -44,7 +49,7 @@ def test_quiz_answers_tick_items_by_their_last_answer(tmp_path):
         items = {i.number: i for i in progress.can_you(store)}
     assert items[1].ticked and items[1].by_quiz
     assert not items[2].ticked and items[2].reviews == 2 and items[2].correct == 1
-    res = _invoke("--store", str(path), "--bench", str(tmp_path / "bench"))
+    res = _invoke("--store", str(path), "--bench", str(_empty(tmp_path / "bench")))
     assert res.exit_code == 0, res.output
     assert "Can you (1/7)" in res.output and "quiz: 1/2 right, last one wrong" in res.output
     assert "Streak: 2 days" in res.output
@@ -54,7 +59,7 @@ def test_ticks_by_hand_persist_and_untick_removes_only_the_hand_tick(tmp_path):
     path = str(tmp_path / "s.sqlite3")
     with Store.open(path) as store:
         store.record_review(_review("vocabulary:can-you-4", True))
-    none = str(tmp_path / "no-records")
+    none = str(_empty(tmp_path / "no-records"))
     data = json.loads(_invoke("--store", path, "--bench", none, "--tick", "3", "--tick", "4", "--json").output)
     ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
     assert set(ticked) == {3, 4} and ticked[3]["by_hand"] and ticked[4]["by_quiz"]
@@ -82,12 +87,12 @@ def test_a_file_that_is_not_a_store_is_left_alone(tmp_path):
 def test_labs_and_gate_come_from_the_records(tmp_path):
     bench = tmp_path / "bench"
     cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
-    records.save(synthetic.record(tmp_path, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512),
+    records.save_run(synthetic.record(tmp_path, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512),
                  bench, "lab-0.1-cpu")
     store = str(tmp_path / "s.sqlite3")
     data = json.loads(_invoke("--store", store, "--bench", str(bench), "--json").output)
     assert data["labs"][0]["status"] == "practice" and data["gate"]["status"] == "practice"
-    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
+    records.save_run(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
     res = _invoke("--store", store, "--bench", str(bench))
     assert "[x] LAB·0.1 Rooflines by hand: done on NVIDIA H200" in res.output
     assert "GATE 00: PASS" in res.output
@@ -118,18 +123,85 @@ def test_items_tick_from_mastery_of_the_skills_they_describe(tmp_path):
         store.record_review(_skill_review("ridge:v6e:bf16", "v6e", False))
         items = {i.number: i for i in progress.can_you(store)}
     assert not items[1].ticked
-    res = _invoke("--store", str(path), "--bench", str(tmp_path / "none"))
+    res = _invoke("--store", str(path), "--bench", str(_empty(tmp_path / "none")))
     assert "missing: ridge right on at least two chips" in res.output
 
 
-def test_item_six_ticks_from_a_record_with_every_miss_explained(tmp_path):
-    bench = tmp_path / "bench"
-    records.save(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
-    with Store.open(tmp_path / "s.sqlite3") as store:
-        from labs import gate
-        items = {i.number: i for i in progress.can_you(store, gate.evaluate(bench).rows)}
-        none = {i.number: i for i in progress.can_you(store, gate.evaluate(tmp_path / "empty").rows)}
-    assert items[6].ticked and items[6].by_skills and not none[6].ticked
+def _cpu_record(tmp_path, ratios, **kw):
+    cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
+    return synthetic.record(tmp_path, ratios, dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=512, **kw)
+
+
+def _with_misses(record, entries):
+    """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None."""
+    for op, (reasons, text, accepted) in entries.items():
+        row = next(r for r in record["ops"] if r["op"] == op)
+        assert row["verdict"] == "miss"
+        if accepted is None:
+            runner.record_judgement(record, op, runner.judge_explanation(record, op, {"reasons": reasons,
+                                                                                      "text": text}))
+        else:  # written by hand: what an edited record says
+            row["miss"] = {"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "edited"}
+    return record
+
+
+def _item_six(tmp_path, record, name="lab-0.1-cpu"):
+    bench = tmp_path / name
+    records.save(record, bench, "lab-0.1-cpu")
+    with Store.open(tmp_path / f"{name}.sqlite3") as store:
+        return {i.number: i for i in progress.can_you(store, progress.load_records(bench))}[6]
+
+
+UPCAST = (["emulated-dtype"], "bf16 has no native arithmetic on a CPU: each element is upcast to f32 and back")
+
+
+def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
+    rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
+                       {"add": (*UPCAST, None), "softmax": (*UPCAST, None)})
+    assert all(row["miss"]["accepted"] for row in runner.misses(rec))  # the tool accepted both
+    item = _item_six(tmp_path, rec)
+    assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
+
+
+@pytest.mark.parametrize("entries", [
+    {"add": ([], "overhead", True), "softmax": (*UPCAST, True)},  # a shrug, its flag edited to accepted
+    {"add": (["fixed-cost"], "launch overhead", True), "softmax": (*UPCAST, True)},  # the record has no fixed cost
+    {"add": ([], "overhead", None), "softmax": (*UPCAST, None)},  # refused by the tool
+    {"softmax": (*UPCAST, None)},  # one miss not explained (an interrupted "why?")
+], ids=["overhead", "unsupported", "refused", "unexplained"])
+def test_item_six_never_ticks_from_a_shrug_a_refusal_or_an_unexplained_miss(tmp_path, entries):
+    rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}), entries)
+    item = _item_six(tmp_path, rec)
+    assert not item.ticked and "still no accepted explanation for add (drill explain)" in item.missing
+
+
+def _older(record):
+    """The same run as schema 2 wrote it: a sentence per miss, no judgement, no evidence."""
+    record = dict(record, schema_version=2)
+    for key in ("probes", "practice", "run"):
+        record.pop(key)
+    for row in record["ops"]:
+        row.pop("miss")
+        row.pop("evidence")
+        row["measured"].pop("device_runs_s")
+    return record
+
+
+def test_item_six_ignores_older_records_and_its_own_quiz_card(tmp_path):
+    older = _older(_cpu_record(tmp_path, {"add": 3.0}))
+    older["ops"][2]["explanation"] = "bf16 is upcast to f32 on the CPU"
+    assert not _item_six(tmp_path, older).ticked
+    path = tmp_path / "s.sqlite3"
+    with Store.open(path) as store:
+        store.record_review(_review("vocabulary:can-you-6", True))
+        items = {i.number: i for i in progress.can_you(store)}
+    assert not items[6].ticked and items[6].reviews == 1  # the quiz card alone does not show the lab skill
+    data = json.loads(_invoke("--store", str(path), "--bench", str(_empty(tmp_path / "e")), "--json").output)
+    assert not data["can_you"][5]["ticked"]
+
+
+def test_a_record_without_misses_does_not_tick_item_six(tmp_path):
+    assert not _item_six(tmp_path, _cpu_record(tmp_path, {})).ticked
 
 
 def test_a_fresh_learner_has_not_run_the_lab_even_though_the_course_has(tmp_path, learner_records):
@@ -148,3 +220,55 @@ def test_records_sit_beside_the_quiz_store(monkeypatch):
     monkeypatch.delenv("DRILL_STORE", raising=False)
     assert records.APP_NAME == store.APP_NAME
     assert records.default_dir().parent == store.default_store_path().parent
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_a_bench_folder_that_does_not_exist_is_a_usage_error(tmp_path, make):
+    from drills.cli import main
+
+    bench = tmp_path / "no-such-folder"
+    if make == "file":
+        bench.write_text("not a folder\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["progress", "--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench)])
+    assert exit_.value.code == 2
+    assert not (tmp_path / "s.sqlite3").exists()  # nothing was opened or written
+
+
+def test_the_bench_error_is_one_line_on_stderr(tmp_path, capsys):
+    from drills.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["progress", "--store", str(tmp_path / "s.sqlite3"), "--bench", str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist" in err and "Traceback" not in err
+
+
+def test_calibration_shows_your_bias_per_op_and_the_trend(tmp_path):
+    bench = tmp_path / "bench"
+    first = synthetic.record(tmp_path, ratios={"matmul": 4.0, "add": 3.0, "softmax": 3.0},
+                             started_at="2026-11-29T12:00:00+00:00")
+    later = synthetic.record(tmp_path, ratios={"matmul": 1.5, "add": 1.2}, started_at="2026-11-30T12:00:00+00:00")
+    records.save(first, bench, "lab-0.1-gpu-a")
+    records.save(later, bench, "lab-0.1-gpu-b")
+    store = str(tmp_path / "s.sqlite3")
+    data = json.loads(_invoke("--store", store, "--bench", str(bench), "--json").output)
+    cal = data["calibration"]
+    by_op = {o["op"]: o for o in cal["ops"]}
+    assert by_op["matmul"]["median_ratio"] == pytest.approx((4.0 + 1.5) / 2)
+    assert by_op["add"]["within_2x"] == 0.5 and by_op["reduce_sum"]["within_2x"] == 1.0
+    assert cal["predictions"] == 10 and cal["within_2x"] == pytest.approx(7 / 10)
+    assert [r["started_at"][:10] for r in cal["runs"]] == ["2026-11-29", "2026-11-30"]
+    assert cal["trend"] == "closer"
+    res = _invoke("--store", store, "--bench", str(bench))
+    assert "Your calibration" in res.output and "70% within 2x" in res.output
+    assert "trend: closer" in res.output and "matmul NxNxN" in res.output
+
+
+def test_calibration_without_predictions_of_yours(tmp_path):
+    bench = tmp_path / "bench"
+    records.save(synthetic.record(tmp_path, mine=False), bench, "lab-0.1-gpu")
+    data = json.loads(_invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench), "--json").output)
+    assert data["calibration"]["runs"] == [] and data["calibration"]["median_ratio"] is None
+    res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench))
+    assert "no predictions of yours in these records yet" in res.output

@@ -133,6 +133,7 @@ def test_a_scripted_quiz_of_right_answers_ticks_items_one_and_two(tmp_path: Path
     problems = planned_problems(store, options)
     result = run(store, [right_answer(p) for p in problems], *args)
     assert result.exit_code == 0, result.output
+    (tmp_path / "none").mkdir()  # an empty records folder (a missing one is a usage error)
     progress = CliRunner().invoke(cli, ["progress", "--store", str(store), "--bench", str(tmp_path / "none"),
                                         "--json"])
     data = json.loads(progress.output)

@@ -11,7 +11,7 @@ import pytest
 
 from generator.export import ExportError, anki, atomic_write, tabular, write_text
 from generator.export.figures import media_name
-from generator.generate import FAMILY_NAMES, generate
+from generator.generate import FAMILY_NAMES, generate, unseeded_id
 from generator.problem import Problem
 
 PROBLEMS = generate(count=2, seed=7)
@@ -75,13 +75,14 @@ def test_apkg_layout_and_note_guids(tmp_path):
     assert "collection.anki2" in names and report.notes == len(PROBLEMS)
     rows = conn.execute("select guid, flds, tags, mid from notes").fetchall()
     assert len(rows) == len(PROBLEMS)
-    assert {r[0] for r in rows} == {genanki.guid_for(p.id) for p in PROBLEMS}
+    # GUIDs from the id without its draw seed, so an older deck's notes update in place
+    assert {r[0] for r in rows} == {genanki.guid_for(unseeded_id(p.id)) for p in PROBLEMS}
     assert {r[3] for r in rows} == {anki.MODEL_ID}
     by_guid = {r[0]: r for r in rows}
     p = PROBLEMS[0]
-    fields = by_guid[genanki.guid_for(p.id)][1].split("\x1f")
+    fields = by_guid[genanki.guid_for(unseeded_id(p.id))][1].split("\x1f")
     assert fields[anki.FIELDS.index("Id")] == p.id and fields[anki.FIELDS.index("Skill")] == p.skill
-    assert set(by_guid[genanki.guid_for(p.id)][2].split()) == set(p.tags)
+    assert set(by_guid[genanki.guid_for(unseeded_id(p.id))][2].split()) == set(p.tags)
     decks = json.loads(conn.execute("select decks from col").fetchone()[0])
     assert {d["name"] for d in decks.values()} >= {anki.deck_name(f) for f in FAMILY_NAMES}
     # Media: every file is referenced by a field and named by its content hash.
@@ -172,4 +173,5 @@ def test_python_310_path_without_serialize_writes_the_same_notes(tmp_path, monke
     anki.write_deck(PROBLEMS, str(path))
     _, _, conn = _notes(path)
     rows = conn.execute("select guid from notes").fetchall()
-    assert {r[0] for r in rows} == {genanki.guid_for(p.id) for p in PROBLEMS}
+    # GUIDs from the id without its draw seed, so an older deck's notes update in place
+    assert {r[0] for r in rows} == {genanki.guid_for(unseeded_id(p.id)) for p in PROBLEMS}

@@ -7,6 +7,7 @@ import jax
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from labs import records
 from tests.conftest import REPO
@@ -37,28 +38,104 @@ def test_no_formula_is_copied_into_the_notebook():
         assert formula not in source
 
 
-def test_the_notebook_runs_on_the_cpu(tmp_path):
-    nb = _load()
+def _cell(nb, fragment):
+    found = [c for c in nb.cells if c.cell_type == "code" and fragment in c.source]
+    assert len(found) == 1, fragment
+    return found[0]
+
+
+def _prepare(nb, out, *, predictions: dict | None = None, explanations: dict | None = None, practice=False,
+             calibrate=True, reps=3):
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    out = tmp_path / "bench"
-    params.source = f"N = 128\nREPS = 3\nCALIBRATE = True\nOUT = {str(out)!r}\n"
+    params.source = f"N = 128\nREPS = {reps}\nCALIBRATE = {calibrate}\nPRACTICE = {practice}\nOUT = {str(out)!r}\n"
+    if predictions is not None:
+        cell = _cell(nb, "MY_PREDICTIONS = {")
+        head, sep, tail = cell.source.partition("\n}\n")
+        assert sep, "the predictions cell starts with the MY_PREDICTIONS dict"
+        cell.source = f"MY_PREDICTIONS = {predictions!r}\n" + tail
+    if explanations is not None:
+        cell = _cell(nb, "MY_EXPLANATIONS = {")
+        head, sep, _ = cell.source.partition("MY_EXPLANATIONS = {")
+        cell.source = f"{head}MY_EXPLANATIONS = {explanations!r}\n"
+
+
+def _run(nb, tmp_path):
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
-    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def _text(cell) -> str:
+    return "\n".join(o.get("text", "") for o in cell.get("outputs", []))
+
+
+SEED = ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum")
+
+
+def test_the_measure_cell_refuses_without_your_predictions(tmp_path):
+    nb = _load()
+    out = tmp_path / "bench"
+    _prepare(nb, out)  # the notebook as shipped: MY_PREDICTIONS all empty
+    with pytest.raises(CellExecutionError) as err:
+        _run(nb, tmp_path)
+    assert "StopHere" in str(err.value)
+    measure = _cell(nb, "session.measure_and_save(")
+    assert "Not measuring: write your predictions for all 5 ops" in _text(measure)
+    assert "PRACTICE = True" in _text(measure)
+    later = nb.cells[nb.cells.index(measure) + 1:]
+    assert not any(c.get("outputs") for c in later if c.cell_type == "code")  # "Run all" stopped there
+    assert not list(out.glob("lab-*.json"))  # nothing measured, nothing saved
+
+
+def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
+    nb = _load()
+    out = tmp_path / "bench"
+    # add at 1 ns is sure to miss; "overhead" is sure to be refused
+    _prepare(nb, out, predictions={**{op: "10us" for op in SEED}, "add": "1ns"}, explanations={"add": "overhead"})
+    _run(nb, tmp_path)
+    text = "\n".join(_text(c) for c in nb.cells if c.cell_type == "code")
+    assert "5 of 5 predictions read at" in text
     assert "ridge = 240 FLOPs/byte" in text  # v5e, from the catalogue
     assert "matmul NxNxN" in text and "measured  datasheet" in text
     assert "GATE 00 OPEN (no record counts yet: practice only)" in text
     assert f"jax {jax.__version__} | device: cpu (cpu)" in text and "device time will be read with" in text
     assert "device time read for 5 of 5 ops" in text
     assert "not on Colab: the record stays at" in text and "pip install -U xprof" in text
+    measure = _cell(nb, "session.measure_and_save(")
+    first = measure.outputs[0]["text"]
+    assert first.startswith("record saved:"), first  # saved before anything about the run is shown
+    assert "add: measured" in _text(measure) and "why?" in _text(measure)
+    # the tables and the evidence only after the explanations were judged
+    assert "measured  datasheet" not in _text(measure) and "supported reasons" not in _text(measure)
+    explained = _cell(nb, "session.explain(record, path, MY_EXPLANATIONS)")
+    assert "add: refused: 'overhead' is a shrug" in _text(explained)
+    assert "look at:" in _text(explained) and "supported reasons" in _text(explained)
     saved = list(out.glob("lab-0.1-cpu-*.json"))
-    assert len(saved) == 1
+    assert len(saved) == 1  # the explanations cell rewrote the same record
     rec = records.load(saved[0])
-    assert rec["size"] == 128 and rec["reps"] == 3
+    assert rec["size"] == 128 and rec["reps"] == 3 and rec["graded"] == "learner"
+    assert {row["op"]: row["predictions"]["learner"]["text"] for row in rec["ops"]} == {
+        **{op: "10us" for op in SEED}, "add": "1ns"}
+    add = next(row for row in rec["ops"] if row["op"] == "add")
+    assert add["miss"]["text"] == "overhead" and add["miss"]["accepted"] is False and add["evidence"]
+    assert rec["practice"] is False and rec["run"]["number"] == 1
+    assert rec["learner_predictions"]["read_at"] < rec["measurement_started_at"]
     assert list(out.glob("*.png"))
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the plot is displayed"
+
+
+def test_practice_mode_measures_without_predictions_and_is_recorded_as_practice(tmp_path):
+    nb = _load()
+    out = tmp_path / "bench"
+    _prepare(nb, out, practice=True, calibrate=False, reps=2)
+    _run(nb, tmp_path)
+    measure = _cell(nb, "session.measure_and_save(")
+    assert measure.outputs[0]["text"].startswith("record saved:") and "(practice)" in measure.outputs[0]["text"]
+    (saved,) = out.glob("lab-0.1-cpu-*.json")
+    rec = records.load(saved)
+    assert rec["graded"] != "learner" and rec["learner_predictions"] is None and rec["practice"] is True
+    assert all(row["predictions"]["learner"] is None for row in rec["ops"])
 
 
 def test_repo_url_is_one_marked_setting_at_the_top():
