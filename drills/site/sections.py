@@ -234,43 +234,20 @@ def learner_state(records_dir: Path | None) -> dict:
             "calibration": calibration(records_dir)}
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def calibration(records_dir: Path) -> dict:
-    """The learner's prediction bias and spread over their records (a local computation from the
-    records: measured/predicted per op kind, its median, the fraction within 2x, and the trend of
-    the fraction within 2x from the first record to the last)."""
+    """The learner's prediction bias and spread over their records, for the page: the numbers of
+    ``labs.calibration_bias.prediction_bias`` (the one computation, shared with ``drill progress``):
+    median measured/predicted and the fraction within 2x per op kind, and the fraction within 2x per
+    record, oldest to newest (the trend)."""
+    from labs import calibration_bias
     from labs import records as lab_records
 
-    per_op: dict[str, list[float]] = {}
-    per_record: list[tuple[str, float]] = []
-    for loaded in lab_records.scan(records_dir):
-        rec = loaded.record
-        if not isinstance(rec, dict):
-            continue
-        ratios = []
-        for row in rec.get("ops") or []:
-            try:
-                predicted = float(row["predictions"]["learner"]["seconds"])
-                measured = float(row["measured"]["measured_s"])
-            except (KeyError, TypeError, ValueError):
-                continue
-            if predicted > 0 and measured > 0 and math.isfinite(predicted) and math.isfinite(measured):
-                ratio = measured / predicted
-                per_op.setdefault(str(row.get("op")), []).append(ratio)
-                ratios.append(ratio)
-        if ratios:
-            within = sum(0.5 <= r <= 2 for r in ratios) / len(ratios)
-            per_record.append((str(rec.get("measurement_started_at") or rec.get("date") or ""), within))
-    per_record.sort()
-    ops = [{"op": op, "runs": len(v), "median_ratio": _median(v), "within_2x": sum(0.5 <= r <= 2 for r in v) / len(v)}
-           for op, v in per_op.items()]
-    return {"ops": ops, "records": len(per_record),
-            "trend": [w for _, w in per_record]}
+    bias = calibration_bias.prediction_bias(
+        (str(loaded.path), loaded.record) for loaded in lab_records.scan(records_dir)
+        if isinstance(loaded.record, dict))
+    ops = [{"op": o.op, "runs": o.predictions, "median_ratio": o.median_ratio, "within_2x": o.within_2x}
+           for o in bias.ops]
+    return {"ops": ops, "records": len(bias.runs), "trend": [run.within_2x for run in bias.runs]}
 
 
 def calibration_html(cal: dict | None) -> str:
