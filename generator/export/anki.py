@@ -173,18 +173,24 @@ class _Figures:
         return f'<img src="{name}">'
 
 
+def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict[str, str] | None) -> genanki.Deck:
+    """The family's deck in ``decks``, made on first use (ids are stable: ``DECK_IDS``)."""
+    deck = decks.get(family)
+    if deck is None:
+        if family not in DECK_IDS:
+            raise ValueError(f"no deck id for family '{family}'; add one to DECK_IDS")
+        # Anki shows a deck description as HTML: escaped, so a spec's text stays text.
+        deck = decks[family] = genanki.Deck(DECK_IDS[family], deck_name(family),
+                                            _text((descriptions or {}).get(family, "")))
+    return deck
+
+
 def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None):
     """genanki decks (one per family, in first-seen order) and the media they reference."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
     for p in problems:
-        deck = decks.get(p.family)
-        if deck is None:
-            if p.family not in DECK_IDS:
-                raise ValueError(f"no deck id for family '{p.family}'; add one to DECK_IDS")
-            # Anki shows a deck description as HTML: escaped, so a spec's text stays text.
-            deck = decks[p.family] = genanki.Deck(DECK_IDS[p.family], deck_name(p.family),
-                                                  _text((descriptions or {}).get(p.family, "")))
+        deck = _family_deck(decks, p.family, descriptions)
         deck.add_note(genanki.Note(model=MODEL, fields=note_fields(p, figures.for_problem(p)),
                                    guid=note_guid(p), tags=[t.replace(" ", "_") for t in p.tags]))
     return list(decks.values()), figures.files
@@ -282,12 +288,7 @@ def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str]
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
     for n in notes:
-        deck = decks.get(n.family)
-        if deck is None:
-            if n.family not in DECK_IDS:
-                raise ValueError(f"no deck id for family '{n.family}'; add one to DECK_IDS")
-            deck = decks[n.family] = genanki.Deck(DECK_IDS[n.family], deck_name(n.family),
-                                                  _text((descriptions or {}).get(n.family, "")))
+        deck = _family_deck(decks, n.family, descriptions)
         deck.add_note(genanki.Note(model=VARIANT_MODEL, fields=variant_fields(n, figures), guid=skill_guid(n.skill),
                                    tags=[t.replace(" ", "_") for t in n.tags]))
     return list(decks.values()), figures.files
