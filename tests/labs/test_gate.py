@@ -59,6 +59,18 @@ def test_one_miss_with_an_accepted_explanation_is_a_counted_fail(tmp_path):
     assert row.why_not == ["1 of 5 predictions more than 2x off (add): a pass needs all five within 2x"]
 
 
+def test_all_five_three_times_off_explained_with_x_never_passes(tmp_path):
+    # issue 15: the gate once passed this record (five misses, each "explained" by any sentence)
+    ops = ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum")
+    rec = synthetic.record(tmp_path, {op: 3.0 for op in ops}, explanations={op: "x" for op in ops})
+    _save(rec, tmp_path / "bench", "lab-0.1-gpu")
+    result, row = _only_row(tmp_path / "bench")
+    assert result.status == "fail" and row.verdict == "incomplete" and row.within_2x == 0
+    assert sorted(row.unexplained) == sorted(ops) and row.explained == []
+    assert row.why_not[0].startswith("5 of 5 predictions more than 2x off")
+    assert all(any(w.startswith(f"{op}: miss not explained (refused: 'x' is a shrug") for w in row.why_not) for op in ops)
+
+
 @pytest.mark.parametrize("text", [None, "x", "overhead", "noise", "the cache made it faster"])
 def test_a_miss_without_an_accepted_explanation_is_incomplete(tmp_path, text):
     rec = synthetic.record(tmp_path, {"add": 3.0}, explanations={"add": text} if text else None)
