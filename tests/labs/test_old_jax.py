@@ -30,8 +30,8 @@ NOISY_JAX_ENV = "DRILL_JAX_0_6_PYTHON"
 NOISY_JAX = "0.6.2"
 
 
-@pytest.fixture(params=[(OLD_JAX_ENV, OLD_JAX, True, "False"), (OLDEST_JAX_ENV, OLDEST_JAX, False, "False"),
-                        (NOISY_JAX_ENV, NOISY_JAX, False, "True")],
+@pytest.fixture(params=[(OLD_JAX_ENV, OLD_JAX, True, "False"), (OLDEST_JAX_ENV, OLDEST_JAX, True, "False"),
+                        (NOISY_JAX_ENV, NOISY_JAX, True, "True")],
                 ids=[OLD_JAX, OLDEST_JAX, NOISY_JAX])
 def old_jax(request):
     env, version, required_in_ci, has_options = request.param
