@@ -21,7 +21,7 @@ from drills.cli import cli
 from generator import generate as gen
 from generator.families.base import show
 from tests.generator.test_anki_real import OPTIONS, ImportAnkiPackageRequest
-from tests.site.conftest import CHROMIUM_ARGS, chromium_path
+from tests.site.conftest import browser  # noqa: F401  (the one module-scoped Chromium fixture, shared with the site tests)
 
 pytestmark = pytest.mark.slow
 
@@ -64,16 +64,6 @@ def deck(tmp_path_factory):
     finally:
         col.close()
     return cards
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def page_html(card_html: str) -> str:
