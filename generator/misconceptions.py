@@ -213,7 +213,7 @@ def _op_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 def _gib_slips(answer_with: Any, bytes_per_s: float) -> Iterator[WrongAnswer]:
     """The GB/GiB mix-ups, as the model's answer with the bandwidth (bytes/s) mis-converted either way."""
     for w, how in ((bytes_per_s / GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s: the bandwidth ÷1.0737"),
-                   (bytes_per_s * GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s: x1.0737")):
+                   (bytes_per_s * GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s: the bandwidth x1.0737")):
         yield WrongAnswer(_m("gb-gib"), answer_with(w), how)
 
 
@@ -451,10 +451,9 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongA
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
             key = float(problem.answer.value)  # type: ignore[arg-type]
-            tolerance = max(problem.tolerance, 1e-9)
-            # an answer worked with another edition's figure is right (with a note), never a mistake
-            rights = [key, *(float(a["value"]) for a in problem.also_right)]
-            if all(_rel(wrong.value, r) > tolerance for r in rights):
+            # Outside the key's tolerance it is a mistake, even near another edition's answer: grading
+            # takes whichever of the two an answer is closer to (drills.grading.grade's ``mistakes``).
+            if _rel(wrong.value, key) > max(problem.tolerance, 1e-9):
                 out.append(wrong)
     return out
 
