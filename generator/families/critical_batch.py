@@ -171,5 +171,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         key = f"d{D}-f{F}"
     fields = {"chip": chip.display, "label": spec.params["modes"][params["mode"]]["label"],
               "lhs": t["lhs"], "rhs": t["rhs"], "D": str(D), "F": str(F)}
-    return problem(spec, skill, key, spec.prompts[form].format(**fields), Answer(value=b_star, unit=""),
+    prompt = spec.prompts[form].format(**fields)
+    acc = costs.ACCUMULATE_DTYPE.get(dtype)
+    if acc and acc != t["out"]:  # the hardware's accumulate type, and the output bytes as the model counts them
+        prompt += (f" The {dtype} products accumulate in {acc}; the output is written back as {t['out']} "
+                   f"({DTYPE_BYTES[t['out']]} byte an element), as counted here.")
+    return problem(spec, skill, key, prompt, Answer(value=b_star, unit=""),
                    steps, dict(params), spec.hints[form].format(**fields))
