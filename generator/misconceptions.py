@@ -74,7 +74,8 @@ CATALOGUE: tuple[Misconception, ...] = (
     Misconception("sparse-peak", "using the sparse datasheet peak",
                   ("ridge", "floor", "bound", "critical_batch", "transformer_step"),
                   "GPU spec sheets quote FLOP/s with 2:4 structured sparsity, twice the dense figure. Dense "
-                  "matmuls get the dense peak (the scaling book's tables)."),
+                  "matmuls get the dense peak (the scaling book's tables). TPUs publish no sparse figure: a doubled "
+                  "TPU peak is the same slip."),
     Misconception("sum-not-max", "adding T_math and T_comms for the floor",
                   ("floor", "transformer_step", "collective", "host_link"),
                   "The floor is max(T_math, T_comms): compute and memory traffic overlap. Their sum is the "
