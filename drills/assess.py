@@ -100,7 +100,9 @@ class Outcome:
             text += f"\n{self.grade.note}"
         for i, m in enumerate(self.matches):
             lead = "That is what you get with the classic mistake" if i == 0 else "Or the classic mistake"
-            text += f"\n{lead} '{m.misconception.id}' ({m.misconception.name}): {m.step}."
+            # the value that method gives, so a learner sees how near their number is to it
+            gives = m.value if isinstance(m.value, str) else fmt(float(m.value), self.problem.answer.unit)
+            text += f"\n{lead} '{m.misconception.id}' ({m.misconception.name}), which gives {gives}: {m.step}."
         if self.matches:
             text += f"\n{self.matches[0].misconception.explanation}"
         return text
@@ -131,7 +133,7 @@ def read(problem: Problem, text: str) -> float | str:
         prompt = problem.prompt.lower()
         shown = all(c.lower() in prompt for c in problem.answer.choices)
         return answers.parse_choice(text, problem.answer.choices, shown)
-    return answers.parse_number(text, problem.answer.unit, stated_unit(problem))
+    return answers.parse_number(text, problem.answer.unit, stated_unit(problem), float(problem.answer.value))
 
 
 def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: float | None = None,
@@ -145,6 +147,8 @@ def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: flo
         return Outcome(problem, text, WRONG_KIND, reason=str(exc))
     except answers.AnswerError as exc:
         return Outcome(problem, text, UNREADABLE, reason=f"can not read that: {exc}")
-    verdict = grading.grade(problem, value, bands, seconds_taken, hints)
+    mistakes = () if problem.answer.is_choice or not problem.also_right else tuple(
+        float(w.value) for w in misconceptions.wrong_answers(problem) if not isinstance(w.value, str))
+    verdict = grading.grade(problem, value, bands, seconds_taken, hints, mistakes)
     matches = () if verdict.correct else tuple(misconceptions.diagnose_all(problem, value))
     return Outcome(problem, text, GRADED, value, verdict, matches)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 from fsrs import Rating
 
@@ -113,22 +113,25 @@ def grade_choice(given: str, expected: str, bands: Bands, seconds_taken: float |
 
 
 def grade(problem: Problem, given: float | str, bands: Bands, seconds_taken: float | None,
-          hints: int = 0) -> Grade:
+          hints: int = 0, mistakes: Sequence[float] = ()) -> Grade:
     """Rate a parsed answer to ``problem`` (a number in the answer's unit, or a choice).
 
     A number outside the tolerance of the key but within it of one of ``problem.also_right``
     (the answer worked with another edition's published figure) is right, rated against that
-    answer, with its note; the relative error stays the one against the key.
+    answer, with its note; the relative error stays the one against the key. Not when it is
+    closer to one of ``mistakes`` (the values named wrong methods give) than to both the key and
+    that answer: then it is that mistake (a GiB slip lands within 1% of the other PCIe edition).
     """
     if problem.answer.is_choice:
         return grade_choice(str(given), str(problem.answer.choice), bands, seconds_taken, hints)
-    verdict = grade_number(float(given), float(problem.answer.value), problem.tolerance,  # type: ignore[arg-type]
-                           bands, seconds_taken, hints)
+    key = float(problem.answer.value)  # type: ignore[arg-type]
+    verdict = grade_number(float(given), key, problem.tolerance, bands, seconds_taken, hints)
     if verdict.correct:
         return verdict
+    nearest_mistake = min((abs(float(given) - m) for m in mistakes), default=math.inf)
     for other in problem.also_right:
         alt = grade_number(float(given), float(other["value"]), problem.tolerance, bands, seconds_taken, hints)
-        if alt.correct:
+        if alt.correct and abs(float(given) - float(other["value"])) <= nearest_mistake:
             return Grade(alt.rating, verdict.relative_error, str(other.get("note", "")))
     return verdict
 

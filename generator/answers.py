@@ -128,13 +128,15 @@ class NeedsUnitError(AnswerError):
     The example uses units of the expected dimension; a number ending in a bare prefix ("4.096 T")
     is completed with the dimension's base unit ("4.096 TB")."""
 
-    def __init__(self, text: str, expected: Dims):
+    def __init__(self, text: str, expected: Dims, at_key_scale: bool = False):
         self.expected = expected
         shown = text.strip()
         units, base = _SUGGEST.get(expected, (("",), ""))
         if expected != (1, 0, 0) and re.search(r"[0-9.]\s*[kKMGTPE]$", shown):
             example = f"{shown}{base}"
         else:
+            if at_key_scale and base:  # 5.1e16 where the key is 5.1e16 FLOP/s: the base unit first
+                units = (base, *(u for u in units if u != base))
             examples = [f"{shown} {u}" for u in units]
             example = examples[0] if len(examples) == 1 else f"{', '.join(examples[:-1])} or {examples[-1]}"
         super().__init__(f"add a unit: {shown} what? e.g. {example}")
@@ -458,7 +460,7 @@ def parse_quantity(text: str) -> Quantity:
     return _Parser(_tokens_of(text)).parse()
 
 
-def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
+def parse_number(text: str, unit: str, stated_unit: str | None = None, key: float | None = None) -> float:
     """The answer's value expressed in ``unit`` (base SI: "s", "B", "FLOP/s", "" ...).
 
     A plain number (no unit typed, e.g. ``2*2048**3/1.97e14``) is read in
@@ -470,6 +472,8 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
     reads a working the way it was meant: when its only unit is the last
     token and that unit on the number before it gives the wrong dimension,
     the unit applies to the whole working (``2*2048**3/1.97e14 s`` is seconds).
+    ``key`` (the expected value in ``unit``, if known) lets ``NeedsUnitError`` suggest the base unit
+    first when a plain number is already at the key's scale.
     """
     expected = parse_unit(unit)
     tokens = _tokens_of(text)
@@ -486,7 +490,8 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None) -> float:
         if expected.dims == DIMENSIONLESS:
             return quantity.value
         if stated_unit is None:
-            raise NeedsUnitError(text, expected.dims)
+            at_key = key is not None and key != 0 and 0.1 <= abs(quantity.value / (key * expected.scale)) <= 10
+            raise NeedsUnitError(text, expected.dims, at_key)
         stated = parse_unit(stated_unit)
         if stated.dims != expected.dims:
             raise ValueError(f"stated unit '{stated_unit}' is not {describe_dims(expected.dims, False)}")

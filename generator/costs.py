@@ -14,12 +14,15 @@ Which convention is which:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from generator.units import DTYPE_BYTES, normalize_dtype
 
 INDEX_DTYPE = "int32"
+FLOPS_PER_MAC = 2  # a multiply-accumulate is two FLOPs, a multiply and an add (the scaling book's 2·B·D·F)
+# The dtype a matmul accumulates in, where it differs from its inputs' (the MXU's int8 products sum in int32).
+ACCUMULATE_DTYPE = {"int8": "int32"}
 
 
 class CostError(ValueError):
@@ -81,7 +84,7 @@ def matmul(B: int, D: int, F: int, dtype: str = "bf16", *,
     rhs = normalize_dtype(rhs_dtype or lhs)
     compute = _wider(lhs, rhs)
     out = normalize_dtype(out_dtype or compute)
-    flops = 2 * B * D * F
+    flops = FLOPS_PER_MAC * B * D * F
     nbytes = B * D * _b(lhs) + D * F * _b(rhs) + B * F * _b(out)
     return OpCost(
         "matmul", (B, D, F), compute, flops, nbytes,
@@ -126,7 +129,7 @@ def dot(N: int, dtype: str = "bf16") -> OpCost:
     The scaling book's example: intensity tends to 1/2 for bf16.
     """
     d = normalize_dtype(dtype)
-    return OpCost("dot", (N,), d, 2 * N, (2 * N + 1) * _b(d),
+    return OpCost("dot", (N,), d, FLOPS_PER_MAC * N, (2 * N + 1) * _b(d),
                   "2·N", "(2·N + 1)·bytes", f"2 × {N}", f"(2 × {N} + 1) × {_b(d)}",
                   "scaling book (Rooflines): dot product example",
                   {"x": d, "y": d, "out": d}, _b(d))
@@ -213,3 +216,30 @@ def cost(op: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", **kwa
     except ValueError as exc:
         raise CostError(str(exc)) from None
     return spec.fn(*shape, dtype, **kwargs)
+
+
+def array_bytes(shape: tuple[int, ...] | list[int], dtype: str = "bf16") -> int:
+    """Bytes of one array: its elements (the product of ``shape``) times the dtype's bytes per element."""
+    elements = 1
+    for d in shape:
+        elements *= int(d)
+    return elements * _b(normalize_dtype(dtype))
+
+
+# --- tweaked costs: each classic wrong method is the model called on one of these -------------------
+
+def as_elements(c: OpCost) -> OpCost:
+    """The same op with every operand counted at 1 byte per element (``bytes`` is then the element
+    count, the elements-not-bytes slip); FLOPs are unchanged. Embedding's int32 indices stay 4 bytes."""
+    return cost(c.op, c.shape, "int8")
+
+
+def inputs_only(c: OpCost) -> OpCost:
+    """The same op with its output write left out of ``bytes`` (the forgot-output-write slip)."""
+    return replace(c, bytes=c.bytes - c.bytes_written, bytes_written=0)
+
+
+def in_macs(c: OpCost) -> OpCost:
+    """The same op with FLOPs counted as multiply-adds (FLOPs / ``FLOPS_PER_MAC``; macs-not-flops).
+    ``flops`` may then be a float (an op with an odd FLOP count)."""
+    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method's count

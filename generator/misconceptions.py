@@ -16,13 +16,14 @@ one changes is ``_answers`` below, per family.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from generator import catalogue as catalogue_mod
-from generator import costs, links, transformer
+from generator import costs, roofline, transformer
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
 from generator.units import DTYPE_BYTES, fmt
@@ -73,7 +74,8 @@ CATALOGUE: tuple[Misconception, ...] = (
     Misconception("sparse-peak", "using the sparse datasheet peak",
                   ("ridge", "floor", "bound", "critical_batch", "transformer_step"),
                   "GPU spec sheets quote FLOP/s with 2:4 structured sparsity, twice the dense figure. Dense "
-                  "matmuls get the dense peak (the scaling book's tables)."),
+                  "matmuls get the dense peak (the scaling book's tables). TPUs publish no sparse figure: a doubled "
+                  "TPU peak is the same slip."),
     Misconception("sum-not-max", "adding T_math and T_comms for the floor",
                   ("floor", "transformer_step", "collective", "host_link"),
                   "The floor is max(T_math, T_comms): compute and memory traffic overlap. Their sum is the "
@@ -152,10 +154,7 @@ def _m(mid: str) -> Misconception:
     return BY_ID[mid]
 
 
-def _elements_cost(cost: costs.OpCost) -> costs.OpCost:
-    """The same op with every operand 1 byte per element: its ``bytes`` is the element count
-    (embedding's int32 indices stay 4 bytes, a rounding next to the rows)."""
-    return costs.cost(cost.op, cost.shape, "int8")
+SPARSE_FACTOR = 2  # a 2:4-sparse datasheet peak is twice the dense one
 
 
 def _other_peaks(chip: Chip, dtype: str) -> Iterator[tuple[str, float]]:
@@ -165,59 +164,63 @@ def _other_peaks(chip: Chip, dtype: str) -> Iterator[tuple[str, float]]:
             yield other, float(fig.value)
 
 
-def _evaluate(quantity: str, flops: float, nbytes: float, peak: float, bw: float) -> float | str:
-    t_math, t_comms = flops / peak, nbytes / bw
-    if quantity == "intensity":
-        return flops / nbytes
-    if quantity == "bound":
-        return "compute" if flops / nbytes >= peak / bw else "memory"
-    return {"t_math": t_math, "t_comms": t_comms, "floor": max(t_math, t_comms)}[quantity]
+def _sparse_step(chip: Chip, peak: float) -> str:
+    why = "sparse" if chip.kind == "gpu" else f"doubled: the {chip.display} publishes no sparse figure"
+    return f"peak = {sci(SPARSE_FACTOR * peak)} FLOP/s ({why}) instead of {sci(peak)} (dense)"
 
 
 def _op_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Each mistake is ``roofline.estimate`` on a tweaked cost (``costs.as_elements`` ...) or tweaked ceilings."""
     p = problem.params
     chip = cat.get(p["chip"])
     cost = costs.cost(p["op"], tuple(p["shape"]), p["dtype"])
     quantity = {"intensity": "intensity", "bound": "bound"}.get(problem.family, p.get("quantity", "floor"))
-    peak, bw = float(chip.peak_flops[cost.dtype].value), chip.hbm_bytes_per_s
-    flops, nbytes = cost.flops, cost.bytes
+    ceil = roofline.Ceilings.from_chip(chip, cost.dtype)
+    right = roofline.estimate(ceil, cost)
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
 
-    def ev(f=flops, b=nbytes, pk=peak, w=bw):
-        return _evaluate(quantity, f, b, pk, w)
+    def ev(c: costs.OpCost = cost, k: roofline.Ceilings = ceil) -> float | str:
+        return roofline.estimate(k, c).quantity(quantity)
 
-    elements = _elements_cost(cost).bytes
-    if elements != nbytes:
-        yield WrongAnswer(_m("elements-not-bytes"), ev(b=elements),
-                          f"bytes = {sci(elements)} (elements) instead of {sci(nbytes)} B ({cost.dtype}: "
+    elements = costs.as_elements(cost)
+    if elements.bytes != cost.bytes:
+        yield WrongAnswer(_m("elements-not-bytes"), ev(c=elements),
+                          f"bytes = {sci(elements.bytes)} (elements) instead of {sci(cost.bytes)} B ({cost.dtype}: "
                           f"{DTYPE_BYTES[cost.dtype]} bytes per element)")
     if cost.bytes_written:
-        yield WrongAnswer(_m("forgot-output-write"), ev(b=nbytes - cost.bytes_written),
-                          f"bytes = {sci(nbytes - cost.bytes_written)} (inputs only) instead of {sci(nbytes)} "
+        inputs = costs.inputs_only(cost)
+        yield WrongAnswer(_m("forgot-output-write"), ev(c=inputs),
+                          f"bytes = {sci(inputs.bytes)} (inputs only) instead of {sci(cost.bytes)} "
                           f"(+ {sci(cost.bytes_written)} B of output written)")
-    if chip.kind == "gpu" and flops:
-        yield WrongAnswer(_m("sparse-peak"), ev(pk=2 * peak),
-                          f"peak = {sci(2 * peak)} FLOP/s (sparse) instead of {sci(peak)} (dense)")
-    if flops:
+    if cost.flops:
+        yield WrongAnswer(_m("sparse-peak"), ev(k=ceil.with_peak(SPARSE_FACTOR * peak)), _sparse_step(chip, peak))
         for other, other_peak in _other_peaks(chip, cost.dtype):
-            yield WrongAnswer(_m("wrong-dtype-peak"), ev(pk=other_peak),
+            yield WrongAnswer(_m("wrong-dtype-peak"), ev(k=ceil.with_peak(other_peak, other)),
                               f"peak = {sci(other_peak)} ({other}) instead of {sci(peak)} ({cost.dtype})")
-        yield WrongAnswer(_m("macs-not-flops"), ev(f=flops / 2),
-                          f"FLOPs = {sci(flops / 2)} (multiply-adds) instead of {sci(flops)} (2 per multiply-add)")
+        macs = costs.in_macs(cost)
+        yield WrongAnswer(_m("macs-not-flops"), ev(c=macs),
+                          f"FLOPs = {sci(macs.flops)} (multiply-adds) instead of {sci(cost.flops)} "
+                          f"({costs.FLOPS_PER_MAC} per multiply-add)")
     if quantity == "floor":
-        t_math, t_comms = flops / peak, nbytes / bw
-        yield WrongAnswer(_m("sum-not-max"), t_math + t_comms,
-                          f"floor = T_math + T_comms = {si(t_math + t_comms, 's')} instead of "
-                          f"max({si(t_math, 's')}, {si(t_comms, 's')})")
+        yield WrongAnswer(_m("sum-not-max"), right.upper_s,
+                          f"floor = T_math + T_comms = {si(right.upper_s, 's')} instead of "
+                          f"max({si(right.t_math_s, 's')}, {si(right.t_comms_s, 's')})")
     if quantity in ("floor", "t_comms"):
-        yield from _time_slips(problem, memory_side=quantity == "t_comms" or nbytes / bw >= flops / peak)
+        yield from _gib_slips(lambda w: ev(k=ceil.with_bandwidth(w)), bw)
+    if quantity in ("floor", "t_comms", "t_math"):
+        yield from _unit_slips(problem)
 
 
-def _time_slips(problem: Problem, memory_side: bool) -> Iterator[WrongAnswer]:
+def _gib_slips(answer_with: Any, bytes_per_s: float) -> Iterator[WrongAnswer]:
+    """The GB/GiB mix-ups, as the model's answer with the bandwidth (bytes/s) mis-converted either way."""
+    for w, how in ((bytes_per_s / GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s: the bandwidth ÷1.0737"),
+                   (bytes_per_s * GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s: the bandwidth x1.0737")):
+        yield WrongAnswer(_m("gb-gib"), answer_with(w), how)
+
+
+def _unit_slips(problem: Problem) -> Iterator[WrongAnswer]:
+    """The key read with its SI prefix one step off (a slip in writing the answer, not in the model)."""
     key = float(problem.answer.value)  # type: ignore[arg-type]
-    if memory_side:
-        for factor, how in ((GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"),
-                            (1 / GIB_PER_GB, "a size in GB taken as GiB")):
-            yield WrongAnswer(_m("gb-gib"), key * factor, f"{how}: x{factor:.4f}")
     for factor, how in ((1e3, "1000x too large"), (1e-3, "1000x too small")):
         yield WrongAnswer(_m("unit-slip-1000"), key * factor, f"{si(key * factor, 's')}: {how}")
 
@@ -227,15 +230,17 @@ def _ridge_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     if "dtype" not in p or problem.answer.is_choice:
         return
     chip = cat.get(p["chip"])
-    peak, bw = float(chip.peak_flops[p["dtype"]].value), chip.hbm_bytes_per_s
-    if chip.kind == "gpu":
-        yield WrongAnswer(_m("sparse-peak"), 2 * peak / bw, f"peak = {sci(2 * peak)} (sparse) instead of {sci(peak)}")
+    ceil = roofline.Ceilings.from_chip(chip, p["dtype"])
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
+    yield WrongAnswer(_m("sparse-peak"), ceil.with_peak(SPARSE_FACTOR * peak).ridge_flops_per_byte,
+                      _sparse_step(chip, peak))
     for other, other_peak in _other_peaks(chip, p["dtype"]):
-        yield WrongAnswer(_m("wrong-dtype-peak"), other_peak / bw,
+        yield WrongAnswer(_m("wrong-dtype-peak"), ceil.with_peak(other_peak, other).ridge_flops_per_byte,
                           f"peak = {sci(other_peak)} ({other}) instead of {sci(peak)} ({p['dtype']})")
-    yield WrongAnswer(_m("macs-not-flops"), peak / 2 / bw, f"peak counted in multiply-adds: {sci(peak / 2)}")
-    yield WrongAnswer(_m("gb-gib"), peak / (bw / GIB_PER_GB), "HBM bandwidth read as GiB/s: x1.0737")
-    yield WrongAnswer(_m("gb-gib"), peak / (bw * GIB_PER_GB), "HBM bandwidth in GB/s converted as if GiB/s: ÷1.0737")
+    macs = peak / costs.FLOPS_PER_MAC
+    yield WrongAnswer(_m("macs-not-flops"), ceil.with_peak(macs).ridge_flops_per_byte,
+                      f"peak counted in multiply-adds: {sci(macs)}")
+    yield from _gib_slips(lambda w: ceil.with_bandwidth(w).ridge_flops_per_byte, bw)
 
 
 def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
@@ -244,22 +249,24 @@ def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongA
     p = problem.params
     chip = cat.get(p["chip"])
     dtype = _parts(p)[3].dtype
-    ridge = chip.ridge_flops_per_byte(dtype)
+    ceil = roofline.Ceilings.from_chip(chip, dtype)
+    ridge, peak = ceil.ridge_flops_per_byte, ceil.peak_flops_per_s
     form = p["form"]
 
-    def b_star(r=ridge, params=p, f=form):
-        return critical_batch(r, params, f)
+    def b_star(r: float = ridge, params: dict[str, Any] = p, f: str = form, tweak: Any = None) -> float:
+        return critical_batch(r, params, f, tweak)
 
     if form == "exact":
         yield WrongAnswer(_m("shortcut-not-exact"), b_star(f="approx"),
                           f"B* = ridge·bytes_fixed / flops_row = {b_star(f='approx'):.1f} (per-row bytes dropped)")
-    if chip.kind == "gpu":
-        yield WrongAnswer(_m("sparse-peak"), b_star(r=2 * ridge), f"ridge from the sparse peak: {2 * ridge:.1f}")
+    sparse = ceil.with_peak(SPARSE_FACTOR * peak).ridge_flops_per_byte
+    yield WrongAnswer(_m("sparse-peak"), b_star(r=sparse), f"ridge from a {_sparse_step(chip, peak)}: {sparse:.1f}")
     for other, other_peak in _other_peaks(chip, dtype):
-        r = other_peak / chip.hbm_bytes_per_s
+        r = ceil.with_peak(other_peak, other).ridge_flops_per_byte
         yield WrongAnswer(_m("wrong-dtype-peak"), b_star(r=r), f"ridge from the {other} peak: {r:.1f} "
                                                                 f"instead of {ridge:.1f}")
-    yield WrongAnswer(_m("macs-not-flops"), b_star(r=2 * ridge), "FLOPs per row counted as D·F instead of 2·D·F")
+    yield WrongAnswer(_m("macs-not-flops"), b_star(tweak=costs.in_macs),
+                      f"FLOPs per row counted as D·F instead of {costs.FLOPS_PER_MAC}·D·F")
     ones = {**p, "activations": "int8", "weights": "int8"}
     if (p["activations"], p["weights"]) != ("int8", "int8"):
         yield WrongAnswer(_m("elements-not-bytes"), b_star(params=ones), "bytes counted as elements (1 each)")
@@ -271,35 +278,30 @@ def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongA
 
 
 def _interconnect_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    from generator.families.interconnect import FIGURE, HOP_LATENCY_FACT
+    """The slips are the family's own ``interconnect.slip_times`` (one model, ``generator.links``)."""
+    from generator.families import interconnect
 
     p = problem.params
     if problem.answer.is_choice:  # which link: ICI, DCN or PCIe
         yield from _term_confusions(problem)
         return
     chip = cat.get(p["chip"])
-    rows, cols = p["shape"]
-    nbytes = rows * cols * DTYPE_BYTES[p["dtype"]]
-    bw = float(chip.figure(FIGURE[p["variant"]]).value)
-    hop_count, latency = 0, 0.0
-    if p["variant"] == "ici":
-        hop_count = links.hops(p["axis"], p["src"], p["dst"], p["wrap"])
-        latency = float(cat.facts[HOP_LATENCY_FACT].value)
-        other_hops = links.hops(p["axis"], p["src"], p["dst"], not p["wrap"])
-        if other_hops != hop_count:
-            yield WrongAnswer(_m("wrong-hops"), links.transfer_seconds(nbytes, bw, other_hops, latency),
-                              f"{other_hops} hops ({'no ' if p['wrap'] else ''}wraparound assumed) instead of "
-                              f"{hop_count}")
-        yield WrongAnswer(_m("forgot-latency"), links.transfer_seconds(nbytes, bw),
-                          f"latency left out: {hop_count} hops x {si(latency, 's')}")
-        yield WrongAnswer(_m("one-way-vs-bidirectional"),
-                          links.transfer_seconds(nbytes, 2 * bw, hop_count, latency),
-                          f"bandwidth {sci(2 * bw)} B/s (bidirectional) instead of {sci(bw)} (one way)")
-    if DTYPE_BYTES[p["dtype"]] != 1:
-        yield WrongAnswer(_m("elements-not-bytes"),
-                          links.transfer_seconds(rows * cols, bw, hop_count, latency),
-                          f"bytes = {sci(rows * cols)} elements instead of {sci(nbytes)} B")
-    yield from _time_slips(problem, memory_side=True)
+    t = interconnect.slip_times(chip, cat, p)
+    nbytes = costs.array_bytes(p["shape"], p["dtype"])
+    if "other_hops" in t:
+        yield WrongAnswer(_m("wrong-hops"), t["other_hops"],
+                          f"{t['other_hop_count']:.0f} hops ({'no ' if p['wrap'] else ''}wraparound assumed) "
+                          f"instead of {t['hop_count']:.0f}")
+        yield WrongAnswer(_m("forgot-latency"), t["no_latency"],
+                          f"latency left out: {t['hop_count']:.0f} hops x {si(t['latency_s'], 's')}")
+        yield WrongAnswer(_m("one-way-vs-bidirectional"), t["bidirectional"],
+                          f"bandwidth {sci(t['bidi_bytes_per_s'])} B/s (bidirectional) instead of "
+                          f"{sci(t['bytes_per_s'])} (one way)")
+    if "elements" in t:
+        yield WrongAnswer(_m("elements-not-bytes"), t["elements"],
+                          f"bytes = {sci(costs.array_bytes(p['shape'], 'int8'))} elements instead of {sci(nbytes)} B")
+    yield from _gib_slips(lambda w: interconnect.slip_times(chip, cat, p, bytes_per_s=w)["answer"], t["bytes_per_s"])
+    yield from _unit_slips(problem)
 
 
 def _vmem_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
@@ -328,31 +330,34 @@ def _vmem_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 
 
 def _transformer_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Each mistake is ``roofline.estimate`` on a tweaked step cost or tweaked ceilings."""
     p = problem.params
     chip = cat.get(p["chip"])
     model = transformer.Model(params=p["params"], layers=p["layers"], d_model=p["d_model"],
                               kv_d_model=p.get("kv_d_model"))
-    step = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], p["dtype"])
-    peak, bw = float(chip.peak_flops[step.dtype].value), chip.hbm_bytes_per_s
-    flops, nbytes = step.flops, step.bytes
+    step, right = transformer.estimate(chip, model, p["phase"], p["batch"], p["seq"], p["dtype"])
+    ceil, cost = right.ceilings, right.cost
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
 
-    def floor(f=flops, b=nbytes, pk=peak):
-        return max(f / pk, b / bw)
+    def floor(c: costs.OpCost = cost, k: roofline.Ceilings = ceil) -> float:
+        return roofline.estimate(k, c).floor_s
 
-    yield WrongAnswer(_m("sum-not-max"), flops / peak + nbytes / bw, "floor = T_math + T_comms instead of the max")
-    yield WrongAnswer(_m("macs-not-flops"), floor(f=flops / 2), "2·params FLOPs per token counted as params")
+    yield WrongAnswer(_m("sum-not-max"), right.upper_s, "floor = T_math + T_comms instead of the max")
+    yield WrongAnswer(_m("macs-not-flops"), floor(c=costs.in_macs(cost)), "2·params FLOPs per token counted as params")
     if p["phase"] == "prefill" and step.flops_attention:
-        yield WrongAnswer(_m("causal-halving"), floor(f=step.flops_weights + step.flops_attention / 2),
-                          f"attention FLOPs halved for the causal mask: {sci(step.flops_attention / 2)} "
+        causal = dataclasses.replace(step, flops_attention=step.flops_attention / 2)  # type: ignore[arg-type]
+        yield WrongAnswer(_m("causal-halving"), floor(c=causal.op_cost()),
+                          f"attention FLOPs halved for the causal mask: {sci(causal.flops_attention)} "
                           f"instead of {sci(step.flops_attention)}")
-    if chip.kind == "gpu":
-        yield WrongAnswer(_m("sparse-peak"), floor(pk=2 * peak), "the sparse peak")
+    yield WrongAnswer(_m("sparse-peak"), floor(k=ceil.with_peak(SPARSE_FACTOR * peak)), _sparse_step(chip, peak))
     for other, other_peak in _other_peaks(chip, step.dtype):
-        yield WrongAnswer(_m("wrong-dtype-peak"), floor(pk=other_peak), f"the {other} peak")
+        yield WrongAnswer(_m("wrong-dtype-peak"), floor(k=ceil.with_peak(other_peak, other)), f"the {other} peak")
     if DTYPE_BYTES[step.dtype] != 1:
-        yield WrongAnswer(_m("elements-not-bytes"), floor(b=nbytes / DTYPE_BYTES[step.dtype]),
+        elements = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "int8").op_cost()
+        yield WrongAnswer(_m("elements-not-bytes"), floor(c=elements),
                           "bytes counted as elements (params, not params x bytes)")
-    yield from _time_slips(problem, memory_side=nbytes / bw >= flops / peak)
+    yield from _gib_slips(lambda w: floor(k=ceil.with_bandwidth(w)), bw)
+    yield from _unit_slips(problem)
 
 
 def _lattice_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
@@ -447,10 +452,9 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongA
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
             key = float(problem.answer.value)  # type: ignore[arg-type]
-            tolerance = max(problem.tolerance, 1e-9)
-            # an answer worked with another edition's figure is right (with a note), never a mistake
-            rights = [key, *(float(a["value"]) for a in problem.also_right)]
-            if all(_rel(wrong.value, r) > tolerance for r in rights):
+            # Outside the key's tolerance it is a mistake, even near another edition's answer: grading
+            # takes whichever of the two an answer is closer to (drills.grading.grade's ``mistakes``).
+            if _rel(wrong.value, key) > max(problem.tolerance, 1e-9):
                 out.append(wrong)
     return out
 

@@ -11,11 +11,26 @@ Formulas (scaling book, "Rooflines"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generator.catalogue import Chip
 from generator.costs import OpCost
 from generator.units import fmt, sci, seconds, si
+
+
+def floor_seconds(t_math_s: float, t_comms_s: float) -> float:
+    """The floor (lower bound), in seconds: compute and memory traffic overlap, so the larger term."""
+    return max(t_math_s, t_comms_s)
+
+
+def upper_seconds(t_math_s: float, t_comms_s: float) -> float:
+    """The upper bound, in seconds: no overlap at all, the two terms one after the other."""
+    return t_math_s + t_comms_s
+
+
+def bound_of(intensity_flops_per_byte: float, ridge_flops_per_byte: float) -> str:
+    """The verdict: "compute" when the intensity (FLOPs/byte) reaches the ridge, else "memory"."""
+    return "compute" if intensity_flops_per_byte >= ridge_flops_per_byte else "memory"
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,20 @@ class Ceilings:
 
     @property
     def ridge_flops_per_byte(self) -> float:
+        """peak FLOP/s / HBM bytes/s, in FLOPs per byte."""
         return self.peak_flops_per_s / self.hbm_bytes_per_s
+
+    def with_peak(self, peak_flops_per_s: float, dtype: str | None = None) -> "Ceilings":
+        """The same ceilings with another peak (FLOP/s): a wrong method's peak (sparse, another dtype's)."""
+        return replace(self, peak_flops_per_s=float(peak_flops_per_s), dtype=dtype or self.dtype)
+
+    def with_bandwidth(self, bytes_per_s: float) -> "Ceilings":
+        """The same ceilings with another memory-side bandwidth (bytes/s): another edition's, a GiB slip."""
+        return replace(self, hbm_bytes_per_s=float(bytes_per_s))
+
+
+# What ``Estimate.quantity`` answers: the numbers a problem asks of a roofline (and "bound", a verdict).
+QUANTITIES = ("intensity", "ridge", "bound", "t_math", "t_comms", "floor", "upper")
 
 
 @dataclass(frozen=True)
@@ -52,11 +80,11 @@ class Estimate:
 
     @property
     def floor_s(self) -> float:
-        return max(self.t_math_s, self.t_comms_s)
+        return floor_seconds(self.t_math_s, self.t_comms_s)
 
     @property
     def upper_s(self) -> float:
-        return self.t_math_s + self.t_comms_s
+        return upper_seconds(self.t_math_s, self.t_comms_s)
 
     @property
     def intensity_flops_per_byte(self) -> float:
@@ -68,7 +96,22 @@ class Estimate:
 
     @property
     def bound(self) -> str:
-        return "compute" if self.intensity_flops_per_byte >= self.ridge_flops_per_byte else "memory"
+        return bound_of(self.intensity_flops_per_byte, self.ridge_flops_per_byte)
+
+    @property
+    def memory_bound(self) -> bool:
+        """Whether the memory side sets the floor (T_comms >= T_math)."""
+        return self.t_comms_s >= self.t_math_s
+
+    def quantity(self, name: str) -> float | str:
+        """One of ``QUANTITIES``: intensity and ridge in FLOPs/byte, times in seconds, bound a verdict."""
+        values = {"intensity": self.intensity_flops_per_byte, "ridge": self.ridge_flops_per_byte,
+                  "t_math": self.t_math_s, "t_comms": self.t_comms_s, "floor": self.floor_s, "upper": self.upper_s}
+        if name == "bound":
+            return self.bound
+        if name not in values:
+            raise KeyError(f"unknown quantity '{name}'; known: {', '.join(QUANTITIES)}")
+        return values[name]
 
     @property
     def attainable_flops_per_s(self) -> float:

@@ -99,7 +99,9 @@ SCRIPT = r"""(function () {
     if (!NUM.test(t) || !isFinite(Number(t)) || !isFinite(Number(t) * v.s)) return ["none", ""];
     g = Number(t) * v.s / v.b;
     if (rel(g, v.k) <= v.t) return ["right", ""];
-    for (i = 0; i < (v.a || []).length; i++) if (rel(g, v.a[i]) <= v.t) return ["right", ""];
+    var near = Infinity;  // an answer closer to a named mistake than to another edition's is that mistake
+    for (i = 0; i < v.w.length; i++) near = Math.min(near, Math.abs(g - v.w[i][0]));
+    for (i = 0; i < (v.a || []).length; i++) if (rel(g, v.a[i]) <= v.t && Math.abs(g - v.a[i]) <= near) return ["right", ""];
     var best = -1;
     if (rel(g, v.k) > v.dt) {  // the closest classic mistake is named (ties: the first listed)
       for (i = 0; i < v.w.length; i++) {

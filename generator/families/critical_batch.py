@@ -18,7 +18,7 @@ so answering with B << D, F is never graded right there.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue
@@ -57,18 +57,23 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "dims": {k: check.int_list(dims[k], ("params", "dims", k)) for k in ("D", "F")}}
 
 
-def _parts(params: dict[str, Any]):
-    """FLOPs per row of B, bytes per row of B, fixed bytes, and the compute dtype: all from costs.matmul."""
+def _parts(params: dict[str, Any], tweak: Callable[[costs.OpCost], costs.OpCost] | None = None):
+    """FLOPs per row of B, bytes per row of B, fixed bytes, and the compute dtype: all from costs.matmul
+    (``tweak``: a wrong method's change to each cost, e.g. ``costs.in_macs``)."""
     D, F = params["D"], params["F"]
     one = costs.matmul(1, D, F, params["activations"], rhs_dtype=params["weights"])
     two = costs.matmul(2, D, F, params["activations"], rhs_dtype=params["weights"])
+    if tweak is not None:
+        one, two = tweak(one), tweak(two)
     bytes_row = two.bytes - one.bytes
     return one.flops, bytes_row, one.bytes - bytes_row, one
 
 
-def critical_batch(ridge: float, params: dict[str, Any], form: str) -> float:
-    """B* in rows (may be fractional; ``math.inf`` when the matmul can never reach the ridge)."""
-    flops_row, bytes_row, bytes_fixed, _ = _parts(params)
+def critical_batch(ridge: float, params: dict[str, Any], form: str,
+                   tweak: Callable[[costs.OpCost], costs.OpCost] | None = None) -> float:
+    """B* in rows (may be fractional; ``math.inf`` when the matmul can never reach the ridge).
+    ``ridge`` in FLOPs/byte; ``tweak`` changes the matmul's cost (a wrong method, see ``_parts``)."""
+    flops_row, bytes_row, bytes_fixed, _ = _parts(params, tweak)
     if form == "approx":
         return ridge * bytes_fixed / flops_row
     denominator = flops_row - ridge * bytes_row
@@ -108,7 +113,7 @@ def _pairs(spec: FamilySpec, cat: Catalogue, chip: str, mode: str, form: str) ->
     hit = _PAIRS.get(key)
     if hit is None:
         base = {"activations": m["activations"], "weights": m["weights"]}
-        ridge = cat.get(chip).ridge_flops_per_byte(_parts({**base, "D": 1, "F": 1})[3].dtype)
+        ridge = roofline.Ceilings.from_chip(cat.get(chip), _parts({**base, "D": 1, "F": 1})[3].dtype).ridge_flops_per_byte
         if form == "approx":
             pairs = [(max(dims["D"]), max(dims["F"]))]
         else:  # reachable (finite B*) and where the shortcut is wrong by more than the tolerance
@@ -135,7 +140,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     flops_row, bytes_row, bytes_fixed, one = _parts(params)
     dtype = one.dtype
     peak, bw = chip.peak_flops[dtype], chip.figures["hbm_bytes_per_s"]
-    ridge = chip.ridge_flops_per_byte(dtype)
+    ridge = roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
     b_star = critical_batch(ridge, params, form)
     D, F = params["D"], params["F"]
     t = one.operand_dtypes
@@ -166,5 +171,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         key = f"d{D}-f{F}"
     fields = {"chip": chip.display, "label": spec.params["modes"][params["mode"]]["label"],
               "lhs": t["lhs"], "rhs": t["rhs"], "D": str(D), "F": str(F)}
-    return problem(spec, skill, key, spec.prompts[form].format(**fields), Answer(value=b_star, unit=""),
+    prompt = spec.prompts[form].format(**fields)
+    acc = costs.ACCUMULATE_DTYPE.get(dtype)
+    if acc and acc != t["out"]:  # the hardware's accumulate type, and the output bytes as the model counts them
+        prompt += (f" The {dtype} products accumulate in {acc}; the output is written back as {t['out']} "
+                   f"({DTYPE_BYTES[t['out']]} byte an element), as counted here.")
+    return problem(spec, skill, key, prompt, Answer(value=b_star, unit=""),
                    steps, dict(params), spec.hints[form].format(**fields))

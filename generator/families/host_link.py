@@ -82,20 +82,22 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
 MAX_TRIES = 50
 
 
+def _matmul(params: dict[str, Any]) -> costs.OpCost:
+    """The drawn bf16 matmul's cost: every operand and the result cross the link."""
+    return costs.cost("matmul", tuple(params["shape"]), "bf16")
+
+
 def fair(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> bool:
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
-    b, d, f = params["shape"]
-    flops, nbytes, out_bytes = 2 * b * d * f, 2 * (b * d + d * f + b * f), 2 * b * f
-    peak = chip.peak_flops_per_s("bf16")
-    figures = [float(chip.figures[C.LINK_FIGURES[link]].value)]
-    figures += [v for v, _ in chip.other_figures(C.LINK_FIGURES[link])]
+    ceil = C.link_ceilings(chip, link, "bf16")
+    cost = _matmul(params)
+    figures = [ceil.hbm_bytes_per_s] + [v for v, _ in chip.other_figures(C.LINK_FIGURES[link])]
     if kind == "bound":
-        return len({flops / nbytes >= peak / bw for bw in figures}) == 1
-    bw = figures[0]
-    right = max(flops / peak, nbytes / bw)
-    slips = (flops / peak + nbytes / bw, max(flops / peak, (nbytes - out_bytes) / bw))
-    return all(abs(w - right) > spec.tolerance * right for w in slips)
+        return len({roofline.estimate(ceil.with_bandwidth(bw), cost).bound for bw in figures}) == 1
+    est = roofline.estimate(ceil, cost)
+    slips = (est.upper_s, roofline.estimate(ceil, costs.inputs_only(cost)).floor_s)
+    return all(abs(w - est.floor_s) > spec.tolerance * est.floor_s for w in slips)
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -121,11 +123,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
         steps.append(f"compute-bound once B > ridge = {ridge:.0f}")
         answer = Answer(value=ridge, unit="")
     else:
-        b, d, f = shape
-        est = roofline.estimate(ceil, costs.cost("matmul", (b, d, f), "bf16"))
+        est = roofline.estimate(ceil, _matmul(params))
         key = fields["shape"]
-        steps += [f"FLOPs = 2·{b}·{d}·{f} = {sci(est.cost.flops)}",
-                  f"bytes over {LABEL[link]} = 2·({b}·{d} + {d}·{f} + {b}·{f}) = {sci(est.cost.bytes)} "
+        steps += [f"FLOPs = {est.cost.flops_formula} = {est.cost.flops_working} = {sci(est.cost.flops)}",
+                  f"bytes over {LABEL[link]} = {est.cost.bytes_working} = {sci(est.cost.bytes)} "
                   "(every operand and the result cross the link)",
                   f"intensity = {est.intensity_flops_per_byte:.1f} FLOPs/byte "
                   f"{'>=' if est.bound == 'compute' else '<'} ridge {ridge:.1f} -> {est.bound}-bound",
@@ -142,9 +143,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     if not answer.is_choice:
         def answer_with(other_bw: float) -> float:
             if kind in ("ridge", "critical_batch"):
-                return float(peak.value) / other_bw
-            b, d, f = shape
-            return max(2 * b * d * f / float(peak.value), 2 * (b * d + d * f + b * f) / other_bw)
+                return ceil.with_bandwidth(other_bw).ridge_flops_per_byte
+            return roofline.estimate(ceil.with_bandwidth(other_bw), _matmul(params)).floor_s
         also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, float(answer.value),
                               answer.unit, spec.tolerance)
     return problem(spec, skill, key, prompt, answer, steps, dict(params),
@@ -154,24 +154,26 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
-    """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance)."""
+    """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance):
+    ``roofline.estimate`` over the link on a tweaked cost or with the int8 peak."""
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
     if kind == "bound":
         return {}
-    bw = float(chip.figures[C.LINK_FIGURES[link]].value)
-    peak = chip.peak_flops_per_s("bf16")
+    ceil = C.link_ceilings(chip, link, "bf16")
+    int8 = C.link_ceilings(chip, link, "int8") if "int8" in chip.peak_flops else None
     wrong: dict[str, float] = {}
-    if "int8" in chip.peak_flops:
-        wrong["wrong-dtype-peak"] = chip.peak_flops_per_s("int8") / bw
     if kind == "floor":
-        b, d, f = params["shape"]
-        flops, nbytes = 2 * b * d * f, 2 * (b * d + d * f + b * f)
-        right = max(flops / peak, nbytes / bw)
-        wrong = {"sum-not-max": flops / peak + nbytes / bw, "elements-not-bytes": max(flops / peak, nbytes / 2 / bw),
-                 "forgot-output-write": max(flops / peak, (nbytes - 2 * b * f) / bw),
-                 "wrong-dtype-peak": max(flops / chip.peak_flops_per_s("int8"), nbytes / bw)
-                 if "int8" in chip.peak_flops else right}
+        cost = _matmul(params)
+        est = roofline.estimate(ceil, cost)
+        right = est.floor_s
+        wrong = {"sum-not-max": est.upper_s,
+                 "elements-not-bytes": roofline.estimate(ceil, costs.as_elements(cost)).floor_s,
+                 "forgot-output-write": roofline.estimate(ceil, costs.inputs_only(cost)).floor_s}
+        if int8 is not None:
+            wrong["wrong-dtype-peak"] = roofline.estimate(int8, cost).floor_s
     else:
-        right = peak / bw
+        right = ceil.ridge_flops_per_byte
+        if int8 is not None:
+            wrong["wrong-dtype-peak"] = int8.ridge_flops_per_byte
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

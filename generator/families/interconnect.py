@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import catalogue
+from generator import catalogue, costs
 from generator.links import hops, transfer_seconds
 from generator.catalogue import Catalogue
 from generator.families.base import cite, figure_sentence, make_skill, other_editions, problem, show
@@ -96,16 +96,39 @@ def wraps(chip: catalogue.Chip, n: int) -> bool:
         return False
 
 
+def slip_times(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any],
+               bytes_per_s: float | None = None) -> dict[str, float]:
+    """The transfer time (s) of drawn ``params`` and what each slip gives, all from ``generator.links``:
+    ``answer``; ``elements`` (bytes counted as elements, when the dtype is wider than a byte); on ICI
+    also ``no_latency``, ``no_bandwidth``, ``other_hops`` (wraparound ignored or assumed) and
+    ``bidirectional`` (the bidirectional figure for the one-way one), with the counts and figures
+    behind them. ``bytes_per_s`` replaces the link's figure (another edition's, a GiB slip)."""
+    variant = params["variant"]
+    nbytes = costs.array_bytes(params["shape"], params["dtype"])
+    elements = costs.array_bytes(params["shape"], "int8")
+    bw = float(chip.value(FIGURE[variant])) if bytes_per_s is None else bytes_per_s
+    out = {"bytes_per_s": bw}
+    if variant != "ici":
+        out["answer"] = transfer_seconds(nbytes, bw)
+        if elements != nbytes:
+            out["elements"] = transfer_seconds(elements, bw)
+        return out
+    n, a, b, wrap = params["axis"], params["src"], params["dst"], params["wrap"]
+    lat = float(cat.facts[HOP_LATENCY_FACT].value)
+    bidi = float(chip.value("ici_bytes_per_s_bidi"))
+    h, other = hops(n, a, b, wrap), hops(n, a, b, not wrap)
+    out.update(answer=transfer_seconds(nbytes, bw, h, lat), no_latency=transfer_seconds(nbytes, bw),
+               no_bandwidth=h * lat, other_hops=transfer_seconds(nbytes, bw, other, lat),
+               bidirectional=transfer_seconds(nbytes, bidi, h, lat), hop_count=float(h),
+               other_hop_count=float(other), latency_s=lat, bidi_bytes_per_s=bidi)
+    if elements != nbytes:
+        out["elements"] = transfer_seconds(elements, bw, h, lat)
+    return out
+
+
 def ici_terms(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """The ICI answer and what each slip gives: ``answer``, ``no_latency``, ``no_bandwidth``, ``other_hops``."""
-    rows, cols = params["shape"]
-    nbytes = rows * cols * DTYPE_BYTES[params["dtype"]]
-    n, a, b, wrap = params["axis"], params["src"], params["dst"], params["wrap"]
-    bw, lat = float(chip.value(FIGURE["ici"])), float(cat.facts[HOP_LATENCY_FACT].value)
-    return {"answer": transfer_seconds(nbytes, bw, hops(n, a, b, wrap), lat),
-            "no_latency": transfer_seconds(nbytes, bw),
-            "no_bandwidth": hops(n, a, b, wrap) * lat,
-            "other_hops": transfer_seconds(nbytes, bw, hops(n, a, b, not wrap), lat)}
+    return slip_times(chip, cat, params)
 
 
 def ici_is_fair(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any], least: float) -> bool:
@@ -148,7 +171,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
                        Answer(choice=link, choices=LINKS), steps, dict(params), spec.hints["link"].format(**fields))
     rows, cols = params["shape"]
     dtype = params["dtype"]
-    nbytes = rows * cols * DTYPE_BYTES[dtype]
+    nbytes = costs.array_bytes(params["shape"], dtype)
     bw = chip.figure(FIGURE[variant])
     bw_value = float(bw.value)
     steps = [f"bytes = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(nbytes)} B",
@@ -180,7 +203,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     prompt = spec.prompts[variant].format(**fields) + figure_sentence(label, bw_value,
                                                                       "per link" if variant == "ici" else "per chip")
     also = () if variant == "ici" else other_editions(
-        chip, FIGURE[variant], {"pcie": "PCIe", "dcn": "DCN"}[variant], lambda other: nbytes / other, t, "s",
+        chip, FIGURE[variant], {"pcie": "PCIe", "dcn": "DCN"}[variant], lambda other: slip_times(chip, cat, params, other)["answer"], t, "s",
         spec.tolerance)
     return problem(spec, skill, key, prompt, Answer(value=t, unit="s"), steps,
                    dict(params), spec.hints[variant].format(**fields), (f"dtype::{dtype}",), also)

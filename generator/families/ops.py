@@ -21,6 +21,7 @@ from typing import Any
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
+from generator.units import DTYPE_BYTES
 from generator.specs import Checker, FamilySpec
 
 CASE_KEYS = {"op", "label", "dims", "dtypes"}
@@ -133,7 +134,12 @@ def describe(cost: costs.OpCost) -> str:
     """An op's operands with shapes and dtypes, to follow its label: ``bf16[8,4096] @ bf16[4096,4096] -> ...``."""
     s, t = cost.shape, cost.operand_dtypes
     if cost.op == "matmul":
-        return f"{t['lhs']}[{s[0]},{s[1]}] @ {t['rhs']}[{s[1]},{s[2]}] -> {t['out']}[{s[0]},{s[2]}]"
+        text = f"{t['lhs']}[{s[0]},{s[1]}] @ {t['rhs']}[{s[1]},{s[2]}] -> {t['out']}[{s[0]},{s[2]}]"
+        acc = costs.ACCUMULATE_DTYPE.get(cost.dtype)
+        if acc and acc != t["out"]:  # the MXU sums int8 products in int32; the model writes the output back as out
+            text += (f" (accumulated in {acc}, written back as {t['out']}: "
+                     f"{DTYPE_BYTES[t['out']]} byte{'s' if DTYPE_BYTES[t['out']] != 1 else ''} an element)")
+        return text
     if cost.op == "add":
         return f"{t['x']}[{s[0]},{s[1]}] + {t['y']}[{s[0]},{s[1]}]"
     if cost.op == "softmax":

@@ -150,7 +150,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         # GB and GiB mixed, both ways: 16 GB per chip counted as 16 GiB, or the total printed in GiB read as GB
         wrong = {"gb-gib": right * gib, "gb-gib/": right / gib}
     elif params["variant"] == "flops" and "int8" in chip.peak_flops:
-        right = totals.chips * chip.peak_flops_per_s("bf16")
+        right = totals.peak_flops_per_s  # bf16
         wrong = {"wrong-dtype-peak": totals.chips * chip.peak_flops_per_s("int8")}
     else:
         return {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator import roofline
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import cite, make_skill, problem
 from generator.problem import Answer
@@ -73,7 +74,7 @@ def _ridge_steps(chip: Chip, dtype: str) -> list[str]:
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     chip, dtype = cat.get(params["chip"]), params["dtype"]
     if "other" not in params:
-        ridge = chip.ridge_flops_per_byte(dtype)
+        ridge = roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
         steps = ["ridge = peak FLOP/s / HBM bytes/s", *_ridge_steps(chip, dtype),
                  f"ops below {ridge:.0f} FLOPs/byte are memory-bound on {chip.display} ({dtype}); above it, compute-bound"]
         return problem(spec, skill, "", spec.prompts["value"].format(chip=chip.display, dtype=dtype),

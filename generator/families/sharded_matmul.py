@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dataclasses import replace
+
 from generator import collectives as C
+from generator import costs, roofline
 from generator.catalogue import Catalogue
 from generator.families.base import cite, make_skill, problem
 from generator.problem import Answer
@@ -34,7 +37,6 @@ BOUNDS = ("compute", "comms")
 PROMPTS = {v: {"chip", "n", "i", "j", "k", "hop_latency"} for v in VARIANTS}
 COLLECTIVE = {"gather_time": "all_gather", "allreduce_time": "all_reduce", "reducescatter_time": "reduce_scatter",
               "split_bound": "all_reduce"}
-BF16 = 2
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -81,12 +83,14 @@ def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.Colle
     """(FLOPs per chip, T_math seconds, the collective) for drawn ``params``."""
     chip = cat.get(params["chip"])
     n, i, j, k, v = params["n"], params["i"], params["j"], params["k"], params["variant"]
+    # AllGather A[I, J] then the full matmul; or the local matmul over J/N, then a collective of C[I, K]
+    matmul = costs.matmul(i, j, k, "bf16")
     if v == "gather_time":
-        flops, nbytes = 2 * i * j * k, BF16 * i * j
+        local, nbytes = matmul, costs.array_bytes((i, j), "bf16")
     else:
-        flops, nbytes = 2 * i * j * k / n, BF16 * i * k
+        local, nbytes = replace(matmul, flops=matmul.flops / n), costs.array_bytes((i, k), "bf16")
     coll = C.chip_collective(cat, chip, COLLECTIVE[v], nbytes, (n,), shape=slice_of(chip, n))
-    return flops, flops / chip.peak_flops_per_s("bf16"), coll
+    return local.flops, roofline.estimate(chip, local).t_math_s, coll
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -115,7 +119,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
                      f"-> {bound}-bound")
         answer = Answer(choice=bound, choices=BOUNDS)
     else:
-        total = t_math + t_comms
+        total = roofline.upper_seconds(t_math, t_comms)  # one after the other: no overlap
         steps.append(f"T = T_math + T_{label} = {seconds(t_math)} + {seconds(t_comms)} = {seconds(total)} "
                      "(one after the other, no overlap)")
         answer = Answer(value=total, unit="s")
@@ -134,7 +138,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     if params["variant"] == "split_bound":
         return {}
     _, t_math, coll = terms(cat, params)
-    right = t_math + coll.t_s
+    right = roofline.upper_seconds(t_math, coll.t_s)
     one, bidi = coll.w_one_way, coll.w_bidi
 
     def redo(wrap=coll.wrap, w1=one, wb=bidi):
@@ -142,6 +146,6 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
 
     wrong = {"one-way-vs-bidirectional": t_math + redo(w1=bidi, wb=one),
              "wrong-hops": t_math + redo(wrap=tuple(not w for w in coll.wrap)),
-             "max-not-sum": max(t_math, coll.t_s),  # overlap assumed where the prompt says none
+             "max-not-sum": roofline.floor_seconds(t_math, coll.t_s),  # overlap assumed where the prompt says none
              "forgot-latency": t_math + coll.t_bandwidth_s}
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}
