@@ -109,8 +109,10 @@ class Chip:
         return float(self.figures["hbm_bytes"].value)
 
     def ridge_flops_per_byte(self, dtype: str = "bf16") -> float:
-        """The ridge (critical intensity): peak FLOP/s / HBM bytes/s."""
-        return self.peak_flops_per_s(dtype) / self.hbm_bytes_per_s
+        """The ridge (critical intensity) on HBM, by the roofline's one formula (``roofline.ridge_flops_per_byte``)."""
+        from generator import roofline  # roofline imports nothing from here (it names what it reads: ChipFigures)
+
+        return roofline.ridge_flops_per_byte(self.peak_flops_per_s(dtype), self.hbm_bytes_per_s)
 
     def figure(self, key: str) -> Figure | None:
         """A figure by key (``vmem_bytes``, ``ici_bytes_per_s_one_way`` ...) or None."""

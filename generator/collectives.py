@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from generator import roofline
 from generator.catalogue import Catalogue, Chip, Figure
 from generator.links import hops as axis_hops
 
@@ -190,7 +191,7 @@ class PodTotals:
     hosts: int
     tensorcores_per_chip: int
     tensorcores: int
-    peak_flops_per_s: float  # bf16, whole slice
+    peak_flops_per_s: float  # whole slice, in ``pod_totals``' dtype (bf16 unless asked)
     hbm_bytes: float  # whole slice
     ici_wraparound: tuple[bool | None, ...]
 
@@ -202,8 +203,8 @@ class PodTotals:
                 "ici_wraparound": list(self.ici_wraparound)}
 
 
-def pod_totals(chip: Chip, shape: tuple[int, ...] | None = None) -> PodTotals:
-    """Totals of the full pod (``shape`` None) or of a slice of it.
+def pod_totals(chip: Chip, shape: tuple[int, ...] | None = None, dtype: str = "bf16") -> PodTotals:
+    """Totals of the full pod (``shape`` None) or of a slice of it; FLOP/s at ``dtype``'s peak.
 
     hosts = ceil(chips / chips per host): a slice smaller than a host still needs one host.
     """
@@ -213,11 +214,19 @@ def pod_totals(chip: Chip, shape: tuple[int, ...] | None = None) -> PodTotals:
     per_host = math.prod(host_shape(chip))
     cores = int(_require(chip, "tensorcores_per_chip", "TensorCores per chip").value)
     return PodTotals(chip.name, shape, chips, per_host, -(-chips // per_host), cores, chips * cores,
-                     chips * chip.peak_flops_per_s("bf16"), chips * chip.hbm_bytes,
+                     chips * chip.peak_flops_per_s(dtype), chips * chip.hbm_bytes,
                      tuple(wraps(chip, n, shape) for n in shape))
 
 
 # --- collectives -----------------------------------------------------------------------
+
+def collective_seconds(t_bandwidth_s: float, t_latency_s: float, overlap: bool = True) -> float:
+    """A collective's time from its two terms: they overlap, so the larger (the roofline's floor rule,
+    ``roofline.floor_seconds``); ``overlap=False`` is the sum-not-max slip (``roofline.upper_seconds``)."""
+    if overlap:
+        return roofline.floor_seconds(t_bandwidth_s, t_latency_s)
+    return roofline.upper_seconds(t_bandwidth_s, t_latency_s)
+
 
 @dataclass(frozen=True)
 class CollectiveTime:
@@ -236,7 +245,7 @@ class CollectiveTime:
 
     @property
     def t_s(self) -> float:
-        return max(self.t_bandwidth_s, self.t_latency_s)
+        return collective_seconds(self.t_bandwidth_s, self.t_latency_s)
 
     @property
     def bound(self) -> str:

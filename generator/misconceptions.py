@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from generator import catalogue as catalogue_mod
-from generator import costs, roofline, transformer
+from generator import costs, roofline, transformer, units
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
 from generator.units import DTYPE_BYTES, fmt
@@ -35,7 +35,7 @@ from generator.units import si as _si
 sci = functools.lru_cache(maxsize=8192)(_sci)
 si = functools.lru_cache(maxsize=8192)(_si)
 
-GIB_PER_GB = 2**30 / 1e9  # 1.0737...: a GiB is 7.4% more than a GB
+GIB_PER_GB = units.GIB_PER_GB  # 1.0737...: a GiB is 7.4% more than a GB (the one constant, in units)
 
 
 @dataclass(frozen=True)

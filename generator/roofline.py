@@ -12,10 +12,37 @@ Formulas (scaling book, "Rooflines"):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Mapping, Protocol
 
-from generator.catalogue import Chip
 from generator.costs import OpCost
 from generator.units import fmt, sci, seconds, si
+
+
+class _Source(Protocol):
+    def cite(self) -> str: ...
+
+
+class _Figure(Protocol):
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def source(self) -> _Source: ...
+
+
+class ChipFigures(Protocol):
+    """What the roofline reads of a chip: ``generator.catalogue.Chip`` has it. Named here rather than
+    imported so the catalogue can use this module's formulas (``Chip.ridge_flops_per_byte``) without
+    an import cycle."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def peak_flops(self) -> Mapping[str, _Figure]: ...
+
+    @property
+    def figures(self) -> Mapping[str, _Figure]: ...
 
 
 def floor_seconds(t_math_s: float, t_comms_s: float) -> float:
@@ -28,9 +55,20 @@ def upper_seconds(t_math_s: float, t_comms_s: float) -> float:
     return t_math_s + t_comms_s
 
 
+def ridge_flops_per_byte(peak_flops_per_s: float, bytes_per_s: float) -> float:
+    """The ridge (critical intensity), in FLOPs per byte: peak FLOP/s / memory-side bytes/s."""
+    return peak_flops_per_s / bytes_per_s
+
+
 def bound_of(intensity_flops_per_byte: float, ridge_flops_per_byte: float) -> str:
     """The verdict: "compute" when the intensity (FLOPs/byte) reaches the ridge, else "memory"."""
     return "compute" if intensity_flops_per_byte >= ridge_flops_per_byte else "memory"
+
+
+def bound_of_seconds(t_math_s: float, t_comms_s: float) -> str:
+    """The same verdict from the two times: FLOPs/bytes >= peak/bandwidth is FLOPs/peak >= bytes/bandwidth,
+    so ``bound_of`` compares T_math with T_comms (for a comms side that is not one bandwidth: a collective)."""
+    return bound_of(t_math_s, t_comms_s)
 
 
 @dataclass(frozen=True)
@@ -44,7 +82,7 @@ class Ceilings:
     source: str = ""  # where the two numbers come from, for the worked arithmetic
 
     @classmethod
-    def from_chip(cls, chip: Chip, dtype: str = "bf16") -> "Ceilings":
+    def from_chip(cls, chip: ChipFigures, dtype: str = "bf16") -> "Ceilings":
         peak = chip.peak_flops[dtype] if dtype in chip.peak_flops else None
         if peak is None:
             raise KeyError(
@@ -55,8 +93,8 @@ class Ceilings:
 
     @property
     def ridge_flops_per_byte(self) -> float:
-        """peak FLOP/s / HBM bytes/s, in FLOPs per byte."""
-        return self.peak_flops_per_s / self.hbm_bytes_per_s
+        """peak FLOP/s / HBM bytes/s, in FLOPs per byte (``ridge_flops_per_byte``)."""
+        return ridge_flops_per_byte(self.peak_flops_per_s, self.hbm_bytes_per_s)
 
     def with_peak(self, peak_flops_per_s: float, dtype: str | None = None) -> "Ceilings":
         """The same ceilings with another peak (FLOP/s): a wrong method's peak (sparse, another dtype's)."""
@@ -88,7 +126,7 @@ class Estimate:
 
     @property
     def intensity_flops_per_byte(self) -> float:
-        return self.cost.flops / self.cost.bytes
+        return self.cost.intensity_flops_per_byte
 
     @property
     def ridge_flops_per_byte(self) -> float:
@@ -97,11 +135,6 @@ class Estimate:
     @property
     def bound(self) -> str:
         return bound_of(self.intensity_flops_per_byte, self.ridge_flops_per_byte)
-
-    @property
-    def memory_bound(self) -> bool:
-        """Whether the memory side sets the floor (T_comms >= T_math)."""
-        return self.t_comms_s >= self.t_math_s
 
     def quantity(self, name: str) -> float | str:
         """One of ``QUANTITIES``: intensity and ridge in FLOPs/byte, times in seconds, bound a verdict."""
@@ -143,7 +176,7 @@ class Estimate:
         }
 
 
-def estimate(target: Chip | Ceilings, cost: OpCost) -> Estimate:
+def estimate(target: ChipFigures | Ceilings, cost: OpCost) -> Estimate:
     """The roofline estimate of ``cost`` on a chip (datasheet) or on measured ceilings."""
     ceilings = target if isinstance(target, Ceilings) else Ceilings.from_chip(target, cost.dtype)
     return Estimate(ceilings, cost,

@@ -120,7 +120,7 @@ def step_cost(model: Model, phase: str, batch: int, seq: int, dtype: str = "bf16
     tokens = batch * queries
     return StepCost(
         model=model, phase=phase, batch=batch, seq=seq, dtype=dtype,
-        flops_weights=2 * model.params * tokens,
+        flops_weights=costs.FLOPS_PER_MAC * model.params * tokens,  # one multiply-add per weight per token
         flops_attention=L * batch * (qk.flops + av.flops),
         bytes_weights=model.params * b,
         bytes_activations=2 * L * tokens * D * b,

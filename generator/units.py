@@ -20,6 +20,10 @@ DTYPE_ALIASES: dict[str, str] = {
     "int32": "int32", "i32": "int32",
 }
 
+# Bytes in a GiB (2^30, IEC) over bytes in a GB (10^9, SI): 1.0737..., a GiB is 7.4% more than a GB.
+# The one GB/GiB conversion every GiB slip is computed with.
+GIB_PER_GB = 2**30 / 1e9
+
 # The dtypes a roofline can be asked about (int32 only appears as indices/outputs).
 COMPUTE_DTYPES = ("bf16", "f32", "fp8", "int8")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import collectives as C
+from generator import costs
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import cite, make_skill, problem
 from generator.problem import Answer
@@ -112,7 +113,7 @@ def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
     shape = C.parse_shape(params["slice"])
     rows, cols = params["shape"]
     axes = tuple(shape[i] for i in params["over"])
-    return C.chip_collective(cat, chip, params["op"], rows * cols * DTYPE_BYTES[params["dtype"]], axes,
+    return C.chip_collective(cat, chip, params["op"], costs.array_bytes((rows, cols), params["dtype"]), axes,
                              shape=shape)
 
 
@@ -159,7 +160,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     chip = cat.get(params["chip"])
     one, bidi = (float(f.value) for f in C.ici_figures(chip))
     lat = float(cat.fact(C.HOP_LATENCY_FACT).value)
-    itemsize = DTYPE_BYTES[params["dtype"]]
+    rows, cols = params["shape"]
 
     def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi, lat=lat):
         return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
@@ -167,8 +168,8 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     wrong = {
         "one-way-vs-bidirectional": redo(w1=bidi, wb=one).t_s,  # the two per-link figures swapped
         "wrong-hops": redo(wrap=tuple(not w for w in right.wrap)).t_s,  # wraparound ignored or assumed
-        "elements-not-bytes": redo(nbytes=right.nbytes / itemsize).t_s,
-        "sum-not-max": right.t_bandwidth_s + right.t_latency_s,
-        "forgot-latency": right.t_bandwidth_s,  # the hop latency left out
+        "elements-not-bytes": redo(nbytes=costs.array_bytes((rows, cols), "int8")).t_s,  # 1 byte an element
+        "sum-not-max": C.collective_seconds(right.t_bandwidth_s, right.t_latency_s, overlap=False),
+        "forgot-latency": redo(lat=0.0).t_s,  # the hop latency left out
     }
     return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

@@ -118,7 +118,7 @@ def slip_times(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any],
     bidi = float(chip.value("ici_bytes_per_s_bidi"))
     h, other = hops(n, a, b, wrap), hops(n, a, b, not wrap)
     out.update(answer=transfer_seconds(nbytes, bw, h, lat), no_latency=transfer_seconds(nbytes, bw),
-               no_bandwidth=h * lat, other_hops=transfer_seconds(nbytes, bw, other, lat),
+               no_bandwidth=transfer_seconds(0, bw, h, lat), other_hops=transfer_seconds(nbytes, bw, other, lat),
                bidirectional=transfer_seconds(nbytes, bidi, h, lat), hop_count=float(h),
                other_hop_count=float(other), latency_s=lat, bidi_bytes_per_s=bidi)
     if elements != nbytes:

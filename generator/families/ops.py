@@ -74,7 +74,8 @@ _REDRAWS = 1000  # a case that cannot be drawn clear of the ridge in this many t
 
 def ridge_ratio(chip: Chip, cost: costs.OpCost) -> float:
     """intensity / ridge (for the op's compute dtype): above 1 compute-bound, below 1 memory-bound."""
-    return (cost.flops / cost.bytes) / chip.ridge_flops_per_byte(cost.dtype)
+    ceil = roofline.Ceilings.from_chip(chip, cost.dtype)
+    return cost.intensity_flops_per_byte / ceil.ridge_flops_per_byte
 
 
 def clear_of_ridge(chip: Chip, cost: costs.OpCost, margin: float = RIDGE_MARGIN) -> bool:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from generator import collectives as C
+from generator import units
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import YES_NO, cite, make_skill, problem, show
 from generator.problem import Answer
@@ -143,15 +144,15 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """Misconception id -> the number that mistake gives (only those outside the tolerance)."""
     chip = cat.get(params["chip"])
-    totals = C.pod_totals(chip, C.parse_shape(params["slice"]))
-    gib = 2**30 / 1e9
+    shape = C.parse_shape(params["slice"])
+    totals = C.pod_totals(chip, shape)
     if params["variant"] == "hbm":
         right = totals.hbm_bytes
         # GB and GiB mixed, both ways: 16 GB per chip counted as 16 GiB, or the total printed in GiB read as GB
-        wrong = {"gb-gib": right * gib, "gb-gib/": right / gib}
+        wrong = {"gb-gib": right * units.GIB_PER_GB, "gb-gib/": right / units.GIB_PER_GB}
     elif params["variant"] == "flops" and "int8" in chip.peak_flops:
         right = totals.peak_flops_per_s  # bf16
-        wrong = {"wrong-dtype-peak": totals.chips * chip.peak_flops_per_s("int8")}
+        wrong = {"wrong-dtype-peak": C.pod_totals(chip, shape, "int8").peak_flops_per_s}  # the int8 peak summed
     else:
         return {}
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -1,6 +1,6 @@
 """Family 1 [ridge]: a chip's ridge point for a dtype, and which generation has the higher one.
 
-ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``Chip.ridge_flops_per_byte``.
+ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``roofline.Ceilings`` (the roofline's one ridge formula).
 """
 
 from __future__ import annotations
@@ -31,9 +31,14 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def _rivals(spec: FamilySpec, cat: Catalogue, chip: Chip, dtype: str) -> list[Chip]:
     """Other chips of the same kind with a different ridge for ``dtype`` (a compare needs a winner)."""
-    mine = chip.ridge_flops_per_byte(dtype)
+    mine = _ridge(chip, dtype)
     return [c for c in cat.chips if c.kind == chip.kind and c.name != chip.name
-            and dtype in c.peak_flops and c.ridge_flops_per_byte(dtype) != mine]
+            and dtype in c.peak_flops and _ridge(c, dtype) != mine]
+
+
+def _ridge(chip: Chip, dtype: str) -> float:
+    """The chip's datasheet ridge for ``dtype`` (FLOPs/byte), from the roofline."""
+    return roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
 
 
 def skills(spec: FamilySpec, cat: Catalogue):
@@ -67,14 +72,14 @@ def _ridge_steps(chip: Chip, dtype: str) -> list[str]:
         f"{chip.display} peak {dtype} = {sci(float(peak.value))} FLOP/s {cite(peak)}",
         f"{chip.display} HBM bandwidth = {sci(float(bw.value))} B/s {cite(bw)}",
         f"ridge({chip.name}, {dtype}) = {sci(float(peak.value))} / {sci(float(bw.value))} "
-        f"= {chip.ridge_flops_per_byte(dtype):.1f} FLOPs/byte",
+        f"= {_ridge(chip, dtype):.1f} FLOPs/byte",
     ]
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     chip, dtype = cat.get(params["chip"]), params["dtype"]
     if "other" not in params:
-        ridge = roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
+        ridge = _ridge(chip, dtype)
         steps = ["ridge = peak FLOP/s / HBM bytes/s", *_ridge_steps(chip, dtype),
                  f"ops below {ridge:.0f} FLOPs/byte are memory-bound on {chip.display} ({dtype}); above it, compute-bound"]
         return problem(spec, skill, "", spec.prompts["value"].format(chip=chip.display, dtype=dtype),
@@ -83,7 +88,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     other = cat.get(params["other"])
     # Catalogue order, so a pair reads the same whichever chip the skill belongs to.
     a, b = sorted((chip, other), key=lambda c: cat.names().index(c.name))
-    ra, rb = a.ridge_flops_per_byte(dtype), b.ridge_flops_per_byte(dtype)
+    ra, rb = _ridge(a, dtype), _ridge(b, dtype)
     winner = a if ra > rb else b
     steps = ["ridge = peak FLOP/s / HBM bytes/s", *_ridge_steps(a, dtype), *_ridge_steps(b, dtype),
              f"{winner.name} has the higher ridge ({max(ra, rb):.1f} vs {min(ra, rb):.1f} FLOPs/byte): "

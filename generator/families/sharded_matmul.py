@@ -114,7 +114,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
               *C.collective_lines(coll)]
     t_comms = coll.t_s
     if v == "split_bound":
-        bound = "compute" if t_math >= t_comms else "comms"
+        bound = {"compute": "compute", "memory": "comms"}[roofline.bound_of_seconds(t_math, t_comms)]
         steps.append(f"T_math {seconds(t_math)} {'>=' if bound == 'compute' else '<'} T_comms {seconds(t_comms)} "
                      f"-> {bound}-bound")
         answer = Answer(choice=bound, choices=BOUNDS)
@@ -141,11 +141,12 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     right = roofline.upper_seconds(t_math, coll.t_s)
     one, bidi = coll.w_one_way, coll.w_bidi
 
-    def redo(wrap=coll.wrap, w1=one, wb=bidi):
-        return C.collective_time(coll.op, coll.nbytes, coll.axes, wrap, w1, wb, coll.hop_latency_s).t_s
+    def redo(wrap=coll.wrap, w1=one, wb=bidi, lat=coll.hop_latency_s):
+        """The key's T_math then the collective redone on a tweaked input (no overlap, as in the key)."""
+        return roofline.upper_seconds(t_math, C.collective_time(coll.op, coll.nbytes, coll.axes, wrap, w1, wb, lat).t_s)
 
-    wrong = {"one-way-vs-bidirectional": t_math + redo(w1=bidi, wb=one),
-             "wrong-hops": t_math + redo(wrap=tuple(not w for w in coll.wrap)),
+    wrong = {"one-way-vs-bidirectional": redo(w1=bidi, wb=one),
+             "wrong-hops": redo(wrap=tuple(not w for w in coll.wrap)),
              "max-not-sum": roofline.floor_seconds(t_math, coll.t_s),  # overlap assumed where the prompt says none
-             "forgot-latency": t_math + coll.t_bandwidth_s}
+             "forgot-latency": redo(lat=0.0)}  # the hop latency left out
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

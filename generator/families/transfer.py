@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from generator import collectives as C
+from generator import costs
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import cite, make_skill, problem
 from generator.problem import Answer
@@ -105,11 +106,8 @@ def states_answer(p) -> bool:
 
 
 def compute(cat: Catalogue, params: dict[str, Any]) -> C.Transfer:
-    elems = 1
-    for d in params["shape"]:
-        elems *= d
     return C.chip_transfer(cat, cat.get(params["chip"]), C.parse_shape(params["slice"]), tuple(params["src"]),
-                           tuple(params["dst"]), elems * DTYPE_BYTES[params["dtype"]])
+                           tuple(params["dst"]), costs.array_bytes(params["shape"], params["dtype"]))
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
@@ -154,14 +152,17 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""
     right = compute(cat, params)
     key = {"time": right.t_s, "hops": float(right.hops), "first_byte": right.first_byte_s}
-    flipped = C.transfer(right.shape, right.src, right.dst, tuple(not w for w in right.wrap), right.nbytes,
-                         right.w_one_way, right.hop_latency_s)
+    def redo(wrap=right.wrap, nbytes=right.nbytes, w_one_way=right.w_one_way, lat=right.hop_latency_s):
+        """The model (``collectives.transfer``) on one tweaked input."""
+        return C.transfer(right.shape, right.src, right.dst, wrap, nbytes, w_one_way, lat)
+
+    flipped = redo(wrap=tuple(not w for w in right.wrap))
     variant = params["variant"]
     wrong = {"wrong-hops": {"time": flipped.t_s, "hops": float(flipped.hops), "first_byte": flipped.first_byte_s}[variant]}
     if variant == "time":
         bidi = float(cat.get(params["chip"]).figures["ici_bytes_per_s_bidi"].value)
-        wrong["one-way-vs-bidirectional"] = right.first_byte_s + right.nbytes / (right.ports * bidi)
-        wrong["elements-not-bytes"] = right.first_byte_s + right.t_bandwidth_s / DTYPE_BYTES[params["dtype"]]
-        wrong["forgot-latency"] = right.t_bandwidth_s
+        wrong["one-way-vs-bidirectional"] = redo(w_one_way=bidi).t_s  # the bidirectional figure per port
+        wrong["elements-not-bytes"] = redo(nbytes=costs.array_bytes(params["shape"], "int8")).t_s  # 1 byte an element
+        wrong["forgot-latency"] = redo(lat=0.0).t_s
     want = key[variant]
     return {k: v for k, v in wrong.items() if abs(v - want) > spec.tolerance * want}

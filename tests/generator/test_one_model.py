@@ -7,16 +7,22 @@ Two perturbations, each with a result known in closed form:
   key and mistakes alike, is x1.25 (intensities and verdicts do not move);
 - a multiply-add counted as 3 FLOPs (``costs.FLOPS_PER_MAC``): a matmul's intensity is x1.5 and its
   B* x2/3, each mistake too, except counting multiply-adds (which does not see the FLOP count).
+
+Beyond one chip, the same for the models there (``generator.collectives``) and the roofline's rules
+they share: pod totals x1.25 and another GB/GiB constant (pod), a collective's time from its two terms
+x1.25 (collective), the no-overlap sum x1.25 and the verdict flipped (sharded_matmul), and the ridge
+formula inverted (ridge: every value inverts and every comparison flips).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
-from generator import costs, generate, misconceptions, roofline
-from generator.families import ops
+from generator import catalogue, collectives, costs, generate, misconceptions, roofline, units
+from generator.families import ops, pod
 
 SCALE = 1.25
 
@@ -115,3 +121,122 @@ def test_flop_counts_follow_costs(monkeypatch):
             assert v == pytest.approx(want, rel=1e-9), (p.id, mid)
             checked += 1
     assert checked > 20
+
+
+# --- beyond one chip: the collectives model and the roofline rules it shares ----------------------
+
+def _drawn(family, keep=lambda skill: True, seeds=(0, 1, 2)):
+    """One problem per skill of ``family`` (and seed) that ``keep`` accepts, drawn under the real model."""
+    reg = generate.registry()
+    return [reg.draw(s.id, random.Random(seed)) for s in reg.skills([family]) if keep(s) for seed in seeds]
+
+
+def _follows(problems, perturb, want_key, want_value):
+    """Under ``perturb`` (a context callback on a MonkeyPatch), each problem's key is ``want_key(p, key0)``
+    and each named mistake's value ``want_value(id, value0)``; returns how many values were checked."""
+    before = {p.id: (float(p.answer.value), _values(p)) for p in problems}
+    checked = 0
+    with pytest.MonkeyPatch.context() as m:
+        perturb(m)
+        for p in problems:
+            now = _resolve(p)
+            key0, values0 = before[p.id]
+            assert float(now.answer.value) == pytest.approx(want_key(p, key0), rel=1e-9), p.id
+            values = _values(now)
+            assert [i for i, _ in values] == [i for i, _ in values0], p.id
+            for (mid, v), (_, v0) in zip(values, values0):
+                assert v == pytest.approx(want_value(mid, v0), rel=1e-9), (p.id, mid, v, v0)
+                checked += 1
+    return checked
+
+
+def test_pod_totals_and_the_wrong_dtype_peak_follow_the_pod_model():
+    problems = _drawn("pod", lambda s: s.variant in ("flops", "hbm"), seeds=(0,))
+    assert {p.params["variant"] for p in problems} == {"flops", "hbm"}
+    real = collectives.pod_totals
+
+    def scaled(*args, **kwargs):
+        t = real(*args, **kwargs)
+        return dataclasses.replace(t, peak_flops_per_s=SCALE * t.peak_flops_per_s, hbm_bytes=SCALE * t.hbm_bytes)
+
+    checked = _follows(problems, lambda m: m.setattr(collectives, "pod_totals", scaled),
+                       lambda p, key0: SCALE * key0, lambda mid, v0: SCALE * v0)
+    ids = {mid for p in problems for mid, _ in _values(p)}
+    assert {"wrong-dtype-peak", "gb-gib"} <= ids and checked > 10
+
+
+def test_the_pod_gib_slips_use_the_one_gb_gib_constant(monkeypatch):
+    reg = generate.registry()
+    spec, cat = reg.specs["pod"], catalogue.load()
+    spec = dataclasses.replace(spec, tolerance=0.0)
+    problems = _drawn("pod", lambda s: s.variant == "hbm", seeds=(0,))
+    assert problems
+    monkeypatch.setattr(units, "GIB_PER_GB", 1.5)
+    for p in problems:
+        wrong = pod.misconceptions(spec, cat, p.params)
+        key = float(p.answer.value)
+        assert wrong["gb-gib"] == pytest.approx(1.5 * key) and wrong["gb-gib/"] == pytest.approx(key / 1.5), p.id
+
+
+def test_collective_times_and_their_mistakes_follow_the_collective_model():
+    problems = _drawn("collective", lambda s: s.variant != "bound")
+    assert problems
+    real = collectives.collective_seconds
+
+    def slow(t_bandwidth_s, t_latency_s, overlap=True):
+        return SCALE * real(t_bandwidth_s, t_latency_s, overlap)
+
+    checked = _follows(problems, lambda m: m.setattr(collectives, "collective_seconds", slow),
+                       lambda p, key0: SCALE * key0, lambda mid, v0: SCALE * v0)
+    ids = {mid for p in problems for mid, _ in _values(p)}
+    assert {"sum-not-max", "forgot-latency", "elements-not-bytes", "wrong-hops"} <= ids and checked > 50
+
+
+def test_sharded_matmul_sums_follow_the_roofline_upper_bound():
+    problems = _drawn("sharded_matmul", lambda s: s.variant != "split_bound")
+    assert problems
+    real = roofline.upper_seconds
+    checked = _follows(problems, lambda m: m.setattr(roofline, "upper_seconds", lambda a, b: SCALE * real(a, b)),
+                       lambda p, key0: SCALE * key0,
+                       # assuming overlap is the floor, which the no-overlap sum does not reach
+                       lambda mid, v0: v0 if mid == "max-not-sum" else SCALE * v0)
+    ids = {mid for p in problems for mid, _ in _values(p)}
+    assert {"max-not-sum", "wrong-hops", "one-way-vs-bidirectional"} <= ids and checked > 30
+
+
+def test_sharded_matmul_verdicts_follow_the_roofline_verdict():
+    problems = _drawn("sharded_matmul", lambda s: s.variant == "split_bound")
+    assert problems
+    before = {p.id: p.answer.choice for p in problems}
+    assert set(before.values()) <= {"compute", "comms"}
+    real = roofline.bound_of
+    flipped = {"compute": "memory", "memory": "compute"}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(roofline, "bound_of", lambda i, r: flipped[real(i, r)])
+        for p in problems:
+            assert _resolve(p).answer.choice == {"compute": "comms", "comms": "compute"}[before[p.id]], p.id
+
+
+def test_ridges_follow_the_one_ridge_formula():
+    """The ridge inverted (bytes/s over FLOP/s): every ridge value and named mistake inverts, every
+    compare's winner flips, and the catalogue's and the draw filter's ridge follow too."""
+    values = _drawn("ridge", lambda s: not s.variant.startswith("compare-"), seeds=(0,))
+    compares = _drawn("ridge", lambda s: s.variant.startswith("compare-"), seeds=(0, 1))
+    assert values and compares
+    winners = {p.id: (p.answer.choice, set(p.answer.choices)) for p in compares}
+    chip = catalogue.load().get("v5e")
+    matmul = costs.matmul(512, 4096, 4096)
+    ridge0, ratio0 = chip.ridge_flops_per_byte("bf16"), ops.ridge_ratio(chip, matmul)
+
+    def inverted(m):
+        m.setattr(roofline, "ridge_flops_per_byte", lambda peak, bw: bw / peak)
+
+    checked = _follows(values, inverted, lambda p, key0: 1 / key0, lambda mid, v0: 1 / v0)
+    assert checked > 10
+    with pytest.MonkeyPatch.context() as m:
+        inverted(m)
+        for p in compares:
+            choice, both = winners[p.id]
+            assert _resolve(p).answer.choice == (both - {choice}).pop(), p.id
+        assert chip.ridge_flops_per_byte("bf16") == pytest.approx(1 / ridge0)
+        assert ops.ridge_ratio(chip, matmul) == pytest.approx(ratio0 * ridge0 ** 2)
