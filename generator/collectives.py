@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.catalogue import Catalogue, Chip, Figure
+from generator import links
 from generator.links import hops as axis_hops
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
@@ -367,11 +368,14 @@ class Transfer:
 
     @property
     def t_bandwidth_s(self) -> float:
-        return self.nbytes / self.bytes_per_s if self.ports else 0.0
+        return links.transfer_seconds(self.nbytes, self.bytes_per_s) if self.ports else 0.0
 
     @property
     def t_s(self) -> float:
-        return self.first_byte_s + self.t_bandwidth_s
+        """The one transfer formula (``generator.links.transfer_seconds``) over the shortest-path ports."""
+        if not self.ports:  # no link to cross (the same chip): the latency term alone
+            return self.first_byte_s
+        return links.transfer_seconds(self.nbytes, self.bytes_per_s, self.hops, self.hop_latency_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {"slice": fmt_shape(self.shape), "from": list(self.src), "to": list(self.dst),
