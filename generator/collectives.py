@@ -23,6 +23,9 @@ one mesh axis of ``N`` chips per entry of ``axes``:
 - Latency term: hops × per-hop latency; hops per axis ⌊N/2⌋ with wraparound, N−1 without,
   summed over axes (axes done one after another), doubled for AllReduce.
 - Time = max(bandwidth term, latency term), and the bound is the larger term.
+
+One module for one job (over 400 lines): the model beyond one chip. Its formulas share one
+topology (slice shapes, wraparound, hops, ports), so splitting them would split that too.
 """
 
 from __future__ import annotations

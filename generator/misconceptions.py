@@ -13,6 +13,9 @@ tolerance) when it does not match the key.
 The catalogue (``CATALOGUE``) is data for ``drill misconceptions``; which ones apply to a problem,
 and what each changes, is its family module's hook (``generator.families.base`` lists them): most
 call one of the shared wrong methods below (``op_answers`` ...).
+
+One module for one job (over 400 lines): the catalogue and the shared wrong methods that
+price it, each next to the others that tweak the same model.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The layout's promise, read from the source: no import cycle, and data flows ``drills -> labs -> generator``.
+"""The layout's promise, read from the source: no import cycle, data flows ``drills -> labs -> generator``,
+and a module over 400 lines says why it is one job.
 
 Every ``import`` in a module counts, function-level and ``TYPE_CHECKING`` ones included: a
 function-level import that closes a circle is still a circle (it only moves the failure to run time).
@@ -108,3 +109,22 @@ def test_data_flows_one_way():
     upward = sorted(f"{m} -> {t}" for m, targets in graph().items() for t in targets
                     if LAYER[t.split(".")[0]] > LAYER[m.split(".")[0]])
     assert not upward, "imports against the layout's direction: " + ", ".join(upward)
+
+
+# Over the limit, and being split or rewritten on other branches (issue 25 items 4 and 6): each
+# must leave this list by getting under the limit or saying why it is one job.
+LONG_PENDING = {"drills/store.py", "labs/collectives.py"}
+MAX_LINES = 400
+
+
+def test_a_module_over_400_lines_says_why_it_is_one_job():
+    unexplained = []
+    for path in sorted(p for package in PACKAGES for p in (REPO / package).rglob("*.py")):
+        name = path.relative_to(REPO).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") <= MAX_LINES or name in LONG_PENDING:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if "over 400 lines" not in doc.lower():
+            unexplained.append(f"{name} ({text.count(chr(10))} lines)")
+    assert not unexplained, "say in the docstring why it is one job ('over 400 lines: ...'): " + ", ".join(unexplained)
