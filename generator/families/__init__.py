@@ -120,7 +120,7 @@ def deck_id(name: str) -> int:
 
 
 def mastery_rules() -> dict[int, list[Any]]:
-    """"Can you" item -> the ``base.Mastery`` rules the families declare for it (``MASTERY``), each
+    """The "Can you" item number -> the ``base.Mastery`` rules the families declare for it (``MASTERY``), each
     rule's ``families`` filled in with its own family when it names none. An item is mastered when
     all of its rules hold."""
     import dataclasses
