@@ -18,7 +18,8 @@ each): the tests add a toy family that way.
 
 ``FAMILIES`` maps a family's name to its module and imports a module the first time it is looked
 up (asking whether a name is a family imports nothing), so a quiz that draws one family's problem
-imports one family module; listing them all, in course order, imports them all.
+imports one family module; listing them all in course order imports them all the first time
+(then the order is read from the start-up cache).
 """
 
 from __future__ import annotations
@@ -94,8 +95,17 @@ def module(name: str) -> ModuleType:
 
 @functools.lru_cache(maxsize=1)
 def names() -> tuple[str, ...]:
-    """Every family in course order (``ORDER``, then name): imports every family module."""
-    return tuple(sorted(found(), key=lambda n: (module(n).ORDER, n)))
+    """Every family in course order (``ORDER``, then name). Reading ``ORDER`` imports every family
+    module, so the order is kept in ``generator.startcache``, keyed by the families' files."""
+    from generator import startcache
+
+    def build() -> list[str]:
+        return sorted(found(), key=lambda n: (module(n).ORDER, n))
+
+    order = startcache.cached("families", source_files(), build)
+    if not isinstance(order, list) or sorted(order) != sorted(found()):  # a hand-edited entry
+        order = build()
+    return tuple(order)
 
 
 def spec_files() -> list[Path]:

@@ -101,7 +101,7 @@ def test_an_unwritable_cache_directory_costs_time_not_correctness(tmp_path, monk
 
 def test_the_cache_gives_the_same_catalogue_specs_skills_and_problems_as_the_yaml(cache):
     cold = generate.Registry()  # empty cache: the YAML path, which writes the entries
-    assert {p.name.split("-")[0] for p in cache.glob("*.json")} == {"catalogue", "specs", "skills"}
+    assert {p.name.split("-")[0] for p in cache.glob("*.json")} == {"catalogue", "families", "specs", "skills"}
     cold_problems = [(p.id, p.prompt, p.answer, p.solution) for p in cold.generate(count=1, seed=5)]
     catalogue.load.cache_clear()
     families.forget()
