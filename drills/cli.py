@@ -1,8 +1,8 @@
 """The ``drill`` command: a click group whose subcommands load on first use.
 
-Each verb lives in its own module (``drills/cmd_*.py``) and is imported only
-when it runs, so ``drill quiz`` never pays for the lab's imports (jax) and
-startup stays fast. Errors: usage problems exit 2 with one line on stderr,
+Each verb is one click function in a module of its topic (``drills/cmd_*.py``;
+``COMMANDS`` below maps every verb to its module), imported only when it runs,
+so ``drill quiz`` never pays for the lab's imports (jax) and startup stays fast. Errors: usage problems exit 2 with one line on stderr,
 never a traceback.
 
 Standard streams: a closed stdin reads as empty; a closed stdout makes the

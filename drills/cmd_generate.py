@@ -35,7 +35,7 @@ def _selection(command: Callable) -> Callable:
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Random seed: the same seed and selection give the same problems."),
         click.option("--specs", "specs_dir", type=click.Path(file_okay=False), default=None,
-                     help="Directory of drill spec YAML files (default: the packaged drills/specs)."),
+                     help="Directory of drill spec YAML files (default: each family's own, generator/specs)."),
     ]
     for option in reversed(options):
         command = option(command)

@@ -3,6 +3,9 @@
 Thin commands: parse options, call ``labs``. jax is imported only inside
 ``drill lab`` (through ``labs.runner.run``), so ``gate`` and ``progress`` run
 without it.
+
+Over 400 lines, one topic: the four verbs (lab, explain, gate, progress) share the record
+folder, its checks and the prompts for predictions and explanations; each verb is one function.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
 - the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
-- an item ticks from *mastery of the skills it describes* (``MASTERY``: e.g. item 1,
+- an item ticks from *mastery of the skills it describes* (each family module's ``MASTERY``,
+  ``generator.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
   ridge skills right on at least two chips at their last review; item 2, bound
   skills right within 60 s on two chips; item 6, a lab record whose every miss has an
   explanation the tool accepted, see ``accepted_records``), or from a right last answer
@@ -21,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator import families
+from generator.families.base import Mastery
 from labs import calibration_bias
 from labs import gate as lab_gate
 
@@ -31,38 +34,6 @@ class ProgressError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Mastery:
-    """What shows an item is mastered: skills of ``families`` (``variant`` prefix) whose *last*
-    review was right (within ``within_seconds`` when set), on ``min_chips`` distinct chips and
-    ``min_skills`` distinct skills, including a skill id containing each of ``must_include``;
-    or, with ``lab``, a lab record with every miss explained."""
-
-    what: str
-    families: tuple[str, ...] = ()
-    variant: str = ""
-    min_chips: int = 0
-    min_skills: int = 1
-    within_seconds: float | None = None
-    must_include: tuple[str, ...] = ()
-    lab: bool = False
-
-
-# The seven items, each mapped to the skills it describes (the seed's words in CAN_YOU).
-MASTERY: dict[int, Mastery] = {
-    1: Mastery("ridge right on at least two chips at their last review", ("ridge",), min_chips=2),
-    2: Mastery("compute/memory verdicts right within 60 s on at least two chips", ("bound",), min_chips=2,
-               within_seconds=60),
-    3: Mastery("three 'what lives where' cards right (VMEM, HBM, SMEM)", ("vocabulary",), variant="where-",
-               min_skills=3),
-    4: Mastery("lattice cards right for 32-bit and for bf16", ("lattice",), min_skills=2,
-               must_include=("f32", "bf16")),
-    5: Mastery("a transformer step-time floor right", ("transformer_step",)),
-    6: Mastery("a lab record whose every miss has an explanation the tool accepted: a reason its numbers "
-               "support, not a shrug (drill lab, drill explain; a CPU practice run counts)", lab=True),
-    7: Mastery("the link question right (ICI, DCN or PCIe) and a collective inside a slice right",
-               ("interconnect", "collective"), min_skills=2, must_include=(":link", "collective:")),
-}
 
 
 @dataclass(frozen=True)
@@ -74,7 +45,7 @@ class CanYou:
     by_hand: bool
     reviews: int
     correct: int
-    by_skills: bool = False  # the skills the item describes are mastered (MASTERY)
+    by_skills: bool = False  # the skills the item describes are mastered (the families' MASTERY)
     missing: str = ""  # what mastery still needs ("" when mastered)
     evidence: list[str] = field(default_factory=list)  # the skills (or records) that count so far
 
@@ -178,6 +149,15 @@ def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, st
     return not gaps, missing, sorted(right)
 
 
+def mastered(rules: list[Mastery], last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
+    """(mastered, what is missing, evidence) for one item from all of its rules (none: not by skills)."""
+    if not rules:
+        return False, "", []
+    found = [mastery(rule, last, lab_records) for rule in rules]
+    return (all(done for done, _, _ in found), "; ".join(gap for _, gap, _ in found if gap),
+            sorted({e for _, _, evidence in found for e in evidence}))
+
+
 def can_you_items():
     from generator.generate import CAN_YOU
     return list(CAN_YOU)
@@ -195,13 +175,13 @@ def can_you(store, lab_records=()) -> list[CanYou]:
     summary = store.skill_summary()
     hand = store.ticks()
     last = last_reviews(store)
+    rules = families.mastery_rules()
     out = []
     for number, text, skill_id in can_you_items():
         s = summary.get(skill_id, {})
-        rule = MASTERY.get(number)
-        by_skills, missing, evidence = mastery(rule, last, lab_records) if rule else (False, "", [])
+        by_skills, missing, evidence = mastered(rules.get(number, []), last, lab_records)
         # A lab item ticks from the lab alone: its quiz card is practice, not the skill shown.
-        by_quiz = bool(s.get("last_correct")) and not (rule and rule.lab)
+        by_quiz = bool(s.get("last_correct")) and not any(rule.lab for rule in rules.get(number, []))
         out.append(CanYou(number, text, skill_id, by_quiz, number in hand,
                           int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence))
     return out

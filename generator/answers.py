@@ -22,6 +22,9 @@ Limits keep every input cheap: at most ``MAX_INPUT_CHARS`` characters,
 ``MAX_NESTING`` levels of parentheses and signs, exponents within
 ``MAX_EXPONENT`` (so ``9**9**9`` is refused at once), and every intermediate
 value finite. Anything else raises ``AnswerError`` with one line for the learner.
+
+One module for one job (over 400 lines): the answer grammar. The tokenizer, the parser, the
+unit table and the limits are one grammar; the limits guard all of it at once.
 """
 
 from __future__ import annotations

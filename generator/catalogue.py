@@ -292,19 +292,21 @@ def parse(data: dict[str, Any]) -> Catalogue:
 def load(path: str | None = None) -> Catalogue:
     """The catalogue from ``chips.yaml`` (parsed once per process).
 
-    The default file is read from ``generator.snapshot`` (JSON, no PyYAML) when the snapshot
-    matches ``chips.yaml`` byte for byte (its content digest); otherwise from the YAML.
+    The default file's parsed document comes from ``generator.startcache`` (JSON, no PyYAML) when
+    an entry built from today's ``chips.yaml`` bytes is there; otherwise the YAML is parsed (and cached).
     """
     if path is None:
-        from generator import snapshot
+        from generator import startcache
 
-        snap = snapshot.load()
-        if snap is not None:
-            return parse(snap["catalogue"])
+        return parse(startcache.cached("catalogue", [CATALOGUE_PATH], lambda: _read_yaml(CATALOGUE_PATH)))
+    return parse(_read_yaml(Path(path)))
+
+
+def _read_yaml(path: Path) -> Any:
+    from generator.safeio import read_text_bounded
     from generator.yamlio import safe_load
 
-    with open(path or CATALOGUE_PATH, encoding="utf-8") as fh:
-        return parse(safe_load(fh))
+    return safe_load(read_text_bounded(path, 4 << 20))
 
 
 def get(name: str) -> Chip:

@@ -23,6 +23,9 @@ one mesh axis of ``N`` chips per entry of ``axes``:
 - Latency term: hops × per-hop latency; hops per axis ⌊N/2⌋ with wraparound, N−1 without,
   summed over axes (axes done one after another), doubled for AllReduce.
 - Time = max(bandwidth term, latency term), and the bound is the larger term.
+
+One module for one job (over 400 lines): the model beyond one chip. Its formulas share one
+topology (slice shapes, wraparound, hops, ports), so splitting them would split that too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 
 from generator import roofline
 from generator.catalogue import Catalogue, Chip, Figure
+from generator import links
 from generator.links import hops as axis_hops
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
@@ -376,11 +380,14 @@ class Transfer:
 
     @property
     def t_bandwidth_s(self) -> float:
-        return self.nbytes / self.bytes_per_s if self.ports else 0.0
+        return links.transfer_seconds(self.nbytes, self.bytes_per_s) if self.ports else 0.0
 
     @property
     def t_s(self) -> float:
-        return self.first_byte_s + self.t_bandwidth_s
+        """The one transfer formula (``generator.links.transfer_seconds``) over the shortest-path ports."""
+        if not self.ports:  # no link to cross (the same chip): the latency term alone
+            return self.first_byte_s
+        return links.transfer_seconds(self.nbytes, self.bytes_per_s, self.hops, self.hop_latency_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {"slice": fmt_shape(self.shape), "from": list(self.src), "to": list(self.dst),

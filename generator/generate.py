@@ -2,7 +2,7 @@
 
 Public API (the quiz and the lab code against these names):
 
-- ``FAMILY_NAMES``: the Stage 0 families, in course order (the last five go beyond one chip).
+- ``FAMILY_NAMES``: the families ``generator.families`` finds, in course order (each module's ``ORDER``).
 - ``skills(families, chips)``: what a learner is trained on (``Skill``).
 - ``draw(skill_id, rng)``: a fresh problem for one skill, its numbers drawn from ``rng``.
 - ``generate(families, chips, count, seed)``: ``count`` distinct problems *per skill*
@@ -13,11 +13,11 @@ Public API (the quiz and the lab code against these names):
 - ``grading_bands(family)``: the family's ``GradingBands`` from its spec.
 - ``CAN_YOU``: the seed's seven "Can you" items as ``(n, text, skill_id)``.
 
-Startup: for the default spec directory the registry reads the catalogue, the specs and the skill
-index from ``generator/snapshot.json`` (``generator.snapshot``: used only when it matches the
-YAML and the generator's code byte for byte; regenerate with ``python -m generator.snapshot``), and
-``FAMILIES`` imports a family module on first use, so the quiz's first prompt parses no YAML and
-imports only the family it draws. Any other spec directory is parsed from its YAML.
+Startup: for the default specs (``generator.families.spec``) the registry reads the catalogue, the
+specs and the skill index from ``generator.startcache`` (JSON in the user cache directory, built on
+first use, keyed by the content of the generator's files), and ``FAMILIES`` imports a family module
+on first use, so a warm quiz's first prompt parses no YAML and imports only the family it draws.
+Any other spec directory is parsed from its YAML.
 
 Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
 by any chip filter. Every answer is computed by ``generator.costs`` /
@@ -31,22 +31,18 @@ import functools
 import random
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from generator import catalogue, snapshot
+from generator import catalogue, families, startcache
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
-from generator.specs import SPECS_DIR, FamilySpec, GradingBands, SpecError, load_dir, parse_spec
+from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
 __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "UnknownProblemError",
            "problem", "TooManyProblemsError", "SpecError",
            "MAX_PROBLEMS", "skills", "draw", "generate", "grading_bands", "registry", "CAN_YOU"]
-
-FAMILY_NAMES: tuple[str, ...] = ("ridge", "intensity", "bound", "floor", "critical_batch", "lattice", "vmem_fit",
-                                 "transformer_step", "interconnect", "vocabulary",
-                                 "pod", "collective", "transfer", "host_link", "sharded_matmul", "miss_reason")
-assert tuple(FAMILIES) == FAMILY_NAMES, "the registry and FAMILY_NAMES must agree"
 
 MAX_PROBLEMS = 1_000_000  # one request may not ask for more (skills x count)
 # A drawn problem's id ends in "@" + its draw seed (8 hex digits): the seed of the Random its
@@ -61,7 +57,7 @@ class UnknownFamilyError(ValueError):
 
     def __init__(self, name: str):
         self.name = name
-        super().__init__(f"unknown family '{name}'; known families: {', '.join(FAMILY_NAMES)}")
+        super().__init__(f"unknown family '{name}'; known families: {', '.join(FAMILIES)}")
 
 
 class TooManyProblemsError(ValueError):
@@ -88,61 +84,62 @@ def normalize_family(name: str) -> str:
     return key
 
 
-class SnapshotSpecs(Mapping):
-    """family -> FamilySpec for the default spec directory, each validated (``parse_spec``, with its
-    family's own ``check_params``) from ``generator.snapshot``'s parsed document on first use, so a
-    quiz validates the specs of the families it draws and imports no other family module."""
-
-    def __init__(self, entries: dict[str, Any]):
-        self._entries = entries
-        self._parsed: dict[str, FamilySpec] = {}
+class DefaultSpecs(Mapping):
+    """family -> FamilySpec for the default specs: ``generator.families.spec``, each validated on
+    first use, so a quiz validates the specs of the families it draws and imports no other module."""
 
     def __getitem__(self, family: str) -> FamilySpec:
-        spec = self._parsed.get(family)
-        if spec is None:
-            entry = self._entries[family]
-            data, lines = snapshot.spec_document(entry)
-            spec = parse_spec(data, lines, str(SPECS_DIR / entry["file"]), FAMILIES)
-            self._parsed[family] = spec
-        return spec
+        return families.spec(family)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        return iter(families.found())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(families.found())
+
+
+def index_inputs() -> list[Path]:
+    """What the skill index is built from: every file of ``generator/`` but the exporters (the code,
+    the catalogue, the family modules, their data and their specs) and of any extra family package."""
+    here = Path(__file__).resolve().parent
+    own = [p for p in startcache.files_under(here) if p.relative_to(here).parts[0] != "export"]
+    return own + [p for p in families.source_files() if here not in p.parents]
 
 
 class Registry:
     """The specs of one directory, their skills, and the problems they make.
 
-    For the default directory, when ``generator.snapshot`` matches its inputs, the skill index
-    and the parsed specs come from the snapshot (built by this class's YAML path, which also
-    checked the "Can you" cards and unique ids); otherwise every spec YAML is parsed and every
-    family asked for its skills, as the snapshot builder does.
+    For the default specs the skill index comes from ``generator.startcache`` when an entry built
+    from today's files is there (this class's own YAML path built it, and checked the "Can you"
+    cards and unique ids before it was written); otherwise every family is asked for its skills.
     """
 
     def __init__(self, specs_dir: str | None = None):
         self.catalogue = catalogue.load()
         self._teachable_cache: dict[str, bool] = {}
-        snap = snapshot.load() if specs_dir is None else None
         self.specs: Mapping[str, FamilySpec]
-        if snap is not None:
-            self.specs = SnapshotSpecs(snap["specs"])
-            self.all_skills: list[Skill] = [Skill(sid, family, chip, variant, description, tuple(tags))
-                                            for sid, family, chip, variant, description, tags in snap["skills"]]
+        if specs_dir is None:
+            self.specs = DefaultSpecs()
+            rows = startcache.cached("skills", index_inputs(), lambda: [s.to_dict() for s in self._index()])
+            self._set_skills([Skill.from_dict(row) for row in rows])
         else:
             self.specs = load_dir(specs_dir, FAMILIES)
-            self.all_skills = []
-            for name, family in FAMILIES.items():
-                self.all_skills.extend(family.skills(self.specs[name], self.catalogue))
+            self._index()
+
+    def _index(self) -> list[Skill]:
+        """Every family's skills, in course order, with unique ids and the "Can you" cards checked."""
+        self._set_skills([skill for name, family in FAMILIES.items()
+                          for skill in family.skills(self.specs[name], self.catalogue)])
+        self._check_can_you()
+        return self.all_skills
+
+    def _set_skills(self, skills: list[Skill]) -> None:
+        self.all_skills = skills
         self.by_id: dict[str, Skill] = {}
         for skill in self.all_skills:
             if skill.id in self.by_id:
                 self.specs[skill.family].fail(("params",), f"two skills share the id '{skill.id}'")
             self.by_id[skill.id] = skill
-        if snap is None:
-            self._check_can_you()
 
     def _check_can_you(self) -> None:
         """Solve each "Can you" card once now, so a bad ``check`` fails at load with its line."""
@@ -340,7 +337,7 @@ def unseeded_id(problem_id: str) -> str:
 
 @functools.lru_cache(maxsize=4)
 def registry(specs_dir: str | None = None) -> Registry:
-    """The registry for a spec directory (default ``drills/specs``), built once per process."""
+    """The registry for a spec directory (default: each family's own spec), built once per process."""
     return Registry(specs_dir)
 
 
@@ -376,4 +373,6 @@ def __getattr__(name: str):
     # parses YAML (and a broken spec surfaces as a SpecError where it is handled, not at import).
     if name == "CAN_YOU":
         return registry().can_you()
+    if name == "FAMILY_NAMES":  # derived from the modules found, never a second list
+        return tuple(FAMILIES)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

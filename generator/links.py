@@ -1,4 +1,7 @@
-"""Moving bytes off-chip: the time of one transfer over ICI, PCIe or DCN.
+"""Moving bytes off-chip: the time of one transfer over ICI, PCIe or DCN (the one transfer model).
+
+``drill transfer`` (``generator.collectives.Transfer``: the bandwidth of the source's links on a
+shortest path) and the interconnect family both call ``transfer_seconds`` and ``hops`` here.
 
 Formulas (scaling book, "All About TPUs"; the per-hop latency is the chapter's
 worked-problem figure, ``facts.ici_hop_latency_s`` in chips.yaml):

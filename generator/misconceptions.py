@@ -10,8 +10,12 @@ typed in. ``diagnose`` compares a learner's answer with every wrong answer that
 applies to the problem and names the mistake it matches (within the problem's
 tolerance) when it does not match the key.
 
-The catalogue (``CATALOGUE``) is data for ``drill misconceptions``; what each
-one changes is ``_answers`` below, per family.
+The catalogue (``CATALOGUE``) is data for ``drill misconceptions``; which ones apply to a problem,
+and what each changes, is its family module's hook (``generator.families.base`` lists them): most
+call one of the shared wrong methods below (``op_answers`` ...).
+
+One module for one job (over 400 lines): the catalogue and the shared wrong methods that
+price it, each next to the others that tweak the same model.
 """
 
 from __future__ import annotations
@@ -244,7 +248,9 @@ def _ridge_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 
 
 def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    from generator.families.critical_batch import _parts, critical_batch
+    from generator.families import FAMILIES
+
+    _parts, critical_batch = FAMILIES["critical_batch"]._parts, FAMILIES["critical_batch"].critical_batch
 
     p = problem.params
     chip = cat.get(p["chip"])
@@ -279,7 +285,9 @@ def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongA
 
 def _interconnect_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """The slips are the family's own ``interconnect.slip_times`` (one model, ``generator.links``)."""
-    from generator.families import interconnect
+    from generator.families import FAMILIES
+
+    interconnect = FAMILIES["interconnect"]
 
     p = problem.params
     if problem.answer.is_choice:  # which link: ICI, DCN or PCIe
@@ -386,31 +394,35 @@ def _vocabulary_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswe
     yield from _term_confusions(problem)
 
 
-_BY_FAMILY = {"intensity": _op_answers, "bound": _op_answers, "floor": _op_answers, "ridge": _ridge_answers,
-              "critical_batch": _critical_batch_answers, "interconnect": _interconnect_answers,
-              "vmem_fit": _vmem_answers, "transformer_step": _transformer_answers, "lattice": _lattice_answers,
-              "vocabulary": _vocabulary_answers}
+# The shared wrong methods, for the family modules' ``wrong_answers`` hooks.
+op_answers, ridge_answers, critical_batch_answers = _op_answers, _ridge_answers, _critical_batch_answers
+interconnect_answers, vmem_answers, transformer_answers = _interconnect_answers, _vmem_answers, _transformer_answers
+lattice_answers, vocabulary_answers = _lattice_answers, _vocabulary_answers
 
 
 def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[WrongAnswer]:
-    """Families beyond one chip (pod, collective, transfer, host_link, sharded_matmul) compute their own
-    wrong answers with their own formulas: ``misconceptions(spec, cat, params) -> {id: value}``
-    (``every``: also those a hook drops for landing within its tolerance)."""
+    """The wrong answers the problem's family module names (``generator.families.base``):
+    ``wrong_answers(problem, cat)``, or its own formulas' ``misconceptions(spec, cat, params) ->
+    {id: value}`` (``every``: also those a hook drops for landing within its tolerance), or a choice
+    family's ``wrong_choices``; plus the GB/GiB slips where its ``gb_gib_moves(cat, params)`` says so."""
     import dataclasses
 
-    from generator import generate
-    from generator.families import FAMILIES
+    from generator import families
 
-    choices = getattr(FAMILIES.get(problem.family), "wrong_choices", None)
+    module = families.FAMILIES.get(problem.family)
+    direct = getattr(module, "wrong_answers", None)
+    if direct is not None:
+        yield from direct(problem, cat)
+        return
+    choices = getattr(module, "wrong_choices", None)
     if choices is not None:  # a choice family names each wrong choice's flaw: [(id, choice, step)]
-        spec = generate.registry().specs[problem.family]
-        for mid, choice, step in choices(spec, cat, problem.params):
+        for mid, choice, step in choices(families.spec(problem.family), cat, problem.params):
             yield WrongAnswer(BY_ID[mid], choice, step)
         return
-    hook = getattr(FAMILIES.get(problem.family), "misconceptions", None)
+    hook = getattr(module, "misconceptions", None)
     if hook is None:
         return
-    spec = generate.registry().specs[problem.family]
+    spec = families.spec(problem.family)
     if every:
         spec = dataclasses.replace(spec, tolerance=0.0)
     for name, value in hook(spec, cat, problem.params).items():
@@ -418,7 +430,8 @@ def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Itera
         if mid in BY_ID:
             shown = fmt(float(value), problem.answer.unit)
             yield WrongAnswer(BY_ID[mid], float(value), f"{BY_ID[mid].name} gives {shown}")
-    if _bytes_decide(problem, cat):
+    moves = getattr(module, "gb_gib_moves", None)
+    if not problem.answer.is_choice and moves is not None and moves(cat, problem.params):
         # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way
         key = float(problem.answer.value)  # type: ignore[arg-type]
         for factor, how in ((GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"),
@@ -426,27 +439,10 @@ def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Itera
             yield WrongAnswer(_m("gb-gib"), key * factor, f"{how}: x{factor:.4f}")
 
 
-def _bytes_decide(problem: Problem, cat: Catalogue) -> bool:
-    """Whether a GB/GiB slip moves this answer (beyond-one-chip families): a host-link number, a
-    transfer's total time, a bandwidth-bound collective (not hops, first bytes or latency-bound times)."""
-    if problem.answer.is_choice:
-        return False
-    if problem.family == "host_link":
-        return True
-    if problem.family == "transfer":
-        return problem.params.get("variant") == "time"
-    if problem.family == "collective":
-        from generator.families import collective
-
-        return collective.compute(cat, problem.params).bound == "bandwidth"
-    return False
-
-
 def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
     """Every named wrong answer to ``problem`` that differs from its key (may be empty)."""
-    fn = _BY_FAMILY.get(problem.family, _family_hook)
     out = []
-    for wrong in fn(problem, cat or catalogue_mod.load()):
+    for wrong in _family_hook(problem, cat or catalogue_mod.load()):
         if problem.answer.is_choice:
             if wrong.value != problem.answer.choice:
                 out.append(wrong)
@@ -465,8 +461,7 @@ def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[Wron
     if problem.answer.is_choice:
         return []
     cat = cat or catalogue_mod.load()
-    fn = _BY_FAMILY.get(problem.family)
-    found = fn(problem, cat) if fn is not None else _family_hook(problem, cat, every=True)
+    found = _family_hook(problem, cat, every=True)
     key = float(problem.answer.value)  # type: ignore[arg-type]
     return [(w, _rel(float(w.value), key)) for w in found
             if isinstance(w.value, float | int) and math.isfinite(w.value)]

@@ -12,6 +12,9 @@ reason it names is supported by the record's own evidence.
 Pure Python (no jax): the lab (``labs``) builds ``OpEvidence`` from a record
 (``labs.records.op_evidence``); ``drill miss-reasons`` lists the catalogue.
 Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+
+One module for one job (over 400 lines): the catalogue of reasons, each a line of data and
+its one test of the evidence, and ``judge``, which reads them all.
 """
 
 from __future__ import annotations

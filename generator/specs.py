@@ -1,6 +1,6 @@
-"""Drill specs: the YAML files under ``drills/specs/`` that declare each problem family.
+"""Drill specs: the YAML files under ``generator/specs/`` that declare each problem family.
 
-One file per family. Each declares the family's name, the chips it runs over,
+One file per family, ``NAME.yaml`` next to its module ``generator/families/NAME.py``. Each declares the family's name, the chips it runs over,
 its parameter ranges, its prompt and hint templates (``{name}`` placeholders
 only), the tolerance counted right and the grading bands. Files are parsed
 with the safe loader (data only) and validated; a bad spec raises
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     import yaml
 
 # PyYAML is imported where a spec file is parsed, not with this module: the quiz validates its
-# one family's spec from generator.snapshot and never needs it.
+# one family's spec from the start-up cache (generator.families.spec) and never needs it.
 
-SPECS_DIR = Path(__file__).resolve().parents[1] / "drills" / "specs"
+SPECS_DIR = Path(__file__).resolve().parent / "specs"  # the built-in families' specs
 
 KeyPath = tuple  # a key path inside a spec document: ("params", "cases", "add", "dims")
 
@@ -310,7 +310,7 @@ def parse_spec(data: Any, lines: dict[KeyPath, int], path: str,
 
 
 def load_dir(directory: str | Path | None, families: Mapping[str, FamilyRules]) -> dict[str, FamilySpec]:
-    """Every ``*.yaml`` in ``directory`` (default: drills/specs), one per family, all present."""
+    """Every ``*.yaml`` in ``directory`` (default: generator/specs), one per family, all present."""
     root = Path(directory) if directory is not None else SPECS_DIR
     if not root.is_dir():
         raise SpecError(f"{root}:1: drill spec directory not found")

@@ -36,10 +36,6 @@ def normalize_dtype(name: str) -> str:
     return DTYPE_ALIASES[key]
 
 
-def dtype_bytes(dtype: str) -> int:
-    return DTYPE_BYTES[normalize_dtype(dtype)]
-
-
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
 

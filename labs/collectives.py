@@ -589,9 +589,6 @@ def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
         raise CollectivesLabError(str(exc)) from None
 
 
-DISTRIBUTED_ENV = ("DRILL_COORDINATOR", "DRILL_NUM_PROCESSES", "DRILL_PROCESS_ID")
-
-
 def init_distributed(environ: dict[str, str] | None = None) -> bool:
     """Multi-host: ``jax.distributed.initialize`` from DRILL_COORDINATOR / DRILL_NUM_PROCESSES /
     DRILL_PROCESS_ID (``DRILL_COORDINATOR=auto``: the runtime's own detection, e.g. Cloud TPU).

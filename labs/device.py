@@ -38,10 +38,6 @@ class DeviceInfo:
     device_count: int
 
     @property
-    def is_accelerator(self) -> bool:
-        return self.platform in ("gpu", "tpu")
-
-    @property
     def budget_bytes(self) -> float | None:
         return None if self.memory_bytes is None else self.memory_bytes * MEMORY_BUDGET_SHARE
 

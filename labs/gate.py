@@ -28,6 +28,9 @@ The gate passes when a counted record passes, and fails otherwise when a record 
 counted record that is ``incomplete`` has a miss, so explained it can only fail (its row says
 ``incomplete`` until then). ``why_not`` lists every reason a record is not a counted pass
 (what blocks counting, then why it did not pass).
+
+One module for one job (over 400 lines): the verdict and the four counting rules are one
+decision about one record folder, and each rule's reason is worded where it is decided.
 """
 
 from __future__ import annotations

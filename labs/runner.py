@@ -254,9 +254,6 @@ def misses(record: dict) -> list[dict]:
     return [row for row in record["ops"] if row["verdict"] == "miss"]
 
 
-Explanation = "str | dict"  # a sentence, or {"reasons": [ids], "text": sentence}
-
-
 def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
     """``generator.miss_reasons.judge`` on one op's evidence (KeyError for an unknown reason id)."""
     from generator import miss_reasons

@@ -141,14 +141,3 @@ def dispatch_overhead_s(reps: int = 200) -> float:
     fn = jax.jit(lab_dispatch_probe)
     x = jnp.zeros((1,), jnp.float32)
     return statistics.median(time_calls(lambda i: fn(x), reps, warmup=5))
-
-
-def naive_median_s(fn: Callable[..., Any], args: tuple, reps: int = 20) -> float:
-    """The seed's LAB·0.1 ``measure()``: one buffer, one warm call, median of ``reps`` (seconds)."""
-    fn(*args).block_until_ready()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(*args).block_until_ready()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)

@@ -284,7 +284,7 @@ def test_fifo_as_explanations_or_spec_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(fifo)
     one_line_error(run(["explain", str(record), "--explanations", str(fifo)]), 2, "FIFO")
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "drills" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
     (specs / "floor.yaml").unlink()
     os.mkfifo(specs / "floor.yaml")
     one_line_error(run(["export", "--format", "csv", "--specs", str(specs)]), 2, "FIFO")
@@ -477,7 +477,7 @@ def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
 def test_deck_description_is_escaped(tmp_path):
 
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "drills" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
     bound = specs / "bound.yaml"
     bound.write_text(bound.read_text().replace("title: Compute- or memory-bound",
                                                "title: \"<script>alert(1)</script> & bound\""))

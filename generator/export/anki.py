@@ -39,7 +39,7 @@ from typing import Iterable
 
 import genanki
 
-from generator import catalogue, misconceptions
+from generator import catalogue, families, misconceptions
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
@@ -66,14 +66,7 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 # sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
-# One subdeck per family, ids fixed forever (a new family gets a new id, never a reused one).
-DECK_IDS = {
-    "ridge": 1_739_240_101, "intensity": 1_739_240_102, "bound": 1_739_240_103, "floor": 1_739_240_104,
-    "critical_batch": 1_739_240_105, "lattice": 1_739_240_106, "vmem_fit": 1_739_240_107,
-    "transformer_step": 1_739_240_108, "interconnect": 1_739_240_109, "vocabulary": 1_739_240_110,
-    "pod": 1_739_240_111, "collective": 1_739_240_112, "transfer": 1_739_240_113, "host_link": 1_739_240_114,
-    "sharded_matmul": 1_739_240_115, "miss_reason": 1_739_240_116,
-}
+# One subdeck per family, its id the family module's DECK_ID (generator.families.deck_id), fixed forever.
 FIGURE_FAMILIES = ("ridge",)  # families whose cards show the chip's roofline
 
 
@@ -174,13 +167,15 @@ class _Figures:
 
 
 def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict[str, str] | None) -> genanki.Deck:
-    """The family's deck in ``decks``, made on first use (ids are stable: ``DECK_IDS``)."""
+    """The family's deck in ``decks``, made on first use (ids are stable: its module's ``DECK_ID``)."""
     deck = decks.get(family)
     if deck is None:
-        if family not in DECK_IDS:
-            raise ValueError(f"no deck id for family '{family}'; add one to DECK_IDS")
+        try:
+            deck_id = families.deck_id(family)
+        except (KeyError, AttributeError):
+            raise ValueError(f"no deck id for family '{family}'; give its module a DECK_ID") from None
         # Anki shows a deck description as HTML: escaped, so a spec's text stays text.
-        deck = decks[family] = genanki.Deck(DECK_IDS[family], deck_name(family),
+        deck = decks[family] = genanki.Deck(deck_id, deck_name(family),
                                             _text((descriptions or {}).get(family, "")))
     return deck
 

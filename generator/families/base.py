@@ -1,22 +1,34 @@
-"""What every problem family shares: the Skill, ids, tags and how answers are written.
+"""What every problem family shares: the Skill, ids, tags, how answers are written, mastery rules.
 
-A family module provides:
+A family module (``generator.families`` finds it: one module plus its spec) provides:
 
-- ``NAME`` and ``PROMPTS`` (template name -> allowed ``{placeholders}``; the
-  spec's ``prompts`` and ``hints`` must give exactly these templates);
+- ``NAME``; ``ORDER`` (its place in the course: decks, skills and lists sort by it) and
+  ``DECK_ID`` (its Anki deck's id, fixed forever so a re-imported deck updates in place);
+- ``PROMPTS`` (template name -> allowed ``{placeholders}``; the spec's ``prompts`` and ``hints``
+  must give exactly these templates);
 - ``check_params(spec, check) -> dict``: validate and normalise the spec's ``params``;
-- ``skills(spec, cat) -> list[Skill]``;
+- ``skills(spec, cat) -> list[Skill]`` (most are ``per_chip`` below);
 - ``draw_params(spec, cat, skill, rng) -> dict``: the random part (``rng`` is
   the only source of randomness, never the global ``random``);
-- ``solve(spec, cat, skill, params) -> Problem``: everything else, deterministic.
+- ``solve(spec, cat, skill, params) -> Problem``: everything else, deterministic;
+
+and where it has them:
+
+- ``TEACHES``: mistake id -> least relative miss of the key (the fair-draw rule);
+- its wrong answers hook, read by ``generator.misconceptions``: ``wrong_answers(problem, cat)``
+  (yields ``WrongAnswer``), or ``misconceptions(spec, cat, params) -> {id: value}``, or for a
+  choice family ``wrong_choices(spec, cat, params) -> [(id, choice, step)]``; and
+  ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer;
+- ``MASTERY``: "Can you" item number -> ``Mastery``, what shows that item (``drill progress``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.catalogue import Figure
+from generator.catalogue import Catalogue, Chip, Figure
 from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
 from generator.units import fmt, sci
@@ -54,6 +66,35 @@ def make_skill(family: str, chip: str | None, variant: str, description: str,
     sid = f"{family}:{chip}:{variant}" if chip else f"{family}:{variant}"
     base = ("rudrite::stage0", f"family::{family}") + ((f"chip::{chip}",) if chip else ())
     return Skill(sid, family, chip, variant, description, base + tuple(tags))
+
+
+def per_chip(spec: FamilySpec, cat: Catalogue, variants: Iterable[str], describe: Callable[[Chip, str], str],
+             keep: Callable[[Chip, str], bool] = lambda chip, variant: True,
+             tags: Callable[[str], tuple[str, ...]] = lambda variant: ()) -> list[Skill]:
+    """The common ``skills()``: for each chip of the spec (catalogue order), each variant (in order)
+    that ``keep(chip, variant)`` allows, the skill ``family:chip:variant``, described by
+    ``describe(chip, variant)`` and tagged with ``tags(variant)``."""
+    listed = tuple(variants)
+    return [make_skill(spec.family, chip.name, v, describe(chip, v), tags(v))
+            for chip in (cat.get(name) for name in spec.chips) for v in listed if keep(chip, v)]
+
+
+@dataclass(frozen=True)
+class Mastery:
+    """What shows a "Can you" item is mastered (a family's ``MASTERY``; ``drill progress`` reads it):
+    skills of ``families`` (default: the declaring family; ``variant`` prefix) whose *last* review
+    was right (within ``within_seconds`` when set), on ``min_chips`` distinct chips and ``min_skills``
+    distinct skills, including a skill id containing each of ``must_include``; or, with ``lab``, a
+    lab record with every miss explained."""
+
+    what: str
+    families: tuple[str, ...] = ()
+    variant: str = ""
+    min_chips: int = 0
+    min_skills: int = 1
+    within_seconds: float | None = None
+    must_include: tuple[str, ...] = ()
+    lab: bool = False
 
 
 def cite(fig: Figure) -> str:

@@ -11,21 +11,32 @@ from typing import Any
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import VERDICTS, make_skill, problem
+from generator.families.base import Mastery, VERDICTS, problem
 from generator.problem import Answer
 from generator.specs import FamilySpec
 
 NAME = "bound"
+ORDER = 30  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_103  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 2: what shows it (drill progress)
+MASTERY = {2: Mastery("compute/memory verdicts right within 60 s on at least two chips",
+                      min_chips=2, within_seconds=60)}
 PROMPTS = {"verdict": {"chip", "op", "label"}}
 
 
 check_params = ops.check_case_params
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.op_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    return [make_skill(NAME, chip.name, case.name, f"is {_article(case.label)} {case.label} compute- or memory-bound on {chip.display}?",
-                       (f"op::{case.op}",))
-            for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"is {_article(case.label)} {case.label} compute- or "
+                                                            f"memory-bound on {chip.display}?")
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

@@ -16,12 +16,16 @@ from typing import Any
 from generator import collectives as C
 from generator import costs
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import cite, make_skill, problem
+from generator.families.base import Mastery, cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
 NAME = "collective"
+ORDER = 120  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_112  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 7: what shows it (drill progress)
+MASTERY = {7: Mastery("a collective inside a slice right")}
 # Fair draws (issue 17): assuming or ignoring wraparound misses by more than 5% (an axis of 2, where ring and line coincide, is redrawn where it can be). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"wrong-hops": 0.05}
@@ -59,16 +63,12 @@ def _rank(chip: Chip) -> int | None:
 
 
 def skills(spec: FamilySpec, cat: Catalogue):
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        if _rank(chip) is None or not existing_slices(spec, chip):
-            continue
-        for v in spec.params["variants"]:
-            what = ("whether a collective is bandwidth- or latency-bound" if v == "bound"
-                    else f"time of {C.OP_LABELS[v]} over ICI")
-            out.append(make_skill(NAME, chip.name, v, f"{what} ({chip.display})", (f"collective::{v}",)))
-    return out
+    def what(v: str) -> str:
+        return "whether a collective is bandwidth- or latency-bound" if v == "bound" else f"time of {C.OP_LABELS[v]} over ICI"
+
+    return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what(v)} ({chip.display})",
+                    keep=lambda chip, v: _rank(chip) is not None and bool(existing_slices(spec, chip)),
+                    tags=lambda v: (f"collective::{v}",))
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
@@ -147,6 +147,11 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
+    """Whether a GB/GiB slip moves the answer: a bandwidth-bound collective moves; a latency-bound one does not."""
+    return compute(cat, params).bound == "bandwidth"
+
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """Misconception id -> the answer (seconds) that mistake gives, for a timed variant.

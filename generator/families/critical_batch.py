@@ -22,12 +22,14 @@ from typing import Any, Callable
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import cite, make_skill, problem
+from generator.families.base import cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, normalize_dtype, sci
 
 NAME = "critical_batch"
+ORDER = 50  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_105  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): where the exact form is asked, the B << D shortcut misses it by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"shortcut-not-exact": 0.05}
@@ -80,20 +82,28 @@ def critical_batch(ridge: float, params: dict[str, Any], form: str,
     return math.inf if denominator <= 0 else ridge * bytes_fixed / denominator
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: B* with one step tweaked (``generator.misconceptions.critical_batch_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.critical_batch_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        for mode, m in spec.params["modes"].items():
-            compute = costs.matmul(1, 1, 1, m["activations"], rhs_dtype=m["weights"]).dtype
-            if compute not in chip.peak_flops:
-                continue
-            for form in spec.params["forms"]:
-                how = "with B << D, F" if form == "approx" else "exact form"
-                out.append(make_skill(NAME, chip.name, f"{mode}-{form}",
-                                      f"critical batch of a matmul on {chip.display}: {m['label']}, {how}",
-                                      ("op::matmul", f"dtype::{compute}")))
-    return out
+    modes = spec.params["modes"]
+    variants = {f"{mode}-{form}": (m, form) for mode, m in modes.items() for form in spec.params["forms"]}
+
+    def compute(v: str) -> str:
+        m = variants[v][0]
+        return costs.matmul(1, 1, 1, m["activations"], rhs_dtype=m["weights"]).dtype
+
+    def describe(chip, v: str) -> str:
+        m, form = variants[v]
+        how = "with B << D, F" if form == "approx" else "exact form"
+        return f"critical batch of a matmul on {chip.display}: {m['label']}, {how}"
+
+    return per_chip(spec, cat, variants, describe, keep=lambda chip, v: compute(v) in chip.peak_flops,
+                    tags=lambda v: ("op::matmul", f"dtype::{compute(v)}"))
 
 
 def shortcut_miss(ridge: float, params: dict[str, Any]) -> float:

@@ -12,11 +12,13 @@ from typing import Any
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import make_skill, problem
+from generator.families.base import problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 
 NAME = "floor"
+ORDER = 40  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_104  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): T_math + T_comms differs from max(T_math, T_comms) by more than 10%, and the output write left out misses by more than 5%, where a draw allows (a compute-bound floor does not move without the write). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
@@ -42,15 +44,19 @@ def _split(variant: str) -> tuple[str, str]:
     return case, quantity or "floor"
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.op_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    out = []
-    for chip, case in ops.skills_for(spec, cat, spec.params["cases"]):
-        for quantity, listed in spec.params["quantities"].items():
-            if case.name in listed:
-                variant = case.name if quantity == "floor" else f"{case.name}-{quantity}"
-                out.append(make_skill(NAME, chip.name, variant, f"{quantity} of a {case.label} on {chip.display}",
-                                      (f"op::{case.op}",)))
-    return out
+    quantities = spec.params["quantities"]
+    variants = [case if quantity == "floor" else f"{case}-{quantity}"
+                for case in spec.params["cases"] for quantity, listed in quantities.items() if case in listed]
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"{_split(v)[1]} of a {case.label} on {chip.display}",
+                           variants, case_of=lambda v: _split(v)[0])
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

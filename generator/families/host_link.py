@@ -16,12 +16,14 @@ from typing import Any
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import VERDICTS, cite, figure_sentence, make_skill, other_editions, problem, show
+from generator.families.base import VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
 
 NAME = "host_link"
+ORDER = 140  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_114  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
@@ -51,16 +53,10 @@ def _split(variant: str) -> tuple[str, str]:
 def skills(spec: FamilySpec, cat: Catalogue):
     what = {"ridge": "ridge (critical intensity) over {l}", "critical_batch": "critical batch with weights over {l}",
             "floor": "floor time of a matmul whose bytes cross {l}", "bound": "compute- or {l}-bound"}
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        for v in spec.params["variants"]:
-            kind, link = _split(v)
-            if chip.figure(C.LINK_FIGURES[link]) is None:
-                continue
-            out.append(make_skill(NAME, chip.name, v, f"{what[kind].format(l=LABEL[link])} ({chip.display})",
-                                  (f"link::{link}",)))
-    return out
+    return per_chip(spec, cat, spec.params["variants"],
+                    lambda chip, v: f"{what[_split(v)[0]].format(l=LABEL[_split(v)[1]])} ({chip.display})",
+                    keep=lambda chip, v: chip.figure(C.LINK_FIGURES[_split(v)[1]]) is not None,
+                    tags=lambda v: (f"link::{_split(v)[1]}",))
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
@@ -152,6 +148,11 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
+    """Whether a GB/GiB slip moves the answer: a host-link number always moves with the link bandwidth."""
+    return True
+
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance):

@@ -12,11 +12,13 @@ from typing import Any
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import make_skill, problem
+from generator.families.base import problem
 from generator.problem import Answer
 from generator.specs import FamilySpec
 
 NAME = "intensity"
+ORDER = 20  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_102  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): the output write left out misses the key by more than 5% (skinny matmuls whose output is a sliver of the bytes are redrawn). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"forgot-output-write": 0.05}
@@ -26,10 +28,15 @@ PROMPTS = {"value": {"chip", "op", "label"}}
 check_params = ops.check_case_params
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.op_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    return [make_skill(NAME, chip.name, case.name, f"arithmetic intensity of a {case.label} (on {chip.display})",
-                       (f"op::{case.op}",))
-            for chip, case in ops.skills_for(spec, cat, spec.params["cases"])]
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of a {case.label} (on {chip.display})")
 
 
 draw_params = ops.draw_case_params

@@ -22,12 +22,16 @@ from typing import Any
 from generator import catalogue, costs
 from generator.links import hops, transfer_seconds
 from generator.catalogue import Catalogue
-from generator.families.base import cite, figure_sentence, make_skill, other_editions, problem, show
+from generator.families.base import Mastery, cite, figure_sentence, other_editions, per_chip, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
 NAME = "interconnect"
+ORDER = 90  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_109  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 7: what shows it (drill progress)
+MASTERY = {7: Mastery("the link question right (ICI, DCN or PCIe)", must_include=(":link",))}
 LINKS = ("ICI", "DCN", "PCIe")
 VARIANTS = ("ici", "pcie", "dcn", "link")
 FIGURE = {"ici": "ici_bytes_per_s_one_way", "pcie": "pcie_bytes_per_s", "dcn": "dcn_bytes_per_s"}
@@ -68,20 +72,21 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "axis_sizes": sizes, "scenarios": tuple(scenarios), "variants": variants, "source": source}
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the link time with one step tweaked (``generator.misconceptions.interconnect_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.interconnect_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
     what = {"ici": "time to send an array between two chips over ICI", "pcie": "time to move an array over PCIe",
             "dcn": "time to send an array over DCN", "link": "which link a transfer uses (ICI, DCN or PCIe)"}
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        for v in spec.params["variants"]:
-            if v in FIGURE and chip.figure(FIGURE[v]) is None:
-                continue
-            if v == "link" and chip.kind != "tpu":
-                continue
-            out.append(make_skill(NAME, chip.name, v, f"{what[v]} ({chip.display})",
-                                  (f"link::{v}",) if v in FIGURE else ()))
-    return out
+    def keep(chip, v: str) -> bool:
+        return (v not in FIGURE or chip.figure(FIGURE[v]) is not None) and (v != "link" or chip.kind == "tpu")
+
+    return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})", keep,
+                    tags=lambda v: (f"link::{v}",) if v in FIGURE else ())
 
 
 def wraps(chip: catalogue.Chip, n: int) -> bool:

@@ -13,12 +13,16 @@ from typing import Any
 
 from generator import catalogue
 from generator.catalogue import Catalogue
-from generator.families.base import YES_NO, cite, make_skill, problem
+from generator.families.base import Mastery, YES_NO, cite, make_skill, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype
 
 NAME = "lattice"
+ORDER = 60  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_106  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 4: what shows it (drill progress)
+MASTERY = {4: Mastery("lattice cards right for 32-bit and for bf16", min_skills=2, must_include=("f32", "bf16"))}
 VARIANTS = ("legal", "pad")
 PROMPTS = {v: {"dtype", "rows", "cols"} for v in VARIANTS}
 
@@ -47,6 +51,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "cols": check.int_list(p["cols"], ("params", "cols")), "variants": variants,
             "compiles_note": check.text(p["compiles_note"], ("params", "compiles_note"))}
 
+
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the 32-bit tile where a packed one applies (``generator.misconceptions.lattice_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.lattice_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue):
     return [make_skill(NAME, None, f"{variant}-{dtype}",

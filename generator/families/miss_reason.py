@@ -22,12 +22,17 @@ from typing import Any
 
 from generator import miss_reasons, safeio
 from generator.catalogue import Catalogue
-from generator.families.base import make_skill, problem
+from generator.families.base import Mastery, make_skill, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import fmt
 
 NAME = "miss_reason"
+ORDER = 160  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_116  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 6: what shows it (drill progress)
+MASTERY = {6: Mastery("a lab record whose every miss has an explanation the tool accepted: a reason its "
+                      "numbers support, not a shrug (drill lab, drill explain; a CPU practice run counts)", lab=True)}
 PROMPTS = {"reason": {"device", "size", "op", "predicted", "measured", "evidence", "choices"}}
 DATA_DIR = Path(__file__).with_name("data")
 CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"

@@ -21,6 +21,7 @@ from typing import Any
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
+from generator.families.base import per_chip
 from generator.units import DTYPE_BYTES
 from generator.specs import Checker, FamilySpec
 
@@ -158,13 +159,15 @@ OP_LABELS = {"matmul": "matmul", "add": "elementwise add", "softmax": "softmax",
              "dot": "dot product", "embedding": "embedding lookup"}
 
 
-def skills_for(spec: FamilySpec, cat: Catalogue, cases: dict[str, OpCase]):
-    """(chip, case) pairs where the chip publishes a peak for one of the case's dtypes."""
-    for name in spec.chips:
-        chip = cat.get(name)
-        for case in cases.values():
-            if case.dtypes_for(chip):
-                yield chip, case
+def case_skills(spec: FamilySpec, cat: Catalogue, describe, variants=None, case_of=lambda variant: variant):
+    """``base.per_chip`` over op cases: a skill per chip and variant (default: one per case) whose
+    case (``case_of(variant)``) the chip publishes a peak for, tagged with the case's op;
+    ``describe(chip, case, variant)``."""
+    cases = spec.params["cases"]
+    return per_chip(spec, cat, cases if variants is None else variants,
+                    lambda chip, v: describe(chip, cases[case_of(v)], v),
+                    keep=lambda chip, v: bool(cases[case_of(v)].dtypes_for(chip)),
+                    tags=lambda v: (f"op::{cases[case_of(v)].op}",))
 
 
 def steps(chip: Chip, est: roofline.Estimate, *labels: str) -> list[str]:

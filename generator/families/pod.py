@@ -12,12 +12,14 @@ from typing import Any
 from generator import collectives as C
 from generator import units
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import YES_NO, cite, make_skill, problem, show
+from generator.families.base import YES_NO, cite, per_chip, problem, show
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import sci
 
 NAME = "pod"
+ORDER = 110  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_111  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 VARIANTS = ("chips", "hosts", "tensorcores", "flops", "hbm", "wrap")
 SLICE_FIELDS = {"chip", "slice"}
 PROMPTS = {"chips": SLICE_FIELDS, "hosts": SLICE_FIELDS, "tensorcores": SLICE_FIELDS, "flops": SLICE_FIELDS,
@@ -62,16 +64,11 @@ def skills(spec: FamilySpec, cat: Catalogue):
     what = {"chips": "chips in a pod or slice", "hosts": "hosts of a pod or slice",
             "tensorcores": "TensorCores of a pod or slice", "flops": "bf16 FLOP/s of a pod or slice",
             "hbm": "HBM of a pod or slice", "wrap": "which axes of a slice have wraparound links"}
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        if chip.figure("pod_topology") is None or not slices_for(spec, chip):
-            continue
-        for v in spec.params["variants"]:
-            if any(chip.figure(k) is None for k in NEEDS.get(v, ())):
-                continue
-            out.append(make_skill(NAME, chip.name, v, f"{what[v]} ({chip.display})"))
-    return out
+    def keep(chip, v: str) -> bool:
+        return (chip.figure("pod_topology") is not None and bool(slices_for(spec, chip))
+                and all(chip.figure(k) is not None for k in NEEDS.get(v, ())))
+
+    return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})", keep)
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

@@ -9,12 +9,16 @@ from typing import Any
 
 from generator import roofline
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import cite, make_skill, problem
+from generator.families.base import Mastery, cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, sci
 
 NAME = "ridge"
+ORDER = 10  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_101  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 1: what shows it (drill progress)
+MASTERY = {1: Mastery("ridge right on at least two chips at their last review", min_chips=2)}
 PROMPTS = {"value": {"chip", "dtype"}, "compare": {"dtype", "a", "b"}}
 
 
@@ -41,21 +45,29 @@ def _ridge(chip: Chip, dtype: str) -> float:
     return roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the ridge with a wrong peak or bandwidth (``generator.misconceptions.ridge_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.ridge_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        for dtype in spec.params["dtypes"]:
-            if dtype in chip.peak_flops:
-                out.append(make_skill(NAME, chip.name, dtype, f"ridge point of {chip.display} for {dtype}",
-                                      (f"dtype::{dtype}",)))
-        dtype = spec.params["compare_dtype"]
-        if dtype in chip.peak_flops and _rivals(spec, cat, chip, dtype):
-            out.append(make_skill(NAME, chip.name, f"compare-{dtype}",
-                                  # no chip name here: the header must not name the answer
-                                  f"which of two {chip.kind.upper()}s has the higher {dtype} ridge",
-                                  (f"dtype::{dtype}",)))
-    return out
+    compare = f"compare-{spec.params['compare_dtype']}"
+
+    def describe(chip, v: str) -> str:
+        if v == compare:  # no chip name here: the header must not name the answer
+            return f"which of two {chip.kind.upper()}s has the higher {_dtype(v)} ridge"
+        return f"ridge point of {chip.display} for {v}"
+
+    def keep(chip, v: str) -> bool:
+        return _dtype(v) in chip.peak_flops and (v != compare or bool(_rivals(spec, cat, chip, _dtype(v))))
+
+    return per_chip(spec, cat, [*spec.params["dtypes"], compare], describe, keep, tags=lambda v: (f"dtype::{_dtype(v)}",))
+
+
+def _dtype(variant: str) -> str:
+    return variant.removeprefix("compare-")
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

@@ -23,12 +23,14 @@ from dataclasses import replace
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import cite, make_skill, problem
+from generator.families.base import cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
 
 NAME = "sharded_matmul"
+ORDER = 150  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_115  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): the max (overlap assumed) misses the no-overlap sum by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"max-not-sum": 0.05}
@@ -53,14 +55,9 @@ def skills(spec: FamilySpec, cat: Catalogue):
     what = {"gather_time": "AllGather-then-matmul time", "allreduce_time": "matmul-then-AllReduce time",
             "reducescatter_time": "matmul-then-ReduceScatter time",
             "split_bound": "whether a 2-chip sharded matmul is compute- or comms-bound"}
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        if chip.figure("ici_wraparound") is None or chip.figure("ici_bytes_per_s_bidi") is None:
-            continue
-        for v in spec.params["variants"]:
-            out.append(make_skill(NAME, chip.name, v, f"{what[v]} ({chip.display})"))
-    return out
+    return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})",
+                    keep=lambda chip, v: (chip.figure("ici_wraparound") is not None
+                                          and chip.figure("ici_bytes_per_s_bidi") is not None))
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

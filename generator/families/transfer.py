@@ -15,12 +15,14 @@ from typing import Any
 from generator import collectives as C
 from generator import costs
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import cite, make_skill, problem
+from generator.families.base import cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
 NAME = "transfer"
+ORDER = 130  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_113  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # Fair draws (issue 17): assuming or ignoring wraparound misses by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"wrong-hops": 0.05}
@@ -69,16 +71,11 @@ def _slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
 def skills(spec: FamilySpec, cat: Catalogue):
     what = {"time": "time of a point-to-point ICI transfer", "hops": "ICI hops between two chips of a slice",
             "first_byte": "first-byte latency of an ICI transfer"}
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        if chip.figure("ici_wraparound") is None or chip.figure("ici_bytes_per_s_one_way") is None:
-            continue
-        if not _slices(spec, chip):
-            continue
-        for v in spec.params["variants"]:
-            out.append(make_skill(NAME, chip.name, v, f"{what[v]} on a two-dimensional slice ({chip.display})"))
-    return out
+    return per_chip(spec, cat, spec.params["variants"],
+                    lambda chip, v: f"{what[v]} on a two-dimensional slice ({chip.display})",
+                    keep=lambda chip, v: (chip.figure("ici_wraparound") is not None
+                                          and chip.figure("ici_bytes_per_s_one_way") is not None
+                                          and bool(_slices(spec, chip))))
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
@@ -147,6 +144,11 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+
+def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
+    """Whether a GB/GiB slip moves the answer: a transfer's total time moves; hops and first bytes do not."""
+    return params.get("variant") == "time"
+
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
     """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""

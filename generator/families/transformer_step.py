@@ -20,12 +20,16 @@ from typing import Any
 
 from generator import catalogue, transformer
 from generator.catalogue import Catalogue, UnknownChipError
-from generator.families.base import make_skill, problem
+from generator.families.base import Mastery, make_skill, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, si
 
 NAME = "transformer_step"
+ORDER = 80  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_108  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 5: what shows it (drill progress)
+MASTERY = {5: Mastery("a transformer step-time floor right")}
 # Fair draws (issue 17): T_math + T_comms differs from the floor by more than 10%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10}
@@ -81,6 +85,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     return {"dtype": dtype, "models": models, "batches": check.int_list(p["batches"], ("params", "batches")),
             "seqs": check.int_list(p["seqs"], ("params", "seqs")), "phases": phases, "fixed": tuple(fixed)}
 
+
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the step floor with one step tweaked (``generator.misconceptions.transformer_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.transformer_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue):
     out = []

@@ -17,12 +17,14 @@ from typing import Any
 
 from generator import costs
 from generator.catalogue import Catalogue
-from generator.families.base import YES_NO, cite, make_skill, problem
+from generator.families.base import YES_NO, cite, per_chip, problem
 from generator.problem import Answer
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, si
 
 NAME = "vmem_fit"
+ORDER = 70  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_107  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 VARIANTS = ("fits", "bytes")
 PROMPTS = {v: {"chip", "dtype", "bm", "bk", "bn", "buffers"} for v in VARIANTS}
 REQUIRES = "vmem_bytes"
@@ -42,16 +44,20 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "variants": variants}
 
 
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the VMEM footprint with one step tweaked (``generator.misconceptions.vmem_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.vmem_answers(drawn, cat)
+
 def skills(spec: FamilySpec, cat: Catalogue):
-    out = []
-    for name in spec.chips:
-        chip = cat.get(name)
-        if chip.figure(REQUIRES) is None:
-            continue  # no published VMEM size: nothing to fit against
-        for variant in spec.params["variants"]:
-            what = "do the blocks of a tiled matmul fit" if variant == "fits" else "VMEM bytes of a tiled matmul's blocks"
-            out.append(make_skill(NAME, chip.name, variant, f"{what} in {chip.display} VMEM", ("op::matmul",)))
-    return out
+    def what(v: str) -> str:
+        return "do the blocks of a tiled matmul fit" if v == "fits" else "VMEM bytes of a tiled matmul's blocks"
+
+    # a chip with no published VMEM size has nothing to fit against
+    return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what(v)} in {chip.display} VMEM",
+                    keep=lambda chip, v: chip.figure(REQUIRES) is not None, tags=lambda v: ("op::matmul",))
 
 
 def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:

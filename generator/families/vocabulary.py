@@ -19,13 +19,17 @@ from typing import Any, Callable
 
 from generator import catalogue, costs
 from generator.catalogue import Catalogue, Source
-from generator.families.base import make_skill, problem
+from generator.families.base import Mastery, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, sci, si
 
 NAME = "vocabulary"
+ORDER = 100  # place in the course (decks, skills, --family lists): ascending
+DECK_ID = 1_739_240_110  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
+# "Can you" item 3: what shows it (drill progress)
+MASTERY = {3: Mastery("three 'what lives where' cards right (VMEM, HBM, SMEM)", variant="where-", min_skills=3)}
 PROMPTS = {"term": {"definition"}, "where": {"item"}, "can_you": {"text", "question"},
            "miss": {"op", "assumed", "actual"}}
 NEEDS_RESOLVE = True  # can-you cards solve a problem of another family
@@ -150,6 +154,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     return {"terms": terms, "where": where, "where_choices": where_choices, "misses": misses, "can_you": can_you,
             "example_chip": example.name}
 
+
+
+def wrong_answers(drawn, cat: Catalogue):
+    """Named wrong answers: the easily swapped neighbour term (``generator.misconceptions.vocabulary_answers``)."""
+    from generator import misconceptions
+
+    return misconceptions.vocabulary_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue):
     p = spec.params

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.cmd_generate import card_rules
+from generator import families
 from generator import generate as gen
 from generator.export import anki, card
 from generator.export.variants import DEFAULT_VARIANTS, skill_notes
@@ -92,7 +93,7 @@ def test_variant_note_type_id_changes_with_its_fields():
     assert anki.variant_model_fingerprint() == anki.VARIANT_MODEL_FINGERPRINT, (
         "card.FIELDS, the templates or the CSS changed: give the note type a new VARIANT_MODEL_ID, "
         "then update VARIANT_MODEL_FINGERPRINT")
-    assert anki.VARIANT_MODEL_ID != anki.MODEL_ID and anki.VARIANT_MODEL_ID not in anki.DECK_IDS.values()
+    assert anki.VARIANT_MODEL_ID != anki.MODEL_ID and anki.VARIANT_MODEL_ID not in {families.deck_id(f) for f in families.FAMILIES}
 
 
 def test_card_unit_follows_the_prompt():

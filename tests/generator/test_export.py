@@ -9,6 +9,7 @@ import zipfile
 import genanki
 import pytest
 
+from generator import families
 from generator.export import ExportError, anki, atomic_write, tabular, write_text
 from generator.export.figures import media_name
 from generator.generate import FAMILY_NAMES, generate, unseeded_id
@@ -115,10 +116,23 @@ def test_note_type_id_changes_with_its_fields():
         "FIELDS or the templates changed: give the note type a new MODEL_ID, then update MODEL_FINGERPRINT")
 
 
-def test_deck_ids_are_fixed_and_distinct():
-    assert set(anki.DECK_IDS) == set(FAMILY_NAMES)
-    assert len(set(anki.DECK_IDS.values())) == len(anki.DECK_IDS)
-    assert anki.MODEL_ID not in anki.DECK_IDS.values()
+# The ids decks were first published with: a re-imported deck updates in place only under the same id.
+PUBLISHED_DECK_IDS = {
+    "ridge": 1_739_240_101, "intensity": 1_739_240_102, "bound": 1_739_240_103, "floor": 1_739_240_104,
+    "critical_batch": 1_739_240_105, "lattice": 1_739_240_106, "vmem_fit": 1_739_240_107,
+    "transformer_step": 1_739_240_108, "interconnect": 1_739_240_109, "vocabulary": 1_739_240_110,
+    "pod": 1_739_240_111, "collective": 1_739_240_112, "transfer": 1_739_240_113, "host_link": 1_739_240_114,
+    "sharded_matmul": 1_739_240_115, "miss_reason": 1_739_240_116,
+}
+
+
+def test_deck_ids_are_fixed_and_distinct(tmp_path):
+    ids = {f: families.deck_id(f) for f in FAMILY_NAMES}
+    assert ids == PUBLISHED_DECK_IDS
+    assert len(set(ids.values())) == len(ids) and anki.MODEL_ID not in ids.values()
+    problems = generate(families=["ridge", "miss_reason"], chips=["v5e"], count=1, seed=0)
+    decks, _ = anki.build_decks(problems)
+    assert sorted(d.deck_id for d in decks) == [ids["ridge"], ids["miss_reason"]]
 
 
 def test_same_problems_same_notes(tmp_path):

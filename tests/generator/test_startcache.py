@@ -1,0 +1,143 @@
+"""generator.startcache: built on first use in the user cache directory, keyed by content, ignored when damaged.
+
+Nothing is checked in, so nothing goes stale: an edit to any input changes the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import catalogue, families, generate, startcache
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("DRILL_CACHE_DIR", str(folder))
+
+    def drop():
+        catalogue.load.cache_clear()
+        generate.registry.cache_clear()
+        families.forget()
+        startcache.forget_digests()
+
+    drop()
+    yield folder
+    monkeypatch.undo()
+    drop()
+
+
+def _counting(value):
+    calls = []
+
+    def build():
+        calls.append(1)
+        return value
+
+    return build, calls
+
+
+def test_built_once_then_read_and_rebuilt_when_an_input_changes(cache, tmp_path):
+    source = tmp_path / "in.yaml"
+    source.write_text("a: 1\n")
+    build, calls = _counting({"a": [1, 2.5, "x", None, True]})
+    assert startcache.cached("t", [source], build) == {"a": [1, 2.5, "x", None, True]}
+    assert startcache.cached("t", [source], build) == {"a": [1, 2.5, "x", None, True]} and len(calls) == 1
+    entries = list(cache.glob("t-*.json"))
+    assert len(entries) == 1
+    source.write_text("a: 2\n")  # one byte: a new key, a new entry
+    startcache.forget_digests()
+    assert startcache.cached("t", [source], build) and len(calls) == 2
+    assert len(list(cache.glob("t-*.json"))) == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "other key", "not an object",
+                                    "fifo", "folder", "deep"])
+def test_a_damaged_entry_is_ignored_and_rebuilt(cache, tmp_path, damage):
+    source = tmp_path / "in.yaml"
+    source.write_text("a: 1\n")
+    build, calls = _counting({"a": 1})
+    startcache.cached("t", [source], build)
+    (entry,) = cache.glob("t-*.json")
+    good = entry.read_text()
+    entry.unlink()
+    if damage == "fifo":
+        os.mkfifo(entry)  # a scratch node: reading it must not hang
+    elif damage == "folder":
+        entry.mkdir()
+    else:
+        entry.write_text({"garbage": "\x00{not json", "truncated": good[: len(good) // 2],
+                          "other format": good.replace('"format":1', '"format":99'),
+                          "other key": good.replace('"key":"', '"key":"0'), "not an object": "[1, 2]",
+                          "deep": "[" * 100_000 + "]" * 100_000}[damage])
+    assert startcache.cached("t", [source], build) == {"a": 1} and len(calls) == 2
+
+
+def test_a_value_json_can_not_keep_is_used_but_not_cached(cache, tmp_path):
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    build, calls = _counting({1: "int key"})
+    assert startcache.cached("t", [source], build) == {1: "int key"}
+    assert startcache.cached("t", [source], build) == {1: "int key"} and len(calls) == 2
+    assert not list(cache.glob("t-*.json"))
+
+
+def test_an_unwritable_cache_directory_costs_time_not_correctness(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("DRILL_CACHE_DIR", str(blocker / "cache"))
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    assert startcache.cached("t", [source], lambda: [1]) == [1]
+
+
+def test_the_cache_gives_the_same_catalogue_specs_skills_and_problems_as_the_yaml(cache):
+    cold = generate.Registry()  # empty cache: the YAML path, which writes the entries
+    assert {p.name.split("-")[0] for p in cache.glob("*.json")} == {"catalogue", "families", "specs", "skills"}
+    cold_problems = [(p.id, p.prompt, p.answer, p.solution) for p in cold.generate(count=1, seed=5)]
+    catalogue.load.cache_clear()
+    families.forget()
+    warm = generate.Registry()
+    assert [s.to_dict() for s in warm.all_skills] == [s.to_dict() for s in cold.all_skills]
+    assert [(p.id, p.prompt, p.answer, p.solution) for p in warm.generate(count=1, seed=5)] == cold_problems
+    from generator import yamlio
+
+    assert catalogue.parse(yamlio.safe_load(catalogue.CATALOGUE_PATH.read_text())) == catalogue.load()
+    yaml_specs = {name: spec for name, spec in generate.Registry(str(families.specs_dir(
+        Path(families.__file__).parent))).specs.items()}
+    assert {n: warm.specs[n] for n in yaml_specs} == yaml_specs
+
+
+def test_the_skill_index_is_keyed_by_every_generator_file():
+    inputs = {p.relative_to(REPO).as_posix() for p in generate.index_inputs()}
+    assert {"generator/chips.yaml", "generator/costs.py", "generator/families/floor.py",
+            "generator/families/data/miss_reason_cases.json", "generator/specs/floor.yaml"} <= inputs
+
+
+def _start(cache: Path, code: str) -> list[str]:
+    env = {**os.environ, "DRILL_CACHE_DIR": str(cache)}
+    env.pop(families.EXTRA_PACKAGES_ENV, None)
+    probe = ("import atexit, json, sys; atexit.register(lambda: sys.stderr.write('MODULES ' + "
+             "json.dumps(sorted(sys.modules)) + chr(10)));" + code)
+    res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stderr.splitlines() if x.startswith("MODULES "))
+    return json.loads(line[len("MODULES "):])
+
+
+def test_a_warm_start_parses_no_yaml_and_imports_only_the_drawn_family(tmp_path):
+    code = "import random; from generator import generate; generate.draw('ridge:v5e:bf16', random.Random(1))"
+    cold = _start(tmp_path / "cache", code)
+    assert "yaml" in cold and "generator.families.vocabulary" in cold
+    warm = _start(tmp_path / "cache", code)
+    assert "yaml" not in warm and "generator.specs" in warm
+    assert sorted(m for m in warm if m.startswith("generator.families.")) == [
+        "generator.families.base", "generator.families.ridge"]
