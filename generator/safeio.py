@@ -138,18 +138,58 @@ def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYT
     open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
     """
     with _reading(path) as (shown, fd, st):
-        if st.st_size > max_bytes:
-            raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
-        chunks, total = [], 0
-        while total <= max_bytes:  # read one byte past the limit to notice a file that grew
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
-        return b"".join(chunks)
+        return _read_fd(shown, fd, st, max_bytes)
+
+
+def _read_fd(shown: str, fd: int, st: os.stat_result, max_bytes: int) -> bytes:
+    if st.st_size > max_bytes:
+        raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
+    chunks, total = [], 0
+    while total <= max_bytes:  # read one byte past the limit to notice a file that grew
+        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > max_bytes:
+        raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
+    return b"".join(chunks)
+
+
+def read_entry_bounded(dir_fd: int, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of the file ``name`` in the open directory ``dir_fd``, only if it is that folder's own.
+
+    For serving a folder: ``name`` is one entry (no ``/``), opened relative to
+    ``dir_fd`` with ``O_NOFOLLOW`` (a symlink fails the open itself), and the
+    opened descriptor is ``fstat``-ed: a regular file with exactly one link (a
+    hard link to a file elsewhere is refused) on the directory's device. The
+    checks are on what was opened, so swapping the entry between a check and
+    the open can not slip another file in. SafeIOError otherwise.
+    """
+    shown = display_path(name)
+    if not name or "/" in name or name in (".", "..") or "\0" in name:
+        raise SafeIOError(f"{shown} is not a plain file name")
+    flags = (os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:  # ELOOP: a symbolic link
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    try:
+        st, folder = os.fstat(fd), os.fstat(dir_fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+        if st.st_nlink != 1:
+            raise SafeIOError(f"{shown} has {st.st_nlink} links (a hard link); refusing to read it")
+        if st.st_dev != folder.st_dev:
+            raise SafeIOError(f"{shown} is on another device than its folder; refusing to read it")
+        return _read_fd(shown, fd, st, max_bytes)
+    except SafeIOError:
+        raise
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
 
 
 def read_text_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
