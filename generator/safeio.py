@@ -22,6 +22,9 @@ on purpose). A file owned by another user is replaced only where its owner can
 be restored (as root); otherwise it is refused, since the rename would change
 its owner.
 
+Folders (``writable_dir``, ``check_creatable_dir``, ``make_dirs``): the same rule,
+a folder with no write bit gets no new file and no new sub-folder, root included.
+
 Every refusal is a ``SafeIOError`` (an ``OSError``) whose message is one line
 naming the path. Pure Python, standard library only: usable by generator,
 labs and drills alike.
@@ -273,6 +276,51 @@ def read_json_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTE
 def _read_only_by_mode(mode: int) -> bool:
     """No write bit for anyone: read-only on purpose, even for root (who bypasses the bits)."""
     return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def writable_dir(directory: str | os.PathLike) -> bool:
+    """Whether the policy lets the tool write in ``directory``: a directory with a write bit that
+    this process may write and enter. No write bit at all is read-only even for root."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and not _read_only_by_mode(st.st_mode)
+            and os.access(directory, os.W_OK | os.X_OK))
+
+
+def check_creatable_dir(directory: str | os.PathLike) -> list[Path]:
+    """The folders ``make_dirs(directory)`` would create (outermost first), or SafeIOError (one line)
+    when the nearest one that exists is not a directory or is not ``writable_dir``: a folder with
+    no write bit gets no new sub-folder, for root too. [] when ``directory`` exists already."""
+    shown = display_path(directory)
+    path = Path(os.path.abspath(os.path.expanduser(os.fspath(directory))))
+    missing = []
+    while not os.path.lexists(path) and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    if not path.is_dir():
+        raise SafeIOError(f"can not create {shown}: {display_path(path)} is not a directory")
+    if missing and not writable_dir(path):
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        raise RefusedTarget(f"can not create {shown}: directory {display_path(path)} is not writable "
+                            f"(mode {mode:04o}); nothing was created")
+    return missing[::-1]
+
+
+def make_dirs(directory: str | os.PathLike) -> Path:
+    """``mkdir -p`` under the policy of ``check_creatable_dir``: the missing folders of ``directory``
+    are created only inside a writable one. Returns ``directory`` as a Path."""
+    for folder in check_creatable_dir(directory):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # made meanwhile by another process; the next check is on its own
+            if not folder.is_dir():
+                raise SafeIOError(f"can not create {display_path(directory)}: "
+                                  f"{display_path(folder)} is not a directory") from None
+        except OSError as exc:
+            raise SafeIOError(f"can not create {display_path(directory)}: {_why(exc)}") from None
+    return Path(directory)
 
 
 def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:

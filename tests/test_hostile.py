@@ -659,6 +659,43 @@ def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
     assert listing(out) == {"index.html", "site.js", "site.css"}
 
 
+@pytest.mark.parametrize("sub", ["site", "a/b/site"])
+def test_site_in_a_read_only_folder_creates_no_sub_folder_even_for_root(tmp_path, sub):
+    """`drill site -o RO/site` with RO at 0555 (issue 26): root could write there; the tool does not."""
+    ro = tmp_path / "RO"
+    ro.mkdir()
+    (tmp_path / "empty-bench").mkdir()
+    ro.chmod(0o555)
+    try:
+        proc = run(["site", "-o", str(ro / sub), "--bench", str(tmp_path / "empty-bench")])
+        one_line_error(proc, 2, str(ro), "not writable", "0555", "nothing was created")
+        assert listing(ro) == set() and proc.stdout == b""
+    finally:
+        ro.chmod(0o755)
+
+
+def test_folder_policy_helpers_hold_for_root_too(tmp_path):
+    from generator import safeio
+
+    ro, rw = tmp_path / "RO", tmp_path / "RW"
+    ro.mkdir(mode=0o755)
+    rw.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert safeio.writable_dir(rw) and not safeio.writable_dir(ro) and not safeio.writable_dir(tmp_path / "no")
+        with pytest.raises(safeio.RefusedTarget, match="0555"):
+            safeio.make_dirs(ro / "sub" / "new")
+        assert listing(ro) == set()
+        assert safeio.check_creatable_dir(ro) == []  # it exists: nothing to create, nothing refused
+        assert safeio.check_creatable_dir(rw / "x" / "y") == [rw / "x", rw / "x" / "y"]
+        assert safeio.make_dirs(rw / "x" / "y") == rw / "x" / "y" and (rw / "x" / "y").is_dir()
+        (rw / "file").write_text("")
+        with pytest.raises(safeio.SafeIOError, match="not a directory"):
+            safeio.make_dirs(rw / "file" / "sub")
+    finally:
+        ro.chmod(0o755)
+
+
 SIDES = ["-wal fifo", "-wal device", "-journal fifo", "-shm directory", "-wal symlink"]
 
 
