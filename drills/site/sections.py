@@ -146,24 +146,33 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 
 # ---------------------------------------------------------------- Can you
 
+# An item shown by a lab record (``drills.progress.MASTERY``: ``lab``) is trained by naming the
+# reasons for real misses and then explaining one's own: not by its vocabulary card.
+LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
+
+
 def can_you_items() -> list[dict]:
-    """The seven items, each with the `drill quiz` command that trains it (from the vocabulary spec)."""
+    """The seven items, each with the commands that train it: the `drill quiz` family from the
+    vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
+    from drills.progress import MASTERY
     from generator.generate import registry
 
     out = []
     for item in registry().specs["vocabulary"].params["can_you"]:
+        n = int(item["n"])
         check = item.get("check", {})
         command = f"drill quiz --family {check.get('family', 'vocabulary')}"
         if check.get("chip"):
             command += f" --chip {check['chip']}"
-        out.append({"n": int(item["n"]), "text": item["text"], "command": command})
+        commands = LAB_ITEM_COMMANDS if n in MASTERY and MASTERY[n].lab else (command,)
+        out.append({"n": n, "text": item["text"], "command": commands[0], "commands": list(commands)})
     return out
 
 
 def can_you(items: list[dict]) -> str:
     rows = "".join(
-        f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label>'
-        f' <code class="cmd">{esc(i["command"])}</code></li>' for i in items)
+        f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label> '
+        + ", then ".join(f'<code class="cmd">{esc(c)}</code>' for c in i["commands"]) + "</li>" for i in items)
     return f'<ol id="canyou">{rows}</ol>'
 
 

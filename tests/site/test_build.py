@@ -251,6 +251,12 @@ def test_can_you_links_each_item_to_its_quiz_family():
     assert items[3]["command"] == "drill quiz --family lattice"
     from generator.families import FAMILIES
     assert all(i["command"].split()[3] in FAMILIES for i in items)
+    # item 6 (name a reason for a miss): the miss_reason drill and drill explain, not a vocabulary card
+    assert items[5]["commands"] == ["drill quiz --family miss_reason", "drill explain"]
+    assert all("vocabulary" not in c for c in items[5]["commands"])
+    html_item = re.search(r'<li><label><input type="checkbox" id="canyou-6".*?</li>', sections.can_you(items)).group()
+    assert '<code class="cmd">drill quiz --family miss_reason</code>' in html_item
+    assert '<code class="cmd">drill explain</code>' in html_item and "vocabulary" not in html_item
 
 
 @pytest.mark.slow
