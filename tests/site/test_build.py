@@ -489,3 +489,29 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
     line = next(l for l in res.stdout.splitlines() if l.startswith("Could not install the lab"))
     why = line.split(": ", 1)[1]
     assert "\x1b" not in line and not why.startswith("[") and why.strip(), line
+
+
+def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
+    """Issue 26: `drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
+    from labs import gate
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = subprocess.run([sys.executable, "-m", "drills.cli", "site", "-o", str(tmp_path / "out")], cwd=elsewhere,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"GATE 00 from {REPO / 'bench'}: {gate.evaluate(REPO / 'bench').status}" in res.stdout
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'id="gate-why"' in page and "lab-0.1-gpu-nvidia-h200" in page  # the course's records, judged
+
+
+def test_an_installation_without_the_courses_records_names_the_option(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from drills import cmd_site
+
+    monkeypatch.setattr(cmd_site, "course_bench", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cmd_site.site, ["-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "give --bench DIR" in res.output and "clone" in res.output
+    assert not (tmp_path / "out").exists()
