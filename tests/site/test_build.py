@@ -406,7 +406,37 @@ def test_calibration_summarises_bias_spread_and_trend(tmp_path):
     by_op = {o["op"]: o for o in cal["ops"]}
     assert by_op["softmax"]["runs"] == 2 and by_op["softmax"]["within_2x"] == 0.5
     assert by_op["add"]["median_ratio"] == pytest.approx((0.25 + 1.0) / 2)
-    assert sorted(cal["trend"]) == [0.6, 1.0]
+    assert cal["trend"]["trend"] in ("closer", "further", "steady") and len(cal["trend"]["typical_miss"]) == 2
+
+
+def test_the_page_and_drill_progress_show_one_trend(tmp_path):
+    """Issue 26: progress said "further" while the page said "40% -> 60%" (within 2x went up while the
+    typical miss grew). Both now show drills.progress.trend: the same word, the same line."""
+    from click.testing import CliRunner
+
+    from drills import progress
+    from drills.cmd_lab import progress as progress_cmd
+    from labs import records
+    from tests.labs import synthetic
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    first = synthetic.record(tmp_path / "a", {"matmul": 2.5, "add": 2.5, "softmax": 2.5},  # 40% within 2x
+                             started_at="2026-11-29T12:00:00+00:00")
+    later = synthetic.record(tmp_path / "b", {"matmul": 100.0, "add": 100.0},  # 60% within 2x, far worse misses
+                             started_at="2026-11-30T12:00:00+00:00")
+    records.save(first, mine, "lab-0.1-gpu-a")
+    records.save(later, mine, "lab-0.1-gpu-b")
+    cal = sections.calibration(mine)
+    assert cal["trend"]["trend"] == "further"
+    page = sections.calibration_html(cal)
+    line = re.search(r'<p class="note" id="calibration-trend">(.*?)</p>', page).group(1)
+    assert line.startswith("trend: further") and "40%" not in line and "→" in line
+    res = CliRunner().invoke(progress_cmd, ["--store", str(tmp_path / "s.sqlite3"), "--bench", str(mine)])
+    assert res.exit_code == 0, res.output
+    shown = [ln.strip() for ln in res.output.splitlines() if ln.strip().startswith("trend:")]
+    assert shown == [__import__("html").unescape(line.rsplit(" (2 records)", 1)[0])]
+    assert progress.trend(__import__("labs.calibration_bias", fromlist=["x"]).prediction_bias(
+        progress.load_records(mine))).line() == shown[0]
 
 
 @pytest.mark.slow
