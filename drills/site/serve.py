@@ -8,16 +8,19 @@ device. So a symlink or a hard link is 404 even while the entry is swapped
 between requests (no check-then-open race). ``/`` is ``index.html``. Anything
 else is 404: no directory listings, no dotfiles, no other files, no links out of
 the folder. A request whose path is not plain printable ASCII (a NUL byte, say,
-raw or %-encoded) is 400. A client that sends nothing for ``CLIENT_TIMEOUT_S``
-is dropped, so stalled connections do not hold threads. Errors are one line on
-stderr, never a traceback.
+raw or %-encoded) is 400. A client gets ``CLIENT_TIMEOUT_S`` in all to send its
+request (silent or dripping a byte at a time, it is dropped then), so stalled
+connections do not hold threads. Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import http.server
+import io
 import os
+import socket
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -43,13 +46,36 @@ def resolve(raw_path: str) -> tuple[int, str | None]:
     return (200, name) if name in SERVED else (404, None)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The request's socket, read against one deadline for the whole request (a per-read timeout
+    alone lets a client that sends a byte every few seconds hold its thread for ever)."""
+
+    def __init__(self, sock: socket.socket, seconds: float):
+        self._sock, self._end = sock, time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not complete in time")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "drill-site"
     sys_version = ""
     timeout = CLIENT_TIMEOUT_S  # socketserver sets it on each connection: a stalled read ends the request
     dir_fd = -1  # the served folder, opened once by make_server
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.timeout))
+
     def _answer(self, body: bool) -> None:
+        self.connection.settimeout(self.timeout)  # the answer gets its own time, whatever reading left
         status, name = resolve(self.path)
         data = b""
         if name is not None:

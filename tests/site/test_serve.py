@@ -130,6 +130,19 @@ def test_twenty_stalled_clients_are_dropped_after_the_timeout(tmp_path):
         stalled = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(20)]
         try:
             stalled[0].sendall(b"GET /index.ht")  # half a request line; the others send nothing
+            stop = threading.Event()
+
+            def drip():  # one byte a second: each read is quick, the request never completes
+                for byte in b"GET /index.html HTTP/1.0\r\nX-Slow: " + b"a" * 100:
+                    if stop.wait(1.0):
+                        return
+                    try:
+                        stalled[1].sendall(bytes([byte]))
+                    except OSError:  # the server hung up: what should happen
+                        return
+
+            dripper = threading.Thread(target=drip, daemon=True)
+            dripper.start()
             deadline = time.monotonic() + 5
             while threads_of(proc.pid) < idle + 20 and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -143,6 +156,8 @@ def test_twenty_stalled_clients_are_dropped_after_the_timeout(tmp_path):
                     pass
             waited = time.monotonic() - started
             assert waited < serve.CLIENT_TIMEOUT_S + 5, waited
+            stop.set()
+            dripper.join(5)
             deadline = time.monotonic() + 5
             while threads_of(proc.pid) > idle and time.monotonic() < deadline:
                 time.sleep(0.05)
