@@ -29,7 +29,8 @@ def _shown(folder: Path) -> Path:
 
 @click.command(name="site")
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("site-out"), show_default=True,
-              help="Folder to write index.html, site.js and site.css into (created if missing).")
+              help="Folder to write index.html, site.js and site.css into (created if missing, but never inside "
+                   "a folder with no write bit: read-only, for root too).")
 @click.option("--bench", "bench_dir", type=click.Path(path_type=Path), default=None,
               help="Folder of the course's published lab records (lab-*.json) the gate section is judged from "
                    "[default: the course's bench/, found beside the installed package, from any folder].")

@@ -161,7 +161,8 @@ def check_out_dir(out_dir: Path) -> None:
 
 
 def build(out_dir: Path, bench_dir: Path, records_dir: Path | None = None, repo_url: str | None = None) -> BuildResult:
-    """Write the site into ``out_dir`` (created if missing) from the published records in ``bench_dir``
+    """Write the site into ``out_dir`` (created if missing, under ``safeio.make_dirs``: never inside a
+    folder with no write bit) from the published records in ``bench_dir``
     (and the learner's own in ``records_dir``, if given); see ``render``."""
     out_dir, bench_dir = Path(out_dir), Path(bench_dir)
     check_out_dir(out_dir)
