@@ -216,10 +216,11 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: one-line errors, exit 2 for usage, 130 for Ctrl-C.
 
-    Output errors end with one line on stderr: a closed pipe (EPIPE) exits 141
-    (128 + SIGPIPE, what a shell reports for a writer killed by SIGPIPE); a
-    full or failing stdout exits 1. A quiz says its answered reviews are saved
-    (each is committed before its feedback is printed).
+    A closed pipe (EPIPE: ``drill roofline ... | head``) exits 141 quietly, as
+    Unix tools do (128 + SIGPIPE, what a shell reports for a writer killed by
+    SIGPIPE); a quiz's answered reviews are saved all the same (each is committed
+    before its feedback is printed). A full or failing stdout is one line on
+    stderr and exit 1; a quiz's line says its answered reviews are saved.
     """
     _standard_streams()
     try:
@@ -266,7 +267,7 @@ def _flush_or_fail(command: str) -> None:
 
 
 def _output_failed(command: str, error: OSError) -> None:
-    """One line on stderr for a failed stdout, then exit 141 (closed pipe) or 1 (full, I/O error)."""
+    """Exit 141 quietly for a closed pipe; else one line on stderr and exit 1 (full disk, I/O error)."""
     # Point stdout at /dev/null so the interpreter's final flush does not print a second error.
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -274,13 +275,14 @@ def _output_failed(command: str, error: OSError) -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+    if error.errno == errno.EPIPE:
+        sys.exit(141)  # the reader has what it wanted (| head): nothing to report
     where = f"drill {command}" if command else "drill"
-    what = "output closed (broken pipe)" if error.errno == errno.EPIPE else \
-        "can not write the output: standard output is closed" if error.errno == errno.EBADF else \
+    what = "can not write the output: standard output is closed" if error.errno == errno.EBADF else \
         f"can not write the output: {error.strerror or error}"
     saved = "; every answered review is saved" if command == "quiz" else ""
     _say_error(f"{where}: error: {what}{saved}")
-    sys.exit(141 if error.errno == errno.EPIPE else 1)
+    sys.exit(1)
 
 
 def _say_error(line: str) -> None:

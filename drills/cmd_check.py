@@ -8,15 +8,28 @@ would (``drills.assess``), and nothing is recorded.
 from __future__ import annotations
 
 import json
+import math
 
 import click
+
+
+class Seconds(click.FloatRange):
+    """0..86400 seconds, and a number: click's range test lets NaN through (every comparison with it is false)."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a number of seconds (0..86400)", param, ctx)
+        return rv + 0.0  # -0 is 0 seconds
 
 
 @click.command()
 @click.option("--problem-id", required=True, metavar="ID", help="A problem id, as `drill export` prints it.")
 @click.option("--answer", "answer_text", required=True, metavar="TEXT",
               help="The answer as a learner would type it: 87.2us, 197 TFLOP/s, compute ...")
-@click.option("--seconds", type=click.FloatRange(0, 86_400), default=None,
+@click.option("--seconds", type=Seconds(0, 86_400), default=None,
               help="Seconds the learner took (for Easy/Hard; 0..86400). Default: unknown.")
 @click.option("--hints", type=click.IntRange(0, 3), default=0, show_default=True,
               help="Hints the learner took (each lowers the best rating).")

@@ -168,6 +168,31 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     click.echo(f"wrote {len(problems)} problems to {output}", err=True)
 
 
+def _model(params: int, layers: int | None, d_model: int | None, kv_d_model: int | None):
+    """The model to price and what was assumed for it: {from, values, sources}, or None."""
+    if layers is not None and d_model is not None:
+        return tmodel.Model(params, layers, d_model, kv_d_model), None
+    known = ", ".join(f"{_count_name(s.params)} ({s.name})" for s in tmodel.known_shapes())
+    if layers is not None or d_model is not None:
+        raise click.UsageError(f"give both --layers and --d-model, or neither for a known model: {known}")
+    shape = tmodel.known_shape(params)
+    if shape is None:
+        raise click.UsageError(f"--layers and --d-model are needed: no known model has {_count_name(params)} "
+                               f"parameters (known: {known})")
+    values = {"layers": shape.layers, "d_model": shape.d_model}
+    if kv_d_model is None:
+        values["kv_d_model"] = shape.kv_d_model or shape.d_model
+    return shape.model(params, kv_d_model), {"from": shape.name, "values": values, "sources": list(shape.sources)}
+
+
+def _count_name(count: int) -> str:
+    """7000000000 -> '7B' (the way model sizes are named), else the plain number."""
+    for suffix, scale in (("T", 10**12), ("B", 10**9), ("M", 10**6)):
+        if count % (scale // 100) == 0 and count >= scale:
+            return f"{count / scale:g}{suffix}"
+    return str(count)
+
+
 # Bounds on the transformer's options: generous beyond any published model, small enough
 # that every product stays a finite float and the printed times stay in seconds-to-years.
 MAX_LAYERS = 10_000
@@ -184,11 +209,12 @@ def _count(ctx, param, value):
 
 @click.command()
 @click.option("--params", "params", required=True, callback=_count, metavar="P",
-              help="Parameter count: 7e9, 7B, 1.3B or 6738415616 (1 to 1e16).")
-@click.option("--layers", type=click.IntRange(1, MAX_LAYERS), required=True,
-              help=f"Transformer layers (L), 1 to {MAX_LAYERS:,}.")
-@click.option("--d-model", "d_model", type=click.IntRange(1, MAX_WIDTH), required=True,
-              help=f"Model width (D), 1 to 2^20 = {MAX_WIDTH:,}.")
+              help="Parameter count: 7e9, 7B, 1.3B or 6738415616 (1 to 1e16). A known model's count "
+                   "(7B, 13B, 70B: Llama 2, generator/models.yaml) fills in --layers and --d-model.")
+@click.option("--layers", type=click.IntRange(1, MAX_LAYERS), default=None,
+              help=f"Transformer layers (L), 1 to {MAX_LAYERS:,}. Default: the known model's.")
+@click.option("--d-model", "d_model", type=click.IntRange(1, MAX_WIDTH), default=None,
+              help=f"Model width (D), 1 to 2^20 = {MAX_WIDTH:,}. Default: the known model's.")
 @click.option("--kv-d-model", "kv_d_model", type=click.IntRange(1, MAX_WIDTH), default=None,
               help="K/V width per layer = KV heads x head dim (default: d-model, multi-head attention), "
                    "1 to 2^20.")
@@ -210,7 +236,7 @@ def transformer(params, layers, d_model, kv_d_model, batch, seq, chip, phase, dt
     JSON keys include flops, bytes, t_math_s, t_comms_s, floor_s, bound.
     """
     target = resolve_chip(chip)
-    model = tmodel.Model(params, layers, d_model, kv_d_model)
+    model, assumed = _model(params, layers, d_model, kv_d_model)
     try:
         step, est = tmodel.estimate(target, model, phase, batch, seq, dtype)
     except ValueError as exc:
@@ -218,9 +244,14 @@ def transformer(params, layers, d_model, kv_d_model, batch, seq, chip, phase, dt
     except KeyError as exc:
         raise click.UsageError(exc.args[0]) from None
     if as_json:
-        click.echo(json.dumps(tmodel.to_dict(step, est, target), indent=2))
+        click.echo(json.dumps({**tmodel.to_dict(step, est, target), "assumed": assumed}, indent=2))
         return
     click.echo(f"{target.display} · {phase} · {step.dtype} · {model.label()} · batch {batch}, seq {seq}")
+    if assumed:
+        values = ", ".join(f"{k} {v}" for k, v in assumed["values"].items())
+        click.echo(f"assumed   : {values} (not given), from {assumed['from']}:")
+        for source in assumed["sources"]:
+            click.echo(f"            {source}")
     click.echo(f"floor: {fmt(est.floor_s, 's')} ({est.bound}-bound)   T_math {fmt(est.t_math_s, 's')}   "
                f"T_comms {fmt(est.t_comms_s, 's')}")
     click.echo("")

@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import click
 
 
+def course_bench() -> Path | None:
+    """The course's published records: the ``bench/`` folder beside the installed packages (a clone,
+    or an editable install of one), wherever ``drill site`` runs from; None when this installation
+    has none (a wheel installed without the repository)."""
+    import labs
+
+    folder = Path(labs.__file__).resolve().parent.parent / "bench"
+    return folder if folder.is_dir() else None
+
+
+def _shown(folder: Path) -> Path:
+    """``folder`` relative to the working directory when inside it (``bench``), else as it is."""
+    try:
+        return folder.resolve().relative_to(Path(os.getcwd()).resolve())
+    except (ValueError, OSError):
+        return folder
+
+
 @click.command(name="site")
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("site-out"), show_default=True,
-              help="Folder to write index.html, site.js and site.css into (created if missing).")
-@click.option("--bench", "bench_dir", type=click.Path(path_type=Path), default=Path("bench"), show_default=True,
-              help="Folder of the course's published lab records (lab-*.json) the gate section is judged from.")
+              help="Folder to write index.html, site.js and site.css into (created if missing, but never inside "
+                   "a folder with no write bit: read-only, for root too).")
+@click.option("--bench", "bench_dir", type=click.Path(path_type=Path), default=None,
+              help="Folder of the course's published lab records (lab-*.json) the gate section is judged from "
+                   "[default: the course's bench/, found beside the installed package, from any folder].")
 @click.option("--records", "records_dir", type=click.Path(path_type=Path), default=None,
               help="Your own records folder: ticks the mastery header's lab and gate items and shows your "
                    "calibration (without it, nothing on the page counts as yours but this browser's ticks).")
@@ -34,6 +55,13 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
     source = click.get_current_context().get_parameter_source("port")
     if not serve and source is not None and source.name == "COMMANDLINE":
         raise click.UsageError("--port applies to --serve only")
+    if bench_dir is None:
+        found = course_bench()
+        if found is None:
+            raise click.UsageError("--bench: this installation has no copy of the course's published records "
+                                   "(bench/ beside the package); give --bench DIR, the bench/ folder of a clone "
+                                   "of the course repository")
+        bench_dir = _shown(found)
     for flag, folder in (("--bench", bench_dir), ("--records", records_dir)):
         if folder is not None and not folder.is_dir():
             raise click.UsageError(f"{flag} '{folder}' " + ("is not a directory" if folder.exists() else "does not exist"))

@@ -232,6 +232,36 @@ _GATE_TEXT = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN (CPU practice on
               "pending": "OPEN (measured half pending)"}
 
 
+@dataclass(frozen=True)
+class Trend:
+    """Whether the learner's predictions are getting closer, over their records: the one trend
+    ``drill progress`` and the page both show. ``word`` is ``PredictionBias.trend`` (the latest
+    record's typical miss against the first's, by ``calibration_bias.TREND_FACTOR``); ``typical_miss``
+    is that measure per record, oldest first (exp of the mean |ln measured/predicted|: 1.0 = exact)."""
+
+    word: str
+    text: str
+    typical_miss: tuple[float, ...]
+
+    def line(self) -> str:
+        """``trend: further: ... (typical miss per record, oldest to newest: x1.2 → x2.5)``."""
+        from generator.units import fmt
+
+        series = " → ".join(f"x{fmt(m, '')}" for m in self.typical_miss)
+        return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"
+                                        if len(self.typical_miss) > 1 else "")
+
+    def to_dict(self) -> dict:
+        return {"trend": self.word, "text": self.text, "typical_miss": list(self.typical_miss)}
+
+
+def trend(bias: calibration_bias.PredictionBias) -> Trend | None:
+    """The trend of ``bias`` (None when no record has a prediction of the learner's own)."""
+    if not bias.runs:
+        return None
+    return Trend(bias.trend, calibration_bias.trend_text(bias.trend), tuple(r.typical_miss for r in bias.runs))
+
+
 def format_lines(data: dict) -> list[str]:
     lines = [f"Can you ({data['can_you_ticked']}/{data['can_you_total']})"]
     for item in data["can_you"]:
@@ -263,5 +293,8 @@ def format_lines(data: dict) -> list[str]:
     lines.append(f"{data['gate']['gate']}: {_GATE_TEXT[data['gate']['status']]} — {data['gate']['criterion']}")
     lines.append("")
     lines.append("Your calibration (measured / your prediction: above 1x, the op took longer than you predicted)")
-    lines.extend(calibration_bias.format_lines(calibration_bias.PredictionBias.from_dict(data["calibration"])))
+    bias = calibration_bias.PredictionBias.from_dict(data["calibration"])
+    shown = trend(bias)
+    for line in calibration_bias.format_lines(bias):  # its trend line becomes the one the page shows too
+        lines.append(f"  {shown.line()}" if shown and line.startswith("  trend:") else line)
     return lines

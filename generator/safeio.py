@@ -22,6 +22,9 @@ on purpose). A file owned by another user is replaced only where its owner can
 be restored (as root); otherwise it is refused, since the rename would change
 its owner.
 
+Folders (``writable_dir``, ``check_creatable_dir``, ``make_dirs``): the same rule,
+a folder with no write bit gets no new file and no new sub-folder, root included.
+
 Every refusal is a ``SafeIOError`` (an ``OSError``) whose message is one line
 naming the path. Pure Python, standard library only: usable by generator,
 labs and drills alike.
@@ -138,18 +141,58 @@ def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYT
     open itself uses ``O_NONBLOCK`` with an ``fstat`` check after it.
     """
     with _reading(path) as (shown, fd, st):
-        if st.st_size > max_bytes:
-            raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
-        chunks, total = [], 0
-        while total <= max_bytes:  # read one byte past the limit to notice a file that grew
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
-        return b"".join(chunks)
+        return _read_fd(shown, fd, st, max_bytes)
+
+
+def _read_fd(shown: str, fd: int, st: os.stat_result, max_bytes: int) -> bytes:
+    if st.st_size > max_bytes:
+        raise SafeIOError(f"{shown} is {st.st_size:,} bytes; the limit is {max_bytes:,}")
+    chunks, total = [], 0
+    while total <= max_bytes:  # read one byte past the limit to notice a file that grew
+        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > max_bytes:
+        raise SafeIOError(f"{shown} is over the limit of {max_bytes:,} bytes")
+    return b"".join(chunks)
+
+
+def read_entry_bounded(dir_fd: int, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of the file ``name`` in the open directory ``dir_fd``, only if it is that folder's own.
+
+    For serving a folder: ``name`` is one entry (no ``/``), opened relative to
+    ``dir_fd`` with ``O_NOFOLLOW`` (a symlink fails the open itself), and the
+    opened descriptor is ``fstat``-ed: a regular file with exactly one link (a
+    hard link to a file elsewhere is refused) on the directory's device. The
+    checks are on what was opened, so swapping the entry between a check and
+    the open can not slip another file in. SafeIOError otherwise.
+    """
+    shown = display_path(name)
+    if not name or "/" in name or name in (".", "..") or "\0" in name:
+        raise SafeIOError(f"{shown} is not a plain file name")
+    flags = (os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:  # ELOOP: a symbolic link
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    try:
+        st, folder = os.fstat(fd), os.fstat(dir_fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SafeIOError(f"{shown} is {file_kind(st.st_mode)}, not a regular file; refusing to read it")
+        if st.st_nlink != 1:
+            raise SafeIOError(f"{shown} has {st.st_nlink} links (a hard link); refusing to read it")
+        if st.st_dev != folder.st_dev:
+            raise SafeIOError(f"{shown} is on another device than its folder; refusing to read it")
+        return _read_fd(shown, fd, st, max_bytes)
+    except SafeIOError:
+        raise
+    except OSError as exc:
+        raise SafeIOError(f"can not read {shown}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
 
 
 def read_text_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
@@ -233,6 +276,51 @@ def read_json_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTE
 def _read_only_by_mode(mode: int) -> bool:
     """No write bit for anyone: read-only on purpose, even for root (who bypasses the bits)."""
     return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def writable_dir(directory: str | os.PathLike) -> bool:
+    """Whether the policy lets the tool write in ``directory``: a directory with a write bit that
+    this process may write and enter. No write bit at all is read-only even for root."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and not _read_only_by_mode(st.st_mode)
+            and os.access(directory, os.W_OK | os.X_OK))
+
+
+def check_creatable_dir(directory: str | os.PathLike) -> list[Path]:
+    """The folders ``make_dirs(directory)`` would create (outermost first), or SafeIOError (one line)
+    when the nearest one that exists is not a directory or is not ``writable_dir``: a folder with
+    no write bit gets no new sub-folder, for root too. [] when ``directory`` exists already."""
+    shown = display_path(directory)
+    path = Path(os.path.abspath(os.path.expanduser(os.fspath(directory))))
+    missing = []
+    while not os.path.lexists(path) and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    if not path.is_dir():
+        raise SafeIOError(f"can not create {shown}: {display_path(path)} is not a directory")
+    if missing and not writable_dir(path):
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        raise RefusedTarget(f"can not create {shown}: directory {display_path(path)} is not writable "
+                            f"(mode {mode:04o}); nothing was created")
+    return missing[::-1]
+
+
+def make_dirs(directory: str | os.PathLike) -> Path:
+    """``mkdir -p`` under the policy of ``check_creatable_dir``: the missing folders of ``directory``
+    are created only inside a writable one. Returns ``directory`` as a Path."""
+    for folder in check_creatable_dir(directory):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # made meanwhile by another process; the next check is on its own
+            if not folder.is_dir():
+                raise SafeIOError(f"can not create {display_path(directory)}: "
+                                  f"{display_path(folder)} is not a directory") from None
+        except OSError as exc:
+            raise SafeIOError(f"can not create {display_path(directory)}: {_why(exc)}") from None
+    return Path(directory)
 
 
 def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:

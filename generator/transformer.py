@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from generator import costs, roofline
 from generator.catalogue import Chip
 from generator.units import DTYPE_BYTES, normalize_dtype, sci, si
 
 PHASES = ("prefill", "decode")
+MODELS_PATH = Path(__file__).with_name("models.yaml")
 
 
 @dataclass(frozen=True)
@@ -183,3 +186,42 @@ def parse_count(text: str) -> int:
     if not value >= 1 or value > 1e16:
         raise ValueError(f"'{text}' is out of range: a parameter count between 1 and 1e16")
     return int(round(value))
+
+
+@dataclass(frozen=True)
+class KnownShape:
+    """A published model's shape from ``models.yaml``: what ``--params`` alone fills in."""
+
+    name: str
+    params: int
+    layers: int
+    d_model: int
+    kv_d_model: int | None
+    sources: tuple[str, ...]  # "title <url>, retrieved DATE", one per source
+    note: str = ""
+
+    def model(self, params: int, kv_d_model: int | None = None) -> Model:
+        return Model(params, self.layers, self.d_model, kv_d_model or self.kv_d_model, self.name)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "params": self.params, "layers": self.layers, "d_model": self.d_model,
+                "kv_d_model": self.kv_d_model, "sources": list(self.sources), "note": self.note}
+
+
+@lru_cache(maxsize=1)
+def known_shapes() -> tuple[KnownShape, ...]:
+    """The shapes in ``models.yaml`` (read through the file policy, parsed as plain YAML)."""
+    from generator import safeio
+    from generator.yamlio import safe_load
+
+    data = safe_load(safeio.read_text_bounded(MODELS_PATH))
+    cited = {key: f"{s['title']} <{s['url']}>, retrieved {s['retrieved']}" for key, s in data["sources"].items()}
+    return tuple(KnownShape(str(m["name"]), parse_count(str(m["params"])), int(m["layers"]), int(m["d_model"]),
+                            int(m["kv_d_model"]) if m.get("kv_d_model") else None,
+                            tuple(cited[k] for k in m["sources"]), str(m.get("note", "")))
+                 for m in data["models"])
+
+
+def known_shape(params: int) -> KnownShape | None:
+    """The known model whose nominal parameter count is ``params`` (``7B`` -> Llama 2 7B), or None."""
+    return next((shape for shape in known_shapes() if shape.params == params), None)

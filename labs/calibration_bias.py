@@ -183,6 +183,11 @@ _TREND_TEXT = {"closer": "closer: your latest run misses by less than your first
                "one run": "one run so far"}
 
 
+def trend_text(trend: str) -> str:
+    """The sentence for a ``PredictionBias.trend`` word ("closer", "further", "steady", "one run")."""
+    return _TREND_TEXT[trend]
+
+
 def format_lines(bias: PredictionBias) -> list[str]:
     """The calibration section of ``drill progress`` (ratios are measured / your prediction)."""
     if not bias.runs:
@@ -195,7 +200,7 @@ def format_lines(bias: PredictionBias) -> list[str]:
         lines.append(f"    {o.label:<22} median {ratio_text(o.median_ratio):>7}  middle half "
                      f"{ratio_text(o.low_ratio)}..{ratio_text(o.high_ratio)}  {o.within_2x:.0%} within 2x "
                      f"({o.predictions})")
-    lines.append(f"  trend: {_TREND_TEXT[bias.trend]}")
+    lines.append(f"  trend: {trend_text(bias.trend)}")
     for r in bias.runs:
         lines.append(f"    {r.started_at[:16]}  {r.device_kind}, N={r.size}: median {ratio_text(r.median_ratio)}, "
                      f"{r.within_2x:.0%} within 2x, typical miss x{fmt(r.typical_miss, '')}")

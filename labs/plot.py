@@ -3,9 +3,11 @@
 Roofs: the datasheet's and the calibrated one, each min(peak, intensity x bandwidth)
 evaluated by ``generator.roofline.estimate`` on a synthetic op of each
 intensity (so the roof's formula is the roofline module's, not restated here).
-Points: each op at its hand-counted intensity, its predicted attainable FLOP/s
-(hollow) and measured FLOP/s = FLOPs / measured seconds (filled). Ops with
-no FLOPs (embedding) have no place on a log axis and are listed in the legend.
+Points (``points``): each op at its hand-counted intensity, the model's predicted
+attainable FLOP/s (hollow), the learner's own prediction as FLOP/s = FLOPs / the
+seconds they predicted (a cross; absent where they predicted nothing) and the
+measured FLOP/s = FLOPs / measured seconds (filled). Ops with no FLOPs (embedding)
+have no place on a log axis and are listed in the legend.
 """
 
 from __future__ import annotations
@@ -47,15 +49,32 @@ def roof_points(ceilings: roofline.Ceilings, intensities: list[float]) -> list[f
     return out
 
 
+def points(record: dict) -> list[dict]:
+    """Per op with FLOPs: label, intensity and FLOP/s predicted by the model, by the learner
+    (``None`` without a prediction of their own) and measured, as the plot draws them."""
+    out = []
+    for row in record["ops"]:
+        if row["flops"] <= 0:
+            continue
+        pred = row["predictions"].get("datasheet") or row["predictions"].get("calibrated")
+        mine = row["predictions"].get("learner")
+        mine_s = mine.get("seconds") if isinstance(mine, dict) else None
+        out.append({"label": row["label"], "intensity": row["intensity_flops_per_byte"],
+                    "model": pred["attainable_flops_per_s"] if pred else None,
+                    "learner": row["flops"] / mine_s if isinstance(mine_s, (int, float)) and mine_s > 0 else None,
+                    "measured": row["flops"] / row["measured"]["measured_s"]})
+    return out
+
+
 def plot_record(record: dict, path: Path) -> Path:
     path = check_path(path)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in record["ops"] if r["flops"] > 0]
+    rows = points(record)
     skipped = [r["label"] for r in record["ops"] if r["flops"] <= 0]
-    intensities = [r["intensity_flops_per_byte"] for r in rows]
+    intensities = [r["intensity"] for r in rows]
     lo = min([0.05, *intensities]) / 2
     hi = max([1e4, *intensities]) * 2
     xs = [lo * (hi / lo) ** (i / 199) for i in range(200)]
@@ -73,19 +92,21 @@ def plot_record(record: dict, path: Path) -> Path:
     for i, row in enumerate(rows):
         m = markers[i % len(markers)]
         color = f"C{i + 2}"
-        measured = row["flops"] / row["measured"]["measured_s"]
-        pred = row["predictions"]["datasheet"] or row["predictions"]["calibrated"]
-        if pred:
-            ax.scatter([row["intensity_flops_per_byte"]], [pred["attainable_flops_per_s"]], marker=m,
-                       facecolors="none", edgecolors=color, s=80)
-        ax.scatter([row["intensity_flops_per_byte"]], [measured], marker=m, color=color, s=60,
-                   label=f"{row['label']}: measured {measured:.3g} FLOP/s")
+        x, measured = row["intensity"], row["measured"]
+        if row["model"]:
+            ax.scatter([x], [row["model"]], marker=m, facecolors="none", edgecolors=color, s=80)
+        yours = ""
+        if row["learner"]:
+            ax.scatter([x], [row["learner"]], marker="x", color=color, s=70)
+            yours = f", yours {row['learner']:.3g}"
+        ax.scatter([x], [measured], marker=m, color=color, s=60,
+                   label=f"{row['label']}: measured {measured:.3g} FLOP/s{yours}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOPs / byte)")
     ax.set_ylabel("FLOP/s")
     title = f"{record['lab']} roofline: {record['device_kind']} ({record['platform']}), N={record['size']}, {record['dtype']}"
-    note = "hollow: predicted attainable; filled: measured (FLOPs / measured time)"
+    note = "hollow: the model's attainable; x: your prediction (FLOPs / your seconds); filled: measured"
     if skipped:
         note += f"; not plotted (no FLOPs): {', '.join(skipped)}"
     ax.set_title(f"{title}\n{note}", fontsize=9)
@@ -93,7 +114,7 @@ def plot_record(record: dict, path: Path) -> Path:
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        safeio.make_dirs(path.parent)  # no new folder inside a read-only one (root too)
         # The one file policy (generator.safeio): atomic, never over a device, FIFO or read-only file.
         safeio.atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lower()[1:]))
     except OSError as exc:

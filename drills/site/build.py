@@ -139,6 +139,10 @@ def _write(path: Path, text: str) -> None:
 def check_out_dir(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise SiteError(f"output '{safeio.display_path(out_dir)}' exists and is not a directory")
+    try:  # a missing folder is made only inside a writable one (no write bit: read-only, for root too)
+        safeio.check_creatable_dir(out_dir)
+    except OSError as exc:
+        raise SiteError(str(exc)) from None
     index = out_dir / "index.html"
     if os.path.lexists(index):
         try:  # bounded and non-blocking: a FIFO or an endless device is refused, not read
@@ -157,13 +161,14 @@ def check_out_dir(out_dir: Path) -> None:
 
 
 def build(out_dir: Path, bench_dir: Path, records_dir: Path | None = None, repo_url: str | None = None) -> BuildResult:
-    """Write the site into ``out_dir`` (created if missing) from the published records in ``bench_dir``
+    """Write the site into ``out_dir`` (created if missing, under ``safeio.make_dirs``: never inside a
+    folder with no write bit) from the published records in ``bench_dir``
     (and the learner's own in ``records_dir``, if given); see ``render``."""
     out_dir, bench_dir = Path(out_dir), Path(bench_dir)
     check_out_dir(out_dir)
     page, status = render(bench_dir, None if records_dir is None else Path(records_dir), repo_url)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        safeio.make_dirs(out_dir)
         _write(out_dir / "index.html", page)
         for name in ("site.js", "site.css"):
             _write(out_dir / name, safeio.read_text_bounded(ASSETS / name))

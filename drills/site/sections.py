@@ -146,24 +146,33 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 
 # ---------------------------------------------------------------- Can you
 
+# An item shown by a lab record (``drills.progress.MASTERY``: ``lab``) is trained by naming the
+# reasons for real misses and then explaining one's own: not by its vocabulary card.
+LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
+
+
 def can_you_items() -> list[dict]:
-    """The seven items, each with the `drill quiz` command that trains it (from the vocabulary spec)."""
+    """The seven items, each with the commands that train it: the `drill quiz` family from the
+    vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
+    from drills.progress import MASTERY
     from generator.generate import registry
 
     out = []
     for item in registry().specs["vocabulary"].params["can_you"]:
+        n = int(item["n"])
         check = item.get("check", {})
         command = f"drill quiz --family {check.get('family', 'vocabulary')}"
         if check.get("chip"):
             command += f" --chip {check['chip']}"
-        out.append({"n": int(item["n"]), "text": item["text"], "command": command})
+        commands = LAB_ITEM_COMMANDS if n in MASTERY and MASTERY[n].lab else (command,)
+        out.append({"n": n, "text": item["text"], "command": commands[0], "commands": list(commands)})
     return out
 
 
 def can_you(items: list[dict]) -> str:
     rows = "".join(
-        f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label>'
-        f' <code class="cmd">{esc(i["command"])}</code></li>' for i in items)
+        f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label> '
+        + ", then ".join(f'<code class="cmd">{esc(c)}</code>' for c in i["commands"]) + "</li>" for i in items)
     return f'<ol id="canyou">{rows}</ol>'
 
 
@@ -237,8 +246,9 @@ def learner_state(records_dir: Path | None) -> dict:
 def calibration(records_dir: Path) -> dict:
     """The learner's prediction bias and spread over their records, for the page: the numbers of
     ``labs.calibration_bias.prediction_bias`` (the one computation, shared with ``drill progress``):
-    median measured/predicted and the fraction within 2x per op kind, and the fraction within 2x per
-    record, oldest to newest (the trend)."""
+    median measured/predicted and the fraction within 2x per op kind, and the trend over records as
+    ``drill progress`` shows it (``drills.progress.trend``, the one trend)."""
+    from drills import progress
     from labs import calibration_bias
     from labs import records as lab_records
 
@@ -247,7 +257,9 @@ def calibration(records_dir: Path) -> dict:
         if isinstance(loaded.record, dict))
     ops = [{"op": o.op, "runs": o.predictions, "median_ratio": o.median_ratio, "within_2x": o.within_2x}
            for o in bias.ops]
-    return {"ops": ops, "records": len(bias.runs), "trend": [run.within_2x for run in bias.runs]}
+    shown = progress.trend(bias)
+    return {"ops": ops, "records": len(bias.runs), "trend": shown.to_dict() if shown else None,
+            "trend_line": shown.line() if shown else ""}
 
 
 def calibration_html(cal: dict | None) -> str:
@@ -262,11 +274,9 @@ def calibration_html(cal: dict | None) -> str:
         f'<td data-label="median measured / predicted">{o["median_ratio"]:.2f}×'
         f' ({"faster than you predict" if o["median_ratio"] < 1 else "slower than you predict" if o["median_ratio"] > 1 else "as predicted"})</td>'
         f'<td data-label="within 2x">{o["within_2x"]:.0%}</td></tr>' for o in cal["ops"])
-    trend = " → ".join(f"{w:.0%}" for w in cal["trend"])
     return ('<table class="calibration stackable" id="calibration"><thead><tr><th>op</th><th>runs</th>'
             "<th>median measured / predicted</th><th>within 2x</th></tr></thead><tbody>" + rows + "</tbody></table>"
-            f'<p class="note" id="calibration-trend">within 2x per record, oldest to newest '
-            f"({cal['records']} records): {esc(trend)}</p>")
+            f'<p class="note" id="calibration-trend">{esc(cal["trend_line"])} ({cal["records"]} records)</p>')
 
 
 # ---------------------------------------------------------------- the notebook

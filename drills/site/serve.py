@@ -1,27 +1,35 @@
 """`drill site --serve`: the built page on 127.0.0.1, and nothing else.
 
 Only the files the build writes (``index.html``, ``site.js``, ``site.css``) are
-served, each read through ``generator.safeio`` (a regular file, not a link, read
-whole); ``/`` is ``index.html``. Anything else is 404: no directory listings, no
-dotfiles, no other files, no links out of the folder. A request whose path is
-not plain printable ASCII (a NUL byte, say, raw or %-encoded) is 400. Errors are
-one line on stderr, never a traceback.
+served, each read through ``generator.safeio.read_entry_bounded``: opened with
+``O_NOFOLLOW`` relative to the folder's descriptor (held from the start), then
+checked on the opened descriptor, a regular file with one link on the folder's
+device. So a symlink or a hard link is 404 even while the entry is swapped
+between requests (no check-then-open race). ``/`` is ``index.html``. Anything
+else is 404: no directory listings, no dotfiles, no other files, no links out of
+the folder. A request whose path is not plain printable ASCII (a NUL byte, say,
+raw or %-encoded) is 400. A client gets ``CLIENT_TIMEOUT_S`` in all to send its
+request (silent or dripping a byte at a time, it is dropped then), so stalled
+connections do not hold threads. Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import http.server
+import io
 import os
-import stat
+import socket
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from generator.safeio import SafeIOError, read_bytes_bounded
+from generator.safeio import SafeIOError, read_entry_bounded
 
 SERVED = {"index.html": "text/html; charset=utf-8", "site.js": "text/javascript; charset=utf-8",
           "site.css": "text/css; charset=utf-8"}
 MAX_FILE_BYTES = 16 * 1024 * 1024
+CLIENT_TIMEOUT_S = 5.0  # a local browser sends its request at once; a silent client is dropped after this
 
 
 def resolve(raw_path: str) -> tuple[int, str | None]:
@@ -38,20 +46,41 @@ def resolve(raw_path: str) -> tuple[int, str | None]:
     return (200, name) if name in SERVED else (404, None)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The request's socket, read against one deadline for the whole request (a per-read timeout
+    alone lets a client that sends a byte every few seconds hold its thread for ever)."""
+
+    def __init__(self, sock: socket.socket, seconds: float):
+        self._sock, self._end = sock, time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not complete in time")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "drill-site"
     sys_version = ""
-    directory = "."
+    timeout = CLIENT_TIMEOUT_S  # socketserver sets it on each connection: a stalled read ends the request
+    dir_fd = -1  # the served folder, opened once by make_server
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.timeout))
 
     def _answer(self, body: bool) -> None:
+        self.connection.settimeout(self.timeout)  # the answer gets its own time, whatever reading left
         status, name = resolve(self.path)
         data = b""
         if name is not None:
-            target = Path(self.directory) / name
-            try:
-                if stat.S_ISLNK(os.lstat(target).st_mode):  # only what the build wrote, never a link
-                    raise SafeIOError(f"{target} is a link")
-                data = read_bytes_bounded(target, MAX_FILE_BYTES)
+            try:  # only what the build wrote: never a link, checked on what was opened
+                data = read_entry_bounded(self.dir_fd, name, MAX_FILE_BYTES)
             except (SafeIOError, OSError):
                 status, name = 404, None
         if name is None:
@@ -84,12 +113,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    dir_fd = -1
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
 
     def handle_error(self, request, client_address) -> None:
         exc = sys.exc_info()[1]
         sys.stderr.write(f"drill site --serve: request from {client_address[0]} failed: {exc!r}\n")
 
 
-def make_server(out_dir: Path, port: int) -> Server:
-    handler = type("SiteHandler", (Handler,), {"directory": str(Path(out_dir).resolve())})
-    return Server(("127.0.0.1", port), handler)
+def make_server(out_dir: Path, port: int, timeout_s: float = CLIENT_TIMEOUT_S) -> Server:
+    """A server for the folder ``out_dir`` (opened now, as a directory, links not followed past it)."""
+    dir_fd = os.open(Path(out_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    handler = type("SiteHandler", (Handler,), {"dir_fd": dir_fd, "timeout": timeout_s})
+    try:
+        server = Server(("127.0.0.1", port), handler)
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    server.dir_fd = dir_fd
+    return server

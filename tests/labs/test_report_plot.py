@@ -68,3 +68,20 @@ def test_detail_table_shows_device_quantiles(rec):
     lines = report.detail_table(rec)
     assert "dev p20" in lines[0] and "p80" in lines[0] and "spread" in lines[0]
     assert "quantiles of device time" in lines[-1]
+
+
+def test_the_plot_includes_the_learners_own_predictions(tmp_path, rec):
+    """Issue 26: the lab plot left out the learner's predictions; each is FLOPs / the seconds they wrote."""
+    by_label = {p["label"]: p for p in plot.points(rec)}
+    for row in rec["ops"]:
+        if row["flops"] <= 0:
+            assert row["label"] not in by_label
+            continue
+        mine = row["predictions"]["learner"]["seconds"]
+        assert by_label[row["label"]]["learner"] == pytest.approx(row["flops"] / mine)
+        assert by_label[row["label"]]["measured"] == pytest.approx(row["flops"] / row["measured"]["measured_s"])
+    svg = plot.plot_record(rec, tmp_path / "roof.svg").read_text(encoding="utf-8")
+    assert "x: your prediction" in svg and svg.count(", yours ") == len(by_label)
+    no_mine = synthetic.record(tmp_path / "b", mine=False)
+    assert all(p["learner"] is None for p in plot.points(no_mine))
+    assert ", yours " not in plot.plot_record(no_mine, tmp_path / "b.svg").read_text(encoding="utf-8")

@@ -336,3 +336,43 @@ def test_ids_are_unique_and_every_link_resolves(page, site):
             assert page.locator(f"[id='{href[1:]}']").count() == 1, href
         else:
             assert href.startswith("https://") or (site / href).is_file(), href
+
+
+# Each word of the gate table's cells (file names in <code> aside) and the line boxes it takes.
+BROKEN_WORDS_JS = """() => {
+  const broken = [];
+  for (const td of document.querySelectorAll('table.gate td')) {
+    const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('code')) continue;
+      const re = /\\S+/g; let m;
+      while ((m = re.exec(node.textContent))) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+        if (tops.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.parametrize("width", (1280, 1024))
+def test_the_gate_table_breaks_no_word_at_desktop_widths(browser, tmp_path, width):
+    """Issue 26: at 1280 px the gate table broke "pract/ice" and "2026-/11-29"."""
+    out = tmp_path / "s"
+    build.build(out, REPO / "bench")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(url(out))
+        assert page.locator("table.gate td").count() > 10
+        assert "practice" in page.text_content("table.gate") and "2026-11-29" in page.text_content("table.gate")
+        assert page.evaluate(BROKEN_WORDS_JS) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        fits = page.locator("table.gate").evaluate(
+            "t => t.getBoundingClientRect().right <= t.closest('.card').getBoundingClientRect().right + 0.5")
+        assert fits
+    finally:
+        context.close()

@@ -251,6 +251,12 @@ def test_can_you_links_each_item_to_its_quiz_family():
     assert items[3]["command"] == "drill quiz --family lattice"
     from generator.families import FAMILIES
     assert all(i["command"].split()[3] in FAMILIES for i in items)
+    # item 6 (name a reason for a miss): the miss_reason drill and drill explain, not a vocabulary card
+    assert items[5]["commands"] == ["drill quiz --family miss_reason", "drill explain"]
+    assert all("vocabulary" not in c for c in items[5]["commands"])
+    html_item = re.search(r'<li><label><input type="checkbox" id="canyou-6".*?</li>', sections.can_you(items)).group()
+    assert '<code class="cmd">drill quiz --family miss_reason</code>' in html_item
+    assert '<code class="cmd">drill explain</code>' in html_item and "vocabulary" not in html_item
 
 
 @pytest.mark.slow
@@ -400,7 +406,37 @@ def test_calibration_summarises_bias_spread_and_trend(tmp_path):
     by_op = {o["op"]: o for o in cal["ops"]}
     assert by_op["softmax"]["runs"] == 2 and by_op["softmax"]["within_2x"] == 0.5
     assert by_op["add"]["median_ratio"] == pytest.approx((0.25 + 1.0) / 2)
-    assert sorted(cal["trend"]) == [0.6, 1.0]
+    assert cal["trend"]["trend"] in ("closer", "further", "steady") and len(cal["trend"]["typical_miss"]) == 2
+
+
+def test_the_page_and_drill_progress_show_one_trend(tmp_path):
+    """Issue 26: progress said "further" while the page said "40% -> 60%" (within 2x went up while the
+    typical miss grew). Both now show drills.progress.trend: the same word, the same line."""
+    from click.testing import CliRunner
+
+    from drills import progress
+    from drills.cmd_lab import progress as progress_cmd
+    from labs import records
+    from tests.labs import synthetic
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    first = synthetic.record(tmp_path / "a", {"matmul": 2.5, "add": 2.5, "softmax": 2.5},  # 40% within 2x
+                             started_at="2026-11-29T12:00:00+00:00")
+    later = synthetic.record(tmp_path / "b", {"matmul": 100.0, "add": 100.0},  # 60% within 2x, far worse misses
+                             started_at="2026-11-30T12:00:00+00:00")
+    records.save(first, mine, "lab-0.1-gpu-a")
+    records.save(later, mine, "lab-0.1-gpu-b")
+    cal = sections.calibration(mine)
+    assert cal["trend"]["trend"] == "further"
+    page = sections.calibration_html(cal)
+    line = re.search(r'<p class="note" id="calibration-trend">(.*?)</p>', page).group(1)
+    assert line.startswith("trend: further") and "40%" not in line and "→" in line
+    res = CliRunner().invoke(progress_cmd, ["--store", str(tmp_path / "s.sqlite3"), "--bench", str(mine)])
+    assert res.exit_code == 0, res.output
+    shown = [ln.strip() for ln in res.output.splitlines() if ln.strip().startswith("trend:")]
+    assert shown == [__import__("html").unescape(line.rsplit(" (2 records)", 1)[0])]
+    assert progress.trend(__import__("labs.calibration_bias", fromlist=["x"]).prediction_bias(
+        progress.load_records(mine))).line() == shown[0]
 
 
 @pytest.mark.slow
@@ -483,3 +519,29 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
     line = next(l for l in res.stdout.splitlines() if l.startswith("Could not install the lab"))
     why = line.split(": ", 1)[1]
     assert "\x1b" not in line and not why.startswith("[") and why.strip(), line
+
+
+def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
+    """Issue 26: `drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
+    from labs import gate
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = subprocess.run([sys.executable, "-m", "drills.cli", "site", "-o", str(tmp_path / "out")], cwd=elsewhere,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"GATE 00 from {REPO / 'bench'}: {gate.evaluate(REPO / 'bench').status}" in res.stdout
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'id="gate-why"' in page and "lab-0.1-gpu-nvidia-h200" in page  # the course's records, judged
+
+
+def test_an_installation_without_the_courses_records_names_the_option(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from drills import cmd_site
+
+    monkeypatch.setattr(cmd_site, "course_bench", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cmd_site.site, ["-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "give --bench DIR" in res.output and "clone" in res.output
+    assert not (tmp_path / "out").exists()
