@@ -146,7 +146,7 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 
 # ---------------------------------------------------------------- Can you
 
-# An item shown by a lab record (``drills.progress.MASTERY``: ``lab``) is trained by naming the
+# An item shown by a lab record (a family's ``MASTERY`` rule with ``lab``, ``generator.families.mastery_rules``) is trained by naming the
 # reasons for real misses and then explaining one's own: not by its vocabulary card.
 LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 
@@ -154,8 +154,10 @@ LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 def can_you_items() -> list[dict]:
     """The seven items, each with the commands that train it: the `drill quiz` family from the
     vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
-    from drills.progress import MASTERY
+    from generator import families
     from generator.generate import registry
+
+    rules = families.mastery_rules()
 
     out = []
     for item in registry().specs["vocabulary"].params["can_you"]:
@@ -164,7 +166,7 @@ def can_you_items() -> list[dict]:
         command = f"drill quiz --family {check.get('family', 'vocabulary')}"
         if check.get("chip"):
             command += f" --chip {check['chip']}"
-        commands = LAB_ITEM_COMMANDS if n in MASTERY and MASTERY[n].lab else (command,)
+        commands = LAB_ITEM_COMMANDS if any(rule.lab for rule in rules.get(n, ())) else (command,)
         out.append({"n": n, "text": item["text"], "command": commands[0], "commands": list(commands)})
     return out
 
