@@ -48,7 +48,7 @@ import uuid
 import zlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from fsrs import Card, Rating, Scheduler
 
@@ -205,19 +205,53 @@ class Store:
     # -- reviews and scheduling ------------------------------------------------------
 
     def record_review(self, review: ReviewRecord, scheduler: Scheduler | None = None,
-                      now: datetime | None = None) -> Card | None:
+                      now: datetime | Callable[[], datetime] | None = None) -> Card | None:
         """Log one review and, unless it is cram, advance the skill's FSRS card; one transaction.
 
         Returns the card after the review (None for cram). The card is read and
         written under ``BEGIN IMMEDIATE`` so a concurrent quiz can not interleave.
         ``now`` defaults to the moment the write lock is held, so reviews from two
-        quizzes reach each card in the order of their timestamps. A card last
+        quizzes reach each card in the order of their timestamps; a callable ``now`` (the quiz's
+        clock) is read at that moment too. A card last
         reviewed after ``now`` (the clock ran ahead) is reviewed as if that review
         had been made now (``drills.store_clock.clamp_card``).
         """
         scheduler = scheduler or Scheduler()
         try:
             return self._record(review, scheduler, now)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+
+    def settle_future(self, now: datetime | None = None) -> tuple[int, str | None]:
+        """The clock rule, made permanent by the quiz (which writes; ``drill stats`` only reads it so):
+        reviews dated after ``now`` are re-dated to ``now``, and the cards they left are moved back by
+        as much as the clock was ahead (their ``due_after`` with them, so undo still matches). One
+        transaction; returns (how many reviews were re-dated, the latest date they had)."""
+        now = now or utc_now()
+        try:
+            with self._transaction():
+                rows = self._conn.execute(
+                    "SELECT id, reviewed_at, due_after FROM reviews WHERE reviewed_at > ? ORDER BY id",
+                    (iso(now),)).fetchall()
+                if not rows:
+                    return 0, None
+                for rid, reviewed_at, due_after in rows:
+                    try:
+                        ahead = _aware(reviewed_at) - now
+                        moved = iso(_aware(due_after) - ahead) if due_after is not None else None
+                    except ValueError as exc:
+                        raise bad_file(self.path, f"reviews row {rid}: {one_line(exc)}") from None
+                    self._conn.execute("UPDATE reviews SET reviewed_at = ?, due_after = ? WHERE id = ?",
+                                       (iso(now), moved, rid))
+                for skill, text in self._conn.execute("SELECT skill, card FROM cards WHERE updated_at > ?",
+                                                      (iso(now),)).fetchall():
+                    try:
+                        card = clamp_card(_card(text), now)
+                    except ValueError as exc:
+                        raise bad_file(self.path, f"the cards row of skill '{skill}': {one_line(exc)}") from None
+                    self._conn.execute("UPDATE cards SET card = ?, due = ?, updated_at = ? WHERE skill = ?",
+                                       (json.dumps(card.to_dict()), iso(card.due), iso(now), skill))
+                return len(rows), rows[-1][1] if rows else None
         except sqlite3.Error as exc:
             raise store_error(self.path, exc) from None
 
@@ -267,9 +301,10 @@ class Store:
         row = self._query("SELECT MAX(id) FROM reviews WHERE session = ?", (session,))
         return int(row[0][0]) if row and row[0][0] is not None else None
 
-    def _record(self, review: ReviewRecord, scheduler: Scheduler, now: datetime | None) -> Card | None:
+    def _record(self, review: ReviewRecord, scheduler: Scheduler,
+                now: datetime | Callable[[], datetime] | None) -> Card | None:
         with self._transaction():
-            now = now or utc_now()
+            now = now() if callable(now) else (now or utc_now())
             row = self._conn.execute(
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
             try:

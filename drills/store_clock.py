@@ -13,7 +13,11 @@ read as if reviewed now, its schedule moved back by as much as the clock was
 ahead (``clamp_card``), so it is due when the learner expects and a new review
 starts from it; it counts among today's reviews; and the quiz and ``drill stats``
 print a one-line warning naming how many reviews are dated in the future.
-Nothing stored is rewritten: the rule applies as the rows are read.
+``drill stats`` (which never writes) applies the rule as it reads; the quiz makes
+it permanent when it starts (``Store.settle_future``): those reviews are re-dated
+to now and their cards stored as moved, once, so the schedule then runs on the
+real clock (a rule applied only on reading would push the due time ahead of
+every reading).
 """
 
 from __future__ import annotations
