@@ -428,9 +428,16 @@ class Store:
 
     def future_reviews(self, now: datetime) -> tuple[int, str | None]:
         """(how many reviews are dated after ``now``, the latest such time): the clock ran ahead."""
-        n, latest = self._query("SELECT COUNT(*), MAX(reviewed_at) FROM reviews WHERE reviewed_at > ?",
-                                (iso(now),))[0]
-        return int(n), latest
+        n = int(self._query("SELECT COUNT(*) FROM reviews WHERE reviewed_at > ?", (iso(now),))[0][0])
+        if not n:
+            return 0, None
+        rid, latest = self._query("SELECT id, reviewed_at FROM reviews WHERE reviewed_at > ? "
+                                  "ORDER BY reviewed_at DESC LIMIT 1", (iso(now),))[0]
+        try:  # a damaged time sorts after every real one: it is read, so checked, here
+            _aware(latest)
+        except ValueError as exc:
+            raise bad_file(self.path, f"reviews row {rid}: {one_line(exc)}") from None
+        return n, latest
 
     def last_review_at(self) -> datetime | None:
         """When the latest logged review was made (checked as it is read)."""

@@ -159,13 +159,18 @@ def tally_problems(conn: sqlite3.Connection) -> list[str]:
     names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "tallies" not in names:
         return []
-    kept = {(f, c): (n, ok, cram) for f, c, n, ok, cram in
-            conn.execute("SELECT family, chip, reviews, correct, cram FROM tallies WHERE reviews > 0")}
+    # Names as bytes: text that is not UTF-8 is the review rows' problem (named there), not a crash here.
+    kept = {(f, c): (n, ok, cram) for f, c, n, ok, cram in conn.execute(
+        "SELECT CAST(family AS BLOB), CAST(chip AS BLOB), reviews, correct, cram FROM tallies WHERE reviews > 0")}
     counted = {(f, c): (n, ok, cram) for f, c, n, ok, cram in conn.execute(
-        "SELECT family, COALESCE(chip, ''), COUNT(*), SUM(correct), SUM(cram) FROM reviews "
-        "GROUP BY family, COALESCE(chip, '')")}
-    return [f"tallies row of family {f!r}, chip {c or 'any'!r}: {kept.get((f, c))} but the reviews give "
-            f"{counted.get((f, c))} (reviews, right, cram)" for f, c in sorted(set(kept) | set(counted))
+        "SELECT CAST(family AS BLOB), CAST(COALESCE(chip, '') AS BLOB), COUNT(*), SUM(correct), SUM(cram) "
+        "FROM reviews GROUP BY family, COALESCE(chip, '')")}
+
+    def name(raw: Any) -> str:
+        return raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+
+    return [f"tallies row of family {name(f)!r}, chip {name(c) or 'any'!r}: {kept.get((f, c))} but the reviews "
+            f"give {counted.get((f, c))} (reviews, right, cram)" for f, c in sorted(set(kept) | set(counted))
             if kept.get((f, c)) != counted.get((f, c))]
 
 
