@@ -48,8 +48,9 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     (2*2048**3/1.97e14) or a choice (c/compute, m/memory). During a question:
     ? hint (up to three, each lowering the best rating), s skip (shows the answer,
     records nothing), u undo (removes this session's last grade, restores its
-    skill's schedule and asks that question again; refused if the skill has been
-    reviewed since, e.g. by a quiz in another terminal), q quit. Every answer is
+    skill's schedule and asks that skill again with new numbers; refused if the
+    skill has been reviewed since, e.g. by a quiz in another terminal), w the
+    worked solution of the last answered question, q quit. Every answer is
     saved before the next question; Ctrl-C exits 130, end of input exits 0, both
     keep what was answered. An input line is at most 4096 characters.
 

@@ -35,6 +35,10 @@ stats``) keeps the read-only connection, so a read never changes a byte, and
 refuses a path with no store instead of creating one. A store, or a folder it
 would go in, with no write bit is read-only even for root: refused before any
 question, and no folder is created under it.
+
+The module is over 400 lines and one job: every query the commands run against
+the store, in one place, next to the indexes and tallies they rely on
+(``drills.store_schema``), so a query that would scan the history is seen here.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ from drills import store_integrity
 from drills.store_clock import clamp_card, iso, parse_iso, utc_now
 from drills.store_files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
                                 StoreMissing, bad_file, check_file, check_side_files, check_writable,
-                                default_store_path, fingerprint, journal_present, one_line, os_error, shown)
+                                default_store_path, disk_full, disk_full_error, fingerprint, journal_present,
+                                one_line, os_error, shown)
 from drills.store_lock import LOCK_TIMEOUT_S, StoreInUse, lock_holder, retry_locked, store_error  # noqa: F401
 from drills.store_schema import (APPLICATION_ID, RECALLS_WHERE, SCHEMA_VERSION, check_database,  # noqa: F401
                                  check_schema, has_tallies, migrate, needs_migration)
@@ -164,7 +169,7 @@ class Store:
         except OSError as exc:
             raise os_error(target, exc) from None
         except sqlite3.Error as exc:
-            raise StoreError(f"can not open the store {shown(target)}: {one_line(exc)}") from None
+            raise _open_error(target, exc) from None
         try:
             retry_locked(conn, lambda: check_database(conn, target), deadline)
             retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone(), deadline)
@@ -543,8 +548,15 @@ def _connect_readonly(path: pathlib.Path, deadline: float) -> tuple[sqlite3.Conn
         conn.execute(f"PRAGMA busy_timeout = {max(0, int((deadline - time.monotonic()) * 1000))}")
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
-        raise StoreError(f"can not open the store {shown(path)}: {one_line(exc)}") from None
+        raise _open_error(path, exc) from None
     return conn, immutable
+
+
+def _open_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
+    """SQLite could not open the file: a full disk says so, anything else what SQLite said."""
+    if disk_full(path):
+        return disk_full_error(path)
+    return StoreError(f"can not open the store {shown(path)}: {one_line(exc)}")
 
 
 def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) -> sqlite3.Connection:

@@ -290,6 +290,9 @@ def test_reviews_made_under_a_clock_a_year_ahead_count_as_made_now(tmp_path: Pat
     assert stats["reviews_today"] == 5 and stats["future_reviews"] == 5 and stats["streak_days"] == 1
     # wrong answers are due again in minutes from when they were made: so in minutes from now
     assert stats["next_due"] is not None and datetime.fromisoformat(stats["next_due"]) < real + timedelta(hours=1)
+    shown = CliRunner().invoke(cli, ["stats", "--store", str(path)])
+    assert shown.exit_code == 0 and "5 reviews are dated in the future" in shown.stderr
+    assert len(shown.stderr.strip().splitlines()) == 1 and "(5 today" in shown.stdout
     later = QuizOptions(families=("floor",), chips=V5E, count=5, new_per_day=0, seed=1)
     with Store.open(path) as store:
         status, out = _quiz(store, later, [], lambda: real)  # the real clock: the first quiz after

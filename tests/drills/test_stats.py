@@ -94,3 +94,52 @@ def test_today_is_the_calendar_day_of_now(tmp_path: Path) -> None:
         stats = compute_stats(store, local_now)
     # 07:30 UTC is 23:30 on 9 March at UTC-8: yesterday locally, so none today but a 1-day streak
     assert stats["reviews_today"] == 0 and stats["streak_days"] == 1
+
+
+# -- a full disk (issue 26): a real one, a small tmpfs, where this machine lets root mount one ------
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    import os
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root and a tmpfs mount (the message itself is tested in test_store.py)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_says_the_disk_is_full_in_quiz_and_stats(full_disk: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    store = full_disk / "s.db"
+    quiz = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--seed", "1"]
+    assert CliRunner().invoke(cli, [*quiz, "--count", "1"], input="1us\n").exit_code == 0
+    import os
+
+    fd = os.open(full_disk / "fill", os.O_WRONLY | os.O_CREAT)  # fill the rest of the disk
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    result = CliRunner().invoke(cli, [*quiz, "--count", "2"], input="1us\n1us\n")
+    assert result.exit_code == 1 and "the disk is full" in result.output, result.output
+    # The failed write leaves SQLite's -wal/-shm beside the store: stats then needs shared memory it can
+    # not grow, which SQLite reports as "disk I/O error"
+    assert (full_disk / "s.db-wal").exists()
+    result = CliRunner().invoke(cli, ["stats", "--store", str(store)])
+    assert result.exit_code == 1 and "the disk is full" in result.output, result.output
+    assert "disk I/O error" not in result.output and "Traceback" not in result.output
+    (full_disk / "fill").unlink()
+    with Store.open(store, readonly=True) as s:
+        assert s.count_reviews() == 1  # what was saved is still there
