@@ -26,7 +26,7 @@ from typing import Any
 from fsrs import State
 
 from drills.store import Store, Tally, iso, parse_iso
-from drills.store_clock import day_start, local_date, utc_now, wall_clock
+from drills.store_clock import day_start, day_starts, local_date, utc_now, wall_clock
 from generator.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
@@ -82,17 +82,34 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
+STREAK_PROBE_DAYS = 64  # days walked back in one query through a streak
+
+
 def _streak(store: Store, today: date, zone: tzinfo | None) -> int:
-    """``streak_days`` from one indexed probe a day, walking back from today (reviews dated after
-    today count as today's, by the clock rule)."""
+    """``streak_days`` by walking back from today a batch of ``STREAK_PROBE_DAYS`` days at a time,
+    an indexed probe a day inside one SQLite query (reviews dated after today count as today's, by
+    the clock rule): the cost follows the streak's length in days, never the number of reviews.
+    A batch whose two ends have different UTC offsets (a daylight-saving change in it) is probed a
+    day at a time with each day's own midnight."""
     days: set[date] = set()
-    if store.any_between(day_start(today, zone), None):
+    end = day_start(today, zone)
+    if store.any_between(end, None):
         days.add(today)
     day = today - timedelta(days=1)
-    while store.any_between(day_start(day, zone), day_start(day + timedelta(days=1), zone)):
-        days.add(day)
-        day -= timedelta(days=1)
-    return streak_days(days, today)
+    while True:
+        start = day_start(day, zone)
+        oldest = day_start(day - timedelta(days=STREAK_PROBE_DAYS - 1), zone)
+        if start - oldest == timedelta(days=STREAK_PROBE_DAYS - 1) and end - start == timedelta(days=1):
+            found = store.days_in_a_row(start, end, STREAK_PROBE_DAYS)  # every day in the batch is 24 h
+        else:
+            starts = day_starts(day, STREAK_PROBE_DAYS, zone)
+            hits = store.days_with_reviews(list(zip(starts, [end, *starts[:-1]])))
+            found = hits.index(False) if False in hits else len(hits)
+        days.update(day - timedelta(days=k) for k in range(found))
+        if found < STREAK_PROBE_DAYS:
+            return streak_days(days, today)
+        day -= timedelta(days=STREAK_PROBE_DAYS)
+        end = day_start(day + timedelta(days=1), zone)
 
 
 def streak_days(review_days: set[date], today: date) -> int:

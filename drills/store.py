@@ -57,7 +57,7 @@ from typing import Any, Callable
 from fsrs import Card, Rating, Scheduler
 
 from drills import store_integrity
-from drills.store_clock import clamp_card, iso, parse_iso, utc_now
+from drills.store_clock import clamp_card, iso, parse_iso, utc_now  # noqa: F401  (parse_iso: re-exported)
 from drills.store_files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
                                 StoreMissing, bad_file, check_file, check_side_files, check_writable,
                                 default_store_path, disk_full, disk_full_error, fingerprint, journal_present,
@@ -235,8 +235,8 @@ class Store:
         now = now or utc_now()
         try:
             with self._transaction():
-                rows = self._conn.execute(
-                    "SELECT id, reviewed_at, due_after FROM reviews WHERE reviewed_at > ? ORDER BY id",
+                rows = self._conn.execute(  # ORDER BY id would make SQLite scan the log instead of the index
+                    "SELECT id, reviewed_at, due_after FROM reviews WHERE reviewed_at > ? ORDER BY reviewed_at, id",
                     (iso(now),)).fetchall()
                 if not rows:
                     return 0, None
@@ -425,6 +425,26 @@ class Store:
         return bool(self._query("SELECT EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= ? AND reviewed_at < ?)",
                                 (iso(start), iso(end)))[0][0])
 
+    def days_with_reviews(self, spans: list[tuple[datetime, datetime]]) -> list[bool]:
+        """For each [start, end) span, is there a review in it? One query of indexed probes."""
+        if not spans:
+            return []
+        probe = "EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= ? AND reviewed_at < ?)"
+        args = tuple(iso(t) for span in spans for t in span)
+        return [bool(x) for x in self._query("SELECT " + ", ".join([probe] * len(spans)), args)[0]]
+
+    def days_in_a_row(self, start: datetime, end: datetime, limit: int) -> int:
+        """How many 24-hour spans in a row, from [start, end) going back, hold a review (at most ``limit``).
+
+        One recursive query walking back inside SQLite, an indexed probe a day: the caller uses it
+        where the zone's offset is constant, so every local day is 24 hours long."""
+        step = "strftime('%Y-%m-%dT%H:%M:%f', d.s, '-1 day') || '000+00:00'"  # iso() of a whole-second time
+        probe = "EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= {0} AND reviewed_at < {1})"
+        sql = (f"WITH RECURSIVE d(k, s) AS (SELECT 1, :s WHERE {probe.format(':s', ':e')} "
+               f"UNION ALL SELECT d.k + 1, {step} FROM d WHERE d.k < :limit AND {probe.format(step, 'd.s')}) "
+               f"SELECT COALESCE(MAX(k), 0) FROM d")
+        return int(self._query(sql, {"s": iso(start), "e": iso(end), "limit": int(limit)})[0][0])
+
     def recalls_since(self, since: datetime) -> tuple[int, int]:
         """(scheduled reviews of learned skills, right ones) at or after ``since``: a partial index."""
         n, ok = self._query(f"SELECT COUNT(*), SUM(correct) FROM reviews WHERE reviewed_at >= ? AND {RECALLS_WHERE}",
@@ -502,7 +522,7 @@ class Store:
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _query(self, sql: str, args: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._conn.execute(sql, args).fetchall()
         except sqlite3.Error as exc:

@@ -169,7 +169,8 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
 
 def test_quiz_help_lists_every_command_and_the_lock_bound() -> None:
     text = " ".join(CliRunner().invoke(cli, ["quiz", "--help"]).output.split())
-    for word in ("? hint", "s skip", "u undo", "q quit", "asks that question again", "at most 5 s"):
+    for word in ("? hint", "s skip", "u undo", "w the worked solution", "q quit", "again with new numbers",
+                 "at most 5 s"):
         assert word in text, word
 
 
