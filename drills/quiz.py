@@ -132,7 +132,7 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
         return Plan(tuple(cycled), 0, 0, True)
     selected = {s.id for s in skills}
     due = [skill for skill, _ in store.due_skills(now) if skill in selected]
-    known = set(store.cards())
+    known = store.skills_seen()
     budget = max(0, options.new_per_day - store.introduced_since(start_of_day(now))) + extra_new
     unstarted = [s.id for s in teaching_order(skills) if s.id not in known]
     new = unstarted[:budget]
@@ -312,7 +312,7 @@ class Session:
     def _skip(self, problem: Problem) -> None:
         if self.options.cram:
             fate = "nothing recorded; cram leaves the schedule alone"
-        elif problem.skill in self.store.cards():
+        elif problem.skill in self.store.skills_seen():
             fate = "nothing recorded; the skill keeps its schedule and stays due, so it comes back next session"
         else:
             fate = "nothing recorded; the skill stays new and will be offered again"

@@ -128,8 +128,15 @@ class Tally:
 class Store:
     """A drill store on disk. Use ``Store.open(path)``; close it (or use ``with``)."""
 
-    def __init__(self, path: pathlib.Path, conn: sqlite3.Connection):
+    def __init__(self, path: pathlib.Path, conn: sqlite3.Connection,
+                 cards: dict[str, tuple[Card, int, datetime]] | None = None):
         self.path, self._conn = path, conn
+        # The cards parsed by the open-time check, valid while nothing has written the file since
+        # (``data_version`` counts other connections' commits, ``total_changes`` this one's).
+        self._cards_cache = (self._version_key(), cards) if cards is not None else None
+
+    def _version_key(self) -> tuple[int, int]:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._conn.total_changes
 
     # -- opening -----------------------------------------------------------------
 
@@ -158,9 +165,9 @@ class Store:
             what = "the file is empty" if os.path.lexists(target) else "nothing has been recorded there"
             raise StoreMissing(f"no store at {shown(target)}: {what} (drill quiz creates it); nothing was created")
         if existing:
-            ro = _checked_readonly(target, deadline)
+            ro, cards = _checked_readonly(target, deadline)
             if readonly:
-                return cls(target, ro)
+                return cls(target, ro, cards)
             ro.close()
         check_writable(target)
         try:
@@ -348,16 +355,26 @@ class Store:
     def cards(self, now: datetime | None = None) -> dict[str, CardRow]:
         """Every skill seen so far with its FSRS card; with ``now``, a card last reviewed after ``now``
         (the clock ran ahead) is read as reviewed now (``clamp_card``)."""
-        rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
-        try:
-            loaded = {skill: CardRow(skill, _card(card), _count(reviews), _aware(introduced))
-                      for skill, card, reviews, introduced in rows}
-        except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
-            raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
+        cached = self._cards_cache
+        if cached is not None and cached[1] is not None and cached[0] == self._version_key():
+            loaded = {skill: CardRow(skill, card, reviews, introduced)
+                      for skill, (card, reviews, introduced) in cached[1].items()}
+        else:
+            self._cards_cache = None
+            rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
+            try:
+                loaded = {skill: CardRow(skill, _card(card), _count(reviews), _aware(introduced))
+                          for skill, card, reviews, introduced in rows}
+            except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
+                raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
         if now is None:
             return loaded
         return {skill: CardRow(skill, clamp_card(row.card, now), row.reviews, row.introduced_at)
                 for skill, row in loaded.items()}
+
+    def skills_seen(self) -> set[str]:
+        """The skills with a card (no card parsed)."""
+        return {skill for (skill,) in self._query("SELECT skill FROM cards")}
 
     def _ahead(self, now: datetime) -> dict[str, datetime]:
         """skill -> its due time read by the clock rule, for the cards last reviewed after ``now``.
@@ -579,7 +596,8 @@ def _open_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"can not open the store {shown(path)}: {one_line(exc)}")
 
 
-def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) -> sqlite3.Connection:
+def _checked_readonly(path: pathlib.Path, deadline: float,
+                      attempts: int = 5) -> tuple[sqlite3.Connection, dict[str, tuple[Card, int, datetime]]]:
     """A read-only connection to ``path`` after the open-time check (StoreError if it fails):
     the database is ours, its schema is whole, every card parses. The review log is not read.
 
@@ -590,10 +608,11 @@ def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) ->
         before = fingerprint(path)
         conn, immutable = _connect_readonly(path, deadline)
         error: StoreError | None = None
+        cards: dict[str, tuple[Card, int, datetime]] = {}
         try:
             check_database(conn, path)
             check_schema(conn, path)
-            store_integrity.refuse_cards(conn, path)
+            cards = store_integrity.refuse_cards(conn, path)
         except StoreError as exc:
             error = exc
         except sqlite3.Error as exc:  # damage, or a lock held past LOCK_TIMEOUT_S, or a failing disk
@@ -607,5 +626,5 @@ def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) ->
         if error is not None:
             conn.close()
             raise error
-        return conn
+        return conn, cards
     raise StoreError(f"can not read the store {shown(path)}: it kept changing while being checked")  # pragma: no cover

@@ -94,21 +94,28 @@ def aware(text: Any) -> datetime:
     return moment
 
 
-def card_problems(conn: sqlite3.Connection) -> list[str]:
-    """Every ``cards`` row that does not parse, named by its skill (reads only)."""
+def read_cards(conn: sqlite3.Connection) -> tuple[dict[str, tuple[Card, int, datetime]], list[str]]:
+    """Every ``cards`` row parsed (skill -> (card, reviews, introduced_at)), and each row that does
+    not parse, named by its skill (reads only)."""
     names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "cards" not in names:
-        return []
+        return {}, []
+    parsed: dict[str, tuple[Card, int, datetime]] = {}
     damaged: list[str] = []
     for skill, text, due, introduced, reviews in conn.execute(
-            "SELECT skill, card, due, introduced_at, reviews FROM cards"):
-        for check in (lambda: card(text), lambda: aware(due), lambda: aware(introduced), lambda: count(reviews)):
-            try:
-                check()
-            except ValueError as exc:
-                damaged.append(f"cards row of skill {str(skill)[:60]!r}: {exc}")
-                break
-    return damaged
+            "SELECT skill, card, due, introduced_at, reviews FROM cards ORDER BY skill"):
+        try:
+            loaded = card(text)
+            aware(due)
+            parsed[skill] = (loaded, count(reviews), aware(introduced))
+        except ValueError as exc:
+            damaged.append(f"cards row of skill {str(skill)[:60]!r}: {exc}")
+    return parsed, damaged
+
+
+def card_problems(conn: sqlite3.Connection) -> list[str]:
+    """Every ``cards`` row that does not parse, named by its skill (reads only)."""
+    return read_cards(conn)[1]
 
 
 _NUMBER = "(({0}) IS NOT NULL AND (typeof({0}) NOT IN ('real', 'integer') OR abs({0}) > 1e300))"
@@ -188,9 +195,11 @@ def check_store(conn: sqlite3.Connection) -> list[str]:
     return out + tally_problems(conn)
 
 
-def refuse_cards(conn: sqlite3.Connection, path: pathlib.Path) -> None:
-    """The open-time check of the rows every command reads: StoreError naming the first bad card."""
-    damaged = card_problems(conn)
+def refuse_cards(conn: sqlite3.Connection, path: pathlib.Path) -> dict[str, tuple[Card, int, datetime]]:
+    """The open-time check of the rows every command reads: StoreError naming the first bad card;
+    else the parsed cards (the read-only store keeps them, so they are parsed once)."""
+    parsed, damaged = read_cards(conn)
     if damaged:
         more = f" (and {len(damaged) - 1} more damaged row{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
         raise bad_file(path, f"{damaged[0]}{more}")
+    return parsed

@@ -143,3 +143,34 @@ def test_a_full_disk_says_the_disk_is_full_in_quiz_and_stats(full_disk: Path) ->
     (full_disk / "fill").unlink()
     with Store.open(store, readonly=True) as s:
         assert s.count_reviews() == 1  # what was saved is still there
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "UTC-24", "Asia/Kathmandu"])
+def test_a_long_streak_across_batches_and_clock_changes_counts_every_day(tmp_path: Path, zone: str,
+                                                                          monkeypatch) -> None:
+    """The streak walks back 64 days a query; across a daylight-saving change it probes each midnight.
+    The count must equal the day-by-day definition: 130 days in a row, then a gap."""
+    import time as time_module
+
+    from drills.store_clock import day_start, local_date
+
+    monkeypatch.setenv("TZ", zone)
+    time_module.tzset()
+    try:
+        now = datetime(2026, 4, 20, 12, 0, tzinfo=timezone.utc)  # Berlin changed clocks on 29 March
+        today = local_date(now)
+        with Store.open(tmp_path / "s.db") as store:
+            for back in [*range(1, 131), *range(132, 140)]:  # none today; a gap 131 days back
+                midnight = day_start(today - timedelta(days=back))
+                # noon local; 40 days back (before the clock change, in the first batch) only at 23:30 local: a
+                # plain 24-hour step from after the change would count it on the next day
+                at = midnight + (timedelta(hours=23, minutes=30) if back == 40 else timedelta(hours=12))
+                store.record_review(rec("floor/v5e", "v5e", Rating.Good, cram=True), now=at)
+            stats = compute_stats(store)  # the local zone: now is the real clock, so walk from a fixed day
+            from drills import stats as stats_module
+
+            assert stats_module._streak(store, today, None) == 130
+            assert stats["reviews"] == 138
+    finally:
+        monkeypatch.delenv("TZ")
+        time_module.tzset()
