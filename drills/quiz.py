@@ -5,8 +5,8 @@ Plan: skills due now come first, most overdue first; then new skills, at most
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
 problems. Reviews dated in the future (the clock ran ahead) count as made now
-(``drills.store_clock``): their skills come due as if reviewed now, and the
-session starts with a one-line warning. ``cram`` practises
+(``drills.store_clock``): the session starts by re-dating them to now and
+scheduling their skills from now, once, with a one-line warning. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
 Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,

@@ -240,6 +240,8 @@ class Store:
         as much as the clock was ahead (their ``due_after`` with them, so undo still matches). One
         transaction; returns (how many reviews were re-dated, the latest date they had)."""
         now = now or utc_now()
+        if not self._query("SELECT EXISTS (SELECT 1 FROM reviews WHERE reviewed_at > ?)", (iso(now),))[0][0]:
+            return 0, None  # the usual case: no write lock taken, nothing written
         try:
             with self._transaction():
                 rows = self._conn.execute(  # ORDER BY id would make SQLite scan the log instead of the index
