@@ -347,3 +347,17 @@ def test_time_zones_a_whole_day_off_utc_work_in_quiz_and_stats(tmp_path: Path, z
     finally:
         monkeypatch.delenv("TZ")
         time_module.tzset()
+
+
+@pytest.mark.skipif(__import__("shutil").which("faketime") is None,
+                    reason="faketime is not installed; the injected-clock test above covers the rule")
+def test_a_quiz_under_faketime_a_year_ahead_then_the_real_clock(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--count", "3", "--seed", "1"]
+    ahead = subprocess.run(["faketime", "+365d", *DRILL, *args], input="1us\n1us\n1us\n", capture_output=True,
+                           text=True, env=drill_env(), timeout=120)
+    assert ahead.returncode == 0, ahead.stderr
+    real = subprocess.run([*DRILL, *args, "--new", "0"], input="", capture_output=True, text=True,
+                          env=drill_env(), timeout=120)
+    assert real.returncode == 0 and "dated in the future" in real.stdout
+    assert "next review in 365 days" not in real.stdout and "next review in" in real.stdout
