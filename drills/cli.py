@@ -38,6 +38,7 @@ COMMANDS = {
     "misconceptions": "drills.cmd_check:misconceptions",
     "miss-reasons": "drills.cmd_reasons:miss_reasons",
     "stats": "drills.cmd_quiz:stats",
+    "store": "drills.cmd_quiz:store",
     "lab": "drills.cmd_lab:lab",
     "explain": "drills.cmd_lab:explain",
     "gate": "drills.cmd_lab:gate",

@@ -1,4 +1,5 @@
-"""`drill quiz` and `drill stats`: spaced repetition over skills, and what it has recorded.
+"""`drill quiz`, `drill stats` and `drill store check`: spaced repetition over skills, what it has
+recorded, and the store's full integrity check (run on demand: opening a store reads no history).
 
 Kept light on purpose: no jax, no numpy, so the first question appears fast.
 """
@@ -47,8 +48,9 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     (2*2048**3/1.97e14) or a choice (c/compute, m/memory). During a question:
     ? hint (up to three, each lowering the best rating), s skip (shows the answer,
     records nothing), u undo (removes this session's last grade, restores its
-    skill's schedule and asks that question again; refused if the skill has been
-    reviewed since, e.g. by a quiz in another terminal), q quit. Every answer is
+    skill's schedule and asks that skill again with new numbers; refused if the
+    skill has been reviewed since, e.g. by a quiz in another terminal), w the
+    worked solution of the last answered question, q quit. Every answer is
     saved before the next question; Ctrl-C exits 130, end of input exits 0, both
     keep what was answered. An input line is at most 4096 characters.
 
@@ -84,18 +86,29 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
 @click.command()
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (key `reviews` is the total).")
-def stats(store_path: str | None, as_json: bool) -> None:
+@click.option("--check", "full_check", is_flag=True,
+              help="First check every row of the store (as `drill store check`); exit 1 naming a damaged row.")
+def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     """Totals from the review store: reviews, due now and today, skills learned,
-    retention over 30 days, current streak, accuracy per family and per chip."""
+    retention over 30 days, current streak, accuracy per family and per chip.
+
+    Reviews dated in the future (the clock ran ahead when they were made) count
+    as made now, and a one-line warning on stderr says how many there are."""
     from drills.stats import compute_stats, summary_lines
+    from drills.store_clock import future_warning
 
     store = open_store(store_path, readonly=True)  # a read never writes, not even the header
     try:
+        if full_check:
+            _refuse_damage(store)
         numbers = compute_stats(store)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
+    warning = future_warning(numbers["future_reviews"], numbers["future_latest"])
+    if warning:
+        click.echo(warning, err=True)
     if as_json:
         from generator.units import json_ready
 
@@ -103,3 +116,48 @@ def stats(store_path: str | None, as_json: bool) -> None:
         return
     for line in summary_lines(numbers):
         click.echo(line)
+
+
+def _refuse_damage(store: Store) -> int:
+    """The full check: StoreError naming the first damaged row (and how many more); else the rows checked."""
+    from drills.store_files import bad_file
+
+    problems = store.check()
+    if problems:
+        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        raise bad_file(store.path, f"{problems[0]}{more}; drill store check lists them all")
+    return store.count_reviews()
+
+
+@click.group()
+def store() -> None:
+    """The review store itself: `drill store check` checks every row of it."""
+
+
+@store.command("check")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=STORE_HELP)
+def store_check(store_path: str | None) -> None:
+    """Check the whole store, read-only: SQLite's integrity check, every card, every review row and
+    the per-family tallies against the log. Lists each problem naming its row and exits 1 on damage;
+    opening a store for a quiz or stats checks only the schema and the cards, so its cost does not
+    grow with the history."""
+    handle = open_store(store_path, readonly=True)
+    try:
+        problems = handle.check()
+        reviews = handle.count_reviews() if not problems else 0
+        skills = len(handle.cards()) if not problems else 0
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        handle.close()
+    if problems:
+        for line in problems[:50]:
+            click.echo(line)
+        if len(problems) > 50:
+            click.echo(f"... and {len(problems) - 50} more")
+        from drills.store_files import bad_file
+
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise click.ClickException(str(bad_file(handle.path, f"{problems[0]}{more}")))
+    click.echo(f"{handle.path}: ok ({reviews} review{'s' if reviews != 1 else ''}, "
+               f"{skills} skill{'s' if skills != 1 else ''} checked)")

@@ -2,7 +2,11 @@
 
 Plan: skills due now come first, most overdue first; then new skills, at most
 ``new_per_day`` introduced per calendar day, in teaching order (the generator's
-order, taking families in turn); at most ``count`` problems. ``cram`` practises
+order, taking the chips asked for in turn and, on each chip, the families in
+turn, so two chips are both seen from the first day); at most ``count``
+problems. Reviews dated in the future (the clock ran ahead) count as made now
+(``drills.store_clock``): the session starts by re-dating them to now and
+scheduling their skills from now, once, with a one-line warning. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
 Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,
@@ -14,9 +18,13 @@ nothing answered. During a question: ``?`` gives up to three progressive hints
 lowering the best rating a right answer can get; ``s`` skips (nothing recorded:
 the answer and the worked solution are shown, and the skill keeps its place);
 ``u`` undoes the last graded answer of this session (its review removed and the
-skill's card restored, in one transaction) and asks that question again; it
-refuses, changing nothing, when the skill has been reviewed since by any
-session (another terminal's quiz on the same store); ``q`` quits. Talking to the
+skill's card restored, in one transaction) and asks that skill again with new
+numbers, so an answer read from the worked solution is not graded as recall
+(where the skill has no other numbers, a right answer after the solution was
+shown is rated at most Hard); it refuses, changing nothing, when the skill has
+been reviewed since by any session (another terminal's quiz on the same
+store); ``w`` shows the worked solution of the last answered question (also
+after a quick right answer, which shows none by itself); ``q`` quits. Talking to the
 terminal is ``drills.quiz_io``'s job.
 """
 
@@ -36,6 +44,8 @@ from fsrs import Scheduler
 from drills import grading
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
+from drills.store_clock import future_warning
+from drills.store_clock import start_of_day as _start_of_day
 from generator import generate
 from generator.problem import Problem
 
@@ -53,6 +63,8 @@ def _assess():
 
 DEFAULT_COUNT = 10
 DEFAULT_NEW_PER_DAY = 5
+SEEN_SOLUTION_HINTS = 2  # a right answer after the worked solution is capped as two hints cap it: Hard
+REDRAW_TRIES = 20  # draws tried for new numbers after an undo
 
 
 @dataclass(frozen=True)
@@ -81,11 +93,22 @@ def select_skills(options: QuizOptions) -> list[generate.Skill]:
 
 
 def teaching_order(skills: list[generate.Skill]) -> list[generate.Skill]:
-    """The generator's order, taking one skill from each family in turn so a session mixes methods."""
-    by_family: dict[str, list[generate.Skill]] = defaultdict(list)
+    """The generator's order, interleaved: the chips in turn (skills without a chip as one more),
+    and on each chip the families in turn, so a session mixes methods and every chip asked for."""
+    by_chip: dict[str | None, dict[str, list[generate.Skill]]] = defaultdict(lambda: defaultdict(list))
     for skill in skills:
-        by_family[skill.family].append(skill)
-    queues = list(by_family.values())
+        by_chip[skill.chip][skill.family].append(skill)
+    chip_queues = []
+    for turn, families in enumerate(by_chip.values()):
+        queues = list(families.values())
+        start = turn % len(queues)  # each chip starts at another family, so neighbours differ in both
+        chip_queues.append(_round_robin(queues[start:] + queues[:start]))
+    return _round_robin(chip_queues)
+
+
+def _round_robin(queues: list[list[generate.Skill]]) -> list[generate.Skill]:
+    """One from each queue in turn until all are empty."""
+    queues = [list(q) for q in queues]
     ordered: list[generate.Skill] = []
     while any(queues):
         for queue in queues:
@@ -95,9 +118,8 @@ def teaching_order(skills: list[generate.Skill]) -> list[generate.Skill]:
 
 
 def start_of_day(now: datetime) -> datetime:
-    """Midnight of ``now``'s calendar day in the local time zone."""
-    local = now.astimezone()
-    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+    """Midnight of ``now``'s calendar day in the local time zone (any ``$TZ``, ``UTC-24`` included)."""
+    return _start_of_day(now)
 
 
 def plan_session(store: Store, skills: list[generate.Skill], options: QuizOptions,
@@ -110,7 +132,7 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
         return Plan(tuple(cycled), 0, 0, True)
     selected = {s.id for s in skills}
     due = [skill for skill, _ in store.due_skills(now) if skill in selected]
-    known = set(store.cards())
+    known = store.skills_seen()
     budget = max(0, options.new_per_day - store.introduced_since(start_of_day(now))) + extra_new
     unstarted = [s.id for s in teaching_order(skills) if s.id not in known]
     new = unstarted[:budget]
@@ -153,12 +175,21 @@ class Session:
         self.right = 0
         # (review id, question number, problem, correct) of this session's graded answers, for undo
         self.graded: list[tuple[int, int, Problem, bool]] = []
+        self.last: Problem | None = None  # the last answered (graded or skipped) question, for ``w``
+        self.solution_seen: set[str] = set()  # problem ids whose worked solution was shown
+        # New numbers for a question asked again after an undo: its own stream, so a seed still
+        # rebuilds the planned problems.
+        self.redraw = random.Random(None if options.seed is None else f"undo:{options.seed}")
 
     def run(self) -> int:
         if not self.skills:
             self.io.say("No skills match the chosen --family/--chip.")
             return 2
         try:
+            if not self.options.cram:  # the clock rule, made permanent (drills.store_clock)
+                redated, latest = self.store.settle_future(self.now())
+                if redated:
+                    self.io.say(f"{future_warning(redated, latest)}; re-dated to now.")
             plan = plan_session(self.store, list(self.skills.values()), self.options, self.now())
             if not plan.skill_ids:
                 plan = self._nothing_due()
@@ -184,7 +215,7 @@ class Session:
         return 0
 
     def _nothing_due(self) -> Plan | None:
-        next_due = self.store.next_due()
+        next_due = self.store.next_due(self.now())
         when = f"; next review {until(next_due, self.now())}" if next_due else ""
         self.io.say(f"Nothing is due now{when}.")
         offer = ("Practise anyway without touching the schedule: drill quiz --cram; "
@@ -207,7 +238,8 @@ class Session:
     def _ask_all(self, plan: Plan) -> None:
         total = len(plan.skill_ids)
         label = "cram, schedule untouched" if plan.cram else f"{plan.due} due, {plan.new} new"
-        self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, u undo, q quit.")
+        self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, u undo, "
+                    f"w worked solution of the last answer, q quit.")
         if plan.new_left_out:
             limit = self.options.new_per_day
             self.io.say(f"{total} of {self.options.count}: {limit} new skill{'s' if limit != 1 else ''} a day; "
@@ -215,7 +247,10 @@ class Session:
         for index, problem in enumerate(draw_problems(plan.skill_ids, self.options.seed), start=1):
             self._ask(index, total, problem)
 
-    def _ask(self, index: int, total: int, problem: Problem) -> None:
+    def _ask(self, index: int, total: int, problem: Problem, cap_hints: int = 0) -> None:
+        """Ask one question until it is graded, skipped or the quiz ends. ``cap_hints`` caps the
+        rating as that many hints would (a question asked again with the numbers whose worked
+        solution was shown)."""
         skill = self.skills.get(problem.skill)
         self.io.problem(index, total, self._header(skill, problem), problem)
         started, shown = self.clock(), 0
@@ -229,7 +264,7 @@ class Session:
             if command == "?":
                 if shown < len(steps):
                     shown += 1
-                    cap = grading.hint_cap(shown).name
+                    cap = grading.hint_cap(max(shown, cap_hints)).name
                     self.io.say(f"hint {shown}/{len(steps)}: {steps[shown - 1]}  (best rating now: {cap})")
                 else:
                     self.io.say("no more hints: s shows the answer and the worked solution.")
@@ -237,22 +272,36 @@ class Session:
             if command == "s":
                 self._skip(problem)
                 return
+            if command == "w":
+                if self._worked() and self.last is not None and self.last.skill == problem.skill:
+                    cap_hints = max(cap_hints, SEEN_SOLUTION_HINTS)  # the method of this very skill was shown
+                continue
             if command == "u":
                 undone = self._undo()
-                if undone is not None:  # ask the undone question again, then come back to this one
-                    self._ask(undone[0], total, undone[1])
+                if undone is not None:  # ask the undone skill again, then come back to this one
+                    self._ask(undone[0], total, undone[1], undone[2])
                     self.io.problem(index, total, self._header(skill, problem), problem)
                     started = self.clock()
                 continue
             if command == "q":
                 raise _Quit
             seconds = self.clock() - started
-            outcome = _assess().assess(problem, text, bands, seconds, shown)
+            outcome = _assess().assess(problem, text, bands, seconds, max(shown, cap_hints))
             if outcome.status != _assess().GRADED:
                 self.io.say(outcome.feedback)
                 continue
             self._record(index, problem, skill, outcome, seconds)
             return
+
+    def _worked(self) -> bool:
+        """``w``: the worked solution of the last answered question; False when there is none yet."""
+        if self.last is None:
+            self.io.say("no answered question yet in this session: w shows the worked solution of the last one.")
+            return False
+        self.io.say(f"the last question ({self.last.id}):")
+        self.io.solution(self.last)
+        self.solution_seen.add(self.last.id)
+        return True
 
     @staticmethod
     def _header(skill: Any, problem: Problem) -> str:
@@ -263,15 +312,22 @@ class Session:
     def _skip(self, problem: Problem) -> None:
         if self.options.cram:
             fate = "nothing recorded; cram leaves the schedule alone"
-        elif problem.skill in self.store.cards():
+        elif problem.skill in self.store.skills_seen():
             fate = "nothing recorded; the skill keeps its schedule and stays due, so it comes back next session"
         else:
             fate = "nothing recorded; the skill stays new and will be offered again"
         self.io.say(f"skipped ({fate}). The answer: {_assess().expected_text(problem)}")
         self.io.solution(problem)
+        self.solution_seen.add(problem.id)
+        self.last = problem
 
-    def _undo(self) -> tuple[int, Problem] | None:
-        """Undo this session's last grade; the (question number, problem) to ask again, or None."""
+    def _undo(self) -> tuple[int, Problem, int] | None:
+        """Undo this session's last grade; (question number, the skill drawn again with new numbers,
+        the hints its rating is capped as), or None.
+
+        Asking the same numbers again would grade an answer copied from the worked solution as
+        recall ("grade laundry"); where the skill draws no other numbers, a right answer after the
+        solution was shown is rated at most Hard."""
         if not self.graded:
             self.io.say("nothing to undo in this session.")
             return None
@@ -282,13 +338,29 @@ class Session:
             self.io.say(str(exc))
             return None
         self.graded.pop()
+        self.last = self.graded[-1][2] if self.graded else None  # ``w`` never shows the undone question's key
         if gone:
             self.io.say("that grade was already gone from the store.")
             return None
         self.right -= correct
+        again = self._new_numbers(problem)
+        if again is None:
+            cap = SEEN_SOLUTION_HINTS if problem.id in self.solution_seen else 0
+            self.io.say(f"undone: the last grade ({problem.id}) is removed and its skill's schedule restored. "
+                        f"This skill has no other numbers, so it is asked again as it was"
+                        f"{'; after its worked solution, a right answer is rated at most Hard' if cap else ''}.")
+            return index, problem, cap
         self.io.say(f"undone: the last grade ({problem.id}) is removed and its skill's schedule restored. "
-                    "Answer that question again.")
-        return index, problem
+                    "Answer that skill again, with new numbers.")
+        return index, again, 0
+
+    def _new_numbers(self, problem: Problem) -> Problem | None:
+        """The same skill drawn with numbers other than ``problem``'s, or None if none turn up."""
+        for _ in range(REDRAW_TRIES):
+            again = generate.draw(problem.skill, self.redraw)
+            if again.id != problem.id and again.prompt != problem.prompt:
+                return again
+        return None
 
     def _record(self, index: int, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float) -> None:
         verdict = outcome.grade
@@ -301,11 +373,14 @@ class Session:
             given_value=None if problem.answer.is_choice else float(value),  # type: ignore[arg-type]
             correct=verdict.correct, rating=int(verdict.rating), relative_error=verdict.relative_error,
             seconds_taken=round(seconds, 3), cram=self.options.cram, session=self.session_id)
-        card = self.store.record_review(record, self.scheduler)
+        card = self.store.record_review(record, self.scheduler, now=self.now)  # read under the write lock
         review_id = self.store.last_review_id(self.session_id)
         if review_id is not None:
             self.graded.append((review_id, index, problem, verdict.correct))
         self.right += verdict.correct
+        self.last = problem
+        if verdict.rating.name in ("Again", "Hard"):  # quiz_io.result shows the worked solution then
+            self.solution_seen.add(problem.id)
         self.io.result(problem, outcome, card.due if card else None, self.now())
         self.io.emit({
             "skill": problem.skill, "family": problem.family, "chip": record.chip,
@@ -325,8 +400,8 @@ class Session:
 
     def _summary(self) -> None:
         saved = self.store.count_reviews(self.session_id)
-        due_today = len(self.store.due_skills(start_of_day(self.now()) + timedelta(days=1)))
-        next_due = self.store.next_due()
+        due_today = len(self.store.due_skills(start_of_day(self.now()) + timedelta(days=1), now=self.now()))
+        next_due = self.store.next_due(self.now())
         self.io.say(f"Done: {saved} review{'s' if saved != 1 else ''} saved ({self.right} right) to {self.store.path}.")
         if next_due and not self.options.cram:
             self.io.say(f"Next review {until(next_due, self.now())}; {due_today} due by the end of today.")

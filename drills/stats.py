@@ -13,57 +13,103 @@ Days (today, the streak) are calendar days in the time zone of ``now``
   when there has been no review yet today (the streak is not broken until the day ends).
 - ``accuracy_by_family`` / ``accuracy_by_chip``: {name: {"reviews", "correct", "accuracy"}}, all reviews;
   skills without a chip are listed under "any".
+- ``future_reviews`` / ``future_latest``: reviews dated after now (the clock ran ahead when they were
+  made) and the latest such time; they count as made now (``drills.store_clock``), and ``drill stats``
+  prints a one-line warning about them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from fsrs import State
 
-from drills.store import Store, iso, parse_iso
+from drills.store import Store, Tally, iso, parse_iso
+from drills.store_clock import day_start, day_starts, local_date, utc_now, wall_clock
 from generator.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
 
 
 def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
-    """The numbers ``drill stats`` prints; keys are an interface (``drill progress`` reads them)."""
-    now = now if now is not None else datetime.now().astimezone()
-    if now.tzinfo is None:
-        now = now.astimezone()
-    start_of_today = datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
-    end_of_today = start_of_today + timedelta(days=1)
+    """The numbers ``drill stats`` prints; keys are an interface (``drill progress`` reads them).
 
-    reviews = store.reviews()
-    cards = store.cards()
-    review_days = {parse_iso(r["reviewed_at"]).astimezone(now.tzinfo).date() for r in reviews}
+    Nothing here reads the whole review log: totals and accuracy come from the
+    store's tallies, today's count, the retention window and the streak from
+    indexed ranges of ``reviewed_at``, so the cost follows the skills and the
+    last 30 days, not the history. Days are in ``now``'s zone when ``now`` is
+    given with one, else in the local zone (any ``$TZ``, ``UTC-24`` included).
+    Reviews dated after ``now`` follow the clock rule (``drills.store_clock``):
+    counted as made now, their cards read as reviewed now.
+    """
+    zone: tzinfo | None = None
+    if now is None:
+        now = utc_now()
+    elif now.tzinfo is None:
+        now = datetime.fromtimestamp(now.timestamp(), timezone.utc)  # a naive time is local wall-clock time
+    else:
+        zone = now.tzinfo
+    today = local_date(now, zone)
+    start_of_today = day_start(today, zone)
+    end_of_today = day_start(today + timedelta(days=1), zone)
 
-    window_start = now - timedelta(days=RETENTION_WINDOW_DAYS)
-    recalls = [r for r in reviews
-               if not r["cram"] and r["state_before"] == int(State.Review)
-               and parse_iso(r["reviewed_at"]) >= window_start]
+    cards = store.cards(now)
+    tallies = store.tallies()
+    recalls, recalled = store.recalls_since(now - timedelta(days=RETENTION_WINDOW_DAYS))
     next_due = min((row.due for row in cards.values()), default=None)
+    last = store.last_review_at()
+    future, latest = store.future_reviews(now)
 
     return {
         "store": display_path(store.path),  # bytes that are not UTF-8 as \\xNN, not a lone surrogate
-        "reviews": len(reviews),
-        "cram_reviews": sum(1 for r in reviews if r["cram"]),
-        "reviews_today": sum(1 for r in reviews if parse_iso(r["reviewed_at"]) >= start_of_today),
+        "reviews": sum(t.reviews for t in tallies),
+        "cram_reviews": sum(t.cram for t in tallies),
+        "reviews_today": store.count_since(start_of_today),
         "due_now": sum(1 for row in cards.values() if row.due <= now),
         "due_today": sum(1 for row in cards.values() if row.due < end_of_today),
         "skills_seen": len(cards),
         "skills_learned": sum(1 for row in cards.values() if row.card.state == State.Review),
-        "retention_30d": (sum(r["correct"] for r in recalls) / len(recalls)) if recalls else None,
-        "retention_30d_reviews": len(recalls),
-        "streak_days": streak_days(review_days, now.date()),
-        "accuracy_by_family": _accuracy(reviews, lambda r: r["family"]),
-        "accuracy_by_chip": _accuracy(reviews, lambda r: r["chip"] or "any"),
+        "retention_30d": (recalled / recalls) if recalls else None,
+        "retention_30d_reviews": recalls,
+        "streak_days": _streak(store, today, zone),
+        "accuracy_by_family": _accuracy(tallies, lambda t: t.family),
+        "accuracy_by_chip": _accuracy(tallies, lambda t: t.chip or "any"),
         "next_due": iso(next_due) if next_due else None,
-        "last_review": reviews[-1]["reviewed_at"] if reviews else None,
+        "last_review": iso(min(last, now)) if last else None,  # a review dated in the future counts as now
+        "future_reviews": future,
+        "future_latest": latest,
     }
+
+
+STREAK_PROBE_DAYS = 64  # days walked back in one query through a streak
+
+
+def _streak(store: Store, today: date, zone: tzinfo | None) -> int:
+    """``streak_days`` by walking back from today a batch of ``STREAK_PROBE_DAYS`` days at a time,
+    an indexed probe a day inside one SQLite query (reviews dated after today count as today's, by
+    the clock rule): the cost follows the streak's length in days, never the number of reviews.
+    A batch whose two ends have different UTC offsets (a daylight-saving change in it) is probed a
+    day at a time with each day's own midnight."""
+    days: set[date] = set()
+    end = day_start(today, zone)
+    if store.any_between(end, None):
+        days.add(today)
+    day = today - timedelta(days=1)
+    while True:
+        start = day_start(day, zone)
+        oldest = day_start(day - timedelta(days=STREAK_PROBE_DAYS - 1), zone)
+        if start - oldest == timedelta(days=STREAK_PROBE_DAYS - 1) and end - start == timedelta(days=1):
+            found = store.days_in_a_row(start, end, STREAK_PROBE_DAYS)  # every day in the batch is 24 h
+        else:
+            starts = day_starts(day, STREAK_PROBE_DAYS, zone)
+            hits = store.days_with_reviews(list(zip(starts, [end, *starts[:-1]])))
+            found = hits.index(False) if False in hits else len(hits)
+        days.update(day - timedelta(days=k) for k in range(found))
+        if found < STREAK_PROBE_DAYS:
+            return streak_days(days, today)
+        day -= timedelta(days=STREAK_PROBE_DAYS)
+        end = day_start(day + timedelta(days=1), zone)
 
 
 def streak_days(review_days: set[date], today: date) -> int:
@@ -76,14 +122,14 @@ def streak_days(review_days: set[date], today: date) -> int:
     return count
 
 
-def _accuracy(reviews: list[dict[str, Any]], key: Any) -> dict[str, dict[str, Any]]:
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for review in reviews:
-        entry = totals[key(review)]
-        entry[0] += 1
-        entry[1] += int(review["correct"])
+def _accuracy(tallies: list[Tally], key: Any) -> dict[str, dict[str, Any]]:
+    totals: dict[str, list[int]] = {}
+    for tally in tallies:
+        entry = totals.setdefault(key(tally), [0, 0])
+        entry[0] += tally.reviews
+        entry[1] += tally.correct
     return {name: {"reviews": n, "correct": ok, "accuracy": ok / n}
-            for name, (n, ok) in sorted(totals.items())}
+            for name, (n, ok) in sorted(totals.items()) if n}
 
 
 def summary_lines(stats: dict[str, Any]) -> list[str]:
@@ -111,4 +157,4 @@ def summary_lines(stats: dict[str, Any]) -> list[str]:
 
 def _local(moment: str | None) -> str:
     """A stored UTC time as local wall-clock time, to the minute."""
-    return parse_iso(moment).astimezone().strftime("%Y-%m-%d %H:%M") if moment else "-"
+    return wall_clock(parse_iso(moment)).strftime("%Y-%m-%d %H:%M") if moment else "-"

@@ -1,5 +1,13 @@
 """The review store: one SQLite file with the FSRS state of every skill and a log of every review.
 
+This module is the repository (what the quiz, stats and progress read and
+write); the other jobs live beside it: ``drills.store_files`` (which paths may
+be a store, the side files), ``drills.store_lock`` (waiting for another
+process's lock, naming it), ``drills.store_schema`` (the schema and its
+versioned migrations) and ``drills.store_integrity`` (what a readable row is,
+and the full check behind ``drill store check``); ``drills.store_clock`` holds
+the time rules.
+
 Nothing is lost: the file runs in WAL mode with ``synchronous=FULL``; each review
 is its own transaction, and the read-modify-write of a skill's FSRS card happens
 inside ``BEGIN IMMEDIATE``, so two quizzes on one store (two terminals) queue
@@ -11,134 +19,59 @@ undoes only a review that is still the skill's latest (any session's review of
 the skill since makes it refuse, changing nothing). A process killed mid-quiz
 leaves every committed review in place.
 
-A file that is not a drill store (not a regular file, not SQLite, another
-program's database, damaged, or with a row the tool can not read: every field
-the scheduler uses is checked with its range) raises
-``StoreError`` naming the file, what is wrong and how to move it aside; it is
-never written to: every existing file is checked first through a read-only
-connection (``mode=ro``; ``immutable=1`` when no journal shows another writer,
-so not even ``-wal``/``-shm`` files appear), and only then opened for writing.
-Opening a healthy store writes nothing; ``Store.open(path, readonly=True)``
-(``drill stats``) keeps the read-only connection, so a read never changes a byte,
-and refuses a path with no store instead of creating one. The ``-wal``,
-``-journal`` and ``-shm`` files beside the store must be regular files (SQLite
-would block on a FIFO or delete a node): anything else is refused, untouched. A
-store with no write bit is read-only even for root: refused before any question.
-Times are stored as ISO 8601 strings in UTC with a fixed format, so they sort as text.
+Opening costs the same whatever the length of the history: a file that is not
+a drill store (not a regular file, not SQLite, another program's database, a
+schema without its tables, or a ``cards`` row the tool can not read: every field
+the scheduler uses is checked with its range) raises ``StoreError`` naming the
+file, what is wrong and how to move it aside. The review log is not read at
+open: a row read later is checked as it is read, and ``drill store check``
+checks every row on demand. An existing file is never written before it is
+checked: it is checked through a read-only connection (``mode=ro``;
+``immutable=1`` when no journal shows another writer, so not even
+``-wal``/``-shm`` files appear), and only then opened for writing, when an older
+schema is migrated (``drills.store_schema``). Opening a healthy store at the
+current version writes nothing; ``Store.open(path, readonly=True)`` (``drill
+stats``) keeps the read-only connection, so a read never changes a byte, and
+refuses a path with no store instead of creating one. A store, or a folder it
+would go in, with no write bit is read-only even for root: refused before any
+question, and no folder is created under it.
+
+The module is over 400 lines and one job: every query the commands run against
+the store, in one place, next to the indexes and tallies they rely on
+(``drills.store_schema``), so a query that would scan the history is seen here.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import pathlib
 import sqlite3
-import stat
 import time
 import uuid
 import zlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from fsrs import Card, Rating, Scheduler
 
-from generator import safeio
+from drills import store_integrity
+from drills.store_clock import clamp_card, iso, parse_iso, utc_now  # noqa: F401  (parse_iso: re-exported)
+from drills.store_files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
+                                StoreMissing, bad_file, check_file, check_side_files, check_writable,
+                                default_store_path, disk_full, disk_full_error, fingerprint, journal_present,
+                                one_line, os_error, shown)
+from drills.store_lock import LOCK_TIMEOUT_S, StoreInUse, lock_holder, retry_locked, store_error  # noqa: F401
+from drills.store_schema import (APPLICATION_ID, RECALLS_WHERE, SCHEMA_VERSION, check_database,  # noqa: F401
+                                 check_schema, has_tallies, migrate, needs_migration)
 
-APPLICATION_ID = 0x5244_4B31  # "RDK1": marks the file as a drill store
-SCHEMA_VERSION = 1
-LOCK_TIMEOUT_S = 5.0  # the longest a command waits, in total, for another process's lock on the store
-SIDE_SUFFIXES = ("-wal", "-journal", "-shm")  # the files SQLite keeps beside the store
-SQLITE_MAGIC = b"SQLite format 3\x00"
-APP_NAME = "rudrite-kernels"
-STORE_FILENAME = "drill.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS cards (
-    skill TEXT PRIMARY KEY,
-    card TEXT NOT NULL,             -- fsrs Card.to_dict() as JSON
-    due TEXT NOT NULL,              -- copy of the card's due time, for ordering
-    state INTEGER NOT NULL,         -- fsrs State (1 learning, 2 review, 3 relearning)
-    reviews INTEGER NOT NULL,       -- scheduled reviews applied to this card
-    introduced_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS reviews (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session TEXT NOT NULL,
-    reviewed_at TEXT NOT NULL,
-    skill TEXT NOT NULL,
-    family TEXT NOT NULL,
-    chip TEXT,
-    problem_id TEXT NOT NULL,
-    params TEXT NOT NULL,           -- JSON of the drawn parameters
-    prompt TEXT NOT NULL,
-    expected TEXT NOT NULL,         -- JSON of generator.problem.Answer.to_dict()
-    given TEXT NOT NULL,            -- what the learner typed
-    given_value REAL,               -- parsed, in the answer's unit (NULL for choices)
-    correct INTEGER NOT NULL,
-    rating INTEGER NOT NULL,        -- fsrs Rating (1 Again .. 4 Easy)
-    relative_error REAL,
-    seconds_taken REAL,
-    cram INTEGER NOT NULL,          -- 1: practice that did not touch the schedule
-    state_before INTEGER,           -- the card's fsrs State before this review, NULL when new
-    due_after TEXT,                 -- when the skill is due next (NULL for cram)
-    card_before TEXT                -- the card (JSON) before this review, NULL when new: what undo restores
-);
-CREATE INDEX IF NOT EXISTS reviews_by_time ON reviews(reviewed_at);
-CREATE INDEX IF NOT EXISTS reviews_by_skill ON reviews(skill);
-CREATE TABLE IF NOT EXISTS ticks (
-    item INTEGER PRIMARY KEY,       -- a "Can you" item, 1..7
-    ticked_at TEXT NOT NULL
-);
-"""
-
-
-class StoreError(Exception):
-    """The store can not be used; the message is one line naming the file."""
-
-
-class StoreMissing(StoreError):
-    """A read (``drill stats``) of a path where there is no store; nothing is created."""
-
-
-class StoreInUse(StoreError):
-    """Another process held the store's lock for longer than ``LOCK_TIMEOUT_S``."""
+_store_error = store_error  # the name older callers use
+_card, _count, _aware = store_integrity.card, store_integrity.count, store_integrity.aware
 
 
 class UndoRefused(StoreError):
     """Undo would discard a later review of the same skill; nothing was changed."""
-
-
-def _shown(path: str | os.PathLike[str]) -> str:
-    """A path printable on any stream (bytes that are not UTF-8 as ``\\xNN``)."""
-    return safeio.display_path(path)
-
-
-def default_store_path() -> pathlib.Path:
-    """``$DRILL_STORE`` if set, else ``drill.sqlite3`` in the platformdirs user data directory."""
-    env = os.environ.get("DRILL_STORE", "").strip()
-    if env:
-        return pathlib.Path(env).expanduser()
-    import platformdirs  # only when no store was named
-
-    return platformdirs.user_data_path(APP_NAME, appauthor=False) / STORE_FILENAME
-
-
-def iso(moment: datetime) -> str:
-    """UTC, fixed width with microseconds, so stored times compare correctly as text."""
-    if moment.tzinfo is None:
-        raise ValueError("store times must be timezone-aware")
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-
-
-def parse_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -181,12 +114,29 @@ class CardRow:
         return self.card.due
 
 
+@dataclass(frozen=True)
+class Tally:
+    """Reviews and right answers of one family on one chip (``chip`` None: skills without one)."""
+
+    family: str
+    chip: str | None
+    reviews: int
+    correct: int
+    cram: int
+
+
 class Store:
     """A drill store on disk. Use ``Store.open(path)``; close it (or use ``with``)."""
 
-    def __init__(self, path: pathlib.Path, conn: sqlite3.Connection):
+    def __init__(self, path: pathlib.Path, conn: sqlite3.Connection,
+                 cards: dict[str, tuple[Card, int, datetime]] | None = None):
         self.path, self._conn = path, conn
-        self._undo_ready = False  # reviews.card_before checked (older stores get it on the first write)
+        # The cards parsed by the open-time check, valid while nothing has written the file since
+        # (``data_version`` counts other connections' commits, ``total_changes`` this one's).
+        self._cards_cache = (self._version_key(), cards) if cards is not None else None
+
+    def _version_key(self) -> tuple[int, int]:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._conn.total_changes
 
     # -- opening -----------------------------------------------------------------
 
@@ -196,48 +146,52 @@ class Store:
 
         An existing file is checked first through a read-only connection
         (``mode=ro``): it must be a regular file, an SQLite database that is a
-        drill store, pass ``quick_check``, and every row the tool reads must
-        parse. Otherwise ``StoreError`` names the file and what is wrong, and
-        the file is left byte-identical. ``readonly`` keeps that read-only
-        connection (``drill stats``: a read never writes, not even the header)
-        and raises ``StoreMissing`` where there is no store (nothing is created).
-        For writing, a store with no write bit is refused (``_check_writable``),
-        and a store another process keeps locked is refused after waiting
-        ``LOCK_TIMEOUT_S`` in all (``StoreInUse``), before anything is asked.
+        drill store at a version this drill knows, with the tables of its
+        version, and every ``cards`` row must parse. Otherwise ``StoreError``
+        names the file and what is wrong, and the file is left byte-identical.
+        ``readonly`` keeps that read-only connection (``drill stats``: a read
+        never writes, not even the header, and never migrates) and raises
+        ``StoreMissing`` where there is no store (nothing is created). For
+        writing, a store or folder with no write bit is refused
+        (``check_writable``), an older schema is migrated, and a store another
+        process keeps locked is refused after waiting ``LOCK_TIMEOUT_S`` in all
+        (``StoreInUse``), before anything is asked.
         """
         target = pathlib.Path(path).expanduser() if path is not None else default_store_path()
         deadline = time.monotonic() + LOCK_TIMEOUT_S  # one bound for every wait on another's lock
-        _check_side_files(target)
-        existing = _check_file(target)
+        check_side_files(target)
+        existing = check_file(target)
         if readonly and not existing:
             what = "the file is empty" if os.path.lexists(target) else "nothing has been recorded there"
-            raise StoreMissing(f"no store at {_shown(target)}: {what} (drill quiz creates it); nothing was created")
+            raise StoreMissing(f"no store at {shown(target)}: {what} (drill quiz creates it); nothing was created")
         if existing:
-            ro = _checked_readonly(target, deadline)
+            ro, cards = _checked_readonly(target, deadline)
             if readonly:
-                return cls(target, ro)
+                return cls(target, ro, cards)
             ro.close()
-        _check_writable(target)
+        check_writable(target)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(target), timeout=0, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"can not open the store {_shown(target)}: {_one_line(exc)}") from None
+        except OSError as exc:
+            raise os_error(target, exc) from None
+        except sqlite3.Error as exc:
+            raise _open_error(target, exc) from None
         try:
-            _retry_locked(conn, lambda: _check_database(conn, target), deadline)
-            _retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone(), deadline)
+            retry_locked(conn, lambda: check_database(conn, target), deadline)
+            retry_locked(conn, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone(), deadline)
             conn.execute("PRAGMA synchronous = FULL")
-            if _needs_schema(conn):  # a healthy store is not written to just by opening it
-                _create_schema(conn, deadline)
+            if needs_migration(conn):  # a store at the current version is not written to just by opening it
+                migrate(conn, deadline)
             else:  # a store another process keeps locked is refused now, before any question is asked
-                _retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), deadline)
+                retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), deadline)
                 conn.execute("ROLLBACK")  # nothing was written
         except StoreError:
             conn.close()
             raise
         except sqlite3.Error as exc:
             conn.close()
-            raise _store_error(target, exc) from None
+            raise store_error(target, exc) from None
         return cls(target, conn)
 
     def close(self) -> None:
@@ -249,31 +203,71 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def schema_version(self) -> int:
+        return int(self._query("PRAGMA user_version")[0][0])
+
+    def check(self) -> list[str]:
+        """The full integrity check (``drill store check``): every problem, one line naming its row."""
+        try:
+            return store_integrity.check_store(self._conn)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+
     # -- reviews and scheduling ------------------------------------------------------
 
     def record_review(self, review: ReviewRecord, scheduler: Scheduler | None = None,
-                      now: datetime | None = None) -> Card | None:
+                      now: datetime | Callable[[], datetime] | None = None) -> Card | None:
         """Log one review and, unless it is cram, advance the skill's FSRS card; one transaction.
 
         Returns the card after the review (None for cram). The card is read and
         written under ``BEGIN IMMEDIATE`` so a concurrent quiz can not interleave.
         ``now`` defaults to the moment the write lock is held, so reviews from two
-        quizzes reach each card in the order of their timestamps.
+        quizzes reach each card in the order of their timestamps; a callable ``now`` (the quiz's
+        clock) is read at that moment too. A card last
+        reviewed after ``now`` (the clock ran ahead) is reviewed as if that review
+        had been made now (``drills.store_clock.clamp_card``).
         """
         scheduler = scheduler or Scheduler()
         try:
             return self._record(review, scheduler, now)
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise store_error(self.path, exc) from None
 
-    def _ensure_undo_column(self) -> None:
-        """Stores made before undo existed lack ``reviews.card_before``: add it on the first write."""
-        if self._undo_ready:
-            return
-        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(reviews)")}
-        if "card_before" not in columns:
-            self._conn.execute("ALTER TABLE reviews ADD COLUMN card_before TEXT")
-        self._undo_ready = True
+    def settle_future(self, now: datetime | None = None) -> tuple[int, str | None]:
+        """The clock rule, made permanent by the quiz (which writes; ``drill stats`` only reads it so):
+        reviews dated after ``now`` are re-dated to ``now``, and the cards they left are moved back by
+        as much as the clock was ahead (their ``due_after`` with them, so undo still matches). One
+        transaction; returns (how many reviews were re-dated, the latest date they had)."""
+        now = now or utc_now()
+        if not self._query("SELECT EXISTS (SELECT 1 FROM reviews WHERE reviewed_at > ?)", (iso(now),))[0][0]:
+            return 0, None  # the usual case: no write lock taken, nothing written
+        try:
+            with self._transaction():
+                rows = self._conn.execute(  # ORDER BY id would make SQLite scan the log instead of the index
+                    "SELECT id, reviewed_at, due_after FROM reviews WHERE reviewed_at > ? ORDER BY reviewed_at, id",
+                    (iso(now),)).fetchall()
+                if not rows:
+                    return 0, None
+                for rid, reviewed_at, due_after in rows:
+                    try:
+                        ahead = _aware(reviewed_at) - now
+                        moved = iso(_aware(due_after) - ahead) if due_after is not None else None
+                    except ValueError as exc:
+                        raise bad_file(self.path, f"reviews row {rid}: {one_line(exc)}") from None
+                    self._conn.execute("UPDATE reviews SET reviewed_at = ?, due_after = ? WHERE id = ?",
+                                       (iso(now), moved, rid))
+                for skill, text in self._conn.execute("SELECT skill, card FROM cards WHERE updated_at > ?",
+                                                      (iso(now),)).fetchall():
+                    try:
+                        card = clamp_card(_card(text), now)
+                    except ValueError as exc:
+                        raise bad_file(self.path, f"the cards row of skill '{skill}': {one_line(exc)}") from None
+                    self._conn.execute("UPDATE cards SET card = ?, due = ?, updated_at = ? WHERE skill = ?",
+                                       (json.dumps(card.to_dict()), iso(card.due), iso(now), skill))
+                return len(rows), rows[-1][1] if rows else None
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
 
     def undo_review(self, review_id: int) -> bool:
         """Remove one review and put its skill's card back exactly as it was before it; one transaction.
@@ -286,7 +280,6 @@ class Store:
         """
         try:
             with self._transaction():
-                self._ensure_undo_column()
                 row = self._conn.execute("SELECT skill, cram, card_before, due_after FROM reviews WHERE id = ?",
                                          (int(review_id),)).fetchone()
                 if row is None:
@@ -307,8 +300,8 @@ class Store:
                         try:
                             card = _card(card_before)
                         except (ValueError, TypeError, KeyError) as exc:
-                            raise _bad_file(self.path, f"the review {review_id} of skill '{skill}': "
-                                                       f"{_one_line(exc)}") from None
+                            raise bad_file(self.path, f"the review {review_id} of skill '{skill}': "
+                                                       f"{one_line(exc)}") from None
                         self._conn.execute(
                             "UPDATE cards SET card = ?, due = ?, state = ?, reviews = ?, updated_at = ? "
                             "WHERE skill = ?",
@@ -316,16 +309,16 @@ class Store:
                              iso(utc_now()), skill))
             return True
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise store_error(self.path, exc) from None
 
     def last_review_id(self, session: str) -> int | None:
         row = self._query("SELECT MAX(id) FROM reviews WHERE session = ?", (session,))
         return int(row[0][0]) if row and row[0][0] is not None else None
 
-    def _record(self, review: ReviewRecord, scheduler: Scheduler, now: datetime | None) -> Card | None:
+    def _record(self, review: ReviewRecord, scheduler: Scheduler,
+                now: datetime | Callable[[], datetime] | None) -> Card | None:
         with self._transaction():
-            self._ensure_undo_column()
-            now = now or utc_now()
+            now = now() if callable(now) else (now or utc_now())
             row = self._conn.execute(
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
             try:
@@ -333,11 +326,11 @@ class Store:
                 if row:
                     _count(row[1])
             except (ValueError, TypeError, KeyError) as exc:  # rolled back: nothing written
-                raise _bad_file(self.path, f"the cards row of skill '{review.skill}': {_one_line(exc)}") from None
+                raise bad_file(self.path, f"the cards row of skill '{review.skill}': {one_line(exc)}") from None
             state_before = int(card.state) if card else None
             new_card = None
             if not review.cram:
-                current = card or Card(card_id=zlib.crc32(review.skill.encode()), due=now)
+                current = clamp_card(card, now) if card else Card(card_id=zlib.crc32(review.skill.encode()), due=now)
                 new_card, _ = scheduler.review_card(
                     current, Rating(review.rating), review_datetime=now.astimezone(timezone.utc),
                     review_duration=None if review.seconds_taken is None else int(review.seconds_taken * 1000))
@@ -361,37 +354,149 @@ class Store:
                  row[0] if row else None))
         return new_card
 
-    def cards(self) -> dict[str, CardRow]:
-        """Every skill seen so far with its FSRS card."""
-        rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
-        try:
-            return {skill: CardRow(skill, _card(card), _count(reviews), _aware(introduced))
-                    for skill, card, reviews, introduced in rows}
-        except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
-            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
+    def cards(self, now: datetime | None = None) -> dict[str, CardRow]:
+        """Every skill seen so far with its FSRS card; with ``now``, a card last reviewed after ``now``
+        (the clock ran ahead) is read as reviewed now (``clamp_card``)."""
+        cached = self._cards_cache
+        if cached is not None and cached[1] is not None and cached[0] == self._version_key():
+            loaded = {skill: CardRow(skill, card, reviews, introduced)
+                      for skill, (card, reviews, introduced) in cached[1].items()}
+        else:
+            self._cards_cache = None
+            rows = self._query("SELECT skill, card, reviews, introduced_at FROM cards ORDER BY skill")
+            try:
+                loaded = {skill: CardRow(skill, _card(card), _count(reviews), _aware(introduced))
+                          for skill, card, reviews, introduced in rows}
+            except (ValueError, TypeError, KeyError) as exc:  # a row damaged since the open-time check
+                raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
+        if now is None:
+            return loaded
+        return {skill: CardRow(skill, clamp_card(row.card, now), row.reviews, row.introduced_at)
+                for skill, row in loaded.items()}
 
-    def due_skills(self, now: datetime | None = None) -> list[tuple[str, datetime]]:
-        """Skills due at ``now``, most overdue first."""
-        rows = self._query("SELECT skill, due FROM cards WHERE due <= ? ORDER BY due, skill",
-                           (iso(now or utc_now()),))
-        try:
-            return [(skill, _aware(due)) for skill, due in rows]
-        except ValueError as exc:
-            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
+    def skills_seen(self) -> set[str]:
+        """The skills with a card (no card parsed)."""
+        return {skill for (skill,) in self._query("SELECT skill FROM cards")}
 
-    def next_due(self) -> datetime | None:
-        row = self._query("SELECT MIN(due) FROM cards")
+    def _ahead(self, now: datetime) -> dict[str, datetime]:
+        """skill -> its due time read by the clock rule, for the cards last reviewed after ``now``.
+
+        ``updated_at`` is the time of a card's last write (its last review, or an undo), so
+        ``updated_at > now`` finds the few candidates through the table, not by parsing every card."""
+        rows = self._query("SELECT skill, card FROM cards WHERE updated_at > ?", (iso(now),))
         try:
-            return _aware(row[0][0]) if row and row[0][0] else None
+            return {skill: clamp_card(_card(card), now).due for skill, card in rows}
         except ValueError as exc:
-            raise _bad_file(self.path, f"a damaged cards row: {_one_line(exc)}") from None
+            raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
+
+    def due_skills(self, until: datetime | None = None, now: datetime | None = None) -> list[tuple[str, datetime]]:
+        """Skills due at ``until`` (default: now), most overdue first; cards reviewed after ``now``
+        (default: ``until``) are due by the clock rule (``drills.store_clock``)."""
+        until = until or utc_now()
+        ahead = self._ahead(now or until)
+        rows = self._query("SELECT skill, due FROM cards WHERE due <= ? ORDER BY due, skill", (iso(until),))
+        try:
+            due = {skill: _aware(when) for skill, when in rows if skill not in ahead}
+        except ValueError as exc:
+            raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
+        due.update({skill: when for skill, when in ahead.items() if when <= until})
+        return sorted(due.items(), key=lambda item: (item[1], item[0]))
+
+    def next_due(self, now: datetime | None = None) -> datetime | None:
+        """The earliest due time; with ``now``, by the clock rule for cards reviewed after ``now``."""
+        ahead = self._ahead(now) if now is not None else {}
+        if ahead:
+            marks = ", ".join("?" * len(ahead))
+            row = self._query(f"SELECT MIN(due) FROM cards WHERE skill NOT IN ({marks})", tuple(ahead))
+        else:
+            row = self._query("SELECT MIN(due) FROM cards")
+        try:
+            first = _aware(row[0][0]) if row and row[0][0] else None
+        except ValueError as exc:
+            raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
+        return min([t for t in (first, *ahead.values()) if t is not None], default=None)
 
     def introduced_since(self, since: datetime) -> int:
         """How many skills had their first scheduled review at or after ``since``."""
         return int(self._query("SELECT COUNT(*) FROM cards WHERE introduced_at >= ?", (iso(since),))[0][0])
 
+    # -- what stats reads: indexed ranges and the tallies, never the whole log --------------
+
+    def tallies(self) -> list[Tally]:
+        """Reviews, right answers and cram per family and chip: the ``tallies`` summary (schema 3,
+        kept by triggers), or, on an older store read without migrating, counted from the log."""
+        if has_tallies(self._conn):
+            sql = "SELECT family, chip, reviews, correct, cram FROM tallies WHERE reviews > 0 ORDER BY family, chip"
+        else:
+            sql = ("SELECT family, COALESCE(chip, ''), COUNT(*), SUM(correct), SUM(cram) FROM reviews "
+                   "GROUP BY family, COALESCE(chip, '') ORDER BY 1, 2")
+        return [Tally(family, chip or None, int(n), int(ok or 0), int(cram or 0))
+                for family, chip, n, ok, cram in self._query(sql)]
+
+    def count_since(self, since: datetime) -> int:
+        """Reviews dated at or after ``since`` (later ones included: the clock rule counts them as now)."""
+        return int(self._query("SELECT COUNT(*) FROM reviews WHERE reviewed_at >= ?", (iso(since),))[0][0])
+
+    def any_between(self, start: datetime, end: datetime | None) -> bool:
+        """Is there a review dated in [start, end) (``end`` None: no upper bound)?"""
+        if end is None:
+            return self.count_since(start) > 0
+        return bool(self._query("SELECT EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= ? AND reviewed_at < ?)",
+                                (iso(start), iso(end)))[0][0])
+
+    def days_with_reviews(self, spans: list[tuple[datetime, datetime]]) -> list[bool]:
+        """For each [start, end) span, is there a review in it? One query of indexed probes."""
+        if not spans:
+            return []
+        probe = "EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= ? AND reviewed_at < ?)"
+        args = tuple(iso(t) for span in spans for t in span)
+        return [bool(x) for x in self._query("SELECT " + ", ".join([probe] * len(spans)), args)[0]]
+
+    def days_in_a_row(self, start: datetime, end: datetime, limit: int) -> int:
+        """How many 24-hour spans in a row, from [start, end) going back, hold a review (at most ``limit``).
+
+        One recursive query walking back inside SQLite, an indexed probe a day: the caller uses it
+        where the zone's offset is constant, so every local day is 24 hours long."""
+        step = "strftime('%Y-%m-%dT%H:%M:%f', d.s, '-1 day') || '000+00:00'"  # iso() of a whole-second time
+        probe = "EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= {0} AND reviewed_at < {1})"
+        sql = (f"WITH RECURSIVE d(k, s) AS (SELECT 1, :s WHERE {probe.format(':s', ':e')} "
+               f"UNION ALL SELECT d.k + 1, {step} FROM d WHERE d.k < :limit AND {probe.format(step, 'd.s')}) "
+               f"SELECT COALESCE(MAX(k), 0) FROM d")
+        return int(self._query(sql, {"s": iso(start), "e": iso(end), "limit": int(limit)})[0][0])
+
+    def recalls_since(self, since: datetime) -> tuple[int, int]:
+        """(scheduled reviews of learned skills, right ones) at or after ``since``: a partial index."""
+        n, ok = self._query(f"SELECT COUNT(*), SUM(correct) FROM reviews WHERE reviewed_at >= ? AND {RECALLS_WHERE}",
+                            (iso(since),))[0]
+        return int(n), int(ok or 0)
+
+    def future_reviews(self, now: datetime) -> tuple[int, str | None]:
+        """(how many reviews are dated after ``now``, the latest such time): the clock ran ahead."""
+        n = int(self._query("SELECT COUNT(*) FROM reviews WHERE reviewed_at > ?", (iso(now),))[0][0])
+        if not n:
+            return 0, None
+        rid, latest = self._query("SELECT id, reviewed_at FROM reviews WHERE reviewed_at > ? "
+                                  "ORDER BY reviewed_at DESC LIMIT 1", (iso(now),))[0]
+        try:  # a damaged time sorts after every real one: it is read, so checked, here
+            _aware(latest)
+        except ValueError as exc:
+            raise bad_file(self.path, f"reviews row {rid}: {one_line(exc)}") from None
+        return n, latest
+
+    def last_review_at(self) -> datetime | None:
+        """When the latest logged review was made (checked as it is read)."""
+        row = self._query("SELECT id, reviewed_at FROM reviews ORDER BY id DESC LIMIT 1")
+        if not row:
+            return None
+        try:
+            return _aware(row[0][1])
+        except ValueError as exc:
+            raise bad_file(self.path, f"reviews row {row[0][0]}: {one_line(exc)}") from None
+
     def count_reviews(self, session: str | None = None) -> int:
         if session is None:
+            if has_tallies(self._conn):
+                return int(self._query("SELECT COALESCE(SUM(reviews), 0) FROM tallies")[0][0])
             return int(self._query("SELECT COUNT(*) FROM reviews")[0][0])
         return int(self._query("SELECT COUNT(*) FROM reviews WHERE session = ?", (session,))[0][0])
 
@@ -406,7 +511,7 @@ class Store:
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise store_error(self.path, exc) from None
 
     def skill_summary(self) -> dict[str, dict[str, Any]]:
         """skill_id -> {"reviews": int, "correct": int, "last_correct": bool}, cram included."""
@@ -432,15 +537,15 @@ class Store:
                 else:
                     self._conn.execute("DELETE FROM ticks WHERE item = ?", (int(item),))
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise store_error(self.path, exc) from None
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _query(self, sql: str, args: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._conn.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise store_error(self.path, exc) from None
 
     def _transaction(self) -> "_Transaction":
         return _Transaction(self)
@@ -453,173 +558,17 @@ class _Transaction:
         self.store = store
 
     def __enter__(self) -> None:
-        _retry_locked(self.store._conn, lambda: self.store._conn.execute("BEGIN IMMEDIATE"))
+        retry_locked(self.store._conn, lambda: self.store._conn.execute("BEGIN IMMEDIATE"))
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         conn = self.store._conn
         if exc_type is None:
-            _retry_locked(conn, lambda: conn.execute("COMMIT"))
+            retry_locked(conn, lambda: conn.execute("COMMIT"))
         elif conn.in_transaction:
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:  # the original error is the one to report
                 pass
-
-
-def _is_locked(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
-
-
-def _retry_locked(conn: sqlite3.Connection, action: Any, deadline: float | None = None) -> Any:
-    """Run ``action`` while another connection holds the lock, until ``deadline`` (default: now + LOCK_TIMEOUT_S).
-
-    Each try lets SQLite's busy handler wait only for the time left, so the total
-    wait is bounded by ``LOCK_TIMEOUT_S`` whatever SQLite does; a short sleep and
-    retry covers the cases where SQLite skips the busy handler (a deadlock-avoiding
-    SQLITE_BUSY on a WAL switch). Past the deadline the "locked" error is raised.
-    """
-    deadline = time.monotonic() + LOCK_TIMEOUT_S if deadline is None else deadline
-    attempt = 0
-    while True:
-        left_ms = max(0, int((deadline - time.monotonic()) * 1000))
-        conn.execute(f"PRAGMA busy_timeout = {left_ms}")
-        try:
-            return action()
-        except sqlite3.OperationalError as exc:
-            if not _is_locked(exc) or time.monotonic() >= deadline:
-                raise
-        attempt += 1
-        time.sleep(min(0.05 + 0.01 * attempt, max(0.0, deadline - time.monotonic())))
-
-
-def _store_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
-    """A damaged file ("file is not a database", "malformed") gets the move-aside advice; a lock held
-    past ``LOCK_TIMEOUT_S`` says the store is in use; other errors (read-only, disk full) say what happened."""
-    if type(exc) is sqlite3.DatabaseError:
-        return _bad_file(path, str(exc))
-    if _is_locked(exc):
-        return _in_use(path)
-    return StoreError(f"can not use the store {_shown(path)}: {_one_line(exc)}")
-
-
-def _in_use(path: pathlib.Path) -> StoreError:
-    pid = lock_holder(path)
-    who = f" (PID {pid})" if pid else ""
-    return StoreInUse(f"the store {_shown(path)} is in use by another process{who}: waited {LOCK_TIMEOUT_S:g} s "
-                      f"for its lock; nothing was changed. Try again when it has finished")
-
-
-def lock_holder(path: pathlib.Path) -> int | None:
-    """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``.
-
-    Read-only (no file is opened and closed, which would drop this process's
-    own SQLite locks); None where ``/proc/locks`` is missing or shows no one.
-    """
-    keys = set()
-    for candidate in (path, pathlib.Path(f"{path}-shm")):
-        try:
-            st = os.stat(candidate)
-        except OSError:
-            continue
-        keys.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
-    try:
-        text = safeio.read_bytes_bounded("/proc/locks", 1 << 20).decode("ascii", "replace")
-    except OSError:
-        return None
-    writers, others = [], []
-    for line in text.splitlines():
-        fields = line.replace("->", "").split()
-        try:
-            kind, pid, dev = fields[3], int(fields[4]), fields[5].split(":")
-            key = (int(dev[0], 16), int(dev[1], 16), int(dev[2]))
-        except (IndexError, ValueError):
-            continue
-        if key in keys and pid not in (os.getpid(), 0, -1):
-            (writers if kind == "WRITE" else others).append(pid)
-    found = writers or others
-    return found[0] if found else None
-
-
-def _bad_file(path: pathlib.Path, reason: str) -> StoreError:
-    shown = _shown(path)
-    return StoreError(
-        f"{shown} is not a usable drill store ({reason}); it was left untouched. "
-        f"Move it aside (mv '{shown}' '{shown}.bad') to start a fresh store, or pick another with --store PATH")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
-
-
-def _check_side_files(path: pathlib.Path) -> None:
-    """``-wal``, ``-journal`` and ``-shm`` beside the store must be regular files or absent.
-
-    SQLite opens (a FIFO would block it), truncates or deletes them: a FIFO, a
-    device, a directory or a symbolic link there is refused and left as it is.
-    """
-    for suffix in SIDE_SUFFIXES:
-        side = f"{path}{suffix}"
-        try:
-            st = os.lstat(side)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError as exc:
-            raise StoreError(f"can not check {_shown(side)}: {exc.strerror or exc}") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise StoreError(
-                f"{_shown(side)} is {safeio.file_kind(st.st_mode)}, not a regular file: SQLite keeps its "
-                f"{suffix.lstrip('-')} file there, so the store {_shown(path)} is not used and both were left "
-                f"untouched; remove or rename it, or pick another store with --store PATH")
-
-
-def _check_writable(path: pathlib.Path) -> None:
-    """A store (and its folder, where SQLite puts ``-wal``/``-shm``) with no write bit is read-only,
-    for root too: refused before anything is asked or written."""
-    for what, target in (("the store", path), ("the store's folder", path.parent)):
-        try:
-            st = os.stat(target)
-        except OSError:
-            continue  # a new store, or a folder still to create: the open reports real problems
-        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-            writable = os.access(target, os.W_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0))
-            if safeio._read_only_by_mode(st.st_mode) or not writable:
-                raise StoreError(
-                    f"{what} {_shown(target)} is read-only (mode {stat.S_IMODE(st.st_mode):04o}) and drill "
-                    f"records answers and ticks there, so nothing was asked or written. Make it writable or "
-                    f"pick another store with --store PATH")
-
-
-def _check_file(path: pathlib.Path) -> bool:
-    """Refuse a path that is not a regular file, or a non-empty file without the SQLite header,
-    reading only and never blocking (``generator.safeio``). True when there is a store to check."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):  # a new store (mkdir reports a bad parent)
-        return False
-    except OSError as exc:
-        raise StoreError(f"can not read the store {_shown(path)}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{_shown(path)} is a directory; pass a file path with --store PATH")
-    if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{_shown(path)} is {safeio.file_kind(st.st_mode)}, not a regular file; "
-                         f"a store must be a file: pass one with --store PATH")
-    try:
-        head = safeio.read_head(path, 100)
-    except safeio.SafeIOError as exc:
-        raise StoreError(f"can not read the store: {exc}") from None
-    if head and not head.startswith(SQLITE_MAGIC):
-        raise _bad_file(path, "not an SQLite database")
-    if head and len(head) < 100:
-        raise _bad_file(path, "truncated SQLite header")
-    return bool(head)
-
-
-def _fingerprint(path: pathlib.Path) -> tuple[Any, ...]:
-    """What changes when another connection writes the file or starts a journal beside it."""
-    st = os.stat(path)
-    sides = tuple(os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-journal"))
-    return st.st_ino, st.st_size, st.st_mtime_ns, sides
 
 
 def _connect_readonly(path: pathlib.Path, deadline: float) -> tuple[sqlite3.Connection, bool]:
@@ -631,209 +580,53 @@ def _connect_readonly(path: pathlib.Path, deadline: float) -> tuple[sqlite3.Conn
     and a refused store leave the directory as they found it). With a journal
     present, a plain ``mode=ro`` connection shares the other writer's locks.
     """
-    immutable = not any(os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-journal"))
+    immutable = not journal_present(path)
     uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {max(0, int((deadline - time.monotonic()) * 1000))}")
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
-        raise StoreError(f"can not open the store {_shown(path)}: {_one_line(exc)}") from None
+        raise _open_error(path, exc) from None
     return conn, immutable
 
 
-def _checked_readonly(path: pathlib.Path, deadline: float, attempts: int = 5) -> sqlite3.Connection:
-    """A read-only connection to ``path`` after the whole-file check (StoreError if it fails).
+def _open_error(path: pathlib.Path, exc: sqlite3.Error) -> StoreError:
+    """SQLite could not open the file: a full disk says so, anything else what SQLite said."""
+    if disk_full(path):
+        return disk_full_error(path)
+    return StoreError(f"can not open the store {shown(path)}: {one_line(exc)}")
+
+
+def _checked_readonly(path: pathlib.Path, deadline: float,
+                      attempts: int = 5) -> tuple[sqlite3.Connection, dict[str, tuple[Card, int, datetime]]]:
+    """A read-only connection to ``path`` after the open-time check (StoreError if it fails):
+    the database is ours, its schema is whole, every card parses. The review log is not read.
 
     An ``immutable`` read is trusted only if the file did not change under it
     (a quiz that started or checkpointed meanwhile): otherwise it is read again.
     """
     for attempt in range(attempts):
-        before = _fingerprint(path)
+        before = fingerprint(path)
         conn, immutable = _connect_readonly(path, deadline)
         error: StoreError | None = None
+        cards: dict[str, tuple[Card, int, datetime]] = {}
         try:
-            _check_database(conn, path)
-            _check_rows(conn, path)
+            check_database(conn, path)
+            check_schema(conn, path)
+            cards = store_integrity.refuse_cards(conn, path)
         except StoreError as exc:
             error = exc
         except sqlite3.Error as exc:  # damage, or a lock held past LOCK_TIMEOUT_S, or a failing disk
-            error = _store_error(path, exc)
+            error = store_error(path, exc)
         except (UnicodeError, ValueError, OverflowError) as exc:
-            error = _bad_file(path, _one_line(exc))
-        if immutable and _fingerprint(path) != before and attempt < attempts - 1:
+            error = bad_file(path, one_line(exc))
+        if immutable and fingerprint(path) != before and attempt < attempts - 1:
             conn.close()  # written while we read: what we saw may be torn
             time.sleep(0.02)
             continue
         if error is not None:
             conn.close()
             raise error
-        return conn
-    raise StoreError(f"can not read the store {_shown(path)}: it kept changing while being checked")  # pragma: no cover
-
-
-def _check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
-    """Reads only: the file must be ours (application_id) or an empty database."""
-    try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except (UnicodeError, ValueError) as exc:
-        raise _bad_file(path, _one_line(exc)) from None
-    if app_id == APPLICATION_ID:
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"{_shown(path)} was written by a newer version of drill (schema {version}); "
-                             f"upgrade drill")
-        return
-    if app_id != 0 or tables:
-        raise _bad_file(path, "an SQLite database, but not a drill store")
-
-
-_TABLES = ("cards", "reviews", "ticks")
-
-
-def _needs_schema(conn: sqlite3.Connection) -> bool:
-    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    return app_id != APPLICATION_ID or not set(_TABLES) <= names
-
-
-MAX_STEP = 1000  # a learning step index; the scheduler's lists have a few entries
-
-
-def _finite(value: Any, name: str, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"card {name} {str(value)[:40]!r} is not a number")
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"card {name} {value!r} is outside {low:g}..{high:g}")
-
-
-def _card(text: Any) -> Card:
-    """A stored card, or ValueError saying what is wrong with it.
-
-    Every field the scheduler uses is checked with its range: state 1..3
-    (learning, review, relearning); step a whole number 0..MAX_STEP, present in
-    states 1 and 3 and absent in state 2; stability in (0, 1e6] days and
-    difficulty in [1, 10], both present except on a new learning card; due and
-    last review times with a time zone.
-    """
-    if not isinstance(text, str):
-        raise ValueError("card is not JSON text")
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError, RecursionError):
-        raise ValueError("card is not JSON") from None
-    if not isinstance(data, dict):
-        raise ValueError("card is not a JSON object")
-    if "card_id" not in data:
-        raise ValueError("card has no card_id")
-    state, step = data.get("state"), data.get("step")
-    if isinstance(state, bool) or state not in (1, 2, 3):
-        raise ValueError(f"card state {str(state)[:40]!r} is not 1, 2 or 3")
-    if state == 2:
-        if step is not None:
-            raise ValueError("card step is set on a card in review (state 2)")
-    elif isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
-        raise ValueError(f"card step {str(step)[:40]!r} is not a whole number 0..{MAX_STEP} (state {state})")
-    for name, low, high in (("stability", 1e-6, 1e6), ("difficulty", 1.0, 10.0)):
-        value = data.get(name)
-        if value is None:
-            if state != 1:
-                raise ValueError(f"card {name} is missing (state {state})")
-            continue
-        _finite(value, name, low, high)
-    try:
-        card = Card.from_dict(data)
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"card does not load ({_one_line(exc)})") from None
-    if card.due.tzinfo is None or (card.last_review is not None and card.last_review.tzinfo is None):
-        raise ValueError("card has a time without a time zone")
-    return card
-
-
-def _count(value: Any) -> int:
-    """A stored review count (``cards.reviews``), or ValueError."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"reviews {str(value)[:40]!r} is not a whole number >= 0")
-    return value
-
-
-def _aware(text: Any) -> datetime:
-    """A stored time (ISO 8601 with a zone), or ValueError."""
-    if not isinstance(text, str):
-        raise ValueError(f"time {text!r} is not text")
-    try:
-        moment = parse_iso(text)
-    except ValueError:
-        raise ValueError(f"time {text[:40]!r} is not ISO 8601") from None
-    if moment.tzinfo is None:
-        raise ValueError(f"time {text[:40]!r} has no time zone")
-    return moment
-
-
-def _check_rows(conn: sqlite3.Connection, path: pathlib.Path) -> None:
-    """Reads only: the file is intact (``quick_check``) and every row the tool parses parses.
-
-    A damaged row is reported (naming the table and row), never dropped or recreated.
-    """
-    problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
-    if problems != ["ok"]:
-        raise _bad_file(path, "damaged file: " + "; ".join(map(str, problems)))
-    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not names:
-        return  # an empty database: the schema is created on the first write
-    damaged: list[str] = []
-    if "cards" in names:
-        for skill, card, due, introduced, _, reviews in conn.execute(
-                "SELECT skill, card, due, introduced_at, updated_at, reviews FROM cards"):
-            for check in (lambda: _card(card), lambda: _aware(due), lambda: _aware(introduced),
-                          lambda: _count(reviews)):
-                try:
-                    check()
-                except ValueError as exc:
-                    damaged.append(f"cards row of skill {str(skill)[:60]!r}: {exc}")
-                    break
-    if "reviews" in names:
-        cursor = conn.execute("SELECT * FROM reviews")  # every column decoded: text that is not UTF-8 fails here
-        columns = [d[0] for d in cursor.description]
-        for row in cursor:
-            rid, reviewed_at, due_after = (row[columns.index(k)] for k in ("id", "reviewed_at", "due_after"))
-            try:
-                _aware(reviewed_at)
-                if due_after is not None:
-                    _aware(due_after)
-            except ValueError as exc:
-                damaged.append(f"reviews row {rid}: {exc}")
-        number = "(({0}) IS NOT NULL AND (typeof({0}) NOT IN ('real', 'integer') OR abs({0}) > 1e300))"
-        bad_types = conn.execute(
-            "SELECT id FROM reviews WHERE typeof(skill) != 'text' OR typeof(family) != 'text' "
-            "OR (chip IS NOT NULL AND typeof(chip) != 'text') OR typeof(session) != 'text' "
-            "OR typeof(problem_id) != 'text' OR typeof(given) != 'text' "
-            "OR typeof(correct) != 'integer' OR correct NOT IN (0, 1) "
-            "OR typeof(cram) != 'integer' OR cram NOT IN (0, 1) "
-            "OR typeof(rating) != 'integer' OR rating NOT BETWEEN 1 AND 4 "
-            "OR (state_before IS NOT NULL AND (typeof(state_before) != 'integer' OR state_before NOT BETWEEN 1 AND 3)) "
-            f"OR {number.format('given_value')} OR {number.format('relative_error')} "
-            f"OR {number.format('seconds_taken')} OR seconds_taken < 0 "
-            "ORDER BY id").fetchall()
-        damaged.extend(f"reviews row {rid}: a column of the wrong type or out of range" for (rid,) in bad_types)
-    if damaged:
-        more = f" (and {len(damaged) - 1} more damaged row{'s' if len(damaged) > 2 else ''})" if len(damaged) > 1 else ""
-        raise _bad_file(path, f"{damaged[0]}{more}")
-
-
-def _create_schema(conn: sqlite3.Connection, deadline: float | None = None) -> None:
-    _retry_locked(conn, lambda: conn.execute("BEGIN IMMEDIATE"), deadline)
-    try:
-        # executescript() would COMMIT first; run the statements inside this transaction instead.
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
+        return conn, cards
+    raise StoreError(f"can not read the store {shown(path)}: it kept changing while being checked")  # pragma: no cover

@@ -218,11 +218,17 @@ DAMAGE = {
     "card without card_id": (_damage("UPDATE cards SET card = json_remove(card, '$.card_id')"), "no card_id"),
     "bad introduced_at": (_damage("UPDATE cards SET introduced_at = 'yesterday'"), "not ISO 8601"),
     "bad due": (_damage("UPDATE cards SET due = '2026-13-45'"), "not ISO 8601"),
+    "header then random bytes": (_random_after_header, "not a usable drill store"),
+}
+
+# Damage in the review log: opening a store reads no history (issue 25), so these are found by the
+# full check, `drill store check` or `drill stats --check`, which names the row.
+REVIEW_DAMAGE = {
     "bad reviewed_at": (_damage("UPDATE reviews SET reviewed_at = 'soon' WHERE id = 2"), "reviews row 2"),
     "naive reviewed_at": (_damage("UPDATE reviews SET reviewed_at = '2026-01-01T00:00:00'"), "no time zone"),
     "text that is not UTF-8": (_damage("UPDATE reviews SET family = CAST(X'FFFE' AS TEXT) WHERE id = 1"),
-                               "decode"),
-    "header then random bytes": (_random_after_header, "not a usable drill store"),
+                               "reviews row 1"),
+    "seconds_taken='x'": (_damage("UPDATE reviews SET seconds_taken = 'x' WHERE id = 1"), "reviews row 1"),
 }
 
 
@@ -237,6 +243,18 @@ def test_damaged_store_is_one_line_and_byte_identical(tmp_path, damage, command)
     one_line_error(proc, 1, str(path), reason)
     assert fingerprint(path) == before  # header counters included: nothing was written
     assert listing(tmp_path) == names  # no -wal, -shm or -journal left beside it
+
+
+@pytest.mark.parametrize("damage", sorted(REVIEW_DAMAGE))
+@pytest.mark.parametrize("command", [["store", "check"], ["stats", "--check"]])
+def test_damaged_review_rows_are_named_by_the_full_check(tmp_path, damage, command):
+    path = healthy_store(tmp_path / "drill.sqlite3")
+    apply, reason = REVIEW_DAMAGE[damage]
+    apply(path)
+    before, names = fingerprint(path), listing(tmp_path)
+    proc = run([*command, "--store", str(path)])
+    one_line_error(proc, 1, str(path), reason)
+    assert fingerprint(path) == before and listing(tmp_path) == names
 
 
 def test_stats_and_progress_leave_a_healthy_store_byte_identical(tmp_path):
@@ -813,7 +831,6 @@ ROWS = {
     "stability inf": "UPDATE cards SET card = replace(card, json_extract(card, '$.stability'), 'Infinity')",
     "stability 0": "UPDATE cards SET card = json_set(card, '$.stability', 0)",
     "step null in state 3": "UPDATE cards SET card = json_set(card, '$.state', 3, '$.step', NULL)",
-    "seconds_taken='x'": "UPDATE reviews SET seconds_taken = 'x' WHERE id = 1",
 }
 
 

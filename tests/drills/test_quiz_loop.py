@@ -58,7 +58,8 @@ def test_undo_removes_the_review_and_restores_the_card(tmp_path: Path) -> None:
     # question is asked again (skipped here), then the second, answered right.
     result = run(store, [right_answer(first), "u", "s", right_answer(second)], *args)
     assert result.exit_code == 0, result.output
-    assert "undone" in result.output and "Answer that question again" in result.output
+    # ridge on one chip has one set of numbers: it is asked again as it was
+    assert "undone" in result.output and "asked again as it was" in result.output
     after_undo = result.output.split("undone:", 1)[1]
     assert after_undo.index(first.prompt.splitlines()[0]) < after_undo.index("skipped")  # asked again
     assert "[1/2]" in after_undo and after_undo.index("[1/2]") < after_undo.index("[2/2]")
@@ -168,5 +169,60 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
 
 def test_quiz_help_lists_every_command_and_the_lock_bound() -> None:
     text = " ".join(CliRunner().invoke(cli, ["quiz", "--help"]).output.split())
-    for word in ("? hint", "s skip", "u undo", "q quit", "asks that question again", "at most 5 s"):
+    for word in ("? hint", "s skip", "u undo", "w the worked solution", "q quit", "again with new numbers",
+                 "at most 5 s"):
         assert word in text, word
+
+
+# -- undo is not a grade laundry; w shows the last worked solution (issue 26) ---------------------
+
+def _json_lines(result) -> list[dict]:
+    return [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+
+
+def test_after_an_undo_the_question_comes_back_with_new_numbers(tmp_path: Path) -> None:
+    """Wrong, read the worked solution, undo, type the key just read: the numbers changed, so it is not right."""
+    from tests.drills.quizkit import wrong_answer
+
+    store = tmp_path / "s.db"
+    args = ("--family", "floor", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "5", "--json")
+    first, _ = planned_problems(store, QuizOptions(families=("floor",), chips=("v5e",), count=2, new_per_day=2,
+                                                   seed=5))
+    # wrong (the worked solution is shown), then undo at the next question, then the key just read
+    result = run(store, [wrong_answer(first), "u", right_answer(first), "q"], *args)
+    assert result.exit_code == 0, result.output
+    wrong, again = _json_lines(result)
+    assert wrong["problem_id"] == first.id and not wrong["correct"]
+    assert "with new numbers" in result.stderr
+    assert again["skill"] == first.skill and again["problem_id"] != first.id and again["prompt"] != first.prompt
+    assert not (again["correct"] and again["rating"] in ("Good", "Easy"))  # the copied key is not recall
+    with Store.open(store) as s:
+        assert [r["problem_id"] for r in s.reviews()] == [again["problem_id"]]
+
+
+def test_same_numbers_after_a_seen_solution_are_rated_at_most_hard(tmp_path: Path) -> None:
+    from tests.drills.quizkit import wrong_answer
+
+    store = tmp_path / "s.db"
+    args = ("--family", "ridge", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "3", "--json")
+    first, _ = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=2, new_per_day=2,
+                                                   seed=3))
+    result = run(store, [wrong_answer(first), "u", right_answer(first), "q"], *args)
+    assert result.exit_code == 0, result.output
+    _, again = _json_lines(result)
+    assert again["prompt"] == first.prompt and again["correct"] and again["rating"] == "Hard"
+    assert "rated at most Hard" in result.stderr
+
+
+def test_w_shows_the_worked_solution_of_the_last_question_after_a_quick_right_answer(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ("--family", "floor", "--chip", "v5e", "--count", "2", "--new", "2", "--seed", "2")
+    first, second = planned_problems(store, QuizOptions(families=("floor",), chips=("v5e",), count=2,
+                                                        new_per_day=2, seed=2))
+    result = run(store, ["w", right_answer(first), "w", right_answer(second)], *args)
+    assert result.exit_code == 0, result.output
+    before, after = result.output.split(f"the last question ({first.id}):", 1)
+    assert "no answered question yet" in before and "worked solution:" not in before  # a quick right one shows none
+    assert "[2/2]" in before  # w at the second question shows the first one's method, not the second's key
+    assert "worked solution:" in after and first.solution[-1] in after
+    assert not any(step in after for step in second.solution if step not in first.solution)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from fsrs import Rating, Scheduler
 
 from drills.cli import cli
-from drills.quiz import QuizOptions, Session, plan_session, teaching_order
+from drills.quiz import QuizOptions, Session, draw_problems, plan_session, select_skills, teaching_order
 from drills.quiz_io import QuizIO
 from drills.store import ReviewRecord, Store
 from generator import generate
@@ -243,3 +243,121 @@ def test_feedback_formatting() -> None:
     assert until(t + timedelta(minutes=10), t) == "in 10 min"
     assert until(t + timedelta(hours=5), t) == "in 5 h"
     assert until(t + timedelta(days=9), t) == "in 9 days"
+
+
+# -- two chips, one seen; the clock that ran ahead; odd time zones (issue 26) ------------------------
+
+def test_two_chips_are_both_introduced_from_the_first_day(tmp_path: Path) -> None:
+    """`--chip v5e --chip v6e` at 5 new a day: both chips, and several families, on day 1 (and each day)."""
+    options = QuizOptions(chips=("v5e", "v6e"), count=10, new_per_day=5)
+    skills = select_skills(options)
+    with Store.open(tmp_path / "s.db") as store:
+        plan = plan_session(store, skills, options, datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc))
+    chips = [generate.registry().skill(sid).chip for sid in plan.skill_ids]
+    families = {generate.registry().skill(sid).family for sid in plan.skill_ids}
+    assert len(plan.skill_ids) == 5 and {"v5e", "v6e"} <= set(chips) and len(families) >= 4
+    ordered = teaching_order(skills)
+    assert all(a.chip != b.chip for a, b in zip(ordered[:20], ordered[1:20]))  # the chips alternate
+    assert all(a.family != b.family for a, b in zip(ordered[:20], ordered[1:20]))  # and so do the families
+    assert sorted(s.id for s in ordered) == sorted(s.id for s in skills)  # nothing lost or repeated
+
+
+def _quiz(store: Store, options: QuizOptions, lines: list[str], now) -> tuple[int, str]:
+    import io
+
+    out = io.StringIO()
+    quiz_io = QuizIO(False, False, stdin=io.StringIO("".join(x + "\n" for x in lines)), stdout=out,
+                     stderr=io.StringIO())
+    status = Session(store, options, quiz_io, now=now).run()
+    return status, out.getvalue()
+
+
+def test_reviews_made_under_a_clock_a_year_ahead_count_as_made_now(tmp_path: Path) -> None:
+    """Like `faketime '+365d' drill quiz` then `drill quiz` / `drill stats` on the real clock."""
+    from drills.stats import compute_stats
+
+    real = datetime.now(timezone.utc)
+    ahead = real + timedelta(days=365)
+    options = QuizOptions(families=("floor",), chips=V5E, count=5, new_per_day=5, seed=1)
+    path = tmp_path / "s.db"
+    with Store.open(path) as store:
+        problems = list(draw_problems(plan_session(store, select_skills(options), options, ahead).skill_ids, 1))
+        status, _ = _quiz(store, options, [wrong_answer(p) for p in problems], lambda: ahead)
+        assert status == 0 and store.count_reviews() == 5
+    real = datetime.now(timezone.utc)
+    with Store.open(path, readonly=True) as store:
+        stats = compute_stats(store, real)
+    assert stats["reviews_today"] == 5 and stats["future_reviews"] == 5 and stats["streak_days"] == 1
+    # wrong answers are due again in minutes from when they were made: so in minutes from now
+    assert stats["next_due"] is not None and datetime.fromisoformat(stats["next_due"]) < real + timedelta(hours=1)
+    shown = CliRunner().invoke(cli, ["stats", "--store", str(path)])
+    assert shown.exit_code == 0 and "5 reviews are dated in the future" in shown.stderr
+    assert len(shown.stderr.strip().splitlines()) == 1 and "(5 today" in shown.stdout
+    later = QuizOptions(families=("floor",), chips=V5E, count=5, new_per_day=0, seed=1)
+    with Store.open(path) as store:
+        status, out = _quiz(store, later, [], lambda: real)  # the real clock: the first quiz after
+        first = out.splitlines()[0]
+        assert "5 reviews are dated in the future" in first and "re-dated to now" in first
+        assert "next review in 365 days" not in out and ("next review in" in out and " min" in out), out
+        status, out = _quiz(store, later, ["q"], lambda: real + timedelta(hours=1))
+        assert "dated in the future" not in out  # settled once
+        assert "Quiz: 5 problems (5 due, 0 new)" in out  # due minutes after they were made, not in 365 days
+    with Store.open(path, readonly=True) as store:
+        assert compute_stats(store, real + timedelta(hours=1))["future_reviews"] == 0
+
+
+def test_a_review_of_a_card_reviewed_in_the_future_starts_from_now(tmp_path: Path) -> None:
+    real = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+    scheduler = Scheduler(enable_fuzzing=False)
+    record = ReviewRecord(skill="ridge:v5e:bf16", family="ridge", chip="v5e", problem_id="p", params={},
+                          prompt="", expected={}, given="", given_value=None, correct=True, rating=int(Rating.Good),
+                          relative_error=None, seconds_taken=None)
+    with Store.open(tmp_path / "s.db") as store:
+        store.record_review(record, scheduler, real + timedelta(days=365))
+        card = store.record_review(record, scheduler, real)
+        assert card.last_review == real and real < card.due < real + timedelta(days=30)
+
+
+@pytest.mark.parametrize("zone", ["UTC-24", "UTC+24"])
+def test_time_zones_a_whole_day_off_utc_work_in_quiz_and_stats(tmp_path: Path, zone: str, monkeypatch) -> None:
+    """glibc accepts TZ=UTC-24 (an offset of +24 h), which datetime.timezone refuses with ValueError."""
+    import time as time_module
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+    from drills.quiz import start_of_day
+
+    monkeypatch.setenv("TZ", zone)
+    time_module.tzset()
+    try:
+        offset = time_module.localtime().tm_gmtoff
+        assert abs(offset) == 86400  # the platform really gives a whole day
+        now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        midnight = start_of_day(now)
+        assert midnight <= now < midnight + timedelta(days=1) and midnight.tzinfo is not None
+        store = tmp_path / "s.db"
+        quiz = CliRunner().invoke(cli, ["quiz", "--store", str(store), "--family", "ridge", "--chip", "v5e",
+                                        "--count", "1", "--seed", "1"], input="1\n")
+        assert quiz.exit_code == 0 and "Traceback" not in quiz.output, quiz.output
+        for args in (["stats"], ["stats", "--json"]):
+            result = CliRunner().invoke(cli, [*args, "--store", str(store)])
+            assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+        assert json.loads(result.stdout)["reviews_today"] == 1
+    finally:
+        monkeypatch.delenv("TZ")
+        time_module.tzset()
+
+
+@pytest.mark.skipif(__import__("shutil").which("faketime") is None,
+                    reason="faketime is not installed; the injected-clock test above covers the rule")
+def test_a_quiz_under_faketime_a_year_ahead_then_the_real_clock(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    args = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--count", "3", "--seed", "1"]
+    ahead = subprocess.run(["faketime", "+365d", *DRILL, *args], input="1us\n1us\n1us\n", capture_output=True,
+                           text=True, env=drill_env(), timeout=120)
+    assert ahead.returncode == 0, ahead.stderr
+    real = subprocess.run([*DRILL, *args, "--new", "0"], input="", capture_output=True, text=True,
+                          env=drill_env(), timeout=120)
+    assert real.returncode == 0 and "dated in the future" in real.stdout
+    assert "next review in 365 days" not in real.stdout and "next review in" in real.stdout

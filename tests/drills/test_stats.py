@@ -94,3 +94,83 @@ def test_today_is_the_calendar_day_of_now(tmp_path: Path) -> None:
         stats = compute_stats(store, local_now)
     # 07:30 UTC is 23:30 on 9 March at UTC-8: yesterday locally, so none today but a 1-day streak
     assert stats["reviews_today"] == 0 and stats["streak_days"] == 1
+
+
+# -- a full disk (issue 26): a real one, a small tmpfs, where this machine lets root mount one ------
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    import os
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root and a tmpfs mount (the message itself is tested in test_store.py)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_says_the_disk_is_full_in_quiz_and_stats(full_disk: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    store = full_disk / "s.db"
+    quiz = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--seed", "1"]
+    assert CliRunner().invoke(cli, [*quiz, "--count", "1"], input="1us\n").exit_code == 0
+    import os
+
+    fd = os.open(full_disk / "fill", os.O_WRONLY | os.O_CREAT)  # fill the rest of the disk
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    result = CliRunner().invoke(cli, [*quiz, "--count", "2"], input="1us\n1us\n")
+    assert result.exit_code == 1 and "the disk is full" in result.output, result.output
+    # The failed write leaves SQLite's -wal/-shm beside the store: stats then needs shared memory it can
+    # not grow, which SQLite reports as "disk I/O error"
+    assert (full_disk / "s.db-wal").exists()
+    result = CliRunner().invoke(cli, ["stats", "--store", str(store)])
+    assert result.exit_code == 1 and "the disk is full" in result.output, result.output
+    assert "disk I/O error" not in result.output and "Traceback" not in result.output
+    (full_disk / "fill").unlink()
+    with Store.open(store, readonly=True) as s:
+        assert s.count_reviews() == 1  # what was saved is still there
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "UTC-24", "Asia/Kathmandu"])
+def test_a_long_streak_across_batches_and_clock_changes_counts_every_day(tmp_path: Path, zone: str,
+                                                                          monkeypatch) -> None:
+    """The streak walks back 64 days a query; across a daylight-saving change it probes each midnight.
+    The count must equal the day-by-day definition: 130 days in a row, then a gap."""
+    import time as time_module
+
+    from drills.store_clock import day_start, local_date
+
+    monkeypatch.setenv("TZ", zone)
+    time_module.tzset()
+    try:
+        now = datetime(2026, 4, 20, 12, 0, tzinfo=timezone.utc)  # Berlin changed clocks on 29 March
+        today = local_date(now)
+        with Store.open(tmp_path / "s.db") as store:
+            for back in [*range(1, 131), *range(132, 140)]:  # none today; a gap 131 days back
+                midnight = day_start(today - timedelta(days=back))
+                # noon local; 40 days back (before the clock change, in the first batch) only at 23:30 local: a
+                # plain 24-hour step from after the change would count it on the next day
+                at = midnight + (timedelta(hours=23, minutes=30) if back == 40 else timedelta(hours=12))
+                store.record_review(rec("floor/v5e", "v5e", Rating.Good, cram=True), now=at)
+            stats = compute_stats(store)  # the local zone: now is the real clock, so walk from a fixed day
+            from drills import stats as stats_module
+
+            assert stats_module._streak(store, today, None) == 130
+            assert stats["reviews"] == 138
+    finally:
+        monkeypatch.delenv("TZ")
+        time_module.tzset()

@@ -239,7 +239,7 @@ def test_errors_other_than_damage_say_what_happened(tmp_path: Path) -> None:
     assert str(locked).startswith(f"the store {tmp_path / 'a.db'} is in use by another process")
     assert "Move it aside" not in str(locked)
     full = _store_error(tmp_path / "a.db", sqlite3.OperationalError("database or disk is full"))
-    assert str(full) == f"can not use the store {tmp_path / 'a.db'}: database or disk is full"
+    assert str(full).startswith(f"can not use the store {tmp_path / 'a.db'}: the disk is full")
     (tmp_path / "plain-file").write_text("x")
     with pytest.raises(StoreError, match="can not open the store"):
         Store.open(tmp_path / "plain-file" / "drill.sqlite3")  # its parent is a file
@@ -295,6 +295,7 @@ def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
     import time
 
     from drills import store as store_module
+    from drills import store_lock
 
     path = tmp_path / "drill.sqlite3"
     with Store.open(path) as s:
@@ -302,15 +303,236 @@ def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")  # this process: /proc/locks shows our own PID, which is skipped
         started = time.monotonic()
-        original = store_module.LOCK_TIMEOUT_S
-        store_module.LOCK_TIMEOUT_S = 0.5
+        original = store_lock.LOCK_TIMEOUT_S
+        store_lock.LOCK_TIMEOUT_S = 0.5
         try:
             with pytest.raises(store_module.StoreInUse, match="in use by another process") as caught:
                 s.record_review(review(), now=T0 + timedelta(days=1))
         finally:
-            store_module.LOCK_TIMEOUT_S = original
+            store_lock.LOCK_TIMEOUT_S = original
             holder.execute("ROLLBACK")
             holder.close()
         assert time.monotonic() - started < 2.0
         assert "Move it aside" not in str(caught.value) and f"PID {os.getpid()}" not in str(caught.value)
         assert s.count_reviews() == 1
+
+
+# -- a full disk says so (issue 26) ----------------------------------------------------------------
+
+class _Vfs:
+    def __init__(self, free: int):
+        self.f_bavail = self.f_favail = free
+
+
+def test_a_disk_io_error_on_a_full_disk_says_the_disk_is_full(tmp_path: Path, monkeypatch) -> None:
+    """SQLite reports a -shm that can not grow as "disk I/O error": on a full disk, say the disk is full."""
+    import os
+
+    from drills.store import _store_error
+
+    monkeypatch.setattr(os, "statvfs", lambda path: _Vfs(0))
+    full = str(_store_error(tmp_path / "a.db", sqlite3.OperationalError("disk I/O error")))
+    assert "the disk is full" in full and "I/O" not in full and "\n" not in full
+    monkeypatch.setattr(os, "statvfs", lambda path: _Vfs(1000))
+    other = str(_store_error(tmp_path / "a.db", sqlite3.OperationalError("disk I/O error")))
+    assert other.endswith("disk I/O error")  # with space left it is some other failure: say what it was
+
+
+def test_no_space_to_create_the_store_folder_says_the_disk_is_full(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    def no_space(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "mkdir", no_space)
+    with pytest.raises(StoreError, match="the disk is full") as caught:
+        Store.open(tmp_path / "new" / "drill.sqlite3")
+    assert "\n" not in str(caught.value)
+
+
+# -- read-only folders, root included (issue 26) --------------------------------------------------
+
+def test_a_store_under_a_read_only_folder_is_refused_and_no_folder_is_made(tmp_path: Path) -> None:
+    """As root the permission bits are bypassed, so the write bit is read by hand: RO/sub is never made."""
+    ro = tmp_path / "RO"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(StoreError, match="read-only") as caught:
+            Store.open(ro / "sub" / "new.sqlite3")
+        assert str(ro) in str(caught.value) and "\n" not in str(caught.value)
+        assert list(ro.iterdir()) == []  # no sub-folder, no file
+        with pytest.raises(StoreError, match="read-only"):
+            Store.open(ro / "new.sqlite3")
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+
+
+def test_quiz_under_a_read_only_folder_is_refused_before_any_question(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    ro = tmp_path / "RO"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        result = CliRunner().invoke(cli, ["quiz", "--store", str(ro / "sub" / "new.sqlite3"), "--count", "1"],
+                                    input="1us\n")
+        assert result.exit_code == 1 and "read-only" in result.output and "[1/" not in result.output
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+
+
+# -- migrations: user_version, one step each, from every old version --------------------------------
+
+V1_WITHOUT_UNDO = """
+CREATE TABLE cards (skill TEXT PRIMARY KEY, card TEXT NOT NULL, due TEXT NOT NULL, state INTEGER NOT NULL,
+    reviews INTEGER NOT NULL, introduced_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE reviews (id INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, reviewed_at TEXT NOT NULL,
+    skill TEXT NOT NULL, family TEXT NOT NULL, chip TEXT, problem_id TEXT NOT NULL, params TEXT NOT NULL,
+    prompt TEXT NOT NULL, expected TEXT NOT NULL, given TEXT NOT NULL, given_value REAL, correct INTEGER NOT NULL,
+    rating INTEGER NOT NULL, relative_error REAL, seconds_taken REAL, cram INTEGER NOT NULL,
+    state_before INTEGER, due_after TEXT);
+CREATE INDEX reviews_by_time ON reviews(reviewed_at);
+CREATE INDEX reviews_by_skill ON reviews(skill);
+CREATE TABLE ticks (item INTEGER PRIMARY KEY, ticked_at TEXT NOT NULL);
+"""
+
+
+def _old_store(path: Path, version: int, undo_column: bool) -> list[tuple]:
+    """A store as an older drill left it, holding two skills' cards, three reviews and a tick."""
+    from drills import store_schema
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    if version == 0:  # an empty database: nothing to keep
+        conn.close()
+        return []
+    conn.executescript(V1_WITHOUT_UNDO)
+    if undo_column:
+        conn.execute("ALTER TABLE reviews ADD COLUMN card_before TEXT")
+    scheduler = Scheduler(enable_fuzzing=False)
+    from fsrs import Card
+
+    card, _ = scheduler.review_card(Card(card_id=1, due=T0), Rating.Good, review_datetime=T0)
+    conn.execute("INSERT INTO cards VALUES ('a/x', ?, ?, ?, 2, ?, ?)",
+                 (json.dumps(card.to_dict()), card.due.isoformat(), int(card.state), T0.isoformat(), T0.isoformat()))
+    for i, (skill, family, chip, correct, cram) in enumerate(
+            [("a/x", "floor", "v5e", 1, 0), ("a/x", "floor", "v5e", 0, 0), ("b/y", "ridge", None, 1, 1)]):
+        conn.execute("INSERT INTO reviews (session, reviewed_at, skill, family, chip, problem_id, params, prompt, "
+                     "expected, given, given_value, correct, rating, relative_error, seconds_taken, cram, "
+                     "state_before, due_after) VALUES ('old', ?, ?, ?, ?, 'p', '{}', 'q', '{}', '1us', 1e-6, ?, "
+                     "3, 0.0, 2.0, ?, NULL, NULL)",
+                     ((T0 + timedelta(minutes=i)).isoformat(), skill, family, chip, correct, cram))
+    conn.execute("INSERT INTO ticks VALUES (3, ?)", (T0.isoformat(),))
+    conn.execute(f"PRAGMA application_id = {store_schema.APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {version}")
+    if version >= 2:
+        for step in range(2, version + 1):
+            store_schema.MIGRATIONS[step](conn)
+    rows = conn.execute("SELECT id, session, reviewed_at, skill, family, chip, correct, cram FROM reviews").fetchall()
+    conn.close()
+    return rows
+
+
+@pytest.mark.parametrize("version,undo_column", [(0, False), (1, False), (1, True), (2, True)])
+def test_every_old_version_migrates_to_the_current_one_without_loss(tmp_path: Path, version: int,
+                                                                      undo_column: bool) -> None:
+    from drills import store_integrity, store_schema
+
+    path = tmp_path / "drill.sqlite3"
+    old_rows = _old_store(path, version, undo_column)
+    with Store.open(path, readonly=True) if version else Store.open(path) as s:  # a read never migrates
+        assert s.schema_version == (version if version else SCHEMA_VERSION)
+        assert s.count_reviews() == len(old_rows)
+        assert {(t.family, t.chip) for t in s.tallies()} == {(r[4], r[5]) for r in old_rows}
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION == max(store_schema.MIGRATIONS)
+        kept = s._conn.execute(
+            "SELECT id, session, reviewed_at, skill, family, chip, correct, cram FROM reviews").fetchall()
+        assert kept == old_rows
+        assert store_integrity.check_store(s._conn) == []  # the tallies were filled from the log
+        tallies = {(t.family, t.chip): (t.reviews, t.correct, t.cram) for t in s.tallies()}
+        if version:
+            assert tallies == {("floor", "v5e"): (2, 1, 0), ("ridge", None): (1, 1, 1)}
+            assert s.ticks() == {3} and s.cards()["a/x"].reviews == 2
+        # undo works on a migrated store (the step that added card_before ran)
+        s.record_review(review(skill="a/x"), now=T0 + timedelta(days=2))
+        assert s.undo_review(s.last_review_id("s1"))
+        assert s.count_reviews() == len(old_rows)
+        assert s.cards().get("a/x") is None or s.cards()["a/x"].reviews == 2
+
+
+def test_each_step_is_one_function_taking_its_version_to_the_next(tmp_path: Path) -> None:
+    from drills import store_schema
+
+    path = tmp_path / "drill.sqlite3"
+    _old_store(path, 1, False)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert store_schema.migrate(conn, target=2) == 2 and store_schema.version(conn) == 2
+    assert "card_before" in store_schema.columns(conn, "reviews")
+    assert "tallies" not in {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert store_schema.migrate(conn) == 3
+    names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"tallies", "tallies_insert", "tallies_delete", "cards_by_due", "reviews_by_session"} <= names
+    conn.close()
+
+
+# -- open does not read the history; the full check is asked for -------------------------------------
+
+def test_open_does_not_read_the_review_log_and_store_check_names_the_damaged_row(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        for minutes in range(3):
+            s.record_review(review(skill=f"a/{minutes}"), now=T0 + timedelta(minutes=minutes))
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE reviews SET seconds_taken = 'x' WHERE id = 2")
+    conn.commit()
+    conn.close()
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        connection = real_connect(*args, **kwargs)
+        connection.set_trace_callback(opened.append)
+        return connection
+
+    import drills.store as store_module
+
+    original = store_module.sqlite3.connect
+    store_module.sqlite3.connect = traced
+    try:
+        Store.open(path).close()
+        Store.open(path, readonly=True).close()
+    finally:
+        store_module.sqlite3.connect = original
+    assert opened and not [sql for sql in opened if "FROM reviews" in sql]  # nothing read the log at open
+    result = CliRunner().invoke(cli, ["store", "check", "--store", str(path)])
+    assert result.exit_code == 1 and "reviews row 2" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(cli, ["stats", "--check", "--store", str(path)])
+    assert result.exit_code == 1 and "reviews row 2" in result.output
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE reviews SET seconds_taken = 1.0 WHERE id = 2")
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["store", "check", "--store", str(path)])
+    assert result.exit_code == 0 and "ok" in result.output and "3 reviews" in result.output
+
+
+def test_store_check_finds_tallies_that_disagree_with_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(skill="a/x", rating=1), now=T0)
+        s.record_review(review(skill="b/x", chip=None), now=T0)
+        assert {(t.family, t.chip, t.reviews, t.correct) for t in s.tallies()} == {("a", "v5e", 1, 0),
+                                                                                      ("b", None, 1, 1)}
+        assert s.check() == []
+        s._conn.execute("UPDATE tallies SET correct = 5 WHERE family = 'a'")
+        (problem,) = s.check()
+        assert "tallies row of family 'a'" in problem
