@@ -4,7 +4,8 @@ Plan: skills due now come first, most overdue first; then new skills, at most
 ``new_per_day`` introduced per calendar day, in teaching order (the generator's
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
-problems. Reviews dated in the future (the clock ran ahead) count as made now
+problems. (Over 400 lines, one job: the session loop and its planning share the
+session's state; the reading and grading live in ``drills.assess``.) Reviews dated in the future (the clock ran ahead) count as made now
 (``drills.store_clock``): the session starts by re-dating them to now and
 scheduling their skills from now, once, with a one-line warning. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
