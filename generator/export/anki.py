@@ -29,6 +29,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import time
@@ -112,12 +113,17 @@ def answer_html(problem: Problem) -> str:
     return f"<b>{html.escape(show(a.value, a.unit))}</b>{band}"
 
 
+# A source cited by its path in this repository (a test fixture's lab record): the card names the
+# file alone, which says where the number comes from without a path a learner can not open.
+_SOURCE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+([\w.-]+\.json)\b")
+
+
 def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """The worked steps, then the classic wrong answers to this problem and the mistake behind each
     (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
-    body = html.escape("\x1e".join(problem.solution), quote=False)
+    body = html.escape(_SOURCE_PATH.sub(r"\1", "\x1e".join(problem.solution)), quote=False)
     steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
     return steps + mistakes_html(problem, wrong)
 
@@ -130,11 +136,12 @@ def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.Wrong
     for wrong in wrong_answers:
         a = problem.answer
         value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)
-        shown.setdefault(value, f"{wrong.misconception.name} ({wrong.step})")
+        m = wrong.misconception
+        shown.setdefault(value, f"{html.escape(f'{m.name} ({wrong.step})', quote=False)} "
+                                f"<small>{html.escape(m.id, quote=False)}</small>")
     if not shown:
         return ""
-    items = "".join(f"<li>{html.escape(v, quote=False)}: {html.escape(why, quote=False)}</li>"
-                    for v, why in list(shown.items())[:6])
+    items = "".join(f"<li>{html.escape(v, quote=False)}: {why}</li>" for v, why in list(shown.items())[:6])
     return f'<div class="rk-mistakes">If you got one of these, the classic mistake is:<ul>{items}</ul></div>'
 
 
@@ -161,16 +168,21 @@ class _Figures:
         self._by_key: dict[tuple[str, str], str] = {}
 
     def for_problem(self, problem: Problem) -> str:
+        """The problem's figures: the chip's roofline, and the other chip's too on a compare card."""
         chip = problem.params.get("chip")
         if problem.family not in FIGURE_FAMILIES or not chip:
             return ""
-        key = (chip, problem.params.get("dtype", "bf16"))
+        chips = [chip] + ([problem.params["other"]] if problem.params.get("other") else [])
+        return "".join(f'<img src="{self._name(c, problem.params.get("dtype", "bf16"))}">' for c in chips)
+
+    def _name(self, chip: str, dtype: str) -> str:
+        key = (chip, dtype)
         name = self._by_key.get(key)
         if name is None:
-            svg = roofline_svg(catalogue.get(chip), key[1])
+            svg = roofline_svg(catalogue.get(chip), dtype)
             name = self._by_key[key] = media_name(svg, "rk-roofline", "svg")
             self.files[name] = svg
-        return f'<img src="{name}">'
+        return name
 
 
 def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict[str, str] | None) -> genanki.Deck:
@@ -257,7 +269,9 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
 VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
-VARIANT_MODEL_FINGERPRINT = "759cfa8025bdc4dc"
+# Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
+# the note type's templates and CSS in place from a newer package (test_anki_real checks it).
+VARIANT_MODEL_FINGERPRINT = "ba88f54d41d9fe68"
 
 
 def variant_model_fingerprint() -> str:

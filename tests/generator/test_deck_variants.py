@@ -38,7 +38,7 @@ def test_one_note_per_skill_with_its_variants():
     for n in NOTES:
         ids = [v.problem.id for v in n.variants]
         assert ids == [p.id for p in PROBLEMS if p.skill == n.skill][:4]
-        assert 0 <= n.offset < len(n.variants)
+        assert 1 <= n.seed < 2**31 - 1 and n.to_dict()["seed"] == n.seed
 
 
 def test_variant_deck_notes_guids_and_fields(tmp_path):
@@ -83,9 +83,23 @@ def test_card_data_is_python_computed_and_script_safe():
 def test_the_script_holds_no_formula():
     """The template's script chooses and compares; no chip figure, unit prefix or formula constant in it."""
     qfmt, afmt = card.templates()
-    assert card.SCRIPT in qfmt and "<script" not in afmt  # the back gets the script through {{FrontSide}}
+    assert card.script() in qfmt and "<script" not in afmt  # the back gets the script through {{FrontSide}}
+    assert "{{" not in card.script()  # nothing Anki's template language would read as a field
     numbers = set(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", card.SCRIPT))
-    assert numbers <= {"0", "1", "6", "3600", "1000", "60000", "86400000", "200"}, numbers
+    assert numbers <= {"0", "1", "2", "3", "4", "9", "10", "60000"}, numbers  # indexes, digits, minutes: no factor
+
+
+def test_the_cards_unit_table_is_answers_own():
+    """The reader data in the script is generator.answers.card_reader(), every entry what parse_unit says."""
+    from generator import answers
+
+    table = answers.card_reader()
+    assert json.dumps(table, ensure_ascii=True, separators=(",", ":")) in card.script()
+    for w, (scale, dims, kind) in table["exact"].items():
+        unit = answers.parse_unit(w)
+        assert (unit.scale, ",".join(map(str, unit.dims))) == (scale, dims)
+    assert table["exact"]["us"][0] == 1e-6 and table["lower"]["microseconds"][0] == 1e-6
+    assert "MS" not in table["exact"] and "MS" in table["ambiguous"]
 
 
 def test_variant_note_type_id_changes_with_its_fields():
