@@ -102,8 +102,10 @@ SCRIPT = r"""(function () {
     return o[day - b * k];
   }
   function pick(seed, day, k, last) {
-    var i = dayPick(seed, day, k);
-    return (last !== null && k >= 2 && i === last) ? (i + 1) % k : i;
+    var i = dayPick(seed, day, k), before;
+    if (last === null || k < 2 || i !== last) return i;
+    before = dayPick(seed, day - 1, k);
+    return before !== last ? before : (i + 1) % k;
   }
   function today() {
     var now = Date.now(), off = new Date(now).getTimezoneOffset(), d = Math.floor((now - off * 60000) / DAY);
@@ -112,17 +114,23 @@ SCRIPT = r"""(function () {
   // --- carrying the review from front to back: the page itself, sessionStorage, window.name ---
   function session() { try { return window.sessionStorage; } catch (e) { return null; } }
   function local() { try { return window.localStorage; } catch (e) { return null; } }
+  // window.name outlives a page reload in the same webview: {r: this review, l: {skill: last id}}
+  function named() {
+    var st = null;
+    try { if (String(window.name).indexOf(NAME) === 0) st = JSON.parse(window.name.slice(NAME.length)); } catch (e) {}
+    return st && typeof st === "object" ? st : {};
+  }
+  function setNamed(st) { try { window.name = NAME + JSON.stringify(st); } catch (e) {} }
   function carry(rec) {
-    var text = JSON.stringify(rec), s = session();
+    var s = session(), st = named();
     window.rudriteReview = rec;
-    try { s.setItem(CARRY, text); } catch (e) {}
-    try { window.name = NAME + text; } catch (e) {}
+    try { s.setItem(CARRY, JSON.stringify(rec)); } catch (e) {}
+    st.r = rec; setNamed(st);
   }
   function carried(skill, ids) {
-    var found = [], s = session(), i, r;
-    found.push(window.rudriteReview);
+    var found = [window.rudriteReview], s = session(), i, r;
     try { found.push(JSON.parse(s.getItem(CARRY))); } catch (e) {}
-    try { if (String(window.name).indexOf(NAME) === 0) found.push(JSON.parse(window.name.slice(NAME.length))); } catch (e) {}
+    found.push(named().r);
     for (i = 0; i < found.length; i++) {
       r = found[i];
       if (r && r.skill === skill && typeof r.id === "string" && ids.indexOf(r.id) >= 0) return r;
@@ -130,23 +138,27 @@ SCRIPT = r"""(function () {
     return null;
   }
   function uncarry() {
-    var s = session();
+    var s = session(), st = named();
     window.rudriteReview = null;
     try { s.removeItem(CARRY); } catch (e) {}
-    try { if (String(window.name).indexOf(NAME) === 0) window.name = ""; } catch (e) {}
+    if (st.r) { delete st.r; setNamed(st); }
   }
-  // --- the last variant shown at this note's previous review: localStorage, else the page ---
+  // --- the last variant shown at this note's previous review: localStorage, the page, window.name ---
   function lastShown(skill) {
-    var l = local(), v = null;
+    var l = local(), v = null, st;
     try { v = l.getItem(LAST + skill); } catch (e) {}
     if (v === null && window.rudriteLast && own(window.rudriteLast, skill)) v = window.rudriteLast[skill];
+    st = named();
+    if (v === null && st.l && own(st.l, skill)) v = st.l[skill];
     return v;
   }
   function remember(skill, id) {
-    var l = local();
+    var l = local(), st = named();
     window.rudriteLast = window.rudriteLast || {};
     window.rudriteLast[skill] = id;
     try { l.setItem(LAST + skill, id); } catch (e) {}
+    st.l = st.l && typeof st.l === "object" ? st.l : {};
+    st.l[skill] = id; setNamed(st);
   }
   // --- reading a typed answer as generator.answers does ---
   function rel(g, k) { return k === 0 ? (g === 0 ? 0 : Infinity) : Math.abs(g - k) / Math.abs(k); }

@@ -10,9 +10,9 @@ the variant it showed at the note's last review (``last``). The rule:
   when they fall in different blocks and the two orders happen to agree there (about
   ``min(n, K) / K`` of ``1 / K`` for n < K), never on consecutive days.
 - **Skip the last one shown.** Where the client remembers the variant of the note's last
-  review (``localStorage``, or the desktop's long-lived page), the day's variant is skipped when
-  it equals that one and the next variant is shown: consecutive reviews never repeat, same-day
-  relearning steps included.
+  review (``localStorage``; within one sitting also the page itself or ``window.name``), the
+  day's variant is skipped when it equals that one and yesterday's is shown instead:
+  consecutive reviews never repeat, same-day relearning steps included.
 
 The old rule, kept for the benchmark, was ``(day + offset) mod K``: any interval that is a
 multiple of K showed the same problem again.
@@ -70,11 +70,16 @@ def day_pick(seed: int, day: int, k: int) -> int:
 
 
 def pick(seed: int, day: int, k: int, last: int | None = None) -> int:
-    """The variant to show: the day's, or the next one when the day's is the one shown last time."""
+    """The variant to show: the day's, or, when the day's is the one shown last time, yesterday's.
+
+    Yesterday's (never today's, for K >= 3) rather than tomorrow's: a review skipped here is a
+    same-day relearning step, and the next review is most often tomorrow, which may have no
+    memory of today (a new session) and shows tomorrow's variant."""
     i = day_pick(seed, day, k)
-    if last is not None and k >= 2 and i == last:
-        i = (i + 1) % k
-    return i
+    if last is None or k < 2 or i != last:
+        return i
+    before = day_pick(seed, day - 1, k)
+    return before if before != last else (i + 1) % k
 
 
 def old_pick(offset: int, day: int, k: int) -> int:

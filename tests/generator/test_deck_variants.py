@@ -137,4 +137,4 @@ def test_deck_verb_forms(tmp_path):
 
 
 def test_default_k_is_stated():
-    assert DEFAULT_VARIANTS == 8
+    assert DEFAULT_VARIANTS == 16
