@@ -271,7 +271,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
 # the note type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "ba88f54d41d9fe68"
+VARIANT_MODEL_FINGERPRINT = "0b9d62c18eaae876"
 
 
 def variant_model_fingerprint() -> str:
