@@ -138,3 +138,29 @@ def test_deck_verb_forms(tmp_path):
 
 def test_default_k_is_stated():
     assert DEFAULT_VARIANTS == 16
+
+
+def test_no_two_problems_or_notes_ask_the_same_thing():
+    """`--fixed --count 3` over the whole course: no identical prompts; each unordered pair of chips
+    is compared by one skill only (ridge), so the variant deck has no duplicate prompt either."""
+    problems = gen.generate(count=3)
+    prompts = [p.prompt for p in problems]
+    assert len(prompts) == len(set(prompts))
+    pairs: dict[frozenset, set] = {}
+    for p in gen.generate(families=["ridge"], count=16):
+        if p.answer.is_choice:
+            pairs.setdefault(frozenset(p.answer.choices) | {p.params["dtype"]}, set()).add(p.skill)
+    assert pairs and all(len(skills) == 1 for skills in pairs.values()), pairs
+
+
+def test_cards_say_when_a_skill_has_one_problem_and_cite_no_test_path():
+    problems = gen.generate(families=["ridge", "miss_reason"], chips=["v5e"], count=3, seed=0)
+    notes = skill_notes(problems, card_rules(), gen.registry().by_id, 3)
+    single = [n for n in notes if len(n.variants) == 1]
+    assert single and len(single) < len(notes)
+    for n in notes:
+        front = card.front_html(n)
+        assert ("A fact to know: the same every time." in front) == (len(n.variants) == 1)
+    for p in problems:
+        assert "tests/" not in anki.solution_html(p)
+    assert any("lab-0.1-" in anki.solution_html(p) for p in problems if p.family == "miss_reason")
