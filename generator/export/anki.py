@@ -1,7 +1,7 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
 Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
-a fresh one each day; the card itself is ``generator.export.card``, its data
+another one at each review (``generator.export.rotation``); the card itself is ``generator.export.card``, its data
 ``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
 `drill deck --fixed`).
 
@@ -10,7 +10,8 @@ Design, against how Anki imports (checked with the official ``anki`` package):
 - Note type and deck ids are fixed here. Anki matches an imported note type by
   id and fields: adding, renaming or reordering fields of an existing note type
   makes Anki create a second one ("... +") and leaves old notes unupdated. So a
-  change to ``FIELDS`` or the templates needs a new ``MODEL_ID``;
+  change to ``FIELDS`` needs a new ``MODEL_ID`` (templates and CSS of a newer package are
+  replaced in place, test_anki_real checks it);
   ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
   when the two drift apart.
 - A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
@@ -264,7 +265,7 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
                       tuple(sorted(media)), Path(target).stat().st_size)
 
 
-# --- The variant deck (the default): one note per skill, K variants, a fresh one every day -------------
+# --- The variant deck (the default): one note per skill, K variants, another one at each review --------
 # A second note type, so the fixed deck's notes and reviews are left as they are (see README: moving
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
 VARIANT_MODEL_ID = 1_739_240_002

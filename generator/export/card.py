@@ -7,25 +7,31 @@ shows the first variant, complete. The data the script needs (``SkillNote.to_dic
 ids, keys, scales, tolerances, wrong answers) sits in a ``<script type="application/json">``.
 
 The script (``SCRIPT``, inline in the front template; Anki puts the front into the
-back through ``{{FrontSide}}``) only chooses and compares, it computes no formula:
+back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:
 
-- **Choosing:** variant = (local calendar day + the note's offset) mod K, where the
-  day is ``floor((Date.now() - timezone offset) / 1 day)``: it changes every day and
-  two consecutive days never show the same variant. The front keeps its choice and
-  the typed answer in ``sessionStorage`` (where the client allows it); the back uses a
-  choice kept in the last 6 hours, so a review crossing midnight still agrees.
-- **Checking** a typed answer, on the back: a plain decimal number (``87.2``,
-  ``-3``, ``8.72e1``; no unit, no thousands separators, at most 200 characters) is read
-  in the variant's unit as ``generator.answers.parse_number`` reads a bare number the
-  prompt states the unit of (typed x unit scale / base scale); right when its relative
-  error is within ``drill check``'s tolerance; when wrong, the first classic wrong
-  answer within the misconception tolerance names the mistake. A choice is read as
-  ``answers.parse_choice`` does (case, a trailing "bound", c/m/y/n, a unique prefix).
-  Anything else is not checked (``data-verdict="none"``).
+- **Choosing:** ``generator.export.rotation``'s rule, step for step: the local calendar
+  day's variant (blocks of K days, each in its own order), skipping the variant of the
+  note's last review where the client remembers it (``localStorage``, else the page's own
+  ``window.rudriteLast``, else ``window.name``). The back records what it showed as the
+  note's last.
+- **Carrying** the front's choice and typed answer to the back (the anki-persistence
+  pattern): a ``window`` property (desktop keeps one page), ``sessionStorage`` and
+  ``window.name`` (a page reloaded in the same webview); the back clears them. When none
+  arrives, the back applies the front's rule again (same day and memory: the same pick) and
+  says the typed answer could not be carried. Any failure leaves the first variant showing.
+- **Checking** a typed answer, on the back, as ``drill check`` reads it: one number
+  (sign, thousands separators, exponent) with or without a unit word (``READER``: the units
+  and factors of ``generator.answers.card_reader``, generated); a bare number is in the
+  variant's unit; right when its relative error is within ``drill check``'s tolerance; when
+  wrong, the closest classic wrong answer within the misconception tolerance names the
+  mistake. A choice is read as ``answers.parse_choice`` does (case, a trailing "bound", its
+  aliases, a 2-D shape, a unique prefix). Anything else (a working such as ``2*3 us``) is
+  not checked (``data-verdict="none"``).
 
 Markup for tools and tests: ``.rk-front`` and ``.rk-back`` carry ``data-problem-id``
 (the shown variant's export id); ``.rk-back`` carries ``data-verdict``
-(right/wrong/none) and ``data-misconception`` (an id or "").
+(right/wrong/none), ``data-misconception`` (an id or "") and ``data-carried`` (yes/no: whether
+the front's typed answer reached the back).
 """
 
 from __future__ import annotations

@@ -104,8 +104,9 @@ def test_the_cards_unit_table_is_answers_own():
 
 def test_variant_note_type_id_changes_with_its_fields():
     assert anki.variant_model_fingerprint() == anki.VARIANT_MODEL_FINGERPRINT, (
-        "card.FIELDS, the templates or the CSS changed: give the note type a new VARIANT_MODEL_ID, "
-        "then update VARIANT_MODEL_FINGERPRINT")
+        "card.FIELDS, the templates or the CSS changed. New, renamed or reordered FIELDS: give the note "
+        "type a new VARIANT_MODEL_ID. Templates or CSS only: Anki replaces them in place from a newer "
+        "package (test_anki_real); keep the id. Then update VARIANT_MODEL_FINGERPRINT")
     assert anki.VARIANT_MODEL_ID != anki.MODEL_ID and anki.VARIANT_MODEL_ID not in anki.DECK_IDS.values()
 
 
