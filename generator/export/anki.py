@@ -124,7 +124,10 @@ def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] 
     (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
-    body = html.escape(_SOURCE_PATH.sub(r"\1", "\x1e".join(problem.solution)), quote=False)
+    text = "\x1e".join(problem.solution)
+    if ".json" in text:  # the path pattern is slow to search; few solutions cite a file
+        text = _SOURCE_PATH.sub(r"\1", text)
+    body = html.escape(text, quote=False)
     steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
     return steps + mistakes_html(problem, wrong)
 

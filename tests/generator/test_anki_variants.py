@@ -475,3 +475,18 @@ def test_a_compare_card_shows_both_chips_and_cites_no_test_path(deck):
             assert block.count("<img") == 2, v["id"]
     for _, answer, _ in deck.values():
         assert "tests/" not in answer and "fixtures/" not in answer
+
+
+@pytest.mark.parametrize("family", ["miss_reason", "floor", "ridge"])
+def test_the_back_fits_a_phone(deck, browser, family):
+    """A 390 px wide screen: no back overflows sideways (no long path, long steps wrap)."""
+    notes = [x for s, x in deck.items() if s.startswith(family + ":")][:3]
+    assert notes
+    r = Reviewer(browser, viewport={"width": 390, "height": 800})
+    try:
+        for question, answer, _ in notes:
+            r.front(question, T0)
+            r.back(answer, T0)
+            assert r.page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        r.close()
