@@ -165,3 +165,25 @@ def test_cards_say_when_a_skill_has_one_problem_and_cite_no_test_path():
     for p in problems:
         assert "tests/" not in anki.solution_html(p)
     assert any("lab-0.1-" in anki.solution_html(p) for p in problems if p.family == "miss_reason")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from generator.export import rotation  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, rotation.MODULUS - 1), st.integers(-40_000, 80_000), st.integers(1, 64),
+       st.one_of(st.none(), st.integers(0, 63)))
+def test_rotation_invariants(seed, day, k, last):
+    """The pick is a variant; never the last one shown (K >= 2); consecutive days differ (K >= 3);
+    a block of K days shows every variant once."""
+    last = None if last is None else last % k
+    i = rotation.pick(seed, day, k, last)
+    assert 0 <= i < k
+    if k >= 2 and last is not None:
+        assert i != last
+    if k >= 3:
+        assert rotation.day_pick(seed, day, k) != rotation.day_pick(seed, day + 1, k)
+    start = day - day % k
+    assert sorted(rotation.day_pick(seed, d, k) for d in range(start, start + k)) == list(range(k))
