@@ -62,9 +62,11 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-hint { margin-top: 1em; font-size: 14px; }
 .rk-answer { font-size: 20px; margin: .5em 0; }
 .rk-solution ol { font-family: monospace; font-size: 13px; padding-left: 1.5em; }
-.rk-meta { margin-top: 1em; font-size: 11px; color: #80868b; }
+.rk-meta { margin-top: 1em; font-size: 11px; color: #5f6368; }
 .rk-mistakes { font-size: 13px; color: #5f6368; }
-"""
+.rk-solution li { white-space: pre-wrap; overflow-wrap: anywhere; }
+.rk-figure img { background: #fff; max-width: 100%; }
+""" + card.NIGHT_CSS
 # sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
@@ -275,7 +277,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
 # the note type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "0b9d62c18eaae876"
+VARIANT_MODEL_FINGERPRINT = "1e01525a8191c3da"
 
 
 def variant_model_fingerprint() -> str:

@@ -73,11 +73,15 @@ CSS = f""".card {{ font-family: sans-serif; font-size: 18px; text-align: left; c
 .rk-figure img {{ background: #fff; max-width: 100%; }}
 .rk-meta {{ margin-top: 1em; font-size: 11px; color: #5f6368; }}
 .rk-mistakes {{ font-size: 13px; color: #5f6368; }}
-{_NIGHT} {{ color: #e8eaed; background: #202124; }}
+"""
+# Night mode, for both deck forms (the fixed deck's CSS in generator.export.anki ends with it too).
+NIGHT_CSS = f"""{_NIGHT} {{ color: #e8eaed; background: #202124; }}
 {", ".join(f"{n} .rk-{c}" for n in _NIGHT.split(", ") for c in ("how", "fact", "meta", "mistakes"))} {{ color: #bdc1c6; }}
 {", ".join(f"{n} .rk-back[data-verdict=right] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #81c995; }}
 {", ".join(f"{n} .rk-back[data-verdict=wrong] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #f28b82; }}
+{", ".join(f"{n} a" for n in _NIGHT.split(", "))} {{ color: #8ab4f8; }}
 """
+CSS += NIGHT_CSS
 
 # The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula and no
 # unit typed here: the note's data says what the answer, scales, tolerances and wrong answers are,

@@ -87,8 +87,8 @@ def deck(tmp_path_factory):
     return cards
 
 
-def page_html(card_html: str, body_class: str = BODY) -> str:
-    return (f'<!doctype html><html><head><meta charset="utf-8"><style>{CSS}</style></head>'
+def page_html(card_html: str, body_class: str = BODY, css: str | None = None) -> str:
+    return (f'<!doctype html><html><head><meta charset="utf-8"><style>{css or CSS}</style></head>'
             f'<body class="{body_class}"><div id="qa">{card_html}</div></body></html>')
 
 
@@ -102,12 +102,12 @@ class Reviewer:
     "throwing" or "cleared" (emptied between front and back: sessionStorage and localStorage)."""
 
     def __init__(self, browser, mode="mobile", storage="working", timezone="UTC", javascript=True,
-                 body_class=BODY, viewport=None):
+                 body_class=BODY, viewport=None, css=None):
         self.context = browser.new_context(timezone_id=timezone, java_script_enabled=javascript,
                                            viewport=viewport or {"width": 800, "height": 900})
         if storage == "throwing":
             self.context.add_init_script(THROWING)
-        self.mode, self.storage, self.body_class = mode, storage, body_class
+        self.mode, self.storage, self.body_class, self.css = mode, storage, body_class, css
         self.page = self.context.new_page()
         self.errors = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
@@ -122,7 +122,7 @@ class Reviewer:
             route.fulfill(status=200, content_type="image/svg+xml", body=MEDIA[name])
         else:
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
-                          body=page_html(self.sides[name], self.body_class))
+                          body=page_html(self.sides[name], self.body_class, self.css))
 
     def _at(self, at):
         if at is not None:
@@ -488,5 +488,32 @@ def test_the_back_fits_a_phone(deck, browser, family):
             r.front(question, T0)
             r.back(answer, T0)
             assert r.page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("body_class", [BODY, NIGHT])
+def test_the_fixed_deck_follows_night_mode_too(browser, tmp_path, body_class):
+    from generator.export import anki as export
+
+    path = tmp_path / "fixed.apkg"
+    result = CliRunner().invoke(cli, ["deck", "--fixed", "--family", "floor", "--family", "ridge", "--chip", CHIP,
+                                      "--count", "1", "-o", str(path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    col = Collection(str(tmp_path / "collection.anki2"))
+    try:
+        col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS))
+        answers_html = [col.get_note(n).cards()[0].answer() for n in col.find_notes("")][:4]
+        MEDIA.update({f.name: f.read_bytes() for f in Path(col.media.dir()).iterdir() if f.is_file()})
+    finally:
+        col.close()
+    r = Reviewer(browser, mode="mobile", body_class=body_class, css=export.CSS)
+    try:
+        for html_text in answers_html:
+            r.sides["back"] = html_text
+            r.page.goto(f"{ORIGIN}/back")
+            background, ratios = r.page.evaluate(CONTRAST)
+            assert (background == "rgb(32, 33, 36)") == (body_class == NIGHT), background
+            assert ratios and not [x for x in ratios if x[1] < 4.5], ratios
     finally:
         r.close()
