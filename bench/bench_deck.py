@@ -20,7 +20,7 @@ answers inside the timed region (``misconceptions.wrong_answers``: ~75% of the g
 genanki was handed them in its prepared fields. The variant data now carries the wrong answers
 once computed, and the exporter renders from it.
 
-    .venv/bin/python bench/bench_deck.py [--variants 8] [--repeat 5]
+    .venv/bin/python bench/bench_deck.py [--variants 16] [--repeat 5]
 """
 
 import argparse

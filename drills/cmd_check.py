@@ -39,8 +39,9 @@ class Seconds(click.FloatRange):
 def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, as_json: bool) -> None:
     """Grade one answer to one problem, as the quiz would, without touching the store.
 
-    Exit 0 when the answer was graded or the output says why not (status
-    needs-unit, wrong-kind or unreadable); exit 2 for an unknown problem id.
+    A bare number is read in the unit the problem's Anki card names (the prompt's, else the
+    answer's own, as `drill export` shows it). Exit 0 when the answer was graded or the output
+    says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
     from drills import assess
     from generator import generate
@@ -52,6 +53,15 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None
     outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints)
+    if outcome.status == assess.NEEDS_UNIT:
+        # A bare number is read in the unit the problem's Anki card names (issue 24: one grammar).
+        import dataclasses
+
+        from generator.export.variants import card_unit
+        unit = card_unit(problem, assess.stated_unit(problem))
+        outcome = dataclasses.replace(assess.assess(problem, f"({answer_text}) {unit}",
+                                                    generate.grading_bands(problem.family), seconds, hints),
+                                      given=answer_text)
     if as_json:
         click.echo(json.dumps(outcome.to_dict(), ensure_ascii=False))
         return

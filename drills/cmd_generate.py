@@ -93,12 +93,12 @@ def card_rules():
               help="Where to write the Anki package (written whole or not at all).")
 @click.pass_context
 def deck(ctx, chips, families, count, seed, specs_dir, variants, fixed, output) -> None:
-    """Build an Anki deck (.apkg) of drill problems: one note per skill, fresh numbers every day.
+    """Build an Anki deck (.apkg) of drill problems: one note per skill, fresh numbers at each review.
 
     Deck tree "Rudrite Kernels::Stage 0::<family>". Each note holds K problems of one
     skill, all computed here (answer, tolerance, worked solution with each constant's
-    source, classic wrong answers); the card shows one per local calendar day (the same
-    on front and back) and checks a number typed on the front by `drill check`'s rules.
+    source, classic wrong answers); the card shows another one at each review (the same
+    on front and back) and checks an answer typed on the front by `drill check`'s rules.
     A client that runs no script shows the first problem. Notes are keyed by skill id,
     so importing a regenerated deck updates your notes in place (reviews kept).
     With --fixed: one note per problem (keyed by problem id), numbers never change.

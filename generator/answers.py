@@ -559,3 +559,43 @@ def parse_choice(text: str, choices: tuple[str, ...] | list[str], shown: bool = 
             raise AnswerError("write the block as rows x cols (like 3x5) or as the prompt writes a shape (like (3, 5))")
         raise AnswerError("that is not an answer this question takes")
     raise AnswerError(f"answer one of: {', '.join(choices)}")
+
+
+def card_reader() -> dict[str, object]:
+    """What the Anki card's reader needs to read "number [unit]" as ``parse_number`` does, as data.
+
+    The card (``generator.export.card``) must never type a unit or factor twice, so this table is
+    computed here from the tables above, every entry through ``parse_unit`` itself:
+
+    - ``exact``: unit word -> ``[scale, "s,B,FLOP" exponents, kind]`` for every spelling matched
+      case-sensitively (base words, prefixed words, count prefixes), and also every other spelling
+      as written in the tables above;
+    - ``lower``: lower-cased word -> the same, for the words matched whatever their case (time
+      words, counts, spelled-out prefixes): ``parse_unit`` falls back on these;
+    - ``ambiguous``: words refused whatever else they might match (``MS``);
+    - ``aliases``: ``parse_choice``'s choice aliases.
+
+    ``kind``: 1 a FLOP word (``TFLOPs``, read as a rate where a rate is asked), 2 a count word or
+    count prefix (``chips``, ``k``: the number stays a plain count), 0 otherwise. A compound unit
+    ``a/b`` is two ``exact``/``lower`` words of ``_word_unit`` (``word`` 1 in the kind's tens).
+    """
+    candidates: set[str] = set(_BASE_WORDS) | set(_COUNT_PREFIXES) | set(_COUNT_WORDS) | set(_TIME_WORDS)
+    for prefix in _SPELLED_PREFIXES:
+        candidates |= {prefix + base for base in _SPELLED_BASES}
+    for table in (_BINARY_PREFIXES, _LARGE_PREFIXES, _SMALL_PREFIXES):
+        candidates |= {prefix + base for prefix in table for base in _BASE_WORDS}
+    lower_words = set(_COUNT_WORDS) | set(_TIME_WORDS) | {p + b for p in _SPELLED_PREFIXES for b in _SPELLED_BASES}
+
+    def entry(word: str) -> list[object] | None:
+        try:
+            unit = parse_unit(word)
+        except AnswerError:
+            return None
+        kind = 1 if _FLOP_WORDS.match(word) else 2 if (word in _COUNT_PREFIXES or word.lower() in _COUNT_WORDS) else 0
+        # +10: a word of its own (``_word_unit``), which may stand on either side of a compound "a/b".
+        kind += 10 if _word_unit(word) is not None else 0
+        return [unit.scale, ",".join(str(d) for d in unit.dims), kind]
+
+    exact = {w: e for w in sorted(candidates) if (e := entry(w)) is not None}
+    lower = {w.lower(): e for w in sorted(lower_words) if (e := entry(w)) is not None}
+    return {"exact": exact, "lower": lower, "ambiguous": sorted(_AMBIGUOUS), "aliases": dict(_CHOICE_ALIASES)}

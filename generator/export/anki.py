@@ -1,7 +1,7 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
 Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
-a fresh one each day; the card itself is ``generator.export.card``, its data
+another one at each review (``generator.export.rotation``); the card itself is ``generator.export.card``, its data
 ``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
 `drill deck --fixed`).
 
@@ -10,7 +10,8 @@ Design, against how Anki imports (checked with the official ``anki`` package):
 - Note type and deck ids are fixed here. Anki matches an imported note type by
   id and fields: adding, renaming or reordering fields of an existing note type
   makes Anki create a second one ("... +") and leaves old notes unupdated. So a
-  change to ``FIELDS`` or the templates needs a new ``MODEL_ID``;
+  change to ``FIELDS`` needs a new ``MODEL_ID`` (templates and CSS of a newer package are
+  replaced in place, test_anki_real checks it);
   ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
   when the two drift apart.
 - A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
@@ -29,6 +30,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import time
@@ -60,9 +62,11 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-hint { margin-top: 1em; font-size: 14px; }
 .rk-answer { font-size: 20px; margin: .5em 0; }
 .rk-solution ol { font-family: monospace; font-size: 13px; padding-left: 1.5em; }
-.rk-meta { margin-top: 1em; font-size: 11px; color: #80868b; }
+.rk-meta { margin-top: 1em; font-size: 11px; color: #5f6368; }
 .rk-mistakes { font-size: 13px; color: #5f6368; }
-"""
+.rk-solution li { white-space: pre-wrap; overflow-wrap: anywhere; }
+.rk-figure img { background: #fff; max-width: 100%; }
+""" + card.NIGHT_CSS
 # sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
@@ -105,12 +109,20 @@ def answer_html(problem: Problem) -> str:
     return f"<b>{html.escape(show(a.value, a.unit))}</b>{band}"
 
 
+# A source cited by its path in this repository (a test fixture's lab record): the card names the
+# file alone, which says where the number comes from without a path a learner can not open.
+_SOURCE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+([\w.-]+\.json)\b")
+
+
 def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """The worked steps, then the classic wrong answers to this problem and the mistake behind each
     (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
-    body = html.escape("\x1e".join(problem.solution), quote=False)
+    text = "\x1e".join(problem.solution)
+    if ".json" in text:  # the path pattern is slow to search; few solutions cite a file
+        text = _SOURCE_PATH.sub(r"\1", text)
+    body = html.escape(text, quote=False)
     steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
     return steps + mistakes_html(problem, wrong)
 
@@ -123,11 +135,12 @@ def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.Wrong
     for wrong in wrong_answers:
         a = problem.answer
         value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)
-        shown.setdefault(value, f"{wrong.misconception.name} ({wrong.step})")
+        m = wrong.misconception
+        shown.setdefault(value, f"{html.escape(f'{m.name} ({wrong.step})', quote=False)} "
+                                f"<small>{html.escape(m.id, quote=False)}</small>")
     if not shown:
         return ""
-    items = "".join(f"<li>{html.escape(v, quote=False)}: {html.escape(why, quote=False)}</li>"
-                    for v, why in list(shown.items())[:6])
+    items = "".join(f"<li>{html.escape(v, quote=False)}: {why}</li>" for v, why in list(shown.items())[:6])
     return f'<div class="rk-mistakes">If you got one of these, the classic mistake is:<ul>{items}</ul></div>'
 
 
@@ -154,16 +167,21 @@ class _Figures:
         self._by_key: dict[tuple[str, str], str] = {}
 
     def for_problem(self, problem: Problem) -> str:
+        """The problem's figures: the chip's roofline, and the other chip's too on a compare card."""
         chip = problem.params.get("chip")
         if problem.family not in FIGURE_FAMILIES or not chip:
             return ""
-        key = (chip, problem.params.get("dtype", "bf16"))
+        chips = [chip] + ([problem.params["other"]] if problem.params.get("other") else [])
+        return "".join(f'<img src="{self._name(c, problem.params.get("dtype", "bf16"))}">' for c in chips)
+
+    def _name(self, chip: str, dtype: str) -> str:
+        key = (chip, dtype)
         name = self._by_key.get(key)
         if name is None:
-            svg = roofline_svg(catalogue.get(chip), key[1])
+            svg = roofline_svg(catalogue.get(chip), dtype)
             name = self._by_key[key] = media_name(svg, "rk-roofline", "svg")
             self.files[name] = svg
-        return f'<img src="{name}">'
+        return name
 
 
 def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict[str, str] | None) -> genanki.Deck:
@@ -247,12 +265,14 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
                       tuple(sorted(media)), Path(target).stat().st_size)
 
 
-# --- The variant deck (the default): one note per skill, K variants, a fresh one every day -------------
+# --- The variant deck (the default): one note per skill, K variants, another one at each review --------
 # A second note type, so the fixed deck's notes and reviews are left as they are (see README: moving
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
-VARIANT_MODEL_ID = 1_739_240_003  # 003: another edition's answer yields to a closer named mistake
+VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
-VARIANT_MODEL_FINGERPRINT = "f2deca89663066ca"
+# Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
+# the note type's templates and CSS in place from a newer package (test_anki_real checks it).
+VARIANT_MODEL_FINGERPRINT = "e06df1c6ff9756cb"
 
 
 def variant_model_fingerprint() -> str:

@@ -7,25 +7,31 @@ shows the first variant, complete. The data the script needs (``SkillNote.to_dic
 ids, keys, scales, tolerances, wrong answers) sits in a ``<script type="application/json">``.
 
 The script (``SCRIPT``, inline in the front template; Anki puts the front into the
-back through ``{{FrontSide}}``) only chooses and compares, it computes no formula:
+back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:
 
-- **Choosing:** variant = (local calendar day + the note's offset) mod K, where the
-  day is ``floor((Date.now() - timezone offset) / 1 day)``: it changes every day and
-  two consecutive days never show the same variant. The front keeps its choice and
-  the typed answer in ``sessionStorage`` (where the client allows it); the back uses a
-  choice kept in the last 6 hours, so a review crossing midnight still agrees.
-- **Checking** a typed answer, on the back: a plain decimal number (``87.2``,
-  ``-3``, ``8.72e1``; no unit, no thousands separators, at most 200 characters) is read
-  in the variant's unit as ``generator.answers.parse_number`` reads a bare number the
-  prompt states the unit of (typed x unit scale / base scale); right when its relative
-  error is within ``drill check``'s tolerance; when wrong, the first classic wrong
-  answer within the misconception tolerance names the mistake. A choice is read as
-  ``answers.parse_choice`` does (case, a trailing "bound", c/m/y/n, a unique prefix).
-  Anything else is not checked (``data-verdict="none"``).
+- **Choosing:** ``generator.export.rotation``'s rule, step for step: the local calendar
+  day's variant (blocks of K days, each in its own order), skipping the variant of the
+  note's last review where the client remembers it (``localStorage``, else the page's own
+  ``window.rudriteLast``, else ``window.name``). The back records what it showed as the
+  note's last.
+- **Carrying** the front's choice and typed answer to the back (the anki-persistence
+  pattern): a ``window`` property (desktop keeps one page), ``sessionStorage`` and
+  ``window.name`` (a page reloaded in the same webview); the back clears them. When none
+  arrives, the back applies the front's rule again (same day and memory: the same pick) and
+  says the typed answer could not be carried. Any failure leaves the first variant showing.
+- **Checking** a typed answer, on the back, as ``drill check`` reads it: one number
+  (sign, thousands separators, exponent) with or without a unit word (``READER``: the units
+  and factors of ``generator.answers.card_reader``, generated); a bare number is in the
+  variant's unit; right when its relative error is within ``drill check``'s tolerance; when
+  wrong, the closest classic wrong answer within the misconception tolerance names the
+  mistake. A choice is read as ``answers.parse_choice`` does (case, a trailing "bound", its
+  aliases, a 2-D shape, a unique prefix). Anything else (a working such as ``2*3 us``) is
+  not checked (``data-verdict="none"``).
 
 Markup for tools and tests: ``.rk-front`` and ``.rk-back`` carry ``data-problem-id``
 (the shown variant's export id); ``.rk-back`` carries ``data-verdict``
-(right/wrong/none) and ``data-misconception`` (an id or "").
+(right/wrong/none), ``data-misconception`` (an id or "") and ``data-carried`` (yes/no: whether
+the front's typed answer reached the back).
 """
 
 from __future__ import annotations
@@ -33,42 +39,173 @@ from __future__ import annotations
 import html
 import json
 
+from generator import answers
+from generator.export import rotation
 from generator.export.variants import SkillNote, Variant
 from generator.families.base import show
 
 FIELDS = ("Skill", "Front", "Back", "Data")
 
 QFMT = ('{{Front}}'
-        '<div class="rk-type"><label>Your answer: <input name="answer" autocomplete="off" autocapitalize="off" '
-        'spellcheck="false"></label></div>'
+        # Hidden until the script runs: without script nothing would read what is typed.
+        '<div class="rk-type" hidden><label>Your answer: <input name="answer" autocomplete="off" '
+        'autocapitalize="off" spellcheck="false"></label></div>'
         '<script type="application/json" class="rk-data">{{Data}}</script>'
         '<script>{{SCRIPT}}</script>')
 AFMT = '{{FrontSide}}<hr id="answer">{{Back}}<div class="rk-meta">{{Skill}}</div>'
 
-CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; color: #202124; background: #fff; }
-.rk-how { margin-top: .6em; font-size: 14px; color: #5f6368; }
-.rk-hint { margin-top: .6em; font-size: 14px; }
-.rk-type { margin-top: .8em; }
-.rk-type input { font-size: 18px; width: 12em; }
-.rk-verdict { font-size: 18px; margin: .4em 0; }
-.rk-back[data-verdict="right"] .rk-verdict { color: #137333; }
-.rk-back[data-verdict="wrong"] .rk-verdict { color: #a50e0e; }
-.rk-answer { font-size: 20px; margin: .5em 0; }
-.rk-solution ol { font-family: monospace; font-size: 13px; padding-left: 1.5em; }
-.rk-meta { margin-top: 1em; font-size: 11px; color: #5f6368; }
-.rk-mistakes { font-size: 13px; color: #5f6368; }
-.nightMode .card, .night_mode .card { color: #e8eaed; background: #202124; }
+# Anki desktop and AnkiDroid put the classes on <body> itself ("card card1 nightMode night_mode");
+# older clients put .night_mode on an element around the card: both are covered.
+_NIGHT = ".card.nightMode, .card.night_mode, .nightMode .card, .night_mode .card"
+CSS = f""".card {{ font-family: sans-serif; font-size: 18px; text-align: left; color: #202124; background: #fff; }}
+.rk-how {{ margin-top: .6em; font-size: 14px; color: #5f6368; }}
+.rk-fact {{ margin-top: .6em; font-size: 14px; color: #5f6368; font-style: italic; }}
+.rk-hint {{ margin-top: .6em; font-size: 14px; }}
+.rk-type {{ margin-top: .8em; }}
+.rk-type input {{ font-size: 18px; width: 12em; max-width: 100%; color: #202124; background: #fff; }}
+.rk-verdict {{ font-size: 18px; margin: .4em 0; }}
+.rk-verdict small, .rk-mistakes small {{ font-size: 11px; }}
+.rk-back[data-verdict="right"] .rk-verdict {{ color: #137333; }}
+.rk-back[data-verdict="wrong"] .rk-verdict {{ color: #a50e0e; }}
+.rk-answer {{ font-size: 20px; margin: .5em 0; }}
+.rk-solution ol {{ font-family: monospace; font-size: 13px; padding-left: 1.5em; }}
+.rk-solution li {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+.rk-figure img {{ background: #fff; max-width: 100%; }}
+.rk-meta {{ margin-top: 1em; font-size: 11px; color: #5f6368; }}
+.rk-mistakes {{ font-size: 13px; color: #5f6368; }}
 """
+# Night mode, for both deck forms (the fixed deck's CSS in generator.export.anki ends with it too).
+NIGHT_CSS = f"""{_NIGHT} {{ color: #e8eaed; background: #202124; }}
+{", ".join(f"{n} .rk-{c}" for n in _NIGHT.split(", ") for c in ("how", "fact", "meta", "mistakes"))} {{ color: #bdc1c6; }}
+{", ".join(f"{n} .rk-back[data-verdict=right] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #81c995; }}
+{", ".join(f"{n} .rk-back[data-verdict=wrong] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #f28b82; }}
+{", ".join(f"{n} a" for n in _NIGHT.split(", "))} {{ color: #8ab4f8; }}
+"""
+CSS += NIGHT_CSS
 
-# The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula: the data
-# says what the answer, the scales, the tolerances and the wrong answers are.
+# The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula and no
+# unit typed here: the note's data says what the answer, scales, tolerances and wrong answers are,
+# READER (generated from generator.answers.card_reader) what the units are, and the rotation is
+# generator.export.rotation's, step for step.
 SCRIPT = r"""(function () {
-  var KEEP_MS = 6 * 3600 * 1000, NUM = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-  var ALIAS = {c: "compute", m: "memory", y: "yes", n: "no"};
+  var R = {{READER}};
+  var M = {{MODULUS}}, A = {{MULTIPLIER}}, STRIDE = {{STRIDE}}, DAY = {{DAY_MS}}, MAX = {{MAX_CHARS}};
+  var CARRY = "rudrite:review", LAST = "rudrite:last:", NAME = "rudrite:";
+  var NUM = /^([+-]?)\s*((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*([A-Za-z\u00b5\u03bc]+(?:\/[A-Za-z\u00b5\u03bc]+)?)?$/;
+  var PAIR = /^\(?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*\)?$/;
   function q(s) { return document.querySelector(s); }
   function qa(s) { return Array.prototype.slice.call(document.querySelectorAll(s)); }
-  function store() { try { return window.sessionStorage; } catch (e) { return null; } }
+  function own(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
+  function mod(a, n) { return ((a % n) + n) % n; }
+  // --- the rotation (generator.export.rotation) ---
+  function order(seed, block, k) {
+    var x = mod(seed + block * STRIDE, M) || 1, o = [], i, j, t;
+    x = x * A % M; x = x * A % M;
+    for (i = 0; i < k; i++) o.push(i);
+    for (i = k - 1; i > 0; i--) { x = x * A % M; j = x % (i + 1); t = o[i]; o[i] = o[j]; o[j] = t; }
+    return o;
+  }
+  function dayPick(seed, day, k) {
+    if (k <= 1) return 0;
+    var b = Math.floor(day / k), o = order(seed, b, k), t;
+    if (k >= 3 && o[0] === order(seed, b - 1, k)[k - 1]) { t = o[0]; o[0] = o[1]; o[1] = t; }
+    return o[day - b * k];
+  }
+  function pick(seed, day, k, last) {
+    var i = dayPick(seed, day, k), before;
+    if (last === null || k < 2 || i !== last) return i;
+    before = dayPick(seed, day - 1, k);
+    return before !== last ? before : (i + 1) % k;
+  }
+  function today() {
+    var now = Date.now(), off = new Date(now).getTimezoneOffset(), d = Math.floor((now - off * 60000) / DAY);
+    return isFinite(d) ? d : 0;
+  }
+  // --- carrying the review from front to back: the page itself, sessionStorage, window.name ---
+  function session() { try { return window.sessionStorage; } catch (e) { return null; } }
+  function local() { try { return window.localStorage; } catch (e) { return null; } }
+  // window.name outlives a page reload in the same webview: {r: this review, l: {skill: last id}}
+  function named() {
+    var st = null;
+    try { if (String(window.name).indexOf(NAME) === 0) st = JSON.parse(window.name.slice(NAME.length)); } catch (e) {}
+    return st && typeof st === "object" ? st : {};
+  }
+  function setNamed(st) { try { window.name = NAME + JSON.stringify(st); } catch (e) {} }
+  function carry(rec) {
+    var s = session(), st = named();
+    window.rudriteReview = rec;
+    try { s.setItem(CARRY, JSON.stringify(rec)); } catch (e) {}
+    st.r = rec; setNamed(st);
+  }
+  function carried(skill, ids) {
+    var found = [window.rudriteReview], s = session(), i, r;
+    try { found.push(JSON.parse(s.getItem(CARRY))); } catch (e) {}
+    found.push(named().r);
+    for (i = 0; i < found.length; i++) {
+      r = found[i];
+      if (r && r.skill === skill && typeof r.id === "string" && ids.indexOf(r.id) >= 0) return r;
+    }
+    return null;
+  }
+  function uncarry() {
+    var s = session(), st = named();
+    window.rudriteReview = null;
+    try { s.removeItem(CARRY); } catch (e) {}
+    if (st.r) { delete st.r; setNamed(st); }
+  }
+  // --- the last variant shown at this note's previous review: localStorage, the page, window.name ---
+  function lastShown(skill) {
+    var l = local(), v = null, st;
+    try { v = l.getItem(LAST + skill); } catch (e) {}
+    if (v === null && window.rudriteLast && own(window.rudriteLast, skill)) v = window.rudriteLast[skill];
+    st = named();
+    if (v === null && st.l && own(st.l, skill)) v = st.l[skill];
+    return v;
+  }
+  function remember(skill, id) {
+    var l = local(), st = named();
+    window.rudriteLast = window.rudriteLast || {};
+    window.rudriteLast[skill] = id;
+    try { l.setItem(LAST + skill, id); } catch (e) {}
+    st.l = st.l && typeof st.l === "object" ? st.l : {};
+    st.l[skill] = id; setNamed(st);
+  }
+  // --- reading a typed answer as generator.answers does ---
   function rel(g, k) { return k === 0 ? (g === 0 ? 0 : Infinity) : Math.abs(g - k) / Math.abs(k); }
+  function word(w) {
+    if (own(R.exact, w)) return R.exact[w];
+    if (R.ambiguous.indexOf(w) >= 0) return null;
+    return own(R.lower, w.toLowerCase()) ? R.lower[w.toLowerCase()] : null;
+  }
+  function unit(u) {
+    var parts = u.split("/"), a, b, da, db, d = [], i;
+    if (parts.length === 1) return word(u);
+    a = word(parts[0]); b = word(parts[1]);
+    if (!a || !b || a[2] < 10 || b[2] < 10) return null;
+    da = a[1].split(","); db = b[1].split(",");
+    for (i = 0; i < 3; i++) d.push(String(Number(da[i]) - Number(db[i])));
+    return [a[0] / b[0], d.join(","), 0];
+  }
+  function number(v, t) {
+    var m, n, e, kind, x;
+    t = t.replace(/\u2212/g, "-").replace(/\u00f7/g, "/").trim();
+    if (t.slice(-1) === "." && /[A-Za-z\u00b5\u03bc]$/.test(t.slice(0, -1).replace(/\s+$/, ""))) t = t.slice(0, -1).replace(/\s+$/, "");
+    t = t.replace(/([A-Za-z\u00b5\u03bc])\s+per\s+(?=[A-Za-z\u00b5\u03bc])/g, "$1/");
+    m = NUM.exec(t);
+    if (!m) return null;
+    n = Number(m[2].replace(/,/g, "") + (m[3] || ""));
+    if (!isFinite(n)) return null;
+    if (m[1] === "-") n = -n;
+    if (!m[4]) { x = n * v.s; return isFinite(x) ? x / v.b : null; }  // a bare number: in the card's unit
+    e = unit(m[4]);
+    if (!e) return null;
+    kind = e[2] % 10; x = n * e[0];
+    if (!isFinite(x)) return null;
+    if (e[1] === v.x) return x / v.b;
+    if (e[1] === "0,0,1" && v.x === "-1,0,1" && kind === 1) return x / v.b;  // FLOPs where a rate is asked
+    if (e[1] === "0,0,0" && kind === 2) { x = x * v.s; return isFinite(x) ? x / v.b : null; }  // a count word or prefix
+    return null;
+  }
   function norm(s) {
     s = s.trim().toLowerCase().split(/\s+/).join(" ");
     ["-bound", " bound"].forEach(function (x) {
@@ -77,18 +214,20 @@ SCRIPT = r"""(function () {
     return s;
   }
   function choice(t, cs) {
-    var g = norm(t), a = ALIAS[g], hits = [];
+    var g = norm(t.replace(/\u2212/g, "-").replace(/[\u00d7\u00b7]/g, "*").replace(/\u00f7/g, "/")), p, by = {}, i, hits = [];
     if (!g) return null;
-    for (var i = 0; i < cs.length; i++) if (norm(cs[i]) === g) return cs[i];
-    for (i = 0; i < cs.length; i++) if (a && norm(cs[i]) === a) return cs[i];
-    for (i = 0; i < cs.length; i++) if (norm(cs[i]).indexOf(g) === 0 && hits.indexOf(cs[i]) < 0) hits.push(cs[i]);
+    p = PAIR.exec(g);
+    if (p) g = p[1] + "x" + p[2];
+    for (i = 0; i < cs.length; i++) by[norm(cs[i])] = cs[i];
+    if (own(by, g)) return by[g];
+    if (own(R.aliases, g) && own(by, R.aliases[g])) return by[R.aliases[g]];
+    for (i in by) if (own(by, i) && i.indexOf(g) === 0 && hits.indexOf(by[i]) < 0) hits.push(by[i]);
     return hits.length === 1 ? hits[0] : null;
   }
   function verdict(v, t) {
-    var g, i;
-    t = String(t || "").replace(/\u2212/g, "-");
-    if (t.length > 200 || !t.trim()) return ["none", ""];
-    t = t.trim();
+    var g, i, best = -1;
+    t = String(t || "");
+    if (t.length > MAX || !t.trim()) return ["none", ""];
     if (v.c) {
       g = choice(t, v.c);
       if (g === null) return ["none", ""];
@@ -96,8 +235,8 @@ SCRIPT = r"""(function () {
       for (i = 0; i < v.w.length; i++) if (v.w[i][0] === g) return ["wrong", v.w[i][1]];
       return ["wrong", ""];
     }
-    if (!NUM.test(t) || !isFinite(Number(t)) || !isFinite(Number(t) * v.s)) return ["none", ""];
-    g = Number(t) * v.s / v.b;
+    g = number(v, t);
+    if (g === null) return ["none", ""];
     if (rel(g, v.k) <= v.t) return ["right", ""];
     var near = Infinity;  // an answer closer to a named mistake than to another edition's is that mistake
     for (i = 0; i < v.w.length; i++) near = Math.min(near, Math.abs(g - v.w[i][0]));
@@ -110,47 +249,73 @@ SCRIPT = r"""(function () {
     }
     return best < 0 ? ["wrong", ""] : ["wrong", v.w[best][1]];
   }
+  // --- showing ---
   function show(d, i, typed) {
-    var v = d.v[i], back = q(".rk-back");
+    var v = d.v[i], back = q(".rk-back"), r, m, box, input = q("input[name=answer]"), t, small;
     qa(".rk-v").forEach(function (el) { el.hidden = el.getAttribute("data-v") !== String(i); });
     qa(".rk-front, .rk-back").forEach(function (el) { el.setAttribute("data-problem-id", v.id); });
+    qa(".rk-type, .rk-js").forEach(function (el) { el.hidden = false; });
     if (!back) return;
-    var r = verdict(v, typed), m = d.m[r[1]], box = q(".rk-verdict"), input = q("input[name=answer]"), t;
+    box = q(".rk-verdict");
+    back.setAttribute("data-carried", typed === null ? "no" : "yes");
+    if (input) { input.value = typed || ""; input.readOnly = true; }
+    if (typed === null) {
+      back.setAttribute("data-verdict", "none");
+      back.setAttribute("data-misconception", "");
+      if (box) box.textContent = "Your typed answer could not be carried to the back on this client: compare by eye.";
+      return;
+    }
+    r = verdict(v, typed); m = d.m[r[1]];
     back.setAttribute("data-verdict", r[0]);
     back.setAttribute("data-misconception", r[1]);
-    if (input) { input.value = typed || ""; input.readOnly = true; }
-    if (box) {
-      t = String(typed || "").trim();
-      box.textContent = r[0] !== "none" ? "Your answer " + t + (v.u ? " " + v.u : "") + " is " + r[0] + "." :
-        t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads a plain number or a listed choice." : "";
-      if (m) box.textContent += " That is the classic mistake '" + r[1] + "' (" + m[0] + "): " + m[1];
+    if (!box) return;
+    t = String(typed).trim();
+    box.textContent = r[0] !== "none" ? "Your answer " + t + (v.u && NUM.test(t) && !NUM.exec(t)[4] ? " " + v.u : "") + " is " + r[0] + "." :
+      t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads one number, with or without its unit, or a listed choice." : "";
+    if (m) {
+      box.textContent += " The classic mistake: " + m[0] + ". " + m[1] + " ";
+      small = document.createElement("small");
+      small.textContent = "(" + r[1] + ")";
+      box.appendChild(small);
     }
   }
   function run() {
-    var el = q(".rk-data"), d, now = Date.now(), s = store(), key, kept = null, i, input;
+    var el = q(".rk-data"), d, ids, k, rec, last, input, i;
     if (!el) return;
     d = JSON.parse(el.textContent);
-    key = "rudrite:" + d.skill;
-    i = (Math.floor((now - new Date(now).getTimezoneOffset() * 60000) / 86400000) + d.offset) % d.v.length;
-    try { kept = JSON.parse(s.getItem(key)); } catch (e) { kept = null; }
+    ids = d.v.map(function (v) { return v.id; });
+    k = ids.length;
+    window.rudriteCard = {data: d, show: function (j, t) { show(d, j, t); }, verdict: verdict, pick: pick};
     if (!q(".rk-back")) {
-      kept = {i: i, at: now, typed: ""};
+      last = ids.indexOf(lastShown(d.skill));
+      i = pick(d.seed, today(), k, last < 0 ? null : last);
+      rec = {skill: d.skill, id: ids[i], typed: ""};
+      carry(rec);
       input = q("input[name=answer]");
-      if (input) input.addEventListener("input", function () {
-        kept.typed = input.value;
-        try { s.setItem(key, JSON.stringify(kept)); } catch (e) {}
-      });
+      if (input) input.addEventListener("input", function () { rec.typed = input.value; carry(rec); });
       if (input) input.addEventListener("keydown", function (e) {
         if (e.key === "Enter" && typeof window.pycmd === "function") window.pycmd("ans");
       });
-      try { s.setItem(key, JSON.stringify(kept)); } catch (e) {}
-    } else if (!(kept && now - kept.at < KEEP_MS && kept.i < d.v.length)) {
-      kept = {i: i, typed: ""};
+      show(d, i, "");
+      return;
     }
-    window.rudriteCard = {data: d, show: function (j, t) { show(d, j, t); }, verdict: verdict};
-    show(d, kept.i, kept.typed);
+    rec = carried(d.skill, ids);
+    if (rec) {
+      i = ids.indexOf(rec.id);
+    } else {  // nothing carried: the front's own rule again (same day, same memory: the same pick)
+      last = ids.indexOf(lastShown(d.skill));
+      i = pick(d.seed, today(), k, last < 0 ? null : last);
+    }
+    show(d, i, rec ? String(rec.typed || "") : null);
+    remember(d.skill, ids[i]);
+    uncarry();
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run); else run();
+  function safely() {
+    try { run(); } catch (e) {  // never a blank card: the first variant stays as the markup has it
+      try { qa(".rk-type, .rk-js").forEach(function (el) { el.hidden = true; }); } catch (e2) {}
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", safely); else safely();
 })();"""
 
 
@@ -159,13 +324,17 @@ def _text(s: str) -> str:
 
 
 def how_to_answer(v: Variant) -> str:
-    """The line on the front that says what the answer box reads (the card's accepted inputs)."""
+    """The line on the front that says what the answer box reads (the card's accepted inputs), as HTML.
+
+    The part saying it is checked is shown by the script only (``rk-js``): without script nothing is."""
     a = v.problem.answer
+    checked = ' <span class="rk-js" hidden>(optional; checked on the back)</span>'
     if a.is_choice:
-        return "Type one of: " + ", ".join(a.choices) + " (optional; checked on the back)."
-    where = f"in {v.unit}" if v.unit else "(a plain count)"
-    return (f"Type a number {where}, like 12.5 or 1.25e3, with no unit and no thousands separators "
-            f"(optional; checked on the back).")
+        return "Type one of: " + html.escape(", ".join(a.choices), quote=False) + checked
+    if v.unit:
+        return (f"Type a number in {html.escape(v.unit, quote=False)} (12.5, 1,250 or 1.25e3), or with "
+                f"its unit{checked}")
+    return f"Type a plain count (12.5, 1,250 or 1.25e3){checked}"
 
 
 def _hidden(i: int) -> str:
@@ -175,11 +344,13 @@ def _hidden(i: int) -> str:
 def front_html(note: SkillNote) -> str:
     """Every variant's front; only the first one shown unless the script picks another."""
     parts = [f'<div class="rk-front" data-problem-id="{html.escape(note.variants[0].problem.id)}">']
+    # A skill with one possible problem says so: its numbers can not change from review to review.
+    fact = '<div class="rk-fact">A fact to know: the same every time.</div>' if len(note.variants) == 1 else ""
     for i, v in enumerate(note.variants):
         p = v.problem
         hint = f'<details class="rk-hint"><summary>Hint</summary>{_text(p.hint)}</details>' if p.hint else ""
         parts.append(f'<div class="rk-v" data-v="{i}"{_hidden(i)}><div class="rk-prompt">{_text(p.prompt)}</div>'
-                     f'<div class="rk-how">{html.escape(how_to_answer(v), quote=False)}</div>{hint}</div>')
+                     f'<div class="rk-how">{how_to_answer(v)}</div>{fact}{hint}</div>')
     parts.append("</div>")
     return "".join(parts)
 
@@ -192,7 +363,8 @@ def back_html(note: SkillNote, answer_html, solution_html, figures: dict[str, st
     a problem id to its figure's ``<img>`` ("" for none).
     """
     first = html.escape(note.variants[0].problem.id)
-    parts = [f'<div class="rk-back" data-problem-id="{first}" data-verdict="none" data-misconception="">'
+    parts = [f'<div class="rk-back" data-problem-id="{first}" data-verdict="none" data-misconception="" '
+             'data-carried="">'
              '<div class="rk-verdict"></div>']
     for i, v in enumerate(note.variants):
         p = v.problem
@@ -212,9 +384,19 @@ def data_json(note: SkillNote) -> str:
 
 def skill_html(note: SkillNote) -> str:
     desc = f" · {html.escape(note.description, quote=False)}" if note.description else ""
-    return f"{html.escape(note.skill, quote=False)}{desc} · {len(note.variants)} variants"
+    k = len(note.variants)
+    return f"{html.escape(note.skill, quote=False)}{desc} · {k} variant{'s' if k != 1 else ''}"
+
+
+def script() -> str:
+    """``SCRIPT`` with its data filled in: the answer reader's tables and the rotation's constants."""
+    reader = json.dumps(answers.card_reader(), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    reader = reader.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (SCRIPT.replace("{{READER}}", reader).replace("{{MODULUS}}", str(rotation.MODULUS))
+            .replace("{{MULTIPLIER}}", str(rotation.MULTIPLIER)).replace("{{STRIDE}}", str(rotation.BLOCK_STRIDE))
+            .replace("{{DAY_MS}}", str(rotation.DAY_MS)).replace("{{MAX_CHARS}}", str(answers.MAX_INPUT_CHARS)))
 
 
 def templates() -> tuple[str, str]:
     """The front and back templates, the script inlined (no external file: works offline everywhere)."""
-    return QFMT.replace("{{SCRIPT}}", SCRIPT), AFMT
+    return QFMT.replace("{{SCRIPT}}", script()), AFMT

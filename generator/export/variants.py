@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from generator import answers, misconceptions
+from generator.export import rotation
 from generator.families.base import Skill
 from generator.problem import Problem
 from generator.units import fmt
 
-# Variants per note by default: 8 keeps the full course deck near 1 MB (see README) while a card
-# shows the same numbers again only every 8th review day at most.
-DEFAULT_VARIANTS = 8
+# Variants per note by default (skills with fewer distinct problems hold fewer): the deck's size
+# grows with K (README: the full course's figures) and a card without memory of its last review
+# repeats about 1/K of the time (bench/bench_repeats.py).
+DEFAULT_VARIANTS = 16
 # The tolerance ``misconceptions.diagnose_all`` matches a wrong answer with when the problem sets none.
 DIAGNOSE_DEFAULT_REL = 0.05
 
@@ -74,7 +76,8 @@ class Variant:
         if a.is_choice:
             out.update(k=a.choice, c=list(a.choices))
         else:
-            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit)  # type: ignore[arg-type]
+            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit,  # type: ignore[arg-type]
+                       x=",".join(str(d) for d in answers.parse_unit(a.unit).dims))
             if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
                 out["a"] = [float(other["value"]) for other in self.problem.also_right]
         return out
@@ -82,7 +85,7 @@ class Variant:
 
 @dataclass(frozen=True)
 class SkillNote:
-    """One note: a skill and its variants; ``offset`` staggers the daily rotation between notes."""
+    """One note: a skill and its variants; ``seed`` drives its rotation (``generator.export.rotation``)."""
 
     skill: str
     family: str
@@ -91,12 +94,17 @@ class SkillNote:
     variants: tuple[Variant, ...]
 
     @property
+    def seed(self) -> int:
+        return rotation.note_seed(self.skill)
+
+    @property
     def offset(self) -> int:
+        """The old rule's per-note offset ((day + offset) mod K), kept for the benchmark's comparison."""
         return int(hashlib.sha256(self.skill.encode()).hexdigest()[:8], 16) % len(self.variants)
 
     def to_dict(self) -> dict[str, Any]:
         used = {w.misconception.id: w.misconception for v in self.variants for w in v.wrong}
-        return {"skill": self.skill, "offset": self.offset, "v": [v.to_dict() for v in self.variants],
+        return {"skill": self.skill, "seed": self.seed, "v": [v.to_dict() for v in self.variants],
                 "m": {mid: [m.name, m.explanation] for mid, m in sorted(used.items())}}
 
 

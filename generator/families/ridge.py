@@ -34,9 +34,11 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 def _rivals(spec: FamilySpec, cat: Catalogue, chip: Chip, dtype: str) -> list[Chip]:
-    """Other chips of the same kind with a different ridge for ``dtype`` (a compare needs a winner)."""
-    mine = _ridge(chip, dtype)
-    return [c for c in cat.chips if c.kind == chip.kind and c.name != chip.name
+    """Chips of the same kind after ``chip`` in catalogue order with a different ridge for ``dtype``
+    (a compare needs a winner). Only later chips: each unordered pair belongs to one skill, so no two
+    notes (nor two problems of a deck) ask the same comparison."""
+    mine, names = _ridge(chip, dtype), cat.names()
+    return [c for c in cat.chips if c.kind == chip.kind and names.index(c.name) > names.index(chip.name)
             and dtype in c.peak_flops and _ridge(c, dtype) != mine]
 
 

@@ -152,10 +152,16 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
     assert right["status"] == "graded" and right["correct"] is True and right["rating"] == "Easy"
     assert set(right) >= {"problem_id", "expected", "given", "status", "correct", "rating", "relative_error",
                           "misconception", "feedback"}
-    bare = runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", "11.8", "--json"])
+    # A bare number is read in the unit the problem's Anki card names (issue 24), as the card reads it.
+    from drills.assess import stated_unit
+    from generator.answers import parse_unit
+    from generator.export.variants import card_unit
+    unit = parse_unit(card_unit(problem, stated_unit(problem)))
+    number = repr(problem.answer.value * parse_unit(problem.answer.unit).scale / unit.scale)
+    bare = runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", number, "--json"])
     data = json.loads(bare.output)
-    assert bare.exit_code == 0 and data["status"] == "needs-unit" and data["correct"] is None
-    assert data["rating"] is None and "11.8 what?" in data["feedback"]
+    assert bare.exit_code == 0 and data["status"] == "graded" and data["correct"] is True, data
+    assert data["given"] == number
     kind = json.loads(runner.invoke(cli, ["check", "--problem-id", problem.id, "--answer", "3 GiB",
                                           "--json"]).output)
     assert kind["status"] == "wrong-kind"

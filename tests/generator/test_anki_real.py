@@ -211,3 +211,54 @@ def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
     assert after.reps == 1 and after.type != 0
     assert col.db.scalar("select count() from revlog where cid = ?", studied) == 1
     assert [m["name"] for m in col.models.all()].count(export.VARIANT_MODEL_NAME) == 1
+
+
+def test_reimport_updates_the_card_in_place_and_what_it_does_to_tags(col, tmp_path):
+    """Issue 24, item 5, with the real importer: a newer variant deck replaces the note type's
+    templates and CSS in place (same id, no "+" copy), keeps flags and scheduling, and replaces the
+    note's tags with the package's, whether the package ships tags or none: the learner's own tags
+    ("marked", "leech", "my::exam-week") can not survive a re-import. The README says so and names
+    the workaround (flags survive)."""
+    from pathlib import Path
+
+    from drills.cmd_generate import card_rules
+    from generator.export import card
+    from generator.export.variants import skill_notes
+    from generator.generate import registry
+
+    notes = skill_notes(generate(families=["ridge"], chips=["v5e"], count=2, seed=1), card_rules(),
+                        registry().by_id, 2)
+    first = tmp_path / "first.apkg"
+    export.write_variant_deck(notes, str(first))
+    import_package(col, first)
+    # The collection's note type as an older deck left it: other CSS and templates.
+    model = col.models.by_name(export.VARIANT_MODEL_NAME)
+    model["css"], model["tmpls"][0]["qfmt"] = ".card { color: red; }", "{{Front}} old"
+    col.models.update_dict(model)
+    nid = col.find_notes("")[0]
+    note = col.get_note(nid)
+    note.tags += ["marked", "leech", "my::exam-week"]
+    col.update_note(note)
+    card_id = note.cards()[0].id
+    col.set_user_flag_for_cards(3, [card_id])
+
+    for shipped_tags in (True, False):
+        time.sleep(1.1)  # Anki updates only from a newer package
+        again = tmp_path / f"again-{shipped_tags}.apkg"
+        decks, media = export.build_variant_decks(notes)
+        if not shipped_tags:
+            for d in decks:
+                for n in d.notes:
+                    n.tags = []
+        export.write_apkg(decks, media, str(again))
+        log = import_package(col, again)
+        assert not log.new and len(log.updated) == len(notes)
+        col.models._clear_cache()
+        model = col.models.by_name(export.VARIANT_MODEL_NAME)
+        assert model["css"] == card.CSS and model["tmpls"][0]["qfmt"] == card.templates()[0]
+        assert [m["name"] for m in col.models.all()].count(export.VARIANT_MODEL_NAME) == 1
+        tags = set(col.get_note(nid).tags)
+        assert not tags & {"marked", "leech", "my::exam-week"}, tags  # replaced by the package's
+        assert col.get_card(card_id).user_flag() == 3  # the workaround: flags are the card's, kept
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert "replaces a note's tags" in readme and "flag" in readme

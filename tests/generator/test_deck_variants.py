@@ -39,7 +39,7 @@ def test_one_note_per_skill_with_its_variants():
     for n in NOTES:
         ids = [v.problem.id for v in n.variants]
         assert ids == [p.id for p in PROBLEMS if p.skill == n.skill][:4]
-        assert 0 <= n.offset < len(n.variants)
+        assert 1 <= n.seed < 2**31 - 1 and n.to_dict()["seed"] == n.seed
 
 
 def test_variant_deck_notes_guids_and_fields(tmp_path):
@@ -84,15 +84,30 @@ def test_card_data_is_python_computed_and_script_safe():
 def test_the_script_holds_no_formula():
     """The template's script chooses and compares; no chip figure, unit prefix or formula constant in it."""
     qfmt, afmt = card.templates()
-    assert card.SCRIPT in qfmt and "<script" not in afmt  # the back gets the script through {{FrontSide}}
+    assert card.script() in qfmt and "<script" not in afmt  # the back gets the script through {{FrontSide}}
+    assert "{{" not in card.script()  # nothing Anki's template language would read as a field
     numbers = set(re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", card.SCRIPT))
-    assert numbers <= {"0", "1", "6", "3600", "1000", "60000", "86400000", "200"}, numbers
+    assert numbers <= {"0", "1", "2", "3", "4", "9", "10", "60000"}, numbers  # indexes, digits, minutes: no factor
+
+
+def test_the_cards_unit_table_is_answers_own():
+    """The reader data in the script is generator.answers.card_reader(), every entry what parse_unit says."""
+    from generator import answers
+
+    table = answers.card_reader()
+    assert json.dumps(table, ensure_ascii=True, separators=(",", ":")) in card.script()
+    for w, (scale, dims, kind) in table["exact"].items():
+        unit = answers.parse_unit(w)
+        assert (unit.scale, ",".join(map(str, unit.dims))) == (scale, dims)
+    assert table["exact"]["us"][0] == 1e-6 and table["lower"]["microseconds"][0] == 1e-6
+    assert "MS" not in table["exact"] and "MS" in table["ambiguous"]
 
 
 def test_variant_note_type_id_changes_with_its_fields():
     assert anki.variant_model_fingerprint() == anki.VARIANT_MODEL_FINGERPRINT, (
-        "card.FIELDS, the templates or the CSS changed: give the note type a new VARIANT_MODEL_ID, "
-        "then update VARIANT_MODEL_FINGERPRINT")
+        "card.FIELDS, the templates or the CSS changed. New, renamed or reordered FIELDS: give the note "
+        "type a new VARIANT_MODEL_ID. Templates or CSS only: Anki replaces them in place from a newer "
+        "package (test_anki_real); keep the id. Then update VARIANT_MODEL_FINGERPRINT")
     assert anki.VARIANT_MODEL_ID != anki.MODEL_ID and anki.VARIANT_MODEL_ID not in {families.deck_id(f) for f in families.FAMILIES}
 
 
@@ -124,4 +139,52 @@ def test_deck_verb_forms(tmp_path):
 
 
 def test_default_k_is_stated():
-    assert DEFAULT_VARIANTS == 8
+    assert DEFAULT_VARIANTS == 16
+
+
+def test_no_two_problems_or_notes_ask_the_same_thing():
+    """`--fixed --count 3` over the whole course: no identical prompts; each unordered pair of chips
+    is compared by one skill only (ridge), so the variant deck has no duplicate prompt either."""
+    problems = gen.generate(count=3)
+    prompts = [p.prompt for p in problems]
+    assert len(prompts) == len(set(prompts))
+    pairs: dict[frozenset, set] = {}
+    for p in gen.generate(families=["ridge"], count=16):
+        if p.answer.is_choice:
+            pairs.setdefault(frozenset(p.answer.choices) | {p.params["dtype"]}, set()).add(p.skill)
+    assert pairs and all(len(skills) == 1 for skills in pairs.values()), pairs
+
+
+def test_cards_say_when_a_skill_has_one_problem_and_cite_no_test_path():
+    problems = gen.generate(families=["ridge", "miss_reason"], chips=["v5e"], count=3, seed=0)
+    notes = skill_notes(problems, card_rules(), gen.registry().by_id, 3)
+    single = [n for n in notes if len(n.variants) == 1]
+    assert single and len(single) < len(notes)
+    for n in notes:
+        front = card.front_html(n)
+        assert ("A fact to know: the same every time." in front) == (len(n.variants) == 1)
+    for p in problems:
+        assert "tests/" not in anki.solution_html(p)
+    assert any("lab-0.1-" in anki.solution_html(p) for p in problems if p.family == "miss_reason")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from generator.export import rotation  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, rotation.MODULUS - 1), st.integers(-40_000, 80_000), st.integers(1, 64),
+       st.one_of(st.none(), st.integers(0, 63)))
+def test_rotation_invariants(seed, day, k, last):
+    """The pick is a variant; never the last one shown (K >= 2); consecutive days differ (K >= 3);
+    a block of K days shows every variant once."""
+    last = None if last is None else last % k
+    i = rotation.pick(seed, day, k, last)
+    assert 0 <= i < k
+    if k >= 2 and last is not None:
+        assert i != last
+    if k >= 3:
+        assert rotation.day_pick(seed, day, k) != rotation.day_pick(seed, day + 1, k)
+    start = day - day % k
+    assert sorted(rotation.day_pick(seed, d, k) for d in range(start, start + k)) == list(range(k))

@@ -1,0 +1,87 @@
+"""Which variant a card shows at a review: the rule, in Python, that the card's script follows.
+
+The card can not count reviews; it knows the local calendar day and, on clients that keep it,
+the variant it showed at the note's last review (``last``). The rule:
+
+- **Blocks of K days.** Days are cut into blocks of K; block ``b`` shows the K variants in an
+  order of its own (a permutation drawn from the note's seed and ``b``), so within a block no
+  variant comes twice, and the first day of a block never repeats the last day of the block
+  before (K >= 3). Without any memory, two reviews ``n`` days apart show the same variant only
+  when they fall in different blocks and the two orders happen to agree there (about
+  ``min(n, K) / K`` of ``1 / K`` for n < K), never on consecutive days.
+- **Skip the last one shown.** Where the client remembers the variant of the note's last
+  review (``localStorage``; within one sitting also the page itself or ``window.name``), the
+  day's variant is skipped when it equals that one and yesterday's is shown instead:
+  consecutive reviews never repeat, same-day relearning steps included.
+
+The old rule, kept for the benchmark, was ``(day + offset) mod K``: any interval that is a
+multiple of K showed the same problem again.
+
+Everything here is integer arithmetic exact in JavaScript's doubles (every product below 2**53),
+so the script (``generator.export.card.SCRIPT``) computes the same pick; a test runs both over
+thousands of (day, last) pairs in Chromium.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+MODULUS = 2_147_483_647  # 2**31 - 1, a prime: the Lehmer generator's modulus
+MULTIPLIER = 48_271
+BLOCK_STRIDE = 7_919  # a prime: consecutive blocks start the generator far apart
+DAY_MS = 86_400_000
+
+
+def note_seed(skill: str) -> int:
+    """A note's seed in [1, MODULUS - 1], from its skill id (the same on every build)."""
+    return int(hashlib.sha256(skill.encode()).hexdigest()[:8], 16) % (MODULUS - 1) + 1
+
+
+def local_day(epoch_ms: float, timezone_offset_minutes: float) -> int:
+    """The local calendar day number, as the card computes it: ``floor((ms - offset) / 1 day)``.
+
+    ``timezone_offset_minutes`` is JavaScript's ``getTimezoneOffset()`` (UTC minus local time).
+    Days before 1970 are negative; the rule handles them (floor division, a true modulo)."""
+    return int((epoch_ms - timezone_offset_minutes * 60_000) // DAY_MS)
+
+
+def _order(seed: int, block: int, k: int) -> list[int]:
+    """Block ``block``'s order of the K variants: a Fisher-Yates shuffle driven by a Lehmer generator."""
+    x = (seed + block * BLOCK_STRIDE) % MODULUS or 1
+    x = x * MULTIPLIER % MODULUS
+    x = x * MULTIPLIER % MODULUS
+    order = list(range(k))
+    for i in range(k - 1, 0, -1):
+        x = x * MULTIPLIER % MODULUS
+        j = x % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def day_pick(seed: int, day: int, k: int) -> int:
+    """The day's variant with no memory of earlier reviews."""
+    if k <= 1:
+        return 0
+    block, j = day // k, day % k
+    order = _order(seed, block, k)
+    if k >= 3 and order[0] == _order(seed, block - 1, k)[k - 1]:
+        order[0], order[1] = order[1], order[0]  # never the previous block's last day again
+    return order[j]
+
+
+def pick(seed: int, day: int, k: int, last: int | None = None) -> int:
+    """The variant to show: the day's, or, when the day's is the one shown last time, yesterday's.
+
+    Yesterday's (never today's, for K >= 3) rather than tomorrow's: a review skipped here is a
+    same-day relearning step, and the next review is most often tomorrow, which may have no
+    memory of today (a new session) and shows tomorrow's variant."""
+    i = day_pick(seed, day, k)
+    if last is None or k < 2 or i != last:
+        return i
+    before = day_pick(seed, day - 1, k)
+    return before if before != last else (i + 1) % k
+
+
+def old_pick(offset: int, day: int, k: int) -> int:
+    """The rule before issue 24: (day + offset) mod K (for the benchmark's comparison)."""
+    return (day + offset) % k

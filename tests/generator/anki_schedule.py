@@ -1,0 +1,151 @@
+"""Study a deck through Anki's own scheduler, as a learner would, and count repeated problems.
+
+``review_days`` imports a package into a scratch collection (the ``anki`` package, SM-2 default
+options or FSRS), then gives every card ``reviews`` answers with ratings drawn in realistic
+proportions (``RATINGS``), each at the time the scheduler asks for it: after an answer the card
+is moved to "due now" and its last review back by the interval Anki chose, so the next answer is
+scheduled as if that interval had passed (SM-2 reads the interval, FSRS the elapsed time). The
+result is each note's review times on a simulated clock (UTC), from which ``repeats`` counts
+consecutive reviews that showed the same variant under a rule.
+
+Used by tests/generator/test_anki_repeats.py and bench/bench_repeats.py.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from anki.collection import Collection  # noqa: I001  (anki's own import order)
+from anki.cards import Card
+from anki.scheduler_pb2 import CardAnswer
+
+from generator.export import rotation
+
+# Again / Hard / Good / Easy: a learner who passes about 85% of reviews (Anki's default desired
+# retention is 90%), with Hard and Easy used sparingly.
+RATINGS = ((CardAnswer.AGAIN, 0.12), (CardAnswer.HARD, 0.10), (CardAnswer.GOOD, 0.68), (CardAnswer.EASY, 0.10))
+STUDY_HOURS = (7, 23)  # a review day's reviews fall between these local hours
+DAY_S = 86_400
+START_S = 1_773_100_800  # 2026-03-10 00:00 UTC, the simulated first day
+
+
+@dataclass(frozen=True)
+class NoteReviews:
+    skill: str
+    k: int
+    seed: int
+    offset: int  # the old rule's
+    times_s: tuple[float, ...]  # the simulated clock at each review's front
+
+
+def _import(col: Collection, package: Path) -> None:
+    from tests.generator.test_anki_real import import_package
+    import_package(col, package)
+
+
+def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, seed: int = 24) -> list[NoteReviews]:
+    """Every note of ``package`` studied ``reviews`` times through Anki's scheduler (see the module docstring)."""
+    where = scratch / ("fsrs" if fsrs else "sm2")
+    where.mkdir(parents=True, exist_ok=True)
+    col = Collection(str(where / "collection.anki2"))
+    rng = random.Random(seed)
+    out = []
+    try:
+        _import(col, package)
+        col.set_config("fsrs", fsrs)
+        ratings, weights = zip(*RATINGS)
+        for nid in col.find_notes(""):
+            note = col.get_note(nid)
+            data = json.loads(note["Data"])
+            card_id = note.card_ids()[0]
+            now_s = START_S + rng.uniform(*STUDY_HOURS) * 3600
+            times = []
+            for _ in range(reviews):
+                times.append(now_s)
+                card = col.get_card(card_id)
+                states = col._backend.get_scheduling_states(card.id)
+                card.start_timer()
+                rating = rng.choices(ratings, weights)[0]
+                col.sched.answer_card(col.sched.build_answer(card=card, states=states, rating=rating))
+                card = col.get_card(card_id)
+                if card.queue == 1:  # intraday learning: due is a timestamp
+                    wait_s = max(card.due - _wall_s(), 60)
+                    now_s += wait_s + rng.uniform(5, 60)
+                else:  # a day interval (review or day learning): due is a day number
+                    days = max(card.due - col.sched.today, 1)
+                    wait_s = days * DAY_S
+                    day_start = (now_s // DAY_S + days) * DAY_S
+                    now_s = day_start + rng.uniform(*STUDY_HOURS) * 3600
+                _travel(col, card, wait_s)
+            k = len(data["v"])
+            out.append(NoteReviews(data["skill"], k, rotation.note_seed(data["skill"]),
+                                   _old_offset(data["skill"], k), tuple(times)))
+    finally:
+        col.close()
+    return out
+
+
+def _wall_s() -> int:
+    import time
+    return int(time.time())
+
+
+def _old_offset(skill: str, k: int) -> int:
+    import hashlib
+    return int(hashlib.sha256(skill.encode()).hexdigest()[:8], 16) % k
+
+
+def _travel(col: Collection, card: Card, wait_s: float) -> None:
+    """As if ``wait_s`` had passed: the card due now, its last review ``wait_s`` ago."""
+    if card.queue == 1:
+        card.due = _wall_s()
+    elif card.queue in (2, 3):
+        card.due = col.sched.today
+    if card.last_review_time is not None:
+        card.last_review_time = int(card.last_review_time - wait_s)
+    col.update_card(card)
+
+
+# A memory model: whether the card still knows the variant of the note's last review, given the gap.
+MEMORIES: dict[str, Callable[[float], bool]] = {
+    "storage": lambda gap_s: True,  # localStorage: kept across sessions
+    "session": lambda gap_s: gap_s < 6 * 3600,  # the page only (desktop's webview, window.name): one sitting
+    "none": lambda gap_s: False,
+}
+
+
+def new_rule_picks(n: NoteReviews, memory: Callable[[float], bool]) -> list[int]:
+    picks: list[int] = []
+    for j, t in enumerate(n.times_s):
+        last = picks[-1] if picks and memory(t - n.times_s[j - 1]) else None
+        picks.append(rotation.pick(n.seed, int(t // DAY_S), n.k, last))
+    return picks
+
+
+def old_rule_picks(n: NoteReviews) -> list[int]:
+    return [rotation.old_pick(n.offset, int(t // DAY_S), n.k) for t in n.times_s]
+
+
+def repeats(picks: list[int]) -> tuple[int, int]:
+    """(consecutive pairs showing the same variant, consecutive pairs)."""
+    return sum(a == b for a, b in zip(picks, picks[1:])), max(len(picks) - 1, 0)
+
+
+def table(notes: list[NoteReviews]) -> dict[int, dict[str, tuple[int, int]]]:
+    """K -> rule -> (repeated pairs, pairs), for notes with K >= 2."""
+    out: dict[int, dict[str, tuple[int, int]]] = {}
+    for n in notes:
+        if n.k < 2:
+            continue
+        row = out.setdefault(n.k, {})
+        rules = {"old (day+offset) mod K": old_rule_picks(n)}
+        rules.update({f"new, {m}": new_rule_picks(n, f) for m, f in MEMORIES.items()})
+        for name, picks in rules.items():
+            r, p = repeats(picks)
+            a, b = row.get(name, (0, 0))
+            row[name] = (a + r, b + p)
+    return out

@@ -1,0 +1,56 @@
+"""Issue 24: study the whole variant deck through Anki's own scheduler and count repeated problems.
+
+Every note of `drill deck`'s default deck gets 10 reviews (Again/Hard/Good/Easy in the proportions of
+``anki_schedule.RATINGS``) under SM-2's default options and under FSRS; the rule the card follows
+(``generator.export.rotation``) then says which variant each review showed, with the three memories
+a client may have (``anki_schedule.MEMORIES``). Printed: the repeat rate of consecutive reviews per K,
+next to the old (day + offset) mod K rule's. Targets: with storage at most 1/(4K); with the page's
+memory of one sitting ("session": desktop's webview, window.name) at most 1/K. With no memory at
+all a same-day relearning step shows the day's variant again: printed, not claimed.
+"""
+
+import pytest
+from click.testing import CliRunner
+
+from drills.cli import cli
+from tests.generator import anki_schedule
+
+pytestmark = pytest.mark.slow
+
+MIN_PAIRS = 300  # a K with fewer consecutive pairs is printed but too small a sample to hold to a bound
+
+
+def print_table(name: str, tab) -> None:
+    rules = list(next(iter(tab.values())))
+    print(f"\n{name}: repeated consecutive reviews / pairs, per K (notes with K >= 2)")
+    print("K   " + "".join(f"{r:>28}" for r in rules))
+    for k in sorted(tab):
+        print(f"{k:<4}" + "".join(f"{a:>8}/{b:<6} {a / b if b else 0:6.3f}    " for a, b in (tab[k][r] for r in rules)))
+
+
+@pytest.fixture(scope="module")
+def studied(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repeats")
+    path = root / "deck.apkg"
+    result = CliRunner().invoke(cli, ["deck", "-o", str(path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return {name: anki_schedule.table(anki_schedule.review_days(path, root, fsrs))
+            for name, fsrs in (("SM-2", False), ("FSRS", True))}
+
+
+@pytest.mark.parametrize("scheduler", ["SM-2", "FSRS"])
+def test_consecutive_reviews_rarely_repeat(studied, scheduler):
+    tab = studied[scheduler]
+    print_table(scheduler, tab)
+    pairs = sum(row["new, storage"][1] for row in tab.values())
+    assert pairs >= 3000, pairs  # the whole deck was studied, 10 reviews a card
+    for k, row in tab.items():
+        assert row["new, storage"][0] <= row["new, storage"][1] / (4 * k), (k, row)
+        repeated, n = row["new, session"]
+        if n >= MIN_PAIRS:
+            assert repeated <= n / k, (k, row)
+    # Pooled over every K: the new rule beats the old one with any memory, and never loses without.
+    def pooled(rule):
+        return sum(row[rule][0] for row in tab.values()) / sum(row[rule][1] for row in tab.values())
+    assert pooled("new, session") < pooled("old (day+offset) mod K") / 3
+    assert pooled("new, none") <= pooled("old (day+offset) mod K") * 1.1
