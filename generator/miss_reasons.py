@@ -387,7 +387,7 @@ REASONS: tuple[MissReason, ...] = (
                "(other reasons then correct the floor, not your number)",
                _learner_arithmetic, _learner_arithmetic_fix,
                _words("learner-arithmetic", "arithmetic", "miscalculated", "miscalculation", "miscounted",
-                      "my math", "my maths", "calculation", "counted wrong", "typo", "wrong unit", "unit slip",
+                      "my math", "my maths", "calculation", "counted wrong", "typo", "wrong unit", "unit slip", "slip", "slipped",
                       "gib", "gb", "elements", "macs", "multiply-add", "multiply-adds", "sum of", "ms for us",
                       "us for ms", "factor of 1000", "1000x", "forgot the output", "forgot the write",
                       *misconceptions.BY_ID)),
