@@ -215,40 +215,46 @@ def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tup
     return True, f"the {probe} probe attains {fmt(value, unit)}"
 
 
+RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own peaks make
+
+
+def _record_catalogue(ev: OpEvidence):
+    """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
+    from, datasheet or calibrated), so ``generator.misconceptions`` prices its wrong methods on them."""
+    import dataclasses
+
+    from generator import catalogue
+
+    cat = catalogue.load()
+    base = cat.chips[0]
+    source = catalogue.Source("lab-record", "this lab record's own constants", "", "")
+    chip = dataclasses.replace(
+        base, name=RECORD_CHIP, display="the record's device", kind="tpu", aliases=(), device_kinds=(),
+        peak_flops={ev.dtype: catalogue.Figure(ev.peak_flops_per_s, source)},
+        figures={**base.figures, "hbm_bytes_per_s": catalogue.Figure(ev.peak_bytes_per_s, source)})
+    return catalogue.Catalogue((chip,), cat.sources, cat.facts)
+
+
 def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
-    """(misconception id, the floor that wrong method gives, the step) for this op: the misconception
-    catalogue's classic slips replayed on the record's own counts and peaks."""
-    peak, bw = ev.peak_flops_per_s, ev.peak_bytes_per_s
-    if peak <= 0 or bw <= 0:
+    """(misconception id, the time that wrong method gives, the step) for this op: the misconception
+    catalogue's own wrong answers to this op's floor problem (``generator.misconceptions.wrong_answers``
+    on a floor problem with the record's shape, dtype and peaks); empty when the record lacks them."""
+    if not (ev.cost_op and ev.shape) or ev.peak_flops_per_s <= 0 or ev.peak_bytes_per_s <= 0:
         return []
-    flops, nbytes = ev.model_flops, ev.model_bytes
+    from generator.problem import Answer, Problem
 
-    def floor(f=flops, b=nbytes, pk=peak, w=bw) -> float:
-        return max(f / pk, b / w)
-
-    out: list[tuple[str, float, str]] = []
-    written = 0
-    elements = None
-    if ev.cost_op and ev.shape:
-        try:
-            cost = costs.cost(ev.cost_op, tuple(ev.shape), normalize_dtype(ev.dtype))
-            written = cost.bytes_written
-            elements = costs.cost(ev.cost_op, tuple(ev.shape), "int8").bytes
-        except (ValueError, KeyError, TypeError):
-            pass
-    if elements is not None and elements != nbytes:
-        out.append(("elements-not-bytes", floor(b=elements), f"bytes counted as elements ({fmt(elements, 'B')})"))
-    if written:
-        out.append(("forgot-output-write", floor(b=nbytes - written),
-                    f"the output write ({fmt(written, 'B')}) left out"))
-    if flops:
-        out.append(("macs-not-flops", floor(f=flops / 2), "a multiply-add counted as one FLOP"))
-    out.append(("sum-not-max", flops / peak + nbytes / bw, "T_math + T_comms instead of their max"))
-    base = floor()
-    out.append(("gb-gib", base * misconceptions.GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"))
-    out.append(("unit-slip-1000", base * 1e3, "1000x too large (ms for µs)"))
-    out.append(("unit-slip-1000", base * 1e-3, "1000x too small (µs for ms)"))
-    return out
+    try:
+        dtype = normalize_dtype(ev.dtype)
+        costs.cost(ev.cost_op, tuple(ev.shape), dtype)
+    except (ValueError, KeyError, TypeError):
+        return []
+    problem = Problem(family="floor", skill="floor:record", id="floor:record", prompt="",
+                      answer=Answer(value=ev.floor_seconds, unit="s"), tolerance=MATCH_TOLERANCE, solution=(),
+                      params={"chip": RECORD_CHIP, "op": ev.cost_op, "shape": list(ev.shape), "dtype": dtype,
+                              "quantity": "floor"})
+    return [(w.misconception.id, float(w.value), w.step)
+            for w in misconceptions.wrong_answers(problem, _record_catalogue(ev))
+            if isinstance(w.value, (int, float))]
 
 
 def matching_misconception(ev: OpEvidence) -> tuple[str, str] | None:

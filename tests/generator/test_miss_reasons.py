@@ -263,3 +263,24 @@ def test_drill_miss_reasons_lists_the_catalogue_with_corrected_time_formulas():
     assert all(set(d) == {"id", "meaning", "evidence", "corrected_time"} and d["corrected_time"] for d in data)
     text = CliRunner().invoke(cli, ["miss-reasons"]).output
     assert all(f"{r.id}: {r.meaning}" in text and r.corrected_time in text for r in mr.REASONS)
+
+
+def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_derived():
+    """Item 7: on a v5e's own peaks, the record's wrong methods are generator.misconceptions' wrong
+    answers to the same floor problem (the record's one-dtype chip has no other dtype's peak to confuse)."""
+    from generator import catalogue, costs, misconceptions
+    from generator.problem import Answer, Problem
+
+    chip = catalogue.load().get("v5e")
+    for op, shape in (("add", (4096, 4096)), ("matmul", (8, 4096, 4096)), ("softmax", (2048, 2048))):
+        cost = costs.cost(op, shape, "bf16")
+        peak, bw = chip.peak_flops_per_s("bf16"), chip.hbm_bytes_per_s
+        floor = max(cost.flops / peak, cost.bytes / bw)
+        ev = evidence(cost_op=op, shape=shape, model_flops=cost.flops, model_bytes=cost.bytes, floor_seconds=floor,
+                      peak_flops_per_s=peak, peak_bytes_per_s=bw)
+        problem = Problem("floor", "floor:x", "floor:x", "", Answer(value=floor, unit="s"), mr.MATCH_TOLERANCE, (),
+                          params={"chip": "v5e", "op": op, "shape": list(shape), "dtype": "bf16", "quantity": "floor"})
+        theirs = sorted((w.misconception.id, round(float(w.value), 15)) for w in misconceptions.wrong_answers(problem)
+                        if w.misconception.id != "wrong-dtype-peak")
+        mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
+        assert mine == theirs and mine, op
