@@ -175,17 +175,28 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
     say(f"jax {device.jax_version}; device time read with {_reader()}; records: {options.out_dir}")
 
-    # 1. Predictions first: from the file, or asked now, before anything is measured.
+    # 0. No catalogue entry (a CPU): the probes first, shown as this device's datasheet to predict from.
+    probed = None
+    if plan.chip is None:
+        say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
+        from labs import evidence as lab_evidence
+        probed = lab_evidence.measure_probes(plan)
+        for line in lab_evidence.datasheet_lines(probed, device.device_kind):
+            say(line)
+
+    # 1. Predictions first: from the file, or asked now, before any op is measured.
     if learner is None and _interactive() and not as_json:
         learner = _ask_predictions(plan, inputs)
         if learner:
             read = runner.PredictionsRead("terminal", runner.utc_now())
+    if probed is not None:
+        probed.shown_before_predictions = read is not None and read.source == "terminal"
     if not learner:
         say("no predictions of yours: the run is graded on the model's predictions for teaching "
             "and cannot count toward GATE 00")
 
     # 2. Measurement, with a progress bar.
-    record = _run_with_progress(runner, plan, learner, read)
+    record = _run_with_progress(runner, plan, learner, read, probed)
 
     from labs import profile, report
 
@@ -243,13 +254,13 @@ def _reader() -> str:
     return profile.reader_name()
 
 
-def _run_with_progress(runner, plan, learner, read) -> dict:
+def _run_with_progress(runner, plan, learner, read, probed=None) -> dict:
     """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
     steps = runner.step_labels(plan)
     if not sys.stderr.isatty():
         count = iter(range(1, len(steps) + 1))
         return runner.run(plan, learner,
-                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read)
+                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read, probed)
     with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
                            item_show_func=lambda item: item) as bar:
         state = {"started": False}
@@ -260,7 +271,7 @@ def _run_with_progress(runner, plan, learner, read) -> dict:
             state["started"] = True
             bar.update(0, current_item=label)
 
-        record = runner.run(plan, learner, progress, read)
+        record = runner.run(plan, learner, progress, read, probed)
         bar.update(1, current_item="done")
     return record
 

@@ -19,6 +19,7 @@ learner answers). Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -164,6 +165,60 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
             "attained_flops_per_s": calibration.flops_per_s, "attained_bytes_per_s": calibration.bytes_per_s,
             "calibration": calibration.to_dict(stored_path), "calibration_remeasured": calibration_remeasured,
             "noisy": noisy}
+
+
+@dataclass
+class Probed:
+    """Every probe of one run: the calibration (matmul and copy), the fixed cost per op kind, when."""
+
+    calibration: "Calibration"
+    calibration_remeasured: bool
+    fixed: dict
+    measured_at: str
+    shown_before_predictions: bool = False
+
+
+def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:
+    """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
+    import datetime as _dt
+
+    from labs import calibrate as cal
+
+    progress = progress or (lambda label: None)
+    o = plan.options
+    progress("calibrate" if plan.calibrate else "probes")
+    calibration, again = calibration_probes(plan.device, o.dtype, o.reps, plan.trace_dir)
+    progress("fixed cost")
+    fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
+                              plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
+    return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def datasheet_constants(probed: Probed, stored_path) -> dict:
+    """The measured datasheet as the record stores it: the constants predictions were made from."""
+    probes = probes_dict(probed.fixed, probed.calibration, stored_path, probed.calibration_remeasured)
+    return {"dtype": probed.calibration.dtype, "peak_flops_per_s": probed.calibration.flops_per_s,
+            "hbm_bytes_per_s": probed.calibration.bytes_per_s,
+            "fixed_cost_by_op_s": {op: v["fixed_cost_s"] for op, v in probes["fixed_cost_by_op"].items()},
+            "noisy": probes["noisy"], "measured_at": probed.measured_at,
+            "shown_before_predictions": probed.shown_before_predictions}
+
+
+def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
+    """This device's datasheet, measured just now: what to predict from where the catalogue has none."""
+    from generator.units import fmt
+
+    c = probed.calibration
+    lines = [f"This device's datasheet ({device_kind}), measured just now (no catalogue entry):",
+             f"  peak {c.dtype} FLOP/s (a {c.matmul_dim}^3 matmul): {fmt(c.flops_per_s, 'FLOP/s')}",
+             f"  memory bandwidth (an in-place copy): {fmt(c.bytes_per_s, 'B/s')}"]
+    net = datasheet_constants(probed, lambda path: path)["fixed_cost_by_op_s"]
+    for op, (meas, _again, edge) in probed.fixed.items():
+        lines.append(f"  fixed cost of a {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
+                     + (" (noisy)" if meas.noisy_why else ""))
+    lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
+                 "for a small op.")
+    return lines
 
 
 # ----------------------------------------------------------------- a record's evidence, pure Python

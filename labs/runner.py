@@ -185,13 +185,14 @@ def step_labels(plan: Plan) -> list[str]:
 
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
-        progress: Progress | None = None, read: PredictionsRead | None = None) -> dict:
+        progress: Progress | None = None, read: PredictionsRead | None = None, probed=None) -> dict:
     """Measure every op and return the record (not yet saved; misses not yet explained).
 
     ``read`` says when and where the learner's predictions were read; without it
-    they count as read now, by the caller, before the first measurement.
+    they count as read now, by the caller, before the first measurement. ``probed``:
+    the probes already measured (``labs.evidence.measure_probes``, shown as the device's
+    datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs import calibrate as cal
     from labs import evidence, timing
 
     progress = progress or (lambda label: None)
@@ -200,20 +201,22 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     started_at = utc_now()
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
-    progress("calibrate" if plan.calibrate else "probes")
-    probed, again = evidence.calibration_probes(plan.device, plan.options.dtype, plan.options.reps, plan.trace_dir)
-    calibration = probed if plan.calibrate else None
-    progress("fixed cost")
-    fixed = evidence.fixed_cost_probes(plan.options.ops, plan.options.size, plan.options.dtype,
-                                       min(plan.options.reps, cal.PROBE_MAX_REPS),
-                                       plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
+    if probed is None:
+        probed = evidence.measure_probes(plan, progress)
+    else:
+        progress("calibrate" if plan.calibrate else "probes")
+        progress("fixed cost")
+    calibration = probed.calibration if plan.calibrate else None
     measured = {}
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    probes = evidence.probes_dict(fixed, probed, plan.stored_path, again)
-    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
-                    probes=probes)
+    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured)
+    rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
+                   probes=probes)
+    if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
+        rec["constants"]["measured_datasheet"] = evidence.datasheet_constants(probed, plan.stored_path)
+    return rec
 
 
 @dataclass(frozen=True)
