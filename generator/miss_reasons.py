@@ -207,11 +207,15 @@ def _t(value: float | None) -> str:
 
 
 def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tuple[bool, str]:
-    if value is None or not value > 0:
+    if value is None:
         return False, f"the record has no {probe} probe"
+    if not value > 0:
+        return False, f"the {probe} probe found nothing beyond the work itself ({fmt(value, unit)})"
     if probe in ev.noisy_probes:
         return False, (f"the {probe} probe ({fmt(value, unit)}) was noisy even re-measured: a noisy probe "
                        "supports nothing")
+    if unit == "s":
+        return True, f"the {probe} probe: {fmt(value, unit)} a call beyond its work"
     return True, f"the {probe} probe attains {fmt(value, unit)}"
 
 
@@ -731,6 +735,6 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
         return refuse(f"{', '.join(idle)} changes the estimate by under {100 * FORMULA_TOLERANCE:.0f}% here: "
                       "name only the reasons that do the work")
     allowed = "; ".join(f"{r}: {find(r).allowed(ev).why}" for r in named)
-    why = (f"accepted: {' + '.join(named)} give {_t(tool)} from this record's numbers, your {_t(corrected_s)}; "
+    why = (f"accepted: {' + '.join(named)} give{'s' if len(named) == 1 else ''} {_t(tool)} from this record's numbers, your {_t(corrected_s)}; "
            f"measured {_t(measured)} ({_off(corrected_s, measured)} it); {allowed}")
     return Judgement(True, named, text, why, corrected_s, tuple(explanations(ev)))
