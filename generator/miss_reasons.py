@@ -599,16 +599,24 @@ def parse_corrected(text: str) -> float:
 def corrected_from_sentence(text: str) -> float | None:
     """The corrected time in a sentence: the time after its last '=' (or its only time); None when it
     names no time; CorrectedError when the time cannot be used or several stand without an '='."""
-    if "=" in text:
-        after = text.rsplit("=", 1)[1].strip().rstrip(".;,)")
+    for after in reversed(text.split("=")[1:]):  # the last '=' followed by a time ("N=128 the ..." is none)
+        after = after.strip().rstrip(".;,)")
         try:
             return parse_corrected(after)  # the whole of it: "= 21 us + 38 us" or "= 59 µs"
         except CorrectedError:
             pass
-        m = _QUANTITY.search(after)
+        m = _QUANTITY.match(after)
         if not m:
-            raise CorrectedError("nothing after the last '=' reads as a time: end with '= <time with a unit>'")
-        return parse_corrected(m.group(0))
+            continue
+        if m.group(2) is None:
+            return parse_corrected(m.group(1))  # "= 59": what unit? (CorrectedError)
+        from generator.answers import AnswerError, parse_unit
+
+        try:
+            parse_unit(m.group(2))
+        except (AnswerError, ValueError):
+            continue  # "N=128 the fixed cost": a word, not a unit
+        return parse_corrected(m.group(0))  # "= 3 GB/s": not a time (CorrectedError)
     times = []
     for m in _QUANTITY.finditer(text):
         try:
