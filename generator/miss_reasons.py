@@ -27,6 +27,7 @@ Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -223,11 +224,19 @@ RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own 
 
 
 def _record_catalogue(ev: OpEvidence):
+    return _peaks_catalogue(ev.dtype, float(ev.peak_flops_per_s), float(ev.peak_bytes_per_s))
+
+
+@functools.lru_cache(maxsize=None)  # kept alive: generator.catalogue indexes a catalogue by its id()
+def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float):
     """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
     from, datasheet or calibrated), so ``generator.misconceptions`` prices its wrong methods on them."""
     import dataclasses
+    from types import SimpleNamespace
 
     from generator import catalogue
+
+    ev = SimpleNamespace(dtype=dtype, peak_flops_per_s=peak_flops_per_s, peak_bytes_per_s=peak_bytes_per_s)
 
     cat = catalogue.load()
     base = cat.chips[0]
