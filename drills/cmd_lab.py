@@ -178,17 +178,28 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
     say(f"jax {device.jax_version}; device time read with {_reader()}; records: {options.out_dir}")
 
-    # 1. Predictions first: from the file, or asked now, before anything is measured.
+    # 0. No catalogue entry (a CPU): the probes first, shown as this device's datasheet to predict from.
+    probed = None
+    if plan.chip is None:
+        say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
+        from labs import evidence as lab_evidence
+        probed = lab_evidence.measure_probes(plan)
+        for line in lab_evidence.datasheet_lines(probed, device.device_kind):
+            say(line)
+
+    # 1. Predictions first: from the file, or asked now, before any op is measured.
     if learner is None and _interactive() and not as_json:
         learner = _ask_predictions(plan, inputs)
         if learner:
             read = runner.PredictionsRead("terminal", runner.utc_now())
+    if probed is not None:
+        probed.shown_before_predictions = read is not None and read.source == "terminal"
     if not learner:
         say("no predictions of yours: the run is graded on the model's predictions for teaching "
             "and cannot count toward GATE 00")
 
     # 2. Measurement, with a progress bar.
-    record = _run_with_progress(runner, plan, learner, read)
+    record = _run_with_progress(runner, plan, learner, read, probed)
 
     from labs import profile, report
 
@@ -246,13 +257,13 @@ def _reader() -> str:
     return profile.reader_name()
 
 
-def _run_with_progress(runner, plan, learner, read) -> dict:
+def _run_with_progress(runner, plan, learner, read, probed=None) -> dict:
     """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
     steps = runner.step_labels(plan)
     if not sys.stderr.isatty():
         count = iter(range(1, len(steps) + 1))
         return runner.run(plan, learner,
-                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read)
+                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read, probed)
     with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
                            item_show_func=lambda item: item) as bar:
         state = {"started": False}
@@ -263,7 +274,7 @@ def _run_with_progress(runner, plan, learner, read) -> dict:
             state["started"] = True
             bar.update(0, current_item=label)
 
-        record = runner.run(plan, learner, progress, read)
+        record = runner.run(plan, learner, progress, read, probed)
         bar.update(1, current_item="done")
     return record
 
@@ -297,9 +308,11 @@ def _rewrite(records, record: dict, path: Path) -> None:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-WHY_INTRO = ("Every miss over 2x needs a concrete reason: name one (an id from `drill miss-reasons`, or words "
-             "such as 'launch', 'upcast', 'cache') and say why. It is accepted only when this run's numbers "
-             "support it; 'overhead' or 'noise' is not a reason. Blank skips (explain later: drill explain).")
+WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the effect (an id from `drill miss-reasons`, "
+             "or words such as 'launch', 'upcast', 'three passes'), re-predict with it and say why, e.g. "
+             "'<reason>: <your working> = <time with a unit>'. It is accepted when the corrected time is within "
+             "1.5x of measured and this run's numbers give it for the reasons you name; 'overhead' or 'noise' is "
+             "not a reason. Blank skips (explain later: drill explain; give up: drill explain --show).")
 
 
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
@@ -334,6 +347,7 @@ def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None 
                 save()
                 click.echo(f"    {judgement.why}")
                 if judgement.accepted:
+                    _show_supported(judgement)
                     break
                 click.echo("    try again (blank to skip)")
     except click.Abort:
@@ -342,23 +356,35 @@ def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None 
         raise
 
 
+def _show_supported(judgement) -> None:
+    """After an accepted explanation (only then): every set of reasons the record's numbers support."""
+    if judgement.supported:
+        click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in judgement.supported))
+
+
 @click.command()
 @click.argument("record_path", metavar="[RECORD]", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--explanations", type=click.Path(dir_okay=False, path_type=Path),
-              help="YAML/JSON file: op -> one sentence. Without it you are asked at a terminal.")
+              help="YAML/JSON file: op -> a sentence whose corrected time follows its last '=', or "
+                   "{reasons: [ids], corrected: '59 us', text: sentence}. Without it you are asked at a terminal.")
+@click.option("--show", is_flag=True,
+              help="Give up: show which reasons explain each unexplained miss and the corrected time they give. "
+                   "The misses are marked revealed and never count as explained (GATE 00, Can-you 6).")
 @click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=BENCH_HELP)
-def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path | None) -> None:
+def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path | None, show: bool = False) -> None:
     """Explain the misses of a lab record after the run (e.g. one made on Colab, or a "why?" left blank).
 
     RECORD is a record's path, or its file name in your records folder (or --bench);
     without it, the newest record there with unexplained misses. Each op whose
     measured / predicted ratio is outside 2x and has no accepted explanation yet
-    takes a reason (an id from `drill miss-reasons`, or words such as "launch" or
-    "upcast") and a sentence; it is accepted only when the record's own evidence
-    supports the reason, and refused with a pointer to the numbers otherwise (try
-    again). The evidence table for every op is shown after you answer. The record is
-    rewritten in place, atomically; accepted explanations are kept as they are.
+    takes a corrected estimate: a reason (an id from `drill miss-reasons`, or words
+    such as "launch" or "upcast"), a corrected time with a unit, and a sentence. It is
+    accepted when the corrected time is within 1.5x of measured, closer than the
+    prediction, and what the named reasons give from the record's own numbers; refused
+    otherwise with which way it is off and the numbers to look at (try again). Every
+    attempt is kept in the record. The evidence table is shown after you answer. The
+    record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
     from labs import evidence, inputs, records, runner
 
@@ -373,9 +399,19 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         record = records.load(record_path)
     except records.RecordError as exc:
         raise click.UsageError(f"{record_path}: {exc}") from None
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)]
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)
+               and not (row.get("miss") or {}).get("revealed")]
     if not pending:
         click.echo(f"{record_path}: no unexplained misses")
+        return
+    if show:
+        if explanations is not None:
+            raise click.UsageError("--show gives up on the misses; it takes no --explanations")
+        for row in pending:
+            for line in runner.reveal(record, row["op"]):
+                click.echo(line)
+        _rewrite(records, record, record_path)
+        click.echo(f"{record_path}: {len(pending)} miss(es) revealed; they no longer count as explained")
         return
     chosen = tuple(row["op"] for row in record["ops"])
     if explanations is not None:
@@ -389,6 +425,12 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         for row in pending:
             if row["op"] in given:
                 click.echo(f"{row['op']}: {row['miss']['why']}")
+                if row["miss"].get("accepted"):
+                    ev = records.op_evidence(record, row["op"])
+                    from generator import miss_reasons
+                    found = miss_reasons.explanations(ev)
+                    if found:
+                        click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
     elif _interactive():
         _ask_explanations(record, pending, lambda: _rewrite(records, record, record_path), record_path)
     else:

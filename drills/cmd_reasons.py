@@ -8,13 +8,16 @@ import click
 
 
 @click.command("miss-reasons")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, meaning, evidence}.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, meaning, evidence, corrected_time}.")
 def miss_reasons(as_json: bool) -> None:
     """The reasons `drill lab` and `drill explain` accept for a miss over 2x, and the numbers that decide each.
 
-    Name one (its id, or words such as "launch" or "upcast") when the lab asks why;
-    it is accepted only when the record's own evidence supports it. Shrugs such as
-    "overhead" or "noise" are refused.
+    Explain a miss with a corrected estimate: name the reason (its id, or words such
+    as "launch", "upcast", "three passes"), re-predict with it and say why, e.g.
+    "fixed-cost: 21 µs floor + 38 µs per call = 59 µs". It is accepted when the
+    corrected time is within 1.5x of measured and within 15% of what the named
+    reasons' corrected_time gives from the record's own numbers; reasons compose.
+    Shrugs such as "overhead" or "noise" are refused.
     """
     from generator.miss_reasons import REASONS
 
@@ -24,3 +27,4 @@ def miss_reasons(as_json: bool) -> None:
     for r in REASONS:
         click.echo(f"{r.id}: {r.meaning}")
         click.echo(f"  evidence: {r.evidence}")
+        click.echo(f"  corrected time: {r.corrected_time}")

@@ -84,7 +84,7 @@ def accepted(record: dict, op: str, entry: dict) -> bool:
     record has no such field and never counts), and judging its text and reasons again against the
     record's own evidence (``generator.miss_reasons.judge``) accepts it, so an edited flag or a shrug
     ("overhead") never counts."""
-    if entry.get("accepted") is not True:
+    if entry.get("accepted") is not True or entry.get("revealed"):  # a revealed answer never ticks Can-you 6
         return False
     from generator import miss_reasons
     from labs import records
@@ -93,7 +93,9 @@ def accepted(record: dict, op: str, entry: dict) -> bool:
     reasons = [str(r) for r in reasons] if isinstance(reasons, list) and reasons else None
     try:
         evidence = records.op_evidence(record, op)
-        return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons).accepted
+        corrected = entry.get("corrected_s")  # schema 4: the corrected estimate (older records lack it: not accepted)
+        return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons,
+                                  float(corrected) if corrected is not None else None).accepted
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False  # evidence the catalogue cannot judge: not accepted
 

@@ -1,16 +1,27 @@
 """Miss reasons: the concrete reasons a measured time misses its prediction by more than 2x.
 
 "Explain every miss" is the third half of the course's habit (predict, measure,
-explain). A shrug ("overhead", "noise") explains nothing; a reason is a claim
-about numbers the lab recorded, so it can be checked. Each ``MissReason`` is
-data (an id, one line of meaning, one line saying which numbers support it)
-plus one small test of an ``OpEvidence`` (one op of one lab record) that
-returns a ``Finding``: supported or not, and the deciding numbers, printed with
-``generator.units.fmt``. ``judge`` accepts a learner's explanation only when a
-reason it names is supported by the record's own evidence.
+explain). An explanation is a *corrected estimate*: the learner names the effect
+(a reason id, or words), re-predicts with it (a time with a unit) and says why in
+a sentence. Each ``MissReason`` is data (an id, one line of meaning, one line
+saying which numbers it needs, one line giving its corrected time in words) plus
+two small functions of an ``OpEvidence`` (one op of one lab record): ``check``,
+whether the record's numbers allow the reason at all (a noisy probe, a dtype the
+compiled program computes natively ... rule it out), and ``correct``, how the
+reason changes the estimate (``Estimate``: the learner's arithmetic, the FLOPs
+and bytes, the rates they run at, the fixed cost). Reasons compose: naming
+``learner-arithmetic`` and ``fixed-cost`` gives the right floor plus the fixed cost.
 
-Pure Python (no jax): the lab (``labs``) builds ``OpEvidence`` from a record
-(``labs.records.op_evidence``); ``drill miss-reasons`` lists the catalogue.
+``judge`` accepts an explanation when its corrected time is within 1.5x of
+measured and closer than the original prediction, agrees within 15% with the
+corrected time the named reasons give from the record's own numbers, every
+named reason is allowed by the evidence and changes that time, and the sentence
+says why (not a shrug). A refusal says which way the corrected time is off and
+by how much, and names the numbers to look at, never the reason or number that
+would be accepted. ``supported_reasons`` is computed when judging, never stored.
+
+Pure Python (no jax): the lab (``labs.evidence``) builds ``OpEvidence`` from a
+record; ``drill miss-reasons`` lists the catalogue.
 Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
 
 One module for one job (over 400 lines): the catalogue of reasons, each a line of data and
@@ -19,9 +30,11 @@ its one test of the evidence, and ``judge``, which reads them all.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from generator import costs
@@ -29,19 +42,26 @@ from generator import misconceptions
 from generator.units import fmt, normalize_dtype
 
 WITHIN_FACTOR = 2.0  # a miss is a disagreement over 2x (Can-you item 6, GATE 00)
-FRACTION_OF_PEAK = 0.5  # "a fraction of peak": at most half of it (a 2x miss needs at least that)
+CORRECTED_FACTOR = 1.5  # an accepted corrected estimate is within 1.5x of measured
+FORMULA_TOLERANCE = 0.15  # ... and within 15% of the corrected time its reasons give from the record
 TRAFFIC_FACTOR = 1.5  # XLA's byte count differs from the hand count by this much or more
+ARITHMETIC_FACTOR = 1.5  # a prediction this far from the record's own floor is an arithmetic slip
 MATCH_TOLERANCE = 0.10  # a wrong method reproduces the learner's number within 10%
-MAX_MIXED_REASONS = 2  # naming more reasons than this, some contradicted, is guessing: refused
+MAX_SECONDS = 86400.0  # a corrected time over a day is not an estimate of one op
+MAX_COMBINED = 3  # supported_reasons looks for explanations naming at most this many reasons
 
 
 @dataclass(frozen=True)
 class OpEvidence:
     """One op of one lab record: every number from the record itself, SI units.
 
-    ``predicted_seconds`` is the learner's prediction (None: none written); a
-    reason is then judged against ``floor_seconds``. ``bound`` is the roofline
-    verdict of the catalogue model ("compute" or "memory").
+    ``predicted_seconds`` is the learner's prediction (None: none written); the
+    reference is then the model's floor. ``bound`` is the roofline verdict of the
+    model ("compute" or "memory"). ``noisy_probes`` names the probes whose runs
+    were still noisy after one re-measurement ("fixed cost", "copy", "matmul"):
+    a noisy probe supports nothing. ``emulated_dtype`` comes from the compiled
+    program (``emulated_from`` says how); ``working_set_bytes`` is the rotated
+    inputs' total and ``cache_bytes`` the largest cache level the device reports.
     """
 
     op: str
@@ -62,10 +82,13 @@ class OpEvidence:
     peak_flops_per_s: float
     emulated_dtype: bool | None
     prediction_text: str = ""
-    # Additions (defaults keep the contract's constructor working):
     cost_op: str = ""  # generator.costs op name ("matmul", "add", ...) for the misconception check
     shape: tuple[int, ...] = ()  # the op's shape as generator.costs counts it
     lacking: tuple[str, ...] = field(default=())  # evidence the record does not have (older schema)
+    noisy_probes: tuple[str, ...] = field(default=())
+    emulated_from: str = ""
+    working_set_bytes: float | None = None
+    cache_bytes: float | None = None
 
     @property
     def reference_seconds(self) -> float:
@@ -89,8 +112,8 @@ class OpEvidence:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["shape"] = list(self.shape)
-        out["lacking"] = list(self.lacking)
+        for name in ("shape", "lacking", "noisy_probes"):
+            out[name] = list(out[name])
         return out
 
     @classmethod
@@ -99,7 +122,36 @@ class OpEvidence:
         kwargs = {k: v for k, v in d.items() if k in known}
         kwargs["shape"] = tuple(int(x) for x in kwargs.get("shape") or ())
         kwargs["lacking"] = tuple(str(x) for x in kwargs.get("lacking") or ())
+        kwargs["noisy_probes"] = tuple(str(x) for x in kwargs.get("noisy_probes") or ())
         return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A time estimate as the reasons correct it:
+    ``scale * max(flops / flops_per_s, bytes / bytes_per_s) + fixed_s``.
+
+    It starts as the learner's own arithmetic: the model's floor terms scaled by
+    prediction / floor (``scale``); each named reason changes one part of it."""
+
+    scale: float
+    flops: float
+    flops_per_s: float
+    bytes: float
+    bytes_per_s: float
+    fixed_s: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        t_math = self.flops / self.flops_per_s if self.flops_per_s > 0 else 0.0
+        t_mem = self.bytes / self.bytes_per_s if self.bytes_per_s > 0 else 0.0
+        return self.scale * max(t_math, t_mem) + self.fixed_s
+
+
+def start(ev: OpEvidence) -> Estimate:
+    """The estimate before any reason: the prediction (the floor when there is none)."""
+    scale = ev.predicted_seconds / ev.floor_seconds if ev.predicted_seconds and ev.floor_seconds > 0 else 1.0
+    return Estimate(scale, ev.model_flops, ev.peak_flops_per_s, ev.model_bytes, ev.peak_bytes_per_s)
 
 
 @dataclass(frozen=True)
@@ -116,74 +168,109 @@ class Finding:
 
 @dataclass(frozen=True)
 class MissReason:
-    """A named reason a measurement misses: ``evidence`` says in one line which numbers support it."""
+    """A named reason a measurement misses: ``evidence`` says in one line which numbers it needs,
+    ``corrected_time`` in words what time it predicts instead; ``check`` says whether the record's
+    numbers allow it, ``correct`` applies it to an ``Estimate``."""
 
     id: str
     meaning: str
     evidence: str
+    corrected_time: str
     check: Callable[[OpEvidence], tuple[bool, str]] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
-    words: tuple[str, ...] = ()  # words in a learner's sentence that name this reason
+    correct: Callable[[OpEvidence, Estimate], Estimate] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    words: tuple[str, ...] = ()  # whole words and phrases in a learner's sentence that name this reason
+
+    def allowed(self, ev: OpEvidence) -> Finding:
+        ok, why = self.check(ev)
+        return Finding(self.id, bool(ok), why)
 
     def test(self, ev: OpEvidence) -> Finding:
-        supported, why = self.check(ev)
-        return Finding(self.id, bool(supported), why)
+        """Supported: allowed by the evidence, and alone or after ``learner-arithmetic`` its corrected
+        time lands within 1.5x of measured."""
+        allowed = self.allowed(ev)
+        if not allowed.supported:
+            return allowed
+        combos = [(self.id,)] + ([("learner-arithmetic", self.id)] if self.id != "learner-arithmetic" else [])
+        for combo in combos:
+            if explains(ev, combo):
+                t = corrected_time(ev, combo)
+                return Finding(self.id, True, f"{allowed.why}; {' + '.join(combo)} gives {_t(t)} vs measured "
+                                              f"{_t(ev.measured_seconds)}")
+        return Finding(self.id, False, f"{allowed.why}; but it does not bring the estimate within "
+                                       f"{CORRECTED_FACTOR}x of measured {_t(ev.measured_seconds)}")
 
     def to_dict(self) -> dict[str, str]:
-        return {"id": self.id, "meaning": self.meaning, "evidence": self.evidence}
+        return {"id": self.id, "meaning": self.meaning, "evidence": self.evidence,
+                "corrected_time": self.corrected_time}
 
 
-# --- the tests, one small function per reason ---------------------------------------------------------
+# --- the evidence each reason needs and its corrected time, one small pair of functions each -----------
 
 def _t(value: float | None) -> str:
     return "n/a" if value is None else fmt(value, "s")
 
 
-def _direction(ev: OpEvidence, want_slower: bool) -> str | None:
-    """None when the miss goes the way this reason explains; else why it cannot explain it."""
-    if not ev.is_miss:
-        return (f"no miss: measured {_t(ev.measured_seconds)} is within 2x of "
-                f"{_t(ev.reference_seconds)} ({ev.ratio:.2f}x)")
-    if ev.slower != want_slower:
-        return (f"measured {_t(ev.measured_seconds)} is {'slower' if ev.slower else 'faster'} than "
-                f"{_t(ev.reference_seconds)} ({ev.ratio:.2f}x); this reason only explains a "
-                f"{'slower' if want_slower else 'faster'} run")
-    return None
+def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tuple[bool, str]:
+    if value is None:
+        return False, f"the record has no {probe} probe"
+    if not value > 0:
+        return False, f"the {probe} probe found nothing beyond the work itself ({fmt(value, unit)})"
+    if probe in ev.noisy_probes:
+        return False, (f"the {probe} probe ({fmt(value, unit)}) was noisy even re-measured: a noisy probe "
+                       "supports nothing")
+    if unit == "s":
+        return True, f"the {probe} probe: {fmt(value, unit)} a call beyond its work"
+    return True, f"the {probe} probe attains {fmt(value, unit)}"
+
+
+RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own peaks make
+
+
+def _record_catalogue(ev: OpEvidence):
+    return _peaks_catalogue(ev.dtype, float(ev.peak_flops_per_s), float(ev.peak_bytes_per_s))
+
+
+@functools.lru_cache(maxsize=None)  # kept alive: generator.catalogue indexes a catalogue by its id()
+def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float):
+    """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
+    from, datasheet or calibrated), so ``generator.misconceptions`` prices its wrong methods on them."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from generator import catalogue
+
+    ev = SimpleNamespace(dtype=dtype, peak_flops_per_s=peak_flops_per_s, peak_bytes_per_s=peak_bytes_per_s)
+
+    cat = catalogue.load()
+    base = cat.chips[0]
+    source = catalogue.Source("lab-record", "this lab record's own constants", "", "")
+    chip = dataclasses.replace(
+        base, name=RECORD_CHIP, display="the record's device", kind="tpu", aliases=(), device_kinds=(),
+        peak_flops={ev.dtype: catalogue.Figure(ev.peak_flops_per_s, source)},
+        figures={**base.figures, "hbm_bytes_per_s": catalogue.Figure(ev.peak_bytes_per_s, source)})
+    return catalogue.Catalogue((chip,), cat.sources, cat.facts)
 
 
 def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
-    """(misconception id, the floor that wrong method gives, the step) for this op: the misconception
-    catalogue's classic slips replayed on the record's own counts and peaks."""
-    peak, bw = ev.peak_flops_per_s, ev.peak_bytes_per_s
-    if peak <= 0 or bw <= 0:
+    """(misconception id, the time that wrong method gives, the step) for this op: the misconception
+    catalogue's own wrong answers to this op's floor problem (``generator.misconceptions.wrong_answers``
+    on a floor problem with the record's shape, dtype and peaks); empty when the record lacks them."""
+    if not (ev.cost_op and ev.shape) or ev.peak_flops_per_s <= 0 or ev.peak_bytes_per_s <= 0:
         return []
-    flops, nbytes = ev.model_flops, ev.model_bytes
+    from generator.problem import Answer, Problem
 
-    def floor(f=flops, b=nbytes, pk=peak, w=bw) -> float:
-        return max(f / pk, b / w)
-
-    out: list[tuple[str, float, str]] = []
-    written = 0
-    elements = None
-    if ev.cost_op and ev.shape:
-        try:
-            cost = costs.cost(ev.cost_op, tuple(ev.shape), normalize_dtype(ev.dtype))
-            written = cost.bytes_written
-            elements = costs.cost(ev.cost_op, tuple(ev.shape), "int8").bytes
-        except (ValueError, KeyError, TypeError):
-            pass
-    if elements is not None and elements != nbytes:
-        out.append(("elements-not-bytes", floor(b=elements), f"bytes counted as elements ({fmt(elements, 'B')})"))
-    if written:
-        out.append(("forgot-output-write", floor(b=nbytes - written),
-                    f"the output write ({fmt(written, 'B')}) left out"))
-    if flops:
-        out.append(("macs-not-flops", floor(f=flops / 2), "a multiply-add counted as one FLOP"))
-    out.append(("sum-not-max", flops / peak + nbytes / bw, "T_math + T_comms instead of their max"))
-    base = floor()
-    out.append(("gb-gib", base * misconceptions.GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"))
-    out.append(("unit-slip-1000", base * 1e3, "1000x too large (ms for µs)"))
-    out.append(("unit-slip-1000", base * 1e-3, "1000x too small (µs for ms)"))
-    return out
+    try:
+        dtype = normalize_dtype(ev.dtype)
+        costs.cost(ev.cost_op, tuple(ev.shape), dtype)
+    except (ValueError, KeyError, TypeError):
+        return []
+    problem = Problem(family="floor", skill="floor:record", id="floor:record", prompt="",
+                      answer=Answer(value=ev.floor_seconds, unit="s"), tolerance=MATCH_TOLERANCE, solution=(),
+                      params={"chip": RECORD_CHIP, "op": ev.cost_op, "shape": list(ev.shape), "dtype": dtype,
+                              "quantity": "floor"})
+    return [(w.misconception.id, float(w.value), w.step)
+            for w in misconceptions.wrong_answers(problem, _record_catalogue(ev))
+            if isinstance(w.value, (int, float))]
 
 
 def matching_misconception(ev: OpEvidence) -> tuple[str, str] | None:
@@ -199,185 +286,183 @@ def matching_misconception(ev: OpEvidence) -> tuple[str, str] | None:
 def _learner_arithmetic(ev: OpEvidence) -> tuple[bool, str]:
     if ev.predicted_seconds is None:
         return False, "no prediction of yours to check"
-    floor_ratio = ev.measured_seconds / ev.floor_seconds if ev.floor_seconds > 0 else math.inf
-    floor_ok = 1 / WITHIN_FACTOR <= floor_ratio <= WITHIN_FACTOR
-    if not ev.is_miss:
-        return False, f"no miss: your {_t(ev.predicted_seconds)} is within 2x of measured {_t(ev.measured_seconds)}"
-    if not floor_ok:
-        return False, (f"the roofline floor {_t(ev.floor_seconds)} is itself {floor_ratio:.2f}x off measured "
-                       f"{_t(ev.measured_seconds)}: the miss is in the machine, not only in your arithmetic")
-    why = (f"the roofline floor {_t(ev.floor_seconds)} is within 2x of measured {_t(ev.measured_seconds)} "
-           f"({floor_ratio:.2f}x) but your {_t(ev.predicted_seconds)} is {ev.ratio:.2f}x off")
+    off = ev.predicted_seconds / ev.floor_seconds if ev.floor_seconds > 0 else math.inf
+    numbers = f"your {_t(ev.predicted_seconds)} vs the record's floor {_t(ev.floor_seconds)} ({off:.3g}x)"
+    if 1 / ARITHMETIC_FACTOR <= off <= ARITHMETIC_FACTOR:
+        return False, f"{numbers}: your arithmetic gives the floor; the miss is elsewhere"
     match = matching_misconception(ev)
-    if match:
-        why += f"; your number matches '{match[0]}' ({match[1]})"
-    return True, why
+    return True, numbers + (f"; your number matches '{match[0]}' ({match[1]})" if match else "")
+
+
+def _learner_arithmetic_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    return replace(est, scale=1.0)
 
 
 def _fixed_cost(ev: OpEvidence) -> tuple[bool, str]:
-    wrong = _direction(ev, want_slower=True)
-    if wrong:
-        return False, wrong
-    if ev.fixed_cost_seconds is None:
-        return False, "the record has no fixed cost (a trivial op's device time) to compare with"
-    fixed, floor, measured = ev.fixed_cost_seconds, ev.floor_seconds, ev.measured_seconds
-    numbers = (f"this device's trivial op takes {_t(fixed)}; your {ev.op}'s floor is {_t(floor)}, "
-               f"measured {_t(measured)}")
-    if fixed < floor:
-        return False, f"{numbers}: the fixed cost is below the floor, so it cannot dominate"
-    if measured > WITHIN_FACTOR * (fixed + floor):
-        return False, f"{numbers}: floor + fixed cost = {_t(fixed + floor)} is still over 2x short of measured"
-    return True, f"{numbers}: the fixed cost dominates and floor + fixed cost = {_t(fixed + floor)} is within 2x"
+    return _probe_ok(ev, ev.fixed_cost_seconds, "fixed cost", "s")
 
 
-def _probe(value: float | None, peak: float, unit: str, probe: str) -> str:
-    if value is None:
-        return f"; no {probe} probe in the record"
-    return f"; the {probe} probe attains {fmt(value, unit)} ({100 * value / peak:.0f}% of it)" if peak > 0 else ""
-
-
-def _fixed_explains(ev: OpEvidence) -> bool:
-    return ev.fixed_cost_seconds is not None and ev.fixed_cost_seconds >= ev.measured_seconds / WITHIN_FACTOR
-
-
-def _below_peak(ev: OpEvidence, kind: str) -> tuple[bool, str]:
-    memory = kind == "memory"
-    wrong = _direction(ev, want_slower=True)
-    if wrong:
-        return False, wrong
-    if ev.bound != kind:
-        return False, f"the model calls {ev.op} {ev.bound}-bound, not {kind}-bound"
-    amount, peak = (ev.model_bytes, ev.peak_bytes_per_s) if memory else (ev.model_flops, ev.peak_flops_per_s)
-    unit = "B/s" if memory else "FLOP/s"
-    rate = amount / ev.measured_seconds if ev.measured_seconds > 0 else math.inf
-    share = rate / peak if peak > 0 else math.inf
-    probe = _probe(ev.attained_bytes_per_s if memory else ev.attained_flops_per_s, peak, unit,
-                   "copy" if memory else "matmul")
-    numbers = (f"{ev.op} {'streams' if memory else 'computes'} at {fmt(rate, unit)} = {100 * share:.0f}% "
-               f"of the {fmt(peak, unit)} peak{probe}")
-    if share > FRACTION_OF_PEAK:
-        return False, f"{numbers}: over half of peak, not a fraction of it"
-    if _fixed_explains(ev):
-        return False, (f"{numbers}, but the fixed cost {_t(ev.fixed_cost_seconds)} is at least half of measured "
-                       f"{_t(ev.measured_seconds)}: the time is per-call cost, not {'streaming' if memory else 'math'}")
-    return True, numbers
+def _fixed_cost_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    return replace(est, fixed_s=float(ev.fixed_cost_seconds or 0.0))
 
 
 def _below_peak_bandwidth(ev: OpEvidence) -> tuple[bool, str]:
-    return _below_peak(ev, "memory")
+    ok, why = _probe_ok(ev, ev.attained_bytes_per_s, "copy", "B/s")
+    if ok and ev.attained_bytes_per_s >= ev.peak_bytes_per_s:
+        return False, f"{why}, not below the {fmt(ev.peak_bytes_per_s, 'B/s')} the floor uses"
+    return ok, why + (f", {100 * ev.attained_bytes_per_s / ev.peak_bytes_per_s:.0f}% of the "
+                      f"{fmt(ev.peak_bytes_per_s, 'B/s')} peak" if ok and ev.peak_bytes_per_s > 0 else "")
+
+
+def _below_peak_bandwidth_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    return replace(est, bytes_per_s=float(ev.attained_bytes_per_s or est.bytes_per_s))
 
 
 def _below_peak_compute(ev: OpEvidence) -> tuple[bool, str]:
-    return _below_peak(ev, "compute")
+    ok, why = _probe_ok(ev, ev.attained_flops_per_s, "matmul", "FLOP/s")
+    if ok and ev.attained_flops_per_s >= ev.peak_flops_per_s:
+        return False, f"{why}, not below the {fmt(ev.peak_flops_per_s, 'FLOP/s')} the floor uses"
+    return ok, why + (f", {100 * ev.attained_flops_per_s / ev.peak_flops_per_s:.0f}% of the "
+                      f"{fmt(ev.peak_flops_per_s, 'FLOP/s')} peak" if ok and ev.peak_flops_per_s > 0 else "")
 
 
-def _traffic(ev: OpEvidence, more: bool) -> tuple[bool, str]:
+def _below_peak_compute_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    return replace(est, flops_per_s=float(ev.attained_flops_per_s or est.flops_per_s))
+
+
+def _xla_share(ev: OpEvidence) -> str:
     if ev.xla_bytes is None:
-        compiled = "the record has no XLA cost analysis (bytes accessed)"
-    else:
-        share = ev.xla_bytes / ev.model_bytes if ev.model_bytes > 0 else math.inf
-        compiled = (f"XLA's compiled program accesses {fmt(ev.xla_bytes, 'B')}, {share:.2f}x the hand count "
-                    f"{fmt(ev.model_bytes, 'B')}")
-    wrong = _direction(ev, want_slower=more)
-    if wrong:
-        return False, wrong
-    if more:
-        if ev.xla_bytes is None:
-            return False, compiled
-        if ev.xla_bytes < TRAFFIC_FACTOR * ev.model_bytes:
-            return False, f"{compiled}: under {TRAFFIC_FACTOR}x, not enough extra traffic"
-        xla_time = ev.xla_bytes / ev.peak_bytes_per_s if ev.peak_bytes_per_s > 0 else math.inf
-        if xla_time <= ev.floor_seconds:
-            return False, (f"{compiled}, but even those bytes stream in {_t(xla_time)} at "
-                           f"{fmt(ev.peak_bytes_per_s, 'B/s')}, within the {_t(ev.floor_seconds)} floor: "
-                           "the extra traffic does not lengthen this op")
-        return True, (f"{compiled}: at {fmt(ev.peak_bytes_per_s, 'B/s')} they take {_t(xla_time)}, "
-                      f"beyond the {_t(ev.floor_seconds)} floor")
-    # Fewer HBM bytes than counted: the compiled program says so, or the op beat its own memory roofline.
-    t_comms = ev.model_bytes / ev.peak_bytes_per_s if ev.peak_bytes_per_s > 0 else 0.0
-    beat = ev.measured_seconds < t_comms / TRAFFIC_FACTOR
-    fewer = ev.xla_bytes is not None and ev.xla_bytes * TRAFFIC_FACTOR <= ev.model_bytes
-    memory = (f"measured {_t(ev.measured_seconds)} vs the hand count's memory time {_t(t_comms)} at "
-              f"{fmt(ev.peak_bytes_per_s, 'B/s')}")
-    if beat:
-        return True, f"{memory}: faster than the bytes could stream, so fewer bytes came from HBM; {compiled}"
-    if fewer:
-        return True, f"{compiled}: the compiled program moves fewer bytes; {memory}"
-    return False, f"{compiled}; {memory}: neither shows fewer bytes than counted"
+        return "the record has no XLA cost analysis (bytes accessed)"
+    share = ev.xla_bytes / ev.model_bytes if ev.model_bytes > 0 else math.inf
+    return f"XLA's compiled program accesses {fmt(ev.xla_bytes, 'B')}, {share:.2f}x the hand count {fmt(ev.model_bytes, 'B')}"
 
 
 def _extra_traffic(ev: OpEvidence) -> tuple[bool, str]:
-    return _traffic(ev, more=True)
+    if ev.xla_bytes is None:
+        return False, _xla_share(ev)
+    if ev.xla_bytes < TRAFFIC_FACTOR * ev.model_bytes:
+        return False, f"{_xla_share(ev)}: under {TRAFFIC_FACTOR}x, not extra traffic"
+    ok, why = _probe_ok(ev, ev.attained_bytes_per_s, "copy", "B/s")
+    return ok, f"{_xla_share(ev)}; {why}"
+
+
+def _traffic_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    """XLA's bytes at the copy probe's rate."""
+    return replace(est, bytes=float(ev.xla_bytes if ev.xla_bytes is not None else est.bytes),
+                   bytes_per_s=float(ev.attained_bytes_per_s or est.bytes_per_s))
+
+
+def _fits_cache(ev: OpEvidence) -> bool:
+    return bool(ev.cache_bytes and ev.working_set_bytes and ev.working_set_bytes <= ev.cache_bytes)
 
 
 def _less_traffic(ev: OpEvidence) -> tuple[bool, str]:
-    return _traffic(ev, more=False)
+    fewer = ev.xla_bytes is not None and ev.xla_bytes * TRAFFIC_FACTOR <= ev.model_bytes
+    cache = (f"the rotated inputs ({fmt(ev.working_set_bytes, 'B')}) vs the largest cache the device reports "
+             f"({fmt(ev.cache_bytes, 'B')})" if ev.working_set_bytes and ev.cache_bytes
+             else "the record has no working set and cache size to compare")
+    if fewer:
+        ok, why = _probe_ok(ev, ev.attained_bytes_per_s, "copy", "B/s")
+        return ok, f"{_xla_share(ev)}: fewer bytes than counted; {why}"
+    if _fits_cache(ev):
+        return True, f"{cache}: they fit, so the bytes come from the cache, not from memory"
+    return False, f"{_xla_share(ev)}; {cache}: neither shows fewer bytes from memory than counted"
+
+
+def _less_traffic_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    if ev.xla_bytes is not None and ev.xla_bytes * TRAFFIC_FACTOR <= ev.model_bytes:
+        return _traffic_fix(ev, est)
+    if _fits_cache(ev):
+        return replace(est, bytes=0.0)  # from the cache: only the math (and any fixed cost) remains
+    return est
 
 
 def _emulated_dtype(ev: OpEvidence) -> tuple[bool, str]:
-    wrong = _direction(ev, want_slower=True)
-    if wrong:
-        return False, wrong
+    how = f" ({ev.emulated_from})" if ev.emulated_from else ""
     if ev.emulated_dtype is None:
-        return False, f"the record does not say whether {ev.platform} computes {ev.dtype} natively"
+        return False, f"the record does not say whether the compiled program computes {ev.dtype} natively"
     if not ev.emulated_dtype:
-        return False, f"{ev.platform} computes {ev.dtype} natively (no upcast)"
-    if ev.measured_seconds <= WITHIN_FACTOR * ev.floor_seconds:
-        return False, (f"{ev.dtype} is emulated on {ev.platform}, but measured {_t(ev.measured_seconds)} is within "
-                       f"2x of the floor {_t(ev.floor_seconds)}: the conversion is not what makes this op miss")
-    return True, (f"{ev.platform} has no native {ev.dtype} arithmetic: each element is converted to f32 and back, "
-                  f"measured {_t(ev.measured_seconds)} vs {_t(ev.reference_seconds)} ({ev.ratio:.2f}x)")
+        return False, f"the compiled program computes {ev.dtype} natively on {ev.platform}{how}"
+    ok, why = _probe_ok(ev, ev.attained_flops_per_s, "matmul", "FLOP/s")
+    return ok, f"the compiled program converts {ev.dtype} to f32 on {ev.platform}{how}; {why} in {ev.dtype} (upcast too)"
+
+
+def _emulated_dtype_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    """The upcast rate: the FLOPs at the matmul probe's rate in this dtype (itself upcast), and the
+    converts' traffic (XLA's bytes, when more than counted) at the copy probe's rate."""
+    est = replace(est, flops_per_s=float(ev.attained_flops_per_s or est.flops_per_s))
+    if ev.xla_bytes is not None and ev.xla_bytes > est.bytes:
+        est = replace(est, bytes=float(ev.xla_bytes), bytes_per_s=float(ev.attained_bytes_per_s or est.bytes_per_s))
+    return est
+
+
+def _words(*phrases: str) -> tuple[str, ...]:
+    return phrases
 
 
 REASONS: tuple[MissReason, ...] = (
     MissReason("learner-arithmetic",
-               "the roofline floor is within 2x of measured but your number is not: the slip is in the arithmetic",
-               "measured / floor within [1/2, 2] while measured / your prediction is not; the misconception "
-               "catalogue names the wrong method that gives your number",
-               _learner_arithmetic,
-               ("arithmetic", "miscalculat", "miscount", "my math", "calculation", "i counted", "counted wrong",
-                "typo", "wrong unit", "unit slip", *misconceptions.BY_ID)),
+               "your number is not the roofline floor of the record's own counts and peaks: the slip is in the "
+               "arithmetic (the misconception catalogue names the wrong method that gives it)",
+               "your prediction differs from the record's floor by over 1.5x",
+               "the floor itself: max(FLOPs / peak FLOP/s, bytes / peak bytes/s), in place of your number "
+               "(other reasons then correct the floor, not your number)",
+               _learner_arithmetic, _learner_arithmetic_fix,
+               _words("learner-arithmetic", "arithmetic", "miscalculated", "miscalculation", "miscounted",
+                      "my math", "my maths", "calculation", "counted wrong", "typo", "wrong unit", "unit slip", "slip", "slipped",
+                      "gib", "gb", "elements", "macs", "multiply-add", "multiply-adds", "sum of", "ms for us",
+                      "us for ms", "factor of 1000", "1000x", "forgot the output", "forgot the write",
+                      *misconceptions.BY_ID)),
     MissReason("fixed-cost",
                "a per-call launch/dispatch/sync cost dominates a small op",
-               "a trivial op's device time (fixed cost) is at least the op's floor, and floor + fixed cost is "
-               "within 2x of measured",
-               _fixed_cost,
-               ("launch", "dispatch", "fixed cost", "fixed-cost", "per-call", "per call", "sync", "startup",
-                "kernel start", "small op", "too small")),
+               "the fixed cost probe: this op kind at its smallest size, same operand count (device time), "
+               "not noisy",
+               "the estimate + the fixed cost (e.g. floor 21 µs + 38 µs per call = 59 µs)",
+               _fixed_cost, _fixed_cost_fix,
+               _words("fixed-cost", "fixed cost", "launch", "launches", "dispatch", "per-call", "per call",
+                      "per-call cost", "sync", "startup", "kernel start", "small op", "too small", "overhead of a call",
+                      "call overhead")),
     MissReason("below-peak-bandwidth",
-               "a memory-bound op streams at a fraction of the HBM peak",
-               "memory-bound, and hand-count bytes / measured time is at most half the peak bytes/s (the copy "
-               "probe shows what the device attains)",
-               _below_peak_bandwidth,
-               ("bandwidth", "streams", "streaming", "hbm peak", "memory peak", "bytes/s", "not saturat")),
+               "a memory-bound op streams at a fraction of the peak bandwidth",
+               "the copy probe's attained bytes/s below the peak, not noisy",
+               "bytes / the copy probe's attained bytes/s (in place of the peak)",
+               _below_peak_bandwidth, _below_peak_bandwidth_fix,
+               _words("below-peak-bandwidth", "bandwidth", "streams", "streaming", "hbm peak", "memory peak",
+                      "bytes/s", "not saturated", "copy probe", "attained bandwidth", "gb/s", "tb/s")),
     MissReason("below-peak-compute",
                "a compute-bound op reaches a fraction of the peak FLOP/s (padding to the MXU/tile size is a sub-case)",
-               "compute-bound, and hand-count FLOPs / measured time is at most half the peak FLOP/s (the matmul "
-               "probe shows what the device attains)",
-               _below_peak_compute,
-               ("flop/s", "flops/s", "mxu", "tensor core", "utilization", "utilisation", "padding", "padded",
-                "tile", "compute peak", "peak flop")),
+               "the matmul probe's attained FLOP/s below the peak, not noisy",
+               "FLOPs / the matmul probe's attained FLOP/s (in place of the peak)",
+               _below_peak_compute, _below_peak_compute_fix,
+               _words("below-peak-compute", "flop/s", "flops/s", "mxu", "tensor core", "tensor cores",
+                      "utilization", "utilisation", "padding", "padded", "tile", "tiles", "compute peak",
+                      "peak flop", "peak flops", "matmul probe", "gflop/s", "tflop/s")),
     MissReason("extra-traffic",
-               "the compiled program moves more bytes than the hand count: two passes, a transpose, an unfused op",
-               "XLA's bytes accessed at least 1.5x the hand count's, and those bytes at peak bandwidth take longer "
-               "than the floor",
-               _extra_traffic,
-               ("extra traffic", "more bytes", "two passes", "second pass", "transpose", "unfused", "not fused",
-                "materializ", "materialis", "extra copy", "re-read", "reread")),
+               "the compiled program moves more bytes than the hand count: several passes, a transpose, an unfused op",
+               "XLA's bytes accessed at least 1.5x the hand count, and a copy probe that is not noisy",
+               "XLA's bytes accessed / the copy probe's attained bytes/s",
+               _extra_traffic, _traffic_fix,
+               _words("extra-traffic", "extra traffic", "more bytes", "more traffic", "two passes", "three passes",
+                      "several passes", "second pass", "third pass", "passes", "reads x three times",
+                      "reads it three times", "three times", "twice", "transpose", "unfused", "not fused",
+                      "materialized", "materialised", "extra copy", "re-read", "reread", "re-reads", "xlas bytes",
+                      "xla bytes", "bytes accessed")),
     MissReason("less-traffic",
-               "caches, VMEM residency or fusion move fewer HBM bytes than counted",
-               "measured beats the hand count's memory time by 1.5x, or XLA's bytes accessed at most 1/1.5 of "
-               "the hand count",
-               _less_traffic,
-               ("cache", "vmem", "l2", "fusion", "fused", "fewer bytes", "less traffic", "resident", "reuse",
-                "on-chip", "on chip")),
+               "caches, VMEM residency or fusion move fewer bytes from memory than counted",
+               "XLA's bytes accessed at most 1/1.5 of the hand count, or rotated inputs that fit a cache level "
+               "the device reports",
+               "XLA's bytes / the copy probe's bytes/s; inputs that fit a cache: the math time alone",
+               _less_traffic, _less_traffic_fix,
+               _words("less-traffic", "cache", "cached", "caches", "vmem", "l2", "l3", "fusion", "fused",
+                      "fewer bytes", "less traffic", "resident", "reuse", "on-chip", "on chip", "fits in cache")),
     MissReason("emulated-dtype",
-               "the device has no native arithmetic for the dtype and computes it in f32 (bf16 on a CPU)",
-               "the record's platform computes the op's dtype by converting to f32 (bf16 on CPU), and the run "
-               "is over 2x slower than both the prediction and the roofline floor",
-               _emulated_dtype,
-               ("upcast", "emulat", "f32", "float32", "fp32", "convert", "conversion", "no native bf16",
-                "bf16 on cpu", "bf16 on a cpu")),
+               "the device has no native arithmetic for the dtype and the compiled program converts it to f32",
+               "converts in the optimized HLO (or XLA's bytes over the hand count) for the op's dtype",
+               "FLOPs at the upcast rate (the matmul probe in this dtype, itself upcast), with the converts' "
+               "traffic (XLA's bytes) at the copy probe's rate",
+               _emulated_dtype, _emulated_dtype_fix,
+               _words("emulated-dtype", "upcast", "upcasts", "emulated", "emulation", "f32", "float32", "fp32",
+                      "convert", "converts", "conversion", "conversions", "no native bf16")),
 )
 BY_ID = {r.id: r for r in REASONS}
 
@@ -389,6 +474,8 @@ SHRUGS: frozenset[str] = frozenset({
     "it is slow", "its slow", "slow", "fast", "machine", "the machine", "system", "os", "because",
     "reasons", "n/a", "na", "none", "?", "whatever", "measurement error", "error", "timing", "magic",
 })
+HEDGES = ("i dont know", "i do not know", "dunno", "no idea", "not sure", "maybe", "perhaps", "i guess",
+          "who knows")
 
 
 def find(reason_id: str) -> MissReason:
@@ -399,102 +486,275 @@ def find(reason_id: str) -> MissReason:
         raise KeyError(f"unknown miss reason '{reason_id}'; known: {', '.join(BY_ID)}") from None
 
 
+def corrected_time(ev: OpEvidence, reason_ids) -> float:
+    """The corrected time the named reasons give from the record's numbers, applied in catalogue order
+    (``learner-arithmetic`` first: the other reasons then correct the floor)."""
+    named = set(reason_ids)
+    est = start(ev)
+    for reason in REASONS:
+        if reason.id in named:
+            est = reason.correct(ev, est)
+    return est.seconds
+
+
+def _log_off(value: float, measured: float) -> float:
+    return abs(math.log(value / measured)) if value > 0 and measured > 0 else math.inf
+
+
+def explains(ev: OpEvidence, reason_ids) -> bool:
+    """The named reasons, all allowed by the evidence and each one needed, give a corrected time
+    within 1.5x of measured and closer than the reference."""
+    ids = list(dict.fromkeys(reason_ids))
+    if not ids or not all(find(r).allowed(ev).supported for r in ids):
+        return False
+    t = corrected_time(ev, ids)
+    if _log_off(t, ev.measured_seconds) > math.log(CORRECTED_FACTOR):
+        return False
+    if _log_off(t, ev.measured_seconds) >= _log_off(ev.reference_seconds, ev.measured_seconds):
+        return False
+    return not _idle(ev, ids)
+
+
+def _idle(ev: OpEvidence, ids: list[str]) -> list[str]:
+    """The named reasons that change the corrected time by under 15% (each must do some of the work)."""
+    t = corrected_time(ev, ids)
+    return [r for r in ids if abs(corrected_time(ev, [x for x in ids if x != r]) - t) <= FORMULA_TOLERANCE * t]
+
+
+def explanations(ev: OpEvidence, most: int = MAX_COMBINED) -> list[tuple[str, ...]]:
+    """Every set of at most ``most`` reasons that explains the miss (``explains``), smallest first."""
+    ids = [r.id for r in REASONS]
+    return [combo for k in range(1, most + 1) for combo in itertools.combinations(ids, k) if explains(ev, combo)]
+
+
 def assess(ev: OpEvidence) -> list[Finding]:
-    """One Finding per reason, in catalogue order."""
+    """One Finding per reason, in catalogue order (computed when judging; never stored in a record)."""
     return [reason.test(ev) for reason in REASONS]
 
 
 def supported_reasons(ev: OpEvidence) -> list[str]:
+    """The reasons that explain the miss alone or with ``learner-arithmetic``: the answer key."""
     return [f.reason_id for f in assess(ev) if f.supported]
 
 
 def _normal(text: str) -> str:
-    return " ".join(re.sub(r"[^\w/ ]+", " ", text.lower().replace("'", "")).split())
+    return " ".join(re.sub(r"[^\w/ ]+", " ", text.lower().replace("'", "").replace("’", "")).split())
 
 
 def is_shrug(text: str) -> bool:
     return _normal(text) in SHRUGS or text.strip() in SHRUGS
 
 
+def _phrase_pattern(phrase: str) -> str:
+    """Whole words: 'fused' does not match in 'unfused' or 'not fused'; 'cache' matches 'cache' only."""
+    words = _normal(phrase.replace("-", " ")).split()
+    return r"(?<![\w/])" + r"[\s\-]+".join(re.escape(w) for w in words) + r"(?![\w/])"
+
+
+_NEGATED = re.compile(r"\b(?:not|no|un|non)[\s\-]+(?=fused\b|cached\b|cache\b)")
+
+
 def read_reasons(text: str) -> list[str]:
-    """The reason ids a learner's sentence names: ids themselves, or words mapped to them
-    ("launch", "dispatch" -> fixed-cost; "upcast" -> emulated-dtype ...), in catalogue order."""
-    low = " " + text.lower().replace("_", "-") + " "
+    """The reason ids a learner's sentence names, by id or by whole words and phrases mapped to them
+    ("launch", "dispatch" -> fixed-cost; "upcast" -> emulated-dtype; "three passes", "XLA's bytes" ->
+    extra-traffic; "GiB" -> learner-arithmetic), in catalogue order. A negated word names the
+    opposite claim, not the word's reason: "not fused" is extra traffic, never less-traffic."""
+    low = " " + _normal(text.replace("_", "-").replace("-", " ")) + " "
+    negated = _NEGATED.sub("NEGATED_", low)
     named = []
     for reason in REASONS:
-        if re.search(rf"(?<![\w-]){re.escape(reason.id)}(?![\w-])", low) or \
-                re.search(rf"(?<![\w-]){re.escape(reason.id.replace('-', ' '))}(?![\w-])", low):
+        phrases = (reason.id, *reason.words)
+        hay = low if reason.id == "extra-traffic" else negated
+        if any(re.search(_phrase_pattern(p), hay) for p in phrases if _normal(p.replace("-", " "))):
             named.append(reason.id)
-            continue
-        for word in reason.words:
-            if re.search(rf"(?<![\w]){re.escape(word.lower())}", low):
-                named.append(reason.id)
-                break
     return named
 
 
+# --- reading a corrected time out of a sentence -----------------------------------------------------------
+
+_QUANTITY = re.compile(r"(?<![\w.])(-?\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-zµμ]+(?:/[A-Za-z]+)?)?")
+
+
+class CorrectedError(ValueError):
+    """A corrected time that cannot be used: one line saying why."""
+
+
+def check_seconds(value: float, shown: str = "") -> float:
+    """``value`` when it is a usable corrected time; CorrectedError (one line) otherwise."""
+    what = f"'{shown}'" if shown else fmt(value, "s") if math.isfinite(value) else str(value)
+    if not math.isfinite(value):
+        raise CorrectedError(f"{what} is not a number of seconds")
+    if value <= 0:
+        raise CorrectedError(f"{what}: a corrected time must be positive")
+    if value > MAX_SECONDS:
+        raise CorrectedError(f"{what} is over a day: not the time of one op")
+    return value
+
+
+def parse_corrected(text: str) -> float:
+    """Seconds from a corrected time with a unit ("59 us", "21us + 38us"); CorrectedError otherwise:
+    a bare number asks for a unit, a rate or a size says it is not a time."""
+    from generator.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds
+
+    text = str(text).strip()
+    try:
+        value = parse_duration_seconds(text, None)
+    except NeedsUnitError:
+        raise CorrectedError(f"{text} what? e.g. {text} us, {text} ms or {text} s") from None
+    except WrongDimensionError as exc:
+        raise CorrectedError(f"'{text}' is not a time ({exc}); a corrected estimate is a time") from None
+    except AnswerError as exc:
+        raise CorrectedError(f"'{text}': {exc}") from None
+    return check_seconds(value, text)
+
+
+def corrected_from_sentence(text: str) -> float | None:
+    """The corrected time in a sentence: the time after its last '=' (or its only time); None when it
+    names no time; CorrectedError when the time cannot be used or several stand without an '='."""
+    for after in reversed(text.split("=")[1:]):  # the last '=' followed by a time ("N=128 the ..." is none)
+        after = after.strip().rstrip(".;,)")
+        try:
+            return parse_corrected(after)  # the whole of it: "= 21 us + 38 us" or "= 59 µs"
+        except CorrectedError:
+            pass
+        m = _QUANTITY.match(after)
+        if not m:
+            continue
+        if m.group(2) is None:
+            return parse_corrected(m.group(1))  # "= 59": what unit? (CorrectedError)
+        from generator.answers import AnswerError, parse_unit
+
+        try:
+            parse_unit(m.group(2))
+        except (AnswerError, ValueError):
+            continue  # "N=128 the fixed cost": a word, not a unit
+        return parse_corrected(m.group(0))  # "= 3 GB/s": not a time (CorrectedError)
+    times = []
+    for m in _QUANTITY.finditer(text):
+        try:
+            times.append(parse_corrected(m.group(0)))
+        except CorrectedError:
+            continue
+    if not times:
+        return None
+    if len(times) > 1:
+        raise CorrectedError(f"{len(times)} times in the sentence: write the corrected one after '=' "
+                             "(e.g. '21 us floor + 38 us per call = 59 us')")
+    return times[0]
+
+
+# --- judging ----------------------------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class Judgement:
-    """Whether an explanation of one miss is accepted, the reasons it named, and why (with numbers)."""
+    """Whether an explanation of one miss is accepted, the reasons and corrected time it gave, and why.
+    ``supported`` (the reasons sets that explain the miss) is for showing after acceptance only."""
 
     accepted: bool
     reasons: list[str]
     text: str
     why: str
+    corrected_s: float | None = None
+    supported: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reasons": list(self.reasons), "text": self.text, "accepted": self.accepted, "why": self.why}
+        return {"reasons": list(self.reasons), "corrected_s": self.corrected_s, "text": self.text,
+                "accepted": self.accepted, "why": self.why}
 
 
 def pointer(ev: OpEvidence) -> str:
     """What to look at for this op: the numbers the reasons are decided on (not the answer)."""
-    parts = [f"measured {_t(ev.measured_seconds)}", f"floor {_t(ev.floor_seconds)} ({ev.bound}-bound)"]
+    parts = [f"measured {_t(ev.measured_seconds)}", f"floor {_t(ev.floor_seconds)} ({ev.bound}-bound; "
+             f"{fmt(ev.model_flops, 'FLOP')}, {fmt(ev.model_bytes, 'B')} counted)"]
     if ev.predicted_seconds:
         parts.append(f"your {_t(ev.predicted_seconds)}")
     parts.append(f"fixed cost {_t(ev.fixed_cost_seconds)}")
     if ev.xla_bytes is not None:
-        parts.append(f"XLA bytes {fmt(ev.xla_bytes, 'B')} vs counted {fmt(ev.model_bytes, 'B')}")
+        parts.append(f"XLA bytes {fmt(ev.xla_bytes, 'B')}")
     if ev.attained_bytes_per_s is not None:
         parts.append(f"copy probe {fmt(ev.attained_bytes_per_s, 'B/s')} vs peak {fmt(ev.peak_bytes_per_s, 'B/s')}")
     if ev.attained_flops_per_s is not None:
         parts.append(f"matmul probe {fmt(ev.attained_flops_per_s, 'FLOP/s')} vs peak "
                      f"{fmt(ev.peak_flops_per_s, 'FLOP/s')}")
+    if ev.noisy_probes:
+        parts.append(f"noisy probes: {', '.join(ev.noisy_probes)}")
     if ev.emulated_dtype is not None:
-        parts.append(f"{ev.dtype} {'emulated in f32' if ev.emulated_dtype else 'native'} on {ev.platform}")
+        parts.append(f"{ev.dtype} {'converted to f32' if ev.emulated_dtype else 'native'} in the compiled program")
+    if ev.working_set_bytes and ev.cache_bytes:
+        parts.append(f"rotated inputs {fmt(ev.working_set_bytes, 'B')} vs cache {fmt(ev.cache_bytes, 'B')}")
     return "look at: " + "; ".join(parts)
 
 
-def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None) -> Judgement:
-    """Accept ``text`` only when a reason it names (``reasons``, else read from the text) is supported
-    by ``ev``; a shrug, no reason, only contradicted reasons, or a list of more than
-    ``MAX_MIXED_REASONS`` reasons some of which are contradicted (guessing) is refused with a pointer
-    to the numbers to look at. KeyError for an unknown reason id."""
+EXAMPLE = "fixed-cost: 21 µs floor + 38 µs per call = 59 µs"
+
+
+def _off(value: float, measured: float) -> str:
+    r = value / measured
+    return f"{r:.2f}x above" if r >= 1 else f"{1 / r:.2f}x below"
+
+
+def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
+          corrected_s: float | None = None) -> Judgement:
+    """Judge one explanation of a miss: ``reasons`` (ids; else read from the text), a corrected time
+    (``corrected_s``; else read from the text) and the sentence. Accepted when the corrected time is
+    within 1.5x of measured and closer than the reference, agrees within 15% with ``corrected_time``
+    for the named reasons, every named reason is allowed by the evidence and changes the estimate,
+    and the sentence says why. Refusals point at the numbers, never at the answer. KeyError for an
+    unknown reason id."""
     text = " ".join(str(text or "").split())
     named = list(dict.fromkeys(reasons)) if reasons else read_reasons(text)
     for rid in named:
         find(rid)  # KeyError for an unknown id: the caller says so in one line
     ids = ", ".join(BY_ID)
-    if text and is_shrug(text):  # a shrug is refused even beside a reason id: say why in a sentence
-        return Judgement(False, named, text, f"refused: '{text}' is a shrug, not a reason; name one of {ids} "
-                                             f"and say why ({pointer(ev)})")
+    look = pointer(ev)
+
+    def refuse(why: str, corrected: float | None = corrected_s) -> Judgement:
+        return Judgement(False, named, text, f"refused: {why} ({look})", corrected)
+
+    if is_shrug(text):
+        return refuse(f"'{text}' is a shrug, not a reason" if text else "no explanation given")
+    low = " " + _normal(text) + " "
+    if any(f" {h} " in low for h in HEDGES):
+        return refuse("a hedge is not an explanation: say what the numbers show")
     if not named:
-        if is_shrug(text):
-            lead = f"refused: '{text}' is a shrug, not a reason" if text else "refused: no explanation given"
-        else:
-            lead = "refused: your sentence names no reason"
-        return Judgement(False, [], text, f"{lead}; name one of {ids} ({pointer(ev)})")
-    findings = [find(rid).test(ev) for rid in named]
-    good = [f for f in findings if f.supported]
-    bad = [f for f in findings if not f.supported]
-    if good and (len(named) <= MAX_MIXED_REASONS or not bad):
-        why = "; ".join(f"accepted: {f.reason_id}: {f.why}" for f in good)
-        if bad:
-            why += "; not supported: " + "; ".join(f"{f.reason_id}: {f.why}" for f in bad)
-        return Judgement(True, named, text, why)
-    if good:
-        return Judgement(False, named, text,
-                         f"refused: {len(named)} reasons named and {len(bad)} of them contradicted by the evidence "
-                         f"(a list of guesses is not an explanation): name the one the numbers support "
-                         f"({pointer(ev)})")
-    refused = "; ".join(f"{f.reason_id}: {f.why}" for f in findings)
-    return Judgement(False, named, text, f"refused: the evidence contradicts it: {refused} ({pointer(ev)})")
+        return refuse(f"your sentence names no reason; name one of {ids} and re-predict with it")
+    in_words = set(read_reasons(text))
+    silent = [r for r in named if r not in in_words]
+    if silent:
+        return refuse(f"your sentence does not say why ({', '.join(silent)} named, but the sentence says "
+                      "nothing about it): say what the numbers show")
+    if corrected_s is None:
+        try:
+            corrected_s = corrected_from_sentence(text)
+        except CorrectedError as exc:
+            return refuse(str(exc), None)
+    else:
+        try:
+            corrected_s = check_seconds(float(corrected_s))
+        except (CorrectedError, TypeError, ValueError) as exc:
+            return refuse(str(exc), None)
+    if corrected_s is None:
+        return refuse(f"no corrected time: re-predict with your reason, a time with a unit "
+                      f"(e.g. '{EXAMPLE}')", None)
+    contradicted = [f for f in (find(r).allowed(ev) for r in named) if not f.supported]
+    if contradicted:
+        return refuse("the evidence contradicts it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))
+    measured = ev.measured_seconds
+    if _log_off(corrected_s, measured) > math.log(CORRECTED_FACTOR):
+        return refuse(f"your corrected {_t(corrected_s)} is {_off(corrected_s, measured)} measured "
+                      f"{_t(measured)}; it must be within {CORRECTED_FACTOR}x")
+    if _log_off(corrected_s, measured) >= _log_off(ev.reference_seconds, measured):
+        return refuse(f"your corrected {_t(corrected_s)} is no closer to measured {_t(measured)} than "
+                      f"{_t(ev.reference_seconds)} was")
+    tool = corrected_time(ev, named)
+    if abs(corrected_s - tool) > FORMULA_TOLERANCE * tool:
+        return refuse(f"{' + '.join(named)} applied to this record's numbers do not give {_t(corrected_s)} "
+                      f"(more than {100 * FORMULA_TOLERANCE:.0f}% apart; the formulas: drill miss-reasons)")
+    idle = _idle(ev, named)
+    if idle and len(named) > 1:
+        return refuse(f"{', '.join(idle)} changes the estimate by under {100 * FORMULA_TOLERANCE:.0f}% here: "
+                      "name only the reasons that do the work")
+    allowed = "; ".join(f"{r}: {find(r).allowed(ev).why}" for r in named)
+    why = (f"accepted: {' + '.join(named)} give{'s' if len(named) == 1 else ''} {_t(tool)} from this record's numbers, your {_t(corrected_s)}; "
+           f"measured {_t(measured)} ({_off(corrected_s, measured)} it); {allowed}")
+    return Judgement(True, named, text, why, corrected_s, tuple(explanations(ev)))

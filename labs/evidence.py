@@ -1,93 +1,367 @@
 """The evidence a miss is explained with: per op, the numbers the miss reasons are decided on.
 
-Measured once per run, on every device (CPU included):
-- the fixed cost: a trivial jitted op's device time (``fixed_cost_probe``),
-  the per-call cost a small op cannot go below;
+Measured on every device (CPU included), each probe with its own spread:
+- the fixed cost per op kind: the same op at its smallest lattice-legal size, with
+  the same number of operands, as device time (``fixed_cost_probes``): what a call
+  of that kind costs however little it does;
 - the probes: attained FLOP/s (a large matmul) and bytes/s (a large copy),
-  ``labs.calibrate``'s two measurements;
-- per op, XLA's own count of the compiled program (``measure.xla_cost``).
-``attach`` writes each op's ``evidence`` object from the record's own numbers
-(pure Python), and ``generator.miss_reasons`` decides which reasons they
-support; the gate re-derives the same objects from the same numbers.
-Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+  ``labs.calibrate``'s two measurements (``calibration_probes``);
+- per op, XLA's own count of the compiled program (``measure.xla_cost``) and the
+  converts in its optimized HLO (``compiled_dtype``): whether the dtype is emulated
+  comes from the compiled program, never from the platform name.
+A noisy probe is measured once more; still noisy, it says so, and supports nothing.
+``op_evidence`` builds each op's ``generator.miss_reasons.OpEvidence`` from a
+record's own numbers (pure Python) and ``attach`` stores those numbers as the op's
+``evidence`` object, never which reasons they support (that is judged when the
+learner answers). Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from generator import miss_reasons
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
+    from labs.device import DeviceInfo
     from labs.measure import Measurement
 
 FIXED_COST_MODULE = "jit_lab_fixed_cost"
+# The smallest lattice-legal edge: one (8, 128) tile's lane count (generator/chips.yaml
+# facts.tiling_lattice_32bit); the skinny matmul keeps its 8 rows.
+FIXED_COST_EDGE_FACT = "tiling_lattice_32bit"
+PROBE_NAMES = ("fixed cost", "copy", "matmul")
 
 
-def fixed_cost_probe(reps: int, trace_dir: Path | None) -> "Measurement":
-    """Device time of a trivial jitted op (x + 1 on one f32 element), timed like every op."""
-    import jax
-    import jax.numpy as jnp
+# ----------------------------------------------------------------- what the compiled program says
 
+_CONVERT = re.compile(r"=\s*f32\[[^\]]*\][^=]*?\bconvert\(")
+
+
+def count_converts(hlo_text: str) -> int:
+    """Converts to f32 in an optimized HLO module's text (fused computations included)."""
+    return sum(1 for line in hlo_text.splitlines() if _CONVERT.search(line))
+
+
+def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
+                  hand_bytes: float) -> tuple[bool | None, str]:
+    """(emulated, how we know) for an op computed in ``dtype``: converts to f32 in the optimized
+    HLO, else (no HLO text) XLA's bytes against the hand count; f32 is native by definition."""
+    if dtype == "f32":
+        return False, "f32 needs no conversion"
+    if converts is not None:
+        return converts > 0, f"{converts} convert(s) to f32 in the optimized HLO"
+    if xla_bytes is not None and hand_bytes > 0:
+        share = xla_bytes / hand_bytes
+        return share >= miss_reasons.TRAFFIC_FACTOR, f"no HLO text; XLA's bytes are {share:.2f}x the hand count"
+    return None, "neither the optimized HLO nor XLA's bytes were recorded"
+
+
+def compiled_dtype(jitted: Any, args: tuple) -> dict:
+    """{"converts": count or None, "hlo": "optimized" or why not} of a jitted function on ``args``."""
+    try:
+        text = jitted.lower(*args).compile().as_text()
+    except Exception as exc:  # an old or odd backend without HLO text: the verdict falls back to bytes
+        return {"converts": None, "hlo": f"unavailable: {type(exc).__name__}"}
+    if not isinstance(text, str) or not text:
+        return {"converts": None, "hlo": "unavailable: empty text"}
+    return {"converts": count_converts(text), "hlo": "optimized"}
+
+
+# ----------------------------------------------------------------- probes, re-measured once when noisy
+
+def remeasured(measure: Callable[[], "Measurement"]) -> tuple["Measurement", bool]:
+    """(the measurement, whether it was taken twice): a noisy one is measured once more and the
+    second kept, noisy or not (it then says so)."""
+    first = measure()
+    if not first.noisy_why:
+        return first, False
+    return measure(), True
+
+
+def fixed_cost_edge(size: int) -> int:
+    """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N."""
+    from generator import catalogue
+
+    lanes = int(catalogue.load().facts[FIXED_COST_EDGE_FACT].value[1])
+    return max(1, min(size, lanes))
+
+
+def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
+                      trace_dir: Path | None) -> dict[str, tuple["Measurement", bool, int]]:
+    """op -> (device time of that op at its smallest lattice-legal size, re-measured?, the edge)."""
     from labs import measure
+    from labs import ops as lab_ops
 
-    def lab_fixed_cost(x):
-        return x + 1
+    edge = fixed_cost_edge(size)
+    if "skinny_matmul" in ops:
+        edge = max(edge, lab_ops.SKINNY_ROWS + 1)
+    out = {}
+    for name in ops:
+        fn, make_inputs = lab_ops.build(name, edge, dtype)
+        args = make_inputs(0)
+        folder = None if trace_dir is None else Path(trace_dir) / name
 
-    fn = jax.jit(lab_fixed_cost)
-    x = jnp.zeros((1,), jnp.float32)
-    return measure.measure_call(lambda i: fn(x), FIXED_COST_MODULE, reps, trace_dir)
+        def once(fn=fn, args=args, folder=folder):
+            return measure.measure_call(lambda i: fn(*args), lab_ops.OPS[name].module_name(), reps, folder)
+
+        meas, again = remeasured(once)
+        out[name] = (meas, again, edge)
+    return out
 
 
-def probes_dict(fixed: "Measurement", calibration: "Calibration", stored_path) -> dict:
-    """The record's ``probes``: the fixed cost and the two attained speeds, with their measurements."""
-    fixed_d = fixed.to_dict()
-    fixed_d["trace_dir"] = stored_path(fixed_d["trace_dir"])
-    return {"fixed_cost_s": fixed.measured_s, "fixed_cost_from": fixed.measured_from,
+def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
+                       trace_dir: Path | None) -> tuple["Calibration", bool]:
+    """``labs.calibrate.calibrate``, run once more when its matmul or copy was noisy."""
+    from labs import calibrate as cal
+
+    first = cal.calibrate(device, dtype, reps, trace_dir)
+    if not (first.matmul.noisy_why or first.copy.noisy_why):
+        return first, False
+    return cal.calibrate(device, dtype, reps, trace_dir), True
+
+
+def _probe_dict(meas: "Measurement", stored_path) -> dict:
+    d = meas.to_dict()
+    d["trace_dir"] = stored_path(d["trace_dir"])
+    return d
+
+
+def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: "Calibration",
+                stored_path, calibration_remeasured: bool = False) -> dict:
+    """The record's ``probes``: the fixed cost per op kind and the two attained speeds, each with its
+    spread and noise verdict (``noisy``: the probes still noisy after one re-measurement).
+
+    An op kind's fixed cost is its smallest call's device time less that call's own roofline floor at
+    the attained speeds (at N = 128 on a CPU the call still streams its inputs): what a call costs
+    beyond its work, so floor + fixed cost does not count the work twice."""
+    from generator import roofline
+    from labs import ops as lab_ops
+
+    ceilings = calibration.ceilings()
+    by_op = {}
+    for name, (meas, again, edge) in fixed.items():
+        work_s = roofline.estimate(ceilings, lab_ops.OPS[name].cost(edge, calibration.dtype)).floor_s
+        by_op[name] = {"fixed_cost_s": max(0.0, meas.measured_s - work_s), "device_s": meas.measured_s,
+                       "work_floor_s": work_s, "measured_from": meas.measured_from, "size": edge,
+                       "spread": meas.device.spread if meas.device else meas.wall.spread,
+                       "noisy": bool(meas.noisy_why), "noisy_why": list(meas.noisy_why), "remeasured": again,
+                       "measurement": _probe_dict(meas, stored_path)}
+    noisy = []
+    if any(v["noisy"] for v in by_op.values()):
+        noisy.append("fixed cost")
+    if calibration.copy.noisy_why:
+        noisy.append("copy")
+    if calibration.matmul.noisy_why:
+        noisy.append("matmul")
+    smallest = min(by_op.values(), key=lambda v: v["fixed_cost_s"]) if by_op else None
+    return {"fixed_cost_s": smallest["fixed_cost_s"] if smallest else 0.0,
+            "fixed_cost_from": smallest["measured_from"] if smallest else "wall",
+            "fixed_cost_by_op": by_op,
             "attained_flops_per_s": calibration.flops_per_s, "attained_bytes_per_s": calibration.bytes_per_s,
-            "fixed_cost": fixed_d, "calibration": calibration.to_dict(stored_path)}
+            "calibration": calibration.to_dict(stored_path), "calibration_remeasured": calibration_remeasured,
+            "noisy": noisy}
+
+
+@dataclass
+class Probed:
+    """Every probe of one run: the calibration (matmul and copy), the fixed cost per op kind, when."""
+
+    calibration: "Calibration"
+    calibration_remeasured: bool
+    fixed: dict
+    measured_at: str
+    shown_before_predictions: bool = False
+
+
+def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:
+    """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
+    import datetime as _dt
+
+    from labs import calibrate as cal
+
+    progress = progress or (lambda label: None)
+    o = plan.options
+    progress("calibrate" if plan.calibrate else "probes")
+    calibration, again = calibration_probes(plan.device, o.dtype, o.reps, plan.trace_dir)
+    progress("fixed cost")
+    fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
+                              plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
+    return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def datasheet_constants(probed: Probed, stored_path) -> dict:
+    """The measured datasheet as the record stores it: the constants predictions were made from."""
+    probes = probes_dict(probed.fixed, probed.calibration, stored_path, probed.calibration_remeasured)
+    return {"dtype": probed.calibration.dtype, "peak_flops_per_s": probed.calibration.flops_per_s,
+            "hbm_bytes_per_s": probed.calibration.bytes_per_s,
+            "fixed_cost_by_op_s": {op: v["fixed_cost_s"] for op, v in probes["fixed_cost_by_op"].items()},
+            "noisy": probes["noisy"], "measured_at": probed.measured_at,
+            "shown_before_predictions": probed.shown_before_predictions}
+
+
+def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
+    """This device's datasheet, measured just now: what to predict from where the catalogue has none."""
+    from generator.units import fmt
+
+    c = probed.calibration
+    lines = [f"This device's datasheet ({device_kind}), measured just now (no catalogue entry):",
+             f"  peak {c.dtype} FLOP/s (a {c.matmul_dim}^3 matmul): {fmt(c.flops_per_s, 'FLOP/s')}",
+             f"  memory bandwidth (an in-place copy): {fmt(c.bytes_per_s, 'B/s')}"]
+    net = datasheet_constants(probed, lambda path: path)["fixed_cost_by_op_s"]
+    for op, (meas, _again, edge) in probed.fixed.items():
+        lines.append(f"  fixed cost of a {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
+                     + (" (noisy)" if meas.noisy_why else ""))
+    lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
+                 "for a small op.")
+    return lines
+
+
+# ----------------------------------------------------------------- a record's evidence, pure Python
+
+def _graded_floor(row: dict) -> tuple[float, str, str] | None:
+    """(floor seconds, bound, which constants) from the datasheet, else the calibration."""
+    for kind in ("datasheet", "calibrated"):
+        est = row["predictions"].get(kind)
+        if est:
+            return float(est["seconds"]), str(est["bound"]), kind
+    return None
+
+
+def _peaks(record: dict, kind: str) -> tuple[float, float]:
+    consts = record["constants"].get(kind) or {}
+    return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
+
+
+def _noisy_probes(record: dict, op: str) -> tuple[str, ...]:
+    """The probes this op's evidence may not rest on: noisy (older records: their stored flags)."""
+    probes = record.get("probes") or {}
+    if isinstance(probes.get("noisy"), list):
+        noisy = [str(p) for p in probes["noisy"] if p != "fixed cost"]
+        fixed = (probes.get("fixed_cost_by_op") or {}).get(op) or {}
+        if fixed.get("noisy"):
+            noisy.insert(0, "fixed cost")
+        return tuple(noisy)
+    noisy = []  # version 3: the probes' own measurement dicts carry their noise flags
+    if (probes.get("fixed_cost") or {}).get("noisy"):
+        noisy.append("fixed cost")
+    cal = probes.get("calibration") or {}
+    if (cal.get("copy") or {}).get("noisy"):
+        noisy.append("copy")
+    if (cal.get("matmul") or {}).get("noisy"):
+        noisy.append("matmul")
+    return tuple(noisy)
+
+
+def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
+    """The ``OpEvidence`` of one op of ``record``, from the record's own numbers.
+
+    A record from an older schema is judged on what it has: missing numbers are None
+    and ``lacking`` names them. KeyError for an op the record does not have."""
+    row = next((r for r in record["ops"] if r["op"] == op), None)
+    if row is None:
+        raise KeyError(f"the record has no op '{op}'")
+    lacking = []
+    floor = _graded_floor(row)
+    if floor is None:
+        raise KeyError(f"the record has no roofline prediction for '{op}'")
+    floor_s, bound, kind = floor
+    peak_flops, peak_bytes = _peaks(record, kind)
+    xla = row.get("xla_cost") or {}
+    if not row.get("xla_cost"):
+        lacking.append("XLA cost analysis")
+    probes = record.get("probes") or {}
+    per_op = (probes.get("fixed_cost_by_op") or {}).get(op) or {}
+    fixed = per_op.get("fixed_cost_s", probes.get("fixed_cost_s"))
+    if fixed is None:
+        lacking.append("fixed cost (this op kind's device time at its smallest size)")
+    elif not per_op:
+        lacking.append("fixed cost per op kind (older record: a trivial op's time stands in)")
+    cal = record["constants"].get("calibrated") or {}
+    attained_b = probes.get("attained_bytes_per_s", cal.get("hbm_bytes_per_s"))
+    attained_f = probes.get("attained_flops_per_s", cal.get("peak_flops_per_s"))
+    if attained_b is None or attained_f is None:
+        lacking.append("calibration probes (attained bytes/s and FLOP/s)")
+    compiled = row.get("compiled") or {}
+    if "converts" in compiled:
+        emulated, how = dtype_verdict(record["dtype"], compiled.get("converts"), xla.get("bytes_accessed"),
+                                      float(row["bytes"]))
+    else:
+        emulated, how = None, ""
+        if record["dtype"] == "f32":
+            emulated, how = False, "f32 needs no conversion"
+        else:
+            lacking.append("the optimized HLO's converts (whether the dtype is emulated)")
+    measured = row.get("measured") or {}
+    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
+    working = float(sets * set_bytes) if sets and set_bytes else None
+    cache = (record.get("device") or {}).get("cache_bytes")
+    learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
+    return miss_reasons.OpEvidence(
+        op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
+        predicted_seconds=float(learner["seconds"]) if learner else None,
+        measured_seconds=float(measured["measured_s"]), floor_seconds=floor_s,
+        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
+        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"),
+        fixed_cost_seconds=fixed, attained_bytes_per_s=attained_b, attained_flops_per_s=attained_f,
+        peak_bytes_per_s=peak_bytes, peak_flops_per_s=peak_flops, emulated_dtype=emulated,
+        prediction_text=str(learner["text"]) if learner else "",
+        cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
+        lacking=tuple(lacking), noisy_probes=_noisy_probes(record, op), emulated_from=how,
+        working_set_bytes=working, cache_bytes=float(cache) if cache else None)
 
 
 def attach(record: dict) -> dict:
-    """Each op's ``evidence`` from the record's own numbers (and which reasons they support)."""
-    from labs import records
-
+    """Each op's ``evidence``: the numbers the reasons are decided on, and no verdict on them."""
     for row in record["ops"]:
-        ev = records.op_evidence(record, row["op"])
-        findings = miss_reasons.assess(ev)
+        ev = op_evidence(record, row["op"])
         row["evidence"] = {
             "xla_flops": ev.xla_flops, "xla_bytes": ev.xla_bytes, "fixed_cost_s": ev.fixed_cost_seconds,
             "attained_bytes_per_s": ev.attained_bytes_per_s, "attained_flops_per_s": ev.attained_flops_per_s,
             "peak_bytes_per_s": ev.peak_bytes_per_s, "peak_flops_per_s": ev.peak_flops_per_s,
             "floor_s": ev.floor_seconds, "bound": ev.bound, "emulated_dtype": ev.emulated_dtype,
+            "emulated_from": ev.emulated_from, "noisy_probes": list(ev.noisy_probes),
+            "working_set_bytes": ev.working_set_bytes, "cache_bytes": ev.cache_bytes,
             "lacking": list(ev.lacking),
-            "supported_reasons": [f.reason_id for f in findings if f.supported],
-            "findings": [f.to_dict() for f in findings],
         }
     return record
 
 
+def shown(row: dict) -> bool:
+    """Which reasons the numbers support may be shown: after an accepted explanation, or revealed."""
+    miss = row.get("miss") if isinstance(row.get("miss"), dict) else {}
+    return bool(miss.get("accepted") or miss.get("revealed"))
+
+
 def table(record: dict) -> list[str]:
-    """The evidence table for every op (shown only after the learner has answered "why?")."""
+    """The evidence table for every op; which reasons explain a miss only where its explanation was
+    accepted (or revealed with ``drill explain --show``)."""
     from generator.units import fmt
 
     def n(value, unit):
         return "-" if value is None else fmt(value, unit)
 
     head = (f"{'op':<20} {'floor':>9} {'fixed':>9} {'XLA bytes':>10} {'counted':>10} {'attained B/s':>13} "
-            f"{'attained FLOP/s':>16}  supported reasons")
+            f"{'attained FLOP/s':>16}  dtype")
     lines = [head, "-" * len(head)]
     for row in record["ops"]:
         e = row.get("evidence") or {}
+        dtype = {True: "upcast", False: "native", None: "-"}[e.get("emulated_dtype")]
         lines.append(f"{row['label']:<20} {n(e.get('floor_s'), 's'):>9} {n(e.get('fixed_cost_s'), 's'):>9} "
                      f"{n(e.get('xla_bytes'), 'B'):>10} {n(row['bytes'], 'B'):>10} "
                      f"{n(e.get('attained_bytes_per_s'), 'B/s'):>13} {n(e.get('attained_flops_per_s'), 'FLOP/s'):>16}"
-                     f"  {', '.join(e.get('supported_reasons') or []) or '-'}")
-        for f in e.get("findings") or []:
-            if f["supported"]:
-                lines.append(f"    {f['reason_id']}: {f['why']}")
-    lines.append("fixed = a trivial op's device time; attained = the matmul and copy probes; "
-                 "reasons: `drill miss-reasons`")
+                     f"  {dtype}")
+        if row.get("verdict") == "miss" and shown(row):
+            ev = op_evidence(record, row["op"])
+            found = miss_reasons.explanations(ev)
+            lines.append(f"    explained by: {'; '.join(' + '.join(c) for c in found) or 'nothing the evidence holds'}")
+    noisy = sorted({p for row in record["ops"] for p in (row.get("evidence") or {}).get("noisy_probes") or []})
+    if noisy:
+        lines.append(f"noisy even re-measured (support nothing): {', '.join(noisy)}")
+    lines.append("fixed = this op kind's device time at its smallest size; attained = the matmul and copy probes; "
+                 "reasons and their corrected times: `drill miss-reasons`")
     return lines

@@ -8,8 +8,9 @@ The verdict of a record graded on the learner's predictions, as the seed words i
 - ``fail`` when any prediction is more than 2x off and every miss has an accepted explanation;
 - ``incomplete`` while any miss lacks an accepted explanation (pass or fail, every miss needs
   one: `drill explain`), or an op is missing.
-An explanation is accepted only when a reason it names is supported by the record's own
-evidence (``generator.miss_reasons``); the gate re-judges every stored explanation.
+An explanation is a corrected estimate, accepted only when the record's own evidence reproduces
+it for the reasons it names (``generator.miss_reasons.judge``); the gate re-judges every stored
+explanation, and a miss whose answer was revealed (`drill explain --show`) never counts as explained.
 
 A record counts (``counted``) only when it shows the habit the gate is for, predict, then
 measure, and is consistent:
@@ -232,6 +233,16 @@ def _device_reasons(record: dict) -> list[str]:
 
 # ----------------------------------------------------------------- explanations
 
+def stored_has_time(text: str) -> bool:
+    """Whether a stored sentence holds a corrected time (older explanations do not)."""
+    from generator import miss_reasons
+
+    try:
+        return miss_reasons.corrected_from_sentence(text) is not None
+    except miss_reasons.CorrectedError:
+        return True
+
+
 def _judge_misses(record: dict, by_op: dict, graded: str) -> tuple[list[str], list[str], list[str], list[dict],
                                                                  list[str], list[str]]:
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies)."""
@@ -249,15 +260,21 @@ def _judge_misses(record: dict, by_op: dict, graded: str) -> tuple[list[str], li
         misses.append(name)
         stored = row.get("miss") if isinstance(row.get("miss"), dict) else None
         text = (stored or {}).get("text") or row.get("explanation") or ""
-        reasons = list((stored or {}).get("reasons") or []) or None
+        given = {"text": text, "reasons": list((stored or {}).get("reasons") or []),
+                 "corrected_s": (stored or {}).get("corrected_s")}
         try:
             ev = records.op_evidence(record, name)
             lacking.update(ev.lacking)
-            j = miss_reasons.judge(text, ev, reasons)
+            j = miss_reasons.judge(given["text"], ev, given["reasons"] or None, given["corrected_s"])
             ok, why = j.accepted, j.why
         except KeyError as exc:  # an unknown reason id or no roofline: not accepted
             ok, why = False, f"refused: {exc.args[0]}"
-        if stored and stored.get("accepted") and not ok:
+        if ok and (stored or {}).get("revealed"):  # the answer was shown before it was given
+            ok, why = False, "revealed (drill explain --show): a miss explained after seeing the answer does not count"
+        if not ok and text and given["corrected_s"] is None and not stored_has_time(text):
+            lacking.add("a corrected time in the explanation (made before explanations were corrected estimates)")
+        if stored and stored.get("accepted") and not ok and not stored.get("revealed") \
+                and int(record.get("schema_version") or 0) >= 4:
             odd.append(f"{name}: the record says its explanation was accepted, but the evidence does not "
                        "support it (edited?)")
         judged.append({"op": name, "text": text, "accepted": ok, "why": why})

@@ -1,9 +1,13 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
 YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers (``generator.answers.parse_duration_seconds``: "700us", "1.2 ms",
-"2*4096**3/9.9e14"), imported only here and only when a file or a prompt
-needs it. Every problem raises InputError with one line, before anything runs.
+quiz answers, by the one answer grammar (``generator.answers``: "700us", "1.2 ms",
+"2*4096**3/9.9e14 s"), imported only here and only when a file or a prompt
+needs it: a bare number is refused ("70 what?"), never taken as seconds; a YAML
+date or boolean is refused, and so is a key given twice (naming its line).
+Explanations may give a corrected time (``corrected: "59 us"``, or after the
+sentence's last '='), read by ``generator.miss_reasons.parse_corrected``. Every
+problem raises InputError with one line, before anything runs.
 """
 
 from __future__ import annotations
@@ -32,7 +36,40 @@ def read_mapping(path: Path, what: str) -> dict:
     if not isinstance(data, dict) or not data:
         raise InputError(f"the {what} file {path} must map op names to values, "
                          f"e.g. 'matmul: 700us' (ops: {', '.join(lab_ops.OPS)})")
+    _check_nodes(safeio.read_text_bounded(path, 1 << 20), f"the {what} file {path}")
     return data
+
+
+_REFUSED_TAGS = {"tag:yaml.org,2002:timestamp": "a date", "tag:yaml.org,2002:bool": "a yes/no (boolean)"}
+
+
+def _check_nodes(text: str, what: str) -> None:
+    """Duplicate keys (naming the line) and YAML dates or booleans where a time or sentence goes:
+    the safe loader would keep the last duplicate silently and turn 2024-01-01 into a date."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    stack, seen_nodes = [root], set()
+    while stack:  # mappings only, each once: aliases are never expanded here
+        node = stack.pop()
+        if not isinstance(node, yaml.MappingNode) or id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        first: dict[str, int] = {}
+        for key, value in node.value:
+            name, line = str(key.value), key.start_mark.line + 1
+            if name in first:
+                raise InputError(f"{what}: line {line}: '{name[:40]}' is given twice (first on line {first[name]})")
+            first[name] = line
+            if isinstance(value, yaml.ScalarNode) and value.tag in _REFUSED_TAGS:
+                raise InputError(f"{what}: line {value.start_mark.line + 1}: {name[:40]}: '{value.value[:40]}' "
+                                 f"reads as {_REFUSED_TAGS[value.tag]}, not a time; write a time with a unit "
+                                 "(e.g. '700 us')")
+            stack.append(value)
 
 
 def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
@@ -48,10 +85,13 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
 
 def parse_prediction(text: str) -> float:
     """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
-    from generator.answers import AnswerError, parse_duration_seconds
+    from generator.answers import AnswerError, NeedsUnitError, parse_duration_seconds
 
+    text = str(text).strip()
     try:
-        value = parse_duration_seconds(str(text))
+        value = parse_duration_seconds(text, None)  # no unit stated: a bare number is refused
+    except NeedsUnitError:
+        raise InputError(f"{text} what? e.g. {text} us, {text} ms or {text} s") from None
     except AnswerError as exc:
         raise InputError(f"'{text}': {exc}") from None
     if not value > 0:
@@ -95,17 +135,19 @@ def _short(value: object) -> str:
 
 
 def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "explanations") -> dict:
-    """op -> a sentence (reasons read from its words), or op -> {"reasons": [ids], "text": sentence}."""
-    from generator.miss_reasons import BY_ID
+    """op -> a sentence (reasons and the corrected time after its last '=' read from it), or
+    op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
+    ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
+    from generator.miss_reasons import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
     out: dict = {}
     for key, value in data.items():
         name = _op_key(key, chosen, what)
         if isinstance(value, dict):
-            unknown = set(value) - {"reasons", "text"}
+            unknown = set(value) - {"reasons", "corrected", "text"}
             if unknown:
                 raise InputError(f"{what}: {key}: unknown key(s) {', '.join(sorted(map(str, unknown)))[:60]} "
-                                 "(expected reasons, text)")
+                                 "(expected reasons, corrected, text)")
             reasons, text = value.get("reasons") or [], value.get("text") or ""
             if isinstance(reasons, str):
                 reasons = [r.strip() for r in reasons.split(",") if r.strip()]
@@ -117,10 +159,23 @@ def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "
                                  f"(known: {', '.join(BY_ID)})")
             if not isinstance(text, str):
                 raise InputError(f"{what}: {key}: text must be a sentence, got {_short(text)}")
-            entry = {"reasons": reasons, "text": " ".join(text.split())}
+            corrected = value.get("corrected")
+            if isinstance(corrected, (bool, dict, list)):
+                raise InputError(f"{what}: {key}: corrected must be a time with a unit, got {_short(corrected)}")
+            try:
+                corrected_s = parse_corrected(str(corrected)) if corrected not in (None, "") else None
+                if corrected_s is None:
+                    corrected_s = corrected_from_sentence(text)
+            except CorrectedError as exc:
+                raise InputError(f"{what}: {key}: {exc}") from None
+            entry = {"reasons": reasons, "corrected_s": corrected_s, "text": " ".join(text.split())}
         elif isinstance(value, str) and value.strip():
             entry = " ".join(value.split())
             text = entry
+            try:
+                corrected_from_sentence(text)
+            except CorrectedError as exc:
+                raise InputError(f"{what}: {key}: {exc}") from None
         else:
             raise InputError(f"{what}: {key}: expected one sentence, got {_short(value)}")
         if len(text) > EXPLANATION_MAX_CHARS:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
 SCHEMA_NAME = "rudrite-kernels/lab-record"
-SCHEMA_VERSION = 3
-SUPPORTED_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+SUPPORTED_VERSIONS = (1, 2, 3, 4)
 RECORD_PREFIX = "lab-0.1"
 RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
@@ -44,6 +44,9 @@ V2_MEASURED_REQUIRED = ("device_p20_s", "device_p80_s", "device_spread", "traces
 V3_REQUIRED = ("probes", "practice", "run")
 V3_OP_REQUIRED = ("evidence", "miss")
 V3_MEASURED_REQUIRED = ("device_runs_s",)
+# Version 4: an explanation is a corrected estimate (``miss`` also holds ``corrected_s``, ``revealed``
+# and every attempt), and the evidence keeps its numbers but not which reasons they support.
+V4_MISS_REQUIRED = ("corrected_s", "revealed", "attempts")
 LEDGER_NAME = "ledger.jsonl"
 LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
 
@@ -125,15 +128,21 @@ def validate(record: Any) -> None:
                           f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
     errors = schema_errors(record, load_schema())
     version = record.get("schema_version")
-    if version in (2, 3):
-        required = V2_REQUIRED + (V3_REQUIRED if version == 3 else ())
-        measured_required = V2_MEASURED_REQUIRED + (V3_MEASURED_REQUIRED if version == 3 else ())
+    if version in (2, 3, 4):
+        required = V2_REQUIRED + (V3_REQUIRED if version >= 3 else ())
+        measured_required = V2_MEASURED_REQUIRED + (V3_MEASURED_REQUIRED if version >= 3 else ())
         errors += [f"$: missing required key '{k}'" for k in required if k not in record]
         for i, row in enumerate(record.get("ops") or []):
             if not isinstance(row, dict):
                 continue
-            if version == 3:
+            if version >= 3:
                 errors += [f"$.ops[{i}]: missing required key '{k}'" for k in V3_OP_REQUIRED if k not in row]
+            if version >= 4:
+                miss = row.get("miss")
+                if isinstance(miss, dict):
+                    errors += [f"$.ops[{i}].miss: missing required key '{k}'" for k in V4_MISS_REQUIRED if k not in miss]
+                if isinstance(row.get("evidence"), dict) and "supported_reasons" in row["evidence"]:
+                    errors.append(f"$.ops[{i}].evidence: 'supported_reasons' is not stored (judged when answering)")
             measured = row.get("measured")
             if isinstance(measured, dict):
                 errors += [f"$.ops[{i}].measured: missing required key '{k}'"
@@ -322,69 +331,8 @@ def check_writable(directory: Path) -> None:
         raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None
 
 
-def _graded_floor(record: dict, row: dict) -> tuple[float, str, str] | None:
-    """(floor seconds, bound, which constants) from the datasheet, else the calibration."""
-    for kind in ("datasheet", "calibrated"):
-        est = row["predictions"].get(kind)
-        if est:
-            return float(est["seconds"]), str(est["bound"]), kind
-    return None
-
-
-def _peaks(record: dict, kind: str) -> tuple[float, float]:
-    consts = record["constants"].get(kind) or {}
-    return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
-
-
-def emulated_dtype(platform: str, dtype: str) -> bool | None:
-    """True where the device computes ``dtype`` by converting to f32: bf16 on a CPU (XLA's CPU
-    backend upcasts bf16 arithmetic, which is why the lab's XLA counts there show converts);
-    False for f32 anywhere and bf16 on a GPU or TPU (native); None for anything else."""
-    if dtype == "f32":
-        return False
-    if dtype == "bf16":
-        return platform == "cpu"
-    return None
-
-
 def op_evidence(record: dict, op: str) -> "OpEvidence":
-    """The ``generator.miss_reasons.OpEvidence`` of one op of ``record``, from the record's own numbers.
+    """The ``generator.miss_reasons.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
+    from labs.evidence import op_evidence as build
 
-    A record from an older schema is judged on what it has: missing numbers are None
-    and ``lacking`` names them. KeyError for an op the record does not have."""
-    from generator.miss_reasons import OpEvidence
-
-    row = next((r for r in record["ops"] if r["op"] == op), None)
-    if row is None:
-        raise KeyError(f"the record has no op '{op}'")
-    lacking = []
-    floor = _graded_floor(record, row)
-    if floor is None:
-        raise KeyError(f"the record has no roofline prediction for '{op}'")
-    floor_s, bound, kind = floor
-    peak_flops, peak_bytes = _peaks(record, kind)
-    xla = row.get("xla_cost") or {}
-    if not row.get("xla_cost"):
-        lacking.append("XLA cost analysis")
-    probes = record.get("probes") or {}
-    fixed = probes.get("fixed_cost_s")
-    if fixed is None:
-        lacking.append("fixed cost (a trivial op's device time)")
-    cal = record["constants"].get("calibrated") or {}
-    attained_b = probes.get("attained_bytes_per_s", cal.get("hbm_bytes_per_s"))
-    attained_f = probes.get("attained_flops_per_s", cal.get("peak_flops_per_s"))
-    if attained_b is None or attained_f is None:
-        lacking.append("calibration probes (attained bytes/s and FLOP/s)")
-    learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
-    return OpEvidence(
-        op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
-        predicted_seconds=float(learner["seconds"]) if learner else None,
-        measured_seconds=float(row["measured"]["measured_s"]), floor_seconds=floor_s,
-        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
-        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"),
-        fixed_cost_seconds=fixed, attained_bytes_per_s=attained_b, attained_flops_per_s=attained_f,
-        peak_bytes_per_s=peak_bytes, peak_flops_per_s=peak_flops,
-        emulated_dtype=emulated_dtype(record["platform"], record["dtype"]),
-        prediction_text=str(learner["text"]) if learner else "",
-        cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
-        lacking=tuple(lacking))
+    return build(record, op)

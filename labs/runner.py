@@ -7,7 +7,7 @@ The caller supplies the learner's predictions and a callback told each step
 as it starts (a progress bar); ``explain`` then attaches the learner's
 sentence to each miss. Predictions all come from ``generator.roofline.estimate``
 over ``generator.costs``; calibrated ones use ``roofline.Ceilings`` built from
-the device's measured speeds.
+the device's measured speeds. (Over 400 lines, one job: the one LAB·0.1 run, from plan to record.)
 """
 
 from __future__ import annotations
@@ -185,13 +185,14 @@ def step_labels(plan: Plan) -> list[str]:
 
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
-        progress: Progress | None = None, read: PredictionsRead | None = None) -> dict:
+        progress: Progress | None = None, read: PredictionsRead | None = None, probed=None) -> dict:
     """Measure every op and return the record (not yet saved; misses not yet explained).
 
     ``read`` says when and where the learner's predictions were read; without it
-    they count as read now, by the caller, before the first measurement.
+    they count as read now, by the caller, before the first measurement. ``probed``:
+    the probes already measured (``labs.evidence.measure_probes``, shown as the device's
+    datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs import calibrate as cal
     from labs import evidence, timing
 
     progress = progress or (lambda label: None)
@@ -200,19 +201,22 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     started_at = utc_now()
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
-    progress("calibrate" if plan.calibrate else "probes")
-    probed = cal.calibrate(plan.device, plan.options.dtype, plan.options.reps, plan.trace_dir)
-    calibration = probed if plan.calibrate else None
-    progress("fixed cost")
-    fixed = evidence.fixed_cost_probe(plan.options.reps,
-                                      plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
+    if probed is None:
+        probed = evidence.measure_probes(plan, progress)
+    else:
+        progress("calibrate" if plan.calibrate else "probes")
+        progress("fixed cost")
+    calibration = probed.calibration if plan.calibrate else None
     measured = {}
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    probes = evidence.probes_dict(fixed, probed, plan.stored_path)
-    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
-                    probes=probes)
+    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured)
+    rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
+                   probes=probes)
+    if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
+        rec["constants"]["measured_datasheet"] = evidence.datasheet_constants(probed, plan.stored_path)
+    return rec
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,7 @@ class OpResult:
 
     measurement: "Measurement"
     xla: "XlaCost | None"
+    compiled: dict | None = None  # labs.evidence.compiled_dtype: the optimized HLO's converts
 
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
@@ -255,31 +260,33 @@ def misses(record: dict) -> list[dict]:
 
 
 def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
-    """``generator.miss_reasons.judge`` on one op's evidence (KeyError for an unknown reason id)."""
-    from generator import miss_reasons
+    """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
+    from labs import explain as lab_explain
 
-    if isinstance(given, dict):
-        text, reasons = str(given.get("text") or ""), list(given.get("reasons") or []) or None
-    else:
-        text, reasons = str(given or ""), None
-    return miss_reasons.judge(text, records.op_evidence(record, op), reasons)
+    return lab_explain.judge(record, op, given)
 
 
 def record_judgement(record: dict, op: str, judgement) -> None:
-    """Store an attempt on a miss: the row's ``miss`` object; ``explanation`` only when accepted.
-    An accepted explanation is never replaced by a later refused one."""
-    row = next(r for r in record["ops"] if r["op"] == op)
-    previous = row.get("miss") or {}
-    if previous.get("accepted") and not judgement.accepted:
-        return
-    row["miss"] = {"op": op, **judgement.to_dict()}
-    row["explanation"] = judgement.text if judgement.accepted else None
+    """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
+    explanation never replaced by a later refused one); refresh the summary."""
+    from labs import explain as lab_explain
+
+    lab_explain.apply(next(r for r in record["ops"] if r["op"] == op), judgement)
     record["summary"] = _summary(record["ops"], record["graded"])
 
 
+def reveal(record: dict, op: str) -> list[str]:
+    """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
+    from labs import explain as lab_explain
+
+    lines = lab_explain.reveal(record, next(r for r in record["ops"] if r["op"] == op))
+    record["summary"] = _summary(record["ops"], record["graded"])
+    return lines
+
+
 def explain(record: dict, explanations: dict) -> dict:
-    """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons", "text"})
-    against the record's evidence, store the judgement; refresh the summary."""
+    """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons",
+    "corrected", "text"}) against the record's evidence, store the attempt; refresh the summary."""
     for row in misses(record):
         given = explanations.get(row["op"])
         if given is None or (isinstance(given, str) and not given.strip()):
@@ -290,11 +297,10 @@ def explain(record: dict, explanations: dict) -> dict:
 
 
 def accepted(row: dict) -> bool:
-    """A miss is explained when its explanation was accepted (older records: any sentence)."""
-    miss = row.get("miss")
-    if isinstance(miss, dict):
-        return bool(miss.get("accepted"))
-    return bool((row.get("explanation") or "").strip())
+    """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
+    from labs import explain as lab_explain
+
+    return lab_explain.accepted(row)
 
 
 def _summary(rows: list[dict], graded: str) -> dict:
@@ -311,10 +317,12 @@ def _measure_op(plan: Plan, name: str) -> OpResult:
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
     xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
+    from labs import evidence
+    compiled = evidence.compiled_dtype(fn, sets[0])
     trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
     meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
                                 plan.options.reps, trace_dir)
-    return OpResult(meas, xla)
+    return OpResult(meas, xla, compiled)
 
 
 def _row(plan: Plan, name: str, result: OpResult) -> dict:
@@ -328,6 +336,7 @@ def _row(plan: Plan, name: str, result: OpResult) -> dict:
                      "trace_dir": plan.stored_path(result.measurement.trace_dir)},
         "ratios": {}, "within_2x": {}, "verdict": "hit", "explanation": None,
         "xla_cost": result.xla.to_dict() if result.xla else None,
+        "compiled": result.compiled,
     }
 
 
@@ -358,8 +367,8 @@ def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None
     row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
-    row["miss"] = None if row["verdict"] == "hit" else {
-        "op": row["op"], "reasons": [], "text": "", "accepted": False, "why": "not explained yet"}
+    from labs import explain as lab_explain
+    row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
 
 
 def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: float) -> dict:

@@ -5,6 +5,8 @@ Python writes every variant complete, as HTML, into the note (``front_html`` and
 mistakes); all but the first carry ``hidden``, so a client that runs no script
 shows the first variant, complete. The data the script needs (``SkillNote.to_dict``:
 ids, keys, scales, tolerances, wrong answers) sits in a ``<script type="application/json">``.
+(Over 400 lines, one job: the card's HTML and its script are one template; the script is the
+Python rule of ``generator.export.rotation`` and ``generator.answers`` written out for the card.)
 
 The script (``SCRIPT``, inline in the front template; Anki puts the front into the
 back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:

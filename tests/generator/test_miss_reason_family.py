@@ -1,7 +1,8 @@
-"""Family miss_reason: real recorded misses, the reason their numbers support, the flaw of every other.
+"""Family miss_reason: real recorded misses, re-predicted with the reason their numbers support.
 
 Each expected value is recomputed here from the cases file read as plain JSON and judged by the
-catalogue directly (``generator.miss_reasons.assess``), not through the family's helpers.
+catalogue directly (``generator.miss_reasons.explanations``, ``corrected_time`` and ``judge``, what
+`drill explain` uses), not through the family's helpers.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def _cases() -> dict[str, dict]:
     return {c["id"]: c for c in json.loads(CASES_FILE.read_text())["cases"]}
 
 
-def _findings(case: dict) -> dict[str, miss_reasons.Finding]:
-    return {f.reason_id: f for f in miss_reasons.assess(miss_reasons.OpEvidence.from_dict(case["evidence"]))}
+def _ev(case: dict) -> miss_reasons.OpEvidence:
+    return miss_reasons.OpEvidence.from_dict(case["evidence"])
 
 
 def _case_of(p) -> dict:
@@ -41,77 +42,61 @@ def test_the_family_has_skills_and_problems():
     ops = {p.skill for p in PROBLEMS}
     assert len(ops) >= 3 and len(PROBLEMS) >= 10
     assert {p.family for p in PROBLEMS} == {"miss_reason"}
+    assert all(not p.answer.is_choice and p.answer.unit == "s" and p.tolerance == 0.15 for p in PROBLEMS)
 
 
-def test_no_skill_has_one_key_and_keys_are_drawn_evenly():
-    """A skill's key varies (never learnt by rote) and no reason is the likely guess."""
-    import random
-    from collections import Counter
-
-    registry = generate.registry()
-    for skill in [s for s in registry.all_skills if s.family == "miss_reason"]:
-        rng = random.Random(skill.id)
-        keys = Counter(registry.draw(skill.id, rng).answer.choice for _ in range(400))
-        assert len(keys) >= 2, (skill.id, keys)
-        assert max(keys.values()) < 400 * (1 / len(keys) + 0.1), (skill.id, keys)
-
-
-def test_every_problem_offers_one_supported_reason_and_only_contradicted_others():
+def test_every_key_is_the_corrected_time_drill_explain_accepts():
     for p in PROBLEMS:
-        case = _case_of(p)
-        findings = _findings(case)
-        assert findings[p.answer.choice].supported, p.id
-        ev = miss_reasons.OpEvidence.from_dict(case["evidence"])
+        ev = _ev(_case_of(p))
         assert not (1 / 2 <= ev.ratio <= 2), "a case is a miss over 2x"
-        for other in p.answer.choices:
-            if other == p.answer.choice:
-                continue
-            assert not findings[other].supported, (p.id, other)
-            # never a reason the record merely lacks the numbers for: the prompt shows what rules it out
-            assert "the record has no" not in findings[other].why and "does not say" not in findings[other].why
-        assert 2 <= len(p.answer.choices) <= 4 and list(p.answer.choices) == sorted(
-            p.answer.choices, key=[r.id for r in miss_reasons.REASONS].index)
+        combos = miss_reasons.explanations(ev, 2)
+        assert combos and p.answer.value == pytest.approx(miss_reasons.corrected_time(ev, combos[0]))
+        j = miss_reasons.judge(" + ".join(combos[0]), ev, None, p.answer.value)
+        assert j.accepted, (p.id, j.why)
+        assert all(rid in " ".join(p.solution) for rid in combos[0])
 
 
-def test_the_prompt_gives_the_op_the_prediction_the_measurement_and_the_evidence():
+def test_the_prompt_gives_the_op_the_prediction_the_measurement_and_the_evidence_but_no_reason():
     for p in PROBLEMS:
         case = _case_of(p)
-        ev = miss_reasons.OpEvidence.from_dict(case["evidence"])
+        ev = _ev(case)
         assert case["label"] in p.prompt and f"N={case['size']}" in p.prompt
         assert fmt(ev.measured_seconds, "s") in p.prompt and fmt(ev.reference_seconds, "s") in p.prompt
-        assert f"floor of {fmt(ev.floor_seconds, 's')}" in p.prompt
+        assert fmt(ev.model_bytes, "B") in p.prompt and fmt(ev.peak_bytes_per_s, "B/s") in p.prompt
         if ev.xla_bytes is not None:
             assert fmt(ev.xla_bytes, "B") in p.prompt
         if ev.fixed_cost_seconds is not None:
             assert fmt(ev.fixed_cost_seconds, "s") in p.prompt
-        for choice in p.answer.choices:
-            assert p.prompt.count(choice) == 1  # each offered once, none singled out
-        assert case["record"] in p.solution[-1]
+        assert not any(r.id in p.prompt for r in miss_reasons.REASONS)  # the prompt never names the answer
+        assert case["record"] in p.solution[-1] or case["record"] in " ".join(p.solution)
 
 
-def test_ids_never_name_the_key_and_round_trip_through_drill_check():
+def test_ids_round_trip_through_drill_check_and_a_wrong_reasons_time_says_its_flaw():
+    from generator.families import miss_reason
+
     runner = CliRunner()
-    for p in PROBLEMS[:12]:
-        assert p.answer.choice not in p.id
-        right = json.loads(runner.invoke(cli, ["check", "--problem-id", p.id, "--answer", p.answer.choice,
-                                              "--json"]).output)
+    spec = generate.registry().specs["miss_reason"]
+    seen_wrong = 0
+    for p in PROBLEMS:
+        right = json.loads(runner.invoke(cli, ["check", "--problem-id", p.id, "--answer",
+                                              f"{p.answer.value * 1e6:.6g} us", "--json"]).output)
         assert right["correct"] is True and right["problem_id"] == p.id
-        wrong = next(c for c in p.answer.choices if c != p.answer.choice)
-        res = runner.invoke(cli, ["check", "--problem-id", p.id, "--answer", wrong, "--json"])
-        out = json.loads(res.output)
-        assert out["correct"] is False and out["misconception"] == "unsupported-reason"
-        flaw = _findings(_case_of(p))[wrong].why
-        assert f"{wrong}: {flaw}" in out["feedback"]  # the wrong choice's own flaw, with its numbers
+        for rid, value, why in miss_reason.wrong_reasons(spec, p.params):
+            out = json.loads(runner.invoke(cli, ["check", "--problem-id", p.id, "--answer",
+                                                f"{value * 1e6:.6g} us", "--json"]).output)
+            assert out["correct"] is False and out["misconception"] == "unsupported-reason"
+            assert not miss_reasons.judge(rid, _ev(_case_of(p)), None, value).accepted  # drill explain agrees
+            seen_wrong += 1
+    assert seen_wrong >= 3
 
 
-def test_a_hand_made_id_with_no_or_two_supported_reasons_is_unknown():
-    p = PROBLEMS[0]
-    base = p.id.rsplit(":r", 1)[0]
-    supported = [rid for rid, f in _findings(_case_of(p)).items() if f.supported]
-    codes = {r.id: str(i + 1) for i, r in enumerate(miss_reasons.REASONS)}
-    for bad in [f"{base}:r{''.join(codes[r] for r in supported)}", f"{base}:r9", f"{base}:nonsense"]:
-        with pytest.raises(generate.UnknownProblemError):
-            generate.problem(bad)
+def test_a_hand_made_id_naming_a_case_the_evidence_cannot_explain_is_unknown():
+    unexplained = [c for c in _cases().values() if not miss_reasons.explanations(_ev(c), 2)]
+    assert unexplained
+    case = unexplained[0]
+    run = case["id"].removesuffix(f"-{case['op']}")
+    with pytest.raises(generate.UnknownProblemError):
+        generate.problem(f"miss_reason:{case['op']}:{run}")
 
 
 def test_the_cases_are_the_misses_of_the_checked_in_records():
@@ -134,25 +119,25 @@ def test_the_cases_file_ships_in_the_package():
     assert any(relative.match(pattern) for pattern in patterns), patterns
 
 
-def test_quiz_asks_it_and_says_the_flaw_of_a_wrong_choice(tmp_path):
+def test_quiz_asks_it_and_grades_the_corrected_time(tmp_path):
     from tests.drills.quizkit import planned_problems, script
     from drills.quiz import QuizOptions
 
     store = tmp_path / "s.db"
     options = QuizOptions(families=("miss_reason",), count=2, new_per_day=2, seed=5)
     first, second = planned_problems(store, options)
-    wrong = next(c for c in first.answer.choices if c != first.answer.choice)
+    wrong = f"{first.answer.value * 3e6:.6g} us"  # 3x off: refused by drill explain, wrong here
     res = CliRunner().invoke(cli, ["quiz", "--store", str(store), "--family", "miss_reason", "--count", "2",
-                                   "--new", "2", "--seed", "5"], input=script([wrong, second.answer.choice]))
+                                   "--new", "2", "--seed", "5"],
+                             input=script([wrong, f"{second.answer.value * 1e6:.6g} us"]))
     assert res.exit_code == 0, res.output
     assert first.prompt in res.stdout and "wrong (Again)" in res.stdout
-    assert _findings(_case_of(first))[wrong].why in res.stdout
     assert "Done: 2 reviews saved (1 right)" in res.output
 
 
 def test_export_and_deck_carry_the_family(tmp_path):
     rows = json.loads(tabular.to_json(PROBLEMS))
-    assert {r["family"] for r in rows} == {"miss_reason"} and all(r["answer"]["choice"] for r in rows)
+    assert {r["family"] for r in rows} == {"miss_reason"} and all(r["answer"]["unit"] == "s" for r in rows)
     report = anki.write_deck(PROBLEMS, str(tmp_path / "deck.apkg"))
     assert report.notes == len(PROBLEMS) and families.deck_id("miss_reason")
 

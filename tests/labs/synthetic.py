@@ -62,7 +62,8 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
     floors (so the record can count); ``mine=False``: no learner predictions at all.
     With learner predictions and no ``read``, they count as read a minute before
     the measurement began (``started_at``, default the plan's stamp). ``probes``: the fixed cost and
-    attained speeds (default: a 2 µs fixed cost and 70% of the datasheet peaks; None: none)."""
+    attained speeds (default: a 2 µs fixed cost, 70% of the datasheet's FLOP/s and a third of its
+    bytes/s; None: none)."""
     p = plan(tmp_path, dev, **options)
     ratios = ratios or {}
     base = p.datasheet_estimates()
@@ -86,6 +87,6 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
         peaks = p.datasheet or (calibrate.ceilings() if calibrate else None)
         probes = {"fixed_cost_s": 2e-6, "fixed_cost_from": "device",
                   "attained_flops_per_s": 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
-                  "attained_bytes_per_s": 0.7 * peaks.hbm_bytes_per_s if peaks else 1e11}
+                  "attained_bytes_per_s": peaks.hbm_bytes_per_s / 3 if peaks else 1e11}
     rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
     return runner.explain(rec, explanations or {})

@@ -55,14 +55,16 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
         assert row["ratios"]["learner"] == pytest.approx(m["measured_s"] / row["predictions"]["learner"]["seconds"])
         assert row["xla_cost"] is not None
         ev = row["evidence"]  # the miss reasons' evidence on a CPU too
-        assert ev["xla_flops"] > 0 and ev["xla_bytes"] > 0 and ev["fixed_cost_s"] > 0
-        assert ev["attained_bytes_per_s"] > 0 and ev["attained_flops_per_s"] > 0 and ev["emulated_dtype"] is True
-        assert {f["reason_id"] for f in ev["findings"] if f["supported"]} == set(ev["supported_reasons"])
+        assert ev["xla_flops"] > 0 and ev["xla_bytes"] > 0 and ev["fixed_cost_s"] >= 0
+        assert ev["attained_bytes_per_s"] > 0 and ev["attained_flops_per_s"] > 0
+        # bf16 on this jax's CPU backend: converts to f32 in the optimized HLO (never read off the platform)
+        assert ev["emulated_dtype"] is True and "convert(s) to f32 in the optimized HLO" in ev["emulated_from"]
+        assert "supported_reasons" not in ev and "findings" not in ev  # no answer key before the answer
         if row["verdict"] == "miss":
-            miss = row["miss"]
+            miss = row["miss"]  # "N=128" is no corrected time: the sentence re-predicts nothing
             assert miss["text"] == "At N=128 the fixed cost of a call dominates." and miss["reasons"] == ["fixed-cost"]
-            assert miss["accepted"] is ("fixed-cost" in ev["supported_reasons"])
-            assert row["explanation"] == (miss["text"] if miss["accepted"] else None)
+            assert miss["accepted"] is False and "no corrected time" in miss["why"] and len(miss["attempts"]) == 1
+            assert row["explanation"] is None
         else:
             assert row["miss"] is None
     assert rec["summary"]["unexplained"] == [r["op"] for r in rec["ops"]

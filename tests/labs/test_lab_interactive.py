@@ -14,41 +14,55 @@ pytestmark = pytest.mark.slow
 
 
 def test_predict_then_measure_then_explain(tmp_path):
+    from generator import miss_reasons
+    from labs import evidence
+
     out = tmp_path / "bench"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", "lab", "--size", "128", "--reps", "3",
                                            "--ops", "add,reduce_sum", "--out", str(out)],
                           cwd=str(REPO), encoding="utf-8", timeout=120, dimensions=(40, 200))
+    child.expect("This device's datasheet")  # a CPU has no catalogue entry: its probes first
+    child.expect(r"memory bandwidth \(an in-place copy\): [\d.]+ .B/s")
+    child.expect(r"fixed cost of a add call")
     child.expect("Predict before you measure")
     child.expect(r"elementwise add \[add 128x128, bf16\]")
     child.sendline("1 ns")  # far too fast: a miss to explain
     child.expect(r"reduce_sum \[reduce_sum 128x128, bf16\]")
     child.sendline("3 GB")  # not a time: asked again
     child.expect("could not read that")
+    child.sendline("70")  # a bare number: asked again, never taken as seconds
+    child.expect("70 what")
     child.sendline("1ns")
     child.expect("LAB·0.1")  # the progress bar runs after the predictions
-    child.expect("Every miss over 2x needs a concrete reason")  # before any table: the record is saved
+    child.expect("Every miss over 2x needs a corrected estimate")  # before any table: the record is saved
     (path,) = out.glob("lab-0.1-*.json")
     saved = records.load(path)  # predictions and measurements saved before the first "why?"
     assert saved["summary"]["unexplained"] == ["add", "reduce_sum"]
-    supported = next(r for r in saved["ops"] if r["op"] == "add")["evidence"]["supported_reasons"]
+    assert saved["constants"]["measured_datasheet"]["shown_before_predictions"] is True
+    assert "supported_reasons" not in path.read_text()  # no answer key before the answer
+    ev = evidence.op_evidence(saved, "add")
+    found = miss_reasons.explanations(ev)
     child.expect(r"elementwise add: measured [\d.]+.\S+ \(device time\), your prediction 1.ns: [\d.]+x; why\?")
     before = child.before
-    assert "measured  datasheet" not in before and "supported reasons" not in before  # no table yet
+    assert "measured  datasheet" not in before and "explained by" not in before  # no table yet
     child.sendline("overhead")
     child.expect("refused: 'overhead' is a shrug, not a reason")
     child.expect("look at: measured")
     child.expect("try again")
     child.expect(r"elementwise add: measured .*why\?")
-    answer = supported[0] if supported else "fixed-cost"
-    child.sendline(f"{answer}: the numbers say so")
-    child.expect("accepted: " if supported else "refused: the evidence contradicts it")
+    if found:  # re-predicted with what the record's numbers give for those reasons
+        answer = f"{' + '.join(found[0])} = {miss_reasons.corrected_time(ev, found[0]) * 1e6:.4g} us"
+    else:  # nothing the evidence allows explains it on this run (noisy probes): the floor alone is refused
+        answer = f"learner-arithmetic = {ev.floor_seconds * 1e6:.4g} us"
+    child.sendline(answer)
+    child.expect("accepted: " if found else "refused: ")
     child.expect(r"why\?")
-    if not supported:  # nothing supported on this run: the add stays unexplained, asked again
+    if not found:  # the add stays unexplained, asked again
         child.sendline("")
         child.expect(r"reduce_sum: measured [\d.]+.\S+ \(device time\), your prediction 1.ns: [\d.]+x; why\?")
     child.sendline("")  # reduce_sum left unexplained on purpose
     child.expect("measured  datasheet")  # the tables only after the answers
-    child.expect("supported reasons")  # and the evidence table for every op
+    child.expect("attained FLOP/s")  # and the evidence table for every op
     child.expect("record: ")
     child.expect(pexpect.EOF)
     child.close()
@@ -57,10 +71,11 @@ def test_predict_then_measure_then_explain(tmp_path):
     assert rec["graded"] == "learner"
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["add"]["predictions"]["learner"] == {"seconds": pytest.approx(1e-9), "text": "1 ns"}
-    assert rows["add"]["miss"]["accepted"] is bool(supported)
-    assert rows["add"]["explanation"] == ((f"{answer}: the numbers say so") if supported else None)
+    assert rows["add"]["miss"]["accepted"] is bool(found)
+    assert [a["text"] for a in rows["add"]["miss"]["attempts"]] == ["overhead", answer]
+    assert rows["add"]["explanation"] == (answer if found else None)
     assert rows["reduce_sum"]["explanation"] is None and rows["reduce_sum"]["miss"]["accepted"] is False
-    assert rec["summary"]["unexplained"] == (["reduce_sum"] if supported else ["add", "reduce_sum"])
+    assert rec["summary"]["unexplained"] == (["reduce_sum"] if found else ["add", "reduce_sum"])
     assert rec["learner_predictions"]["source"] == "terminal"
     assert rec["learner_predictions"]["read_at"] < rec["measurement_started_at"]
     json.dumps(rec)

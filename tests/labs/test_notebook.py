@@ -106,10 +106,11 @@ def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     assert first.startswith("record saved:"), first  # saved before anything about the run is shown
     assert "add: measured" in _text(measure) and "why?" in _text(measure)
     # the tables and the evidence only after the explanations were judged
-    assert "measured  datasheet" not in _text(measure) and "supported reasons" not in _text(measure)
+    assert "measured  datasheet" not in _text(measure) and "attained FLOP/s" not in _text(measure)
     explained = _cell(nb, "session.explain(record, path, MY_EXPLANATIONS)")
     assert "add: refused: 'overhead' is a shrug" in _text(explained)
-    assert "look at:" in _text(explained) and "supported reasons" in _text(explained)
+    assert "look at:" in _text(explained) and "attained FLOP/s" in _text(explained)  # the evidence table, after
+    assert "explained by" not in _text(explained)  # a refused answer never shows which reasons would do
     saved = list(out.glob("lab-0.1-cpu-*.json"))
     assert len(saved) == 1  # the explanations cell rewrote the same record
     rec = records.load(saved[0])

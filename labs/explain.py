@@ -1,0 +1,87 @@
+"""Explaining a miss: judging a learner's corrected estimate against a record, keeping every attempt.
+
+An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
+"text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
+corrected time follows their last '='). ``judge`` hands it to ``generator.miss_reasons.judge``
+on the op's evidence (``labs.evidence.op_evidence``); ``apply`` stores the verdict in the op's
+``miss`` object (schema 4: ``reasons``, ``corrected_s``, ``text``, ``accepted``, ``why``,
+``revealed``, ``attempts``), appending the attempt so guessing leaves a trail; ``reveal``
+shows which reasons the numbers support after giving up and marks the miss revealed (it then
+never counts as explained). Pure Python (no jax).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from generator import miss_reasons
+from labs import evidence
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def split(given) -> tuple[str, list[str] | None, float | None]:
+    """(text, reason ids or None, corrected seconds or None) of a sentence or a mapping."""
+    if isinstance(given, dict):
+        corrected = given.get("corrected_s")
+        if corrected is None and given.get("corrected") not in (None, ""):
+            corrected = miss_reasons.parse_corrected(str(given["corrected"]))  # CorrectedError: the caller says so
+        return str(given.get("text") or ""), list(given.get("reasons") or []) or None, corrected
+    return str(given or ""), None, None
+
+
+def judge(record: dict, op: str, given) -> miss_reasons.Judgement:
+    """The judgement of one explanation of ``op`` (KeyError for an unknown reason id or op)."""
+    text, reasons, corrected = split(given)
+    return miss_reasons.judge(text, evidence.op_evidence(record, op), reasons, corrected)
+
+
+def empty_miss(op: str) -> dict:
+    return {"op": op, "reasons": [], "corrected_s": None, "text": "", "accepted": False,
+            "why": "not explained yet", "revealed": False, "attempts": []}
+
+
+def apply(row: dict, judgement: miss_reasons.Judgement, at: str | None = None) -> None:
+    """Store an attempt on a miss: appended to ``attempts``; the miss's own fields take it unless an
+    accepted explanation is already there (never replaced by a later refused one)."""
+    miss = row.get("miss") if isinstance(row.get("miss"), dict) else empty_miss(row["op"])
+    miss.setdefault("revealed", False)
+    attempts = list(miss.get("attempts") or [])
+    attempt = judgement.to_dict()
+    attempts.append({"reasons": attempt["reasons"], "corrected_s": attempt["corrected_s"], "text": attempt["text"],
+                     "verdict": "accepted" if judgement.accepted else "refused", "why": attempt["why"],
+                     "at": at or utc_now()})
+    if not (miss.get("accepted") and not judgement.accepted):
+        miss.update({"op": row["op"], **attempt})
+        row["explanation"] = judgement.text if judgement.accepted else None
+    miss["attempts"] = attempts
+    row["miss"] = miss
+
+
+def reveal(record: dict, row: dict) -> list[str]:
+    """Mark the miss revealed and return the lines that show which reasons explain it, with the
+    corrected time each set gives (``drill explain --show``)."""
+    miss = row.get("miss") if isinstance(row.get("miss"), dict) else empty_miss(row["op"])
+    miss["revealed"] = True
+    miss.setdefault("attempts", [])
+    row["miss"] = miss
+    ev = evidence.op_evidence(record, row["op"])
+    from generator.units import fmt
+
+    found = miss_reasons.explanations(ev)
+    if not found:
+        return [f"{row['op']}: no set of reasons the evidence allows brings the estimate within "
+                f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}"]
+    return [f"{row['op']}: {' + '.join(c)} = {fmt(miss_reasons.corrected_time(ev, c), 's')} "
+            f"(measured {fmt(ev.measured_seconds, 's')})" for c in found]
+
+
+def accepted(row: dict) -> bool:
+    """A miss counts as explained when its explanation was accepted and the answer was never revealed
+    (records before schema 3: any sentence)."""
+    miss = row.get("miss")
+    if isinstance(miss, dict):
+        return bool(miss.get("accepted")) and not miss.get("revealed")
+    return bool((row.get("explanation") or "").strip())
