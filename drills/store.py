@@ -500,6 +500,17 @@ class Store:
             return int(self._query("SELECT COUNT(*) FROM reviews")[0][0])
         return int(self._query("SELECT COUNT(*) FROM reviews WHERE session = ?", (session,))[0][0])
 
+    def last_reviews(self) -> dict[str, dict[str, Any]]:
+        """skill -> its last logged review (the row with the highest id), cram included: one row per
+        skill through the by-skill index, so ``drill progress`` does not read the whole log."""
+        sql = ("SELECT * FROM reviews WHERE id IN (SELECT MAX(id) FROM reviews GROUP BY skill) ORDER BY id")
+        try:
+            cursor = self._conn.execute(sql)
+            names = [d[0] for d in cursor.description]
+            return {row["skill"]: row for row in (dict(zip(names, r)) for r in cursor.fetchall())}
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+
     def reviews(self, since: datetime | None = None) -> list[dict[str, Any]]:
         """Logged reviews (oldest first) as dicts with the column names; ``since`` filters by time."""
         sql = "SELECT * FROM reviews"
