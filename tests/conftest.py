@@ -1,4 +1,5 @@
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,16 @@ def run_drill(*args: str, input: str | None = None, env: dict | None = None, tim
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "drills.cli", *args], input=input, text=True,
                           capture_output=True, cwd=REPO, env=full_env, timeout=timeout)
+
+
+def pytest_configure(config):
+    """Children start with Ctrl-C live. A suite run as a background job (``pytest &``, CI under ``nohup``)
+    inherits SIGINT *ignored*, and an ignored signal stays ignored through ``exec``: every child (``drill``
+    under subprocess or pexpect, xdist's workers) would then ignore the SIGINT the Ctrl-C tests send.
+    A caught signal is reset to the default at ``exec``, so catching it here (Python's own
+    KeyboardInterrupt handler) gives each child the default disposition, whichever test starts it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def invoke_drill(*args: str, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
