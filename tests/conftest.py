@@ -26,19 +26,6 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks (--dist loadgroup)
-def pytest_collection_modifyitems(config, items):
-    """Parallel runs (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject): a test module whose tests
-    share a module-scoped fixture (a browser, a CPU lab run, an imported deck) runs on one worker, so that
-    fixture is built once; every other test is handed out one by one."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        chains = info.name2fixturedefs.values() if info is not None else ()
-        # baseid is "" for the plugins' fixtures (tmp_path_factory...), a node id for the suite's own
-        if any(d.baseid and d.scope in ("module", "package", "class") for chain in chains for d in chain):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
-
 def invoke_drill(*args: str, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `drill` in this process through click's ``CliRunner`` (no interpreter start-up): the same
     ``drills.cli.main`` the entry point calls, so its one-line errors and exit codes are the real ones.
