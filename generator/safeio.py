@@ -236,7 +236,7 @@ def _read_only_by_mode(mode: int) -> bool:
     return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
-def check_target(path: StrPath) -> tuple[Path, os.stat_result | None]:
+def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
     """Where ``atomic_write(path)`` would write (symlinks resolved) and the existing file's stat.
 
     SafeIOError (one line) when the policy refuses the target: not a regular file,

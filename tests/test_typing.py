@@ -51,7 +51,8 @@ def test_the_not_yet_strict_lists_name_real_modules():
 
 
 def test_every_type_ignore_in_a_strict_module_names_its_code_and_says_why():
-    patterns = [p for o in mypy_settings()["overrides"] if o["module"] != ["genanki"] for p in o["module"]]
+    patterns = [p for o in mypy_settings()["overrides"] if o.get("ignore_errors") or o.get("disallow_untyped_defs")
+                is False for p in o["module"]]  # the not-yet-strict lists
     strict = {m: path for m, path in generator_modules().items() if not relaxed(m, patterns)}
     assert "generator.units" in strict and "generator.safeio" in strict
     bare = []
