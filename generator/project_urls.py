@@ -40,7 +40,7 @@ def urls_from_pyproject(text: str) -> dict[str, str]:
 def _from_metadata() -> str:
     try:
         from importlib import metadata
-        entries = metadata.metadata(PACKAGE).get_all("Project-URL") or []
+        entries: list[str] = metadata.metadata(PACKAGE).get_all("Project-URL") or []
     except Exception:  # not installed, or metadata unreadable: no address
         return ""
     for entry in entries:

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterator
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # 16 MiB: far above any record, spec or export the tool reads
 DEFAULT_MAX_DEPTH = 64  # JSON nesting: a lab record is about 5 levels deep
 MAX_INT_DIGITS = 40  # a JSON integer with more digits than this is not a measurement
+StrPath = str | os.PathLike[str]  # a path as callers hold it: text or a Path
 
 
 class SafeIOError(OSError):
@@ -64,7 +65,7 @@ class RefusedTarget(SafeIOError):
     """The target exists and the policy will not replace it (device, FIFO, socket, read-only, another's)."""
 
 
-def display_path(path: str | os.PathLike) -> str:
+def display_path(path: StrPath) -> str:
     """``path`` printable on any stream: bytes that are not UTF-8 become ``\\xNN`` escapes."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
@@ -87,7 +88,7 @@ def _why(exc: OSError) -> str:
 # -- reading -------------------------------------------------------------------------
 
 
-def check_regular(path: str | os.PathLike) -> os.stat_result:
+def check_regular(path: StrPath) -> os.stat_result:
     """The ``stat`` of ``path`` (links followed) when it is a regular file; SafeIOError otherwise."""
     shown = display_path(path)
     try:
@@ -99,7 +100,7 @@ def check_regular(path: str | os.PathLike) -> os.stat_result:
     return st
 
 
-def _open_regular(path: str | os.PathLike) -> tuple[str, int, os.stat_result]:
+def _open_regular(path: StrPath) -> tuple[str, int, os.stat_result]:
     """(shown name, fd, fstat) of the regular file ``path``, opened without blocking.
 
     A FIFO or device is refused by ``stat`` before opening; the open uses
@@ -124,7 +125,7 @@ def _open_regular(path: str | os.PathLike) -> tuple[str, int, os.stat_result]:
 
 
 @contextlib.contextmanager
-def _reading(path: str | os.PathLike) -> Iterator[tuple[str, int, os.stat_result]]:
+def _reading(path: StrPath) -> Iterator[tuple[str, int, os.stat_result]]:
     """``_open_regular`` for a ``with`` block: the fd is closed after it, a read error becomes SafeIOError."""
     shown, fd, st = _open_regular(path)
     try:
@@ -137,7 +138,7 @@ def _reading(path: str | os.PathLike) -> Iterator[tuple[str, int, os.stat_result
         os.close(fd)
 
 
-def read_bytes_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes_bounded(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` (SafeIOError if larger).
 
     Never blocks: a FIFO or device is refused by ``stat`` before opening, and the
@@ -198,7 +199,7 @@ def read_entry_bounded(dir_fd: int, name: str, max_bytes: int = DEFAULT_MAX_BYTE
         os.close(fd)
 
 
-def read_text_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+def read_text_bounded(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """``read_bytes_bounded`` decoded as UTF-8 (SafeIOError naming the byte offset if it is not)."""
     data = read_bytes_bounded(path, max_bytes)
     try:
@@ -267,7 +268,7 @@ def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH, where: str = "t
         raise SafeIOError(f"{where} is not usable JSON: {exc}") from None
 
 
-def read_json_bounded(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES,
+def read_json_bounded(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES,
                       max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """The JSON value in the regular file ``path``, bounded in size, nesting and integer length."""
     return loads_bounded(read_text_bounded(path, max_bytes), max_depth, display_path(path))
@@ -370,7 +371,7 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+def atomic_write(path: StrPath, write: Callable[[str], None]) -> Path:
     """Call ``write(tmp_path)`` for a temporary file beside the target, then rename it over the target.
 
     The target is ``path`` with symlinks resolved; the policy of ``check_target``
@@ -409,14 +410,14 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     return target
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+def write_bytes(path: StrPath, data: bytes) -> Path:
     def write(tmp: str) -> None:
         with open(tmp, "wb") as fh:
             fh.write(data)
     return atomic_write(path, write)
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
+def write_text(path: StrPath, text: str) -> Path:
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
@@ -456,7 +457,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def read_head(path: str | os.PathLike, size: int) -> bytes:
+def read_head(path: StrPath, size: int) -> bytes:
     """The first ``size`` bytes of the regular file ``path`` (never blocks; SafeIOError otherwise)."""
     with _reading(path) as (_, fd, _):
         return os.read(fd, size)

@@ -8,6 +8,7 @@ in base SI units: seconds, bytes, FLOPs, FLOP/s, bytes/s.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 # Bytes per element. "int8" also stands for the scaling book's int8 OP/s.
 DTYPE_BYTES: dict[str, int] = {"f32": 4, "bf16": 2, "fp8": 1, "int8": 1, "int32": 4}
@@ -96,13 +97,13 @@ def fmt(value: float, unit: str) -> str:
 NON_FINITE_KEY = "non_finite"  # the JSON key listing the fields that were past the float range
 
 
-def json_ready(value, path: str = ""):
+def json_ready(value: Any, path: str = "") -> Any:
     """``value`` with every float past the float range (inf, nan) replaced by ``None``, so it
     serialises as standard JSON (``json.dumps(..., allow_nan=False)``). A dict at the top gains
     ``"non_finite": [dotted keys]`` naming what was replaced, when anything was."""
     replaced: list[str] = []
 
-    def walk(item, where: str):
+    def walk(item: Any, where: str) -> Any:
         if isinstance(item, float) and not math.isfinite(item):
             replaced.append(where or "value")
             return None

@@ -909,8 +909,8 @@ def test_numbers_at_the_float_limits_format_and_serialise_as_json():
     assert "non_finite" in run(["roofline", "--help"]).stdout.decode().replace("\n", " ")
 
 
-def test_export_dash_is_stdout_and_an_empty_name_is_a_usage_error(tmp_path):
-    os.chdir(tmp_path)
+def test_export_dash_is_stdout_and_an_empty_name_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # restored after the test: the worker runs other tests after this one
     proc = run(["export", "--format", "csv", "--family", "ridge", "--chip", "v5e", "-o", "-"])
     assert proc.returncode == 0 and proc.stdout.startswith(b"family,") and listing(tmp_path) == set()
     one_line_error(run(["export", "--format", "csv", "-o", ""]), 2, "needs a file name")

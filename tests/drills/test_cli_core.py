@@ -1,4 +1,4 @@
-"""`drill chips` and `drill roofline` through the real entry point."""
+"""`drill chips` and `drill roofline` through the entry point in process (CliRunner)."""
 
 import json
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, run_drill
+from tests.conftest import REPO, invoke_drill
 
 ROOFLINE_KEYS = {"chip", "op", "shape", "dtype", "flops", "bytes", "intensity_flops_per_byte",
                  "ridge_flops_per_byte", "bound", "t_math_s", "t_comms_s", "floor_s", "upper_s",
@@ -14,7 +14,7 @@ ROOFLINE_KEYS = {"chip", "op", "shape", "dtype", "flops", "bytes", "intensity_fl
 
 
 def test_roofline_prints_the_ex01_view_and_the_arithmetic():
-    res = run_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048")
+    res = invoke_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048")
     assert res.returncode == 0, res.stderr
     for line in ("intensity: 682.7 FLOPs/byte", "verdict: compute-bound",
                  "attainable: 197 TFLOP/s", "floor latency: 87.2 µs"):
@@ -23,7 +23,7 @@ def test_roofline_prints_the_ex01_view_and_the_arithmetic():
 
 
 def test_roofline_json_has_the_interface_keys():
-    res = run_drill("roofline", "--chip", "Trillium", "--op", "softmax", "--shape", "4096,4096", "--json")
+    res = invoke_drill("roofline", "--chip", "Trillium", "--op", "softmax", "--shape", "4096,4096", "--json")
     data = json.loads(res.stdout)
     assert ROOFLINE_KEYS <= set(data)
     assert data["chip"] == "v6e" and data["shape"] == [4096, 4096] and data["bound"] == "memory"
@@ -32,7 +32,7 @@ def test_roofline_json_has_the_interface_keys():
 
 
 def test_roofline_mixed_dtype_matmul():
-    res = run_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "128,8192,8192",
+    res = invoke_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "128,8192,8192",
                     "--rhs-dtype", "int8", "--json")
     data = json.loads(res.stdout)
     assert data["bytes"] == 128 * 8192 * 2 + 8192 * 8192 + 128 * 8192 * 2
@@ -51,7 +51,7 @@ def test_roofline_mixed_dtype_matmul():
     (["--op", "add", "--shape", "4,4"], "--chip"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
-    res = run_drill("roofline", *args)
+    res = invoke_drill("roofline", *args)
     assert res.returncode == 2
     assert res.stdout == ""
     lines = res.stderr.strip().splitlines()
@@ -61,10 +61,10 @@ def test_bad_input_is_one_line_exit_2(args, needle):
 
 
 def test_chips_table_and_json():
-    table = run_drill("chips")
+    table = invoke_drill("chips")
     assert table.returncode == 0
     assert "v5e" in table.stdout and "240" in table.stdout and "retrieved 2026-07-26" in table.stdout
-    data = json.loads(run_drill("chips", "--json").stdout)
+    data = json.loads(invoke_drill("chips", "--json").stdout)
     assert len(data) == 10
     for chip in data:
         assert {"name", "aliases", "kind", "peak_flops_per_s", "hbm_bytes_per_s", "hbm_bytes",
@@ -82,7 +82,7 @@ def test_generator_and_core_commands_do_not_import_jax_or_numpy():
 
 
 def test_help_lists_options():
-    res = run_drill("roofline", "--help")
+    res = invoke_drill("roofline", "--help")
     assert res.returncode == 0 and "--shape" in res.stdout and "--json" in res.stdout
 
 

@@ -1,4 +1,5 @@
-"""`drill pod`, `drill collective`, `drill transfer` and `drill roofline --over` through the real entry point."""
+"""`drill pod`, `drill collective`, `drill transfer` and `drill roofline --over` through the entry point,
+in process (CliRunner)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ import json
 
 import pytest
 
-from tests.conftest import run_drill
+from tests.conftest import invoke_drill
 
 
 def _json(*args: str) -> dict:
-    res = run_drill(*args, "--json")
+    res = invoke_drill(*args, "--json")
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -24,7 +25,7 @@ def test_pod_v5e_json():
 
 
 def test_pod_slice_text_shows_the_arithmetic_and_sources():
-    res = run_drill("pod", "--chip", "v5p", "--slice", "4x4x8")
+    res = invoke_drill("pod", "--chip", "v5p", "--slice", "4x4x8")
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "chips            = 4 × 4 × 8 = 128" in out
@@ -48,7 +49,7 @@ def test_collective_two_axes_and_forced_wrap():
 
 
 def test_collective_text_names_the_bound():
-    res = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "64kB", "--axis", "16")
+    res = invoke_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "64kB", "--axis", "16")
     assert res.returncode == 0, res.stderr
     assert "bound: latency" in res.stdout and "T_latency = hops × per-hop latency = 8 × 1 µs" in res.stdout
     assert "book's worked-problem assumption" in res.stdout
@@ -58,7 +59,7 @@ def test_transfer_json_and_text():
     data = _json("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "3,3", "--bytes", "16e6")
     assert data["hops"] == 6 and data["ports"] == 2
     assert data["t_s"] == pytest.approx(6e-6 + 16e6 / 9e10)
-    res = run_drill("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "3,3", "--bytes", "16e6")
+    res = invoke_drill("transfer", "--chip", "v5e", "--slice", "4x4", "--from", "0,0", "--to", "3,3", "--bytes", "16e6")
     assert "hops = 3 + 3 = 6" in res.stdout and "2 ports × 4.5e10 B/s" in res.stdout
 
 
@@ -69,7 +70,7 @@ def test_roofline_over_pcie():
     assert "hbm_bytes_per_s" not in data  # the link is not HBM
     assert data["ridge_flops_per_byte"] == pytest.approx(1.97e14 / 1.6e10)
     assert data["bound"] == "memory"
-    res = run_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "dcn")
+    res = invoke_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "dcn")
     assert res.returncode == 0 and "DCN" in res.stdout and "HBM" not in res.stdout
     given = _json("roofline", "--chip", "h100", "--op", "dot", "--shape", "4096", "--over", "ici",
                   "--link-bytes-per-s", "4.5e11")
@@ -77,9 +78,9 @@ def test_roofline_over_pcie():
 
 
 def test_pod_prints_sensible_units_and_cites_each_source_once():
-    res = run_drill("pod", "--chip", "v5p")
+    res = invoke_drill("pod", "--chip", "v5p")
     assert res.returncode == 0 and "(4.11 EFLOP/s)" in res.stdout and "e+03" not in res.stdout
-    for out in (res.stdout, run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9",
+    for out in (res.stdout, invoke_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9",
                                       "--axis", "16").stdout):
         assert out.count("retrieved 2026-07-26") == len(set(line for line in out.splitlines()
                                                             if "retrieved" in line)) <= 3
@@ -87,9 +88,9 @@ def test_pod_prints_sensible_units_and_cites_each_source_once():
 
 
 def test_collective_names_one_axis_as_one_axis():
-    out = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16").stdout
+    out = invoke_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16").stdout
     assert "over one axis of 16 chips" in out and "axes 16" not in out
-    two = run_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16",
+    two = invoke_drill("collective", "--chip", "v5e", "--op", "all_gather", "--bytes", "1e9", "--axis", "16",
                     "--axis", "8").stdout
     assert "over 2 axes of 16 × 8 chips" in two
 
@@ -119,6 +120,6 @@ def test_v4p_2x2x4_has_no_wraparound():
     ("roofline", "--chip", "v5e", "--op", "dot", "--shape", "4096", "--over", "pcie", "--link-bytes-per-s", "0"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args):
-    res = run_drill(*args)
+    res = invoke_drill(*args)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

@@ -26,6 +26,7 @@ def test_draw_is_reproducible_and_round_trips(skill_id, seed):
     assert Problem.from_dict(a.to_dict()) == a
 
 
+@pytest.mark.slow  # 15 draws of every family's problems: ~10 s
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10**6), st.lists(st.sampled_from(FAMILY_NAMES), min_size=1, max_size=3, unique=True))
 def test_a_skills_problems_do_not_depend_on_the_selection(seed, families):

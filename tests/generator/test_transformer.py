@@ -94,3 +94,22 @@ def test_bad_sizes():
         t.step_cost(SEVEN_B, "train", 1, 1)
     with pytest.raises(ValueError, match="batch"):
         t.step_cost(SEVEN_B, "prefill", 0, 1)
+
+
+def test_hbm_footprint_counts_the_grouped_query_cache():
+    # 60B, 80 layers, d_model 8192, K/V width 1024 (8x fewer K/V heads), batch 8 at 4096 tokens, bf16:
+    # 120 GB of weights + a 10.7 GB grouped cache fits the H200's 141 GB; a full 85.9 GB cache would not.
+    P60, L60, D60, KV60, B8, S4K = 60_000_000_000, 80, 8192, 1024, 8, 4096
+    gqa, mha = t.Model(P60, L60, D60, kv_d_model=KV60), t.Model(P60, L60, D60)
+    want = P60 * 2 + 2 * L60 * B8 * S4K * KV60 * 2
+    assert t.hbm_footprint_bytes(gqa, B8, S4K) == want
+    assert t.hbm_footprint_bytes(mha, B8, S4K) == P60 * 2 + 2 * L60 * B8 * S4K * D60 * 2
+    h200 = catalogue.get("h200")
+    fits = {}
+    for name, model in (("gqa", gqa), ("mha", mha)):
+        step, est = t.estimate(h200, model, "decode", B8, S4K)
+        d = t.to_dict(step, est, h200)
+        fits[name] = d["fits_in_hbm"]
+        if name == "gqa":
+            assert d["hbm_footprint_bytes"] == want
+    assert fits == {"gqa": True, "mha": False}

@@ -127,3 +127,24 @@ def test_invariants(runs, scale):
         assert b.median_ratio == pytest.approx(a.median_ratio / scale, rel=1e-9)
     if bias.spread_factor is not None:
         assert scaled.spread_factor == pytest.approx(bias.spread_factor, rel=1e-6)
+
+
+def test_a_runs_bias_is_its_median_not_its_mean():
+    # One wild op in a run moves the mean (4x) but not the median (1x): the run's bias is the median.
+    rec = _record("2026-12-01T10:00:00+00:00", {"add": 1e-4, "matmul": 1e-4, "softmax": 1e-4},
+                  {"add": 1e-4, "matmul": 1e-4, "softmax": 1e-3})
+    run = cb.prediction_bias([("a", rec)]).runs[0]
+    assert run.predictions == 3 and run.median_ratio == pytest.approx(1.0)
+    two = _record("2026-12-01T10:00:00+00:00", {"add": 1e-4, "matmul": 1e-4}, {"add": 1e-4, "matmul": 3e-4})
+    assert cb.prediction_bias([("b", two)]).runs[0].median_ratio == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("ratio,leaning", [
+    (1.3, "too fast"), (2.0, "too fast"), (1.2, "balanced"), (1.0, "balanced"), (1 / 1.2, "balanced"),
+    (1 / 1.3, "too slow"), (0.5, "too slow"),
+])
+def test_leaning_turns_at_a_quarter_either_way(ratio, leaning):
+    # "balanced" within 1.25x either way: a median of 1.3x already leans.
+    rec = _record("2026-12-01T10:00:00+00:00", {"add": 1e-4}, {"add": 1e-4 * ratio})
+    bias = cb.prediction_bias([("a", rec)])
+    assert bias.median_ratio == pytest.approx(ratio) and bias.leaning == leaning
