@@ -307,11 +307,14 @@ def _fixed_cost_fix(ev: OpEvidence, est: Estimate) -> Estimate:
 
 
 def _below_peak_bandwidth(ev: OpEvidence) -> tuple[bool, str]:
-    ok, why = _probe_ok(ev, ev.attained_bytes_per_s, "copy", "B/s")
-    if ok and ev.attained_bytes_per_s >= ev.peak_bytes_per_s:
+    rate = ev.attained_bytes_per_s
+    ok, why = _probe_ok(ev, rate, "copy", "B/s")
+    if not ok or rate is None:
+        return False, why
+    if rate >= ev.peak_bytes_per_s:
         return False, f"{why}, not below the {fmt(ev.peak_bytes_per_s, 'B/s')} the floor uses"
-    return ok, why + (f", {100 * ev.attained_bytes_per_s / ev.peak_bytes_per_s:.0f}% of the "
-                      f"{fmt(ev.peak_bytes_per_s, 'B/s')} peak" if ok and ev.peak_bytes_per_s > 0 else "")
+    return True, why + (f", {100 * rate / ev.peak_bytes_per_s:.0f}% of the "
+                        f"{fmt(ev.peak_bytes_per_s, 'B/s')} peak" if ev.peak_bytes_per_s > 0 else "")
 
 
 def _below_peak_bandwidth_fix(ev: OpEvidence, est: Estimate) -> Estimate:
@@ -319,11 +322,14 @@ def _below_peak_bandwidth_fix(ev: OpEvidence, est: Estimate) -> Estimate:
 
 
 def _below_peak_compute(ev: OpEvidence) -> tuple[bool, str]:
-    ok, why = _probe_ok(ev, ev.attained_flops_per_s, "matmul", "FLOP/s")
-    if ok and ev.attained_flops_per_s >= ev.peak_flops_per_s:
+    rate = ev.attained_flops_per_s
+    ok, why = _probe_ok(ev, rate, "matmul", "FLOP/s")
+    if not ok or rate is None:
+        return False, why
+    if rate >= ev.peak_flops_per_s:
         return False, f"{why}, not below the {fmt(ev.peak_flops_per_s, 'FLOP/s')} the floor uses"
-    return ok, why + (f", {100 * ev.attained_flops_per_s / ev.peak_flops_per_s:.0f}% of the "
-                      f"{fmt(ev.peak_flops_per_s, 'FLOP/s')} peak" if ok and ev.peak_flops_per_s > 0 else "")
+    return True, why + (f", {100 * rate / ev.peak_flops_per_s:.0f}% of the "
+                        f"{fmt(ev.peak_flops_per_s, 'FLOP/s')} peak" if ev.peak_flops_per_s > 0 else "")
 
 
 def _below_peak_compute_fix(ev: OpEvidence, est: Estimate) -> Estimate:
