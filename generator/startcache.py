@@ -33,12 +33,16 @@ STALE_AFTER_S = 24 * 3600  # an entry of another key untouched this long is remo
 _digests: dict[str, tuple[int, int, int]] = {}  # path -> (crc32, adler32, length) of its bytes, per process
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
+    """Where entries live; None (no cache: every start builds) where platformdirs is not installed,
+    e.g. a GPU box that runs the lab from a checkout with only jax and PyYAML."""
     override = os.environ.get("DRILL_CACHE_DIR")
     if override:
         return Path(override)
-    import platformdirs
-
+    try:
+        import platformdirs
+    except ImportError:
+        return None
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 
@@ -79,7 +83,10 @@ def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
         entry_key = key(inputs)
     except (OSError, UnicodeError):  # an input we can not read: build from the inputs, which will say why
         return build()
-    path = cache_dir() / f"{name}-{entry_key}.json"
+    folder = cache_dir()
+    if folder is None:
+        return build()
+    path = folder / f"{name}-{entry_key}.json"
     try:
         data = json.loads(safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES))
         if isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == entry_key and "value" in data:

@@ -184,9 +184,25 @@ STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "practice": "OPEN", "pending": "O
 GATE_COLUMNS = ("row", "device", "N", "date", "within 2x", "misses explained", "record")
 
 
+_HYPHENATED = re.compile(r"\w+(?:-\w+)+")
+
+
+def _keep_hyphenated(html: str) -> str:
+    """A hyphenated word of a cell's text ("memory-bound", "2026-11-29") kept on one line: the browser
+    would break it at its hyphen. Text only, outside ``<code>`` (file names may break anywhere)."""
+    out, in_code = [], 0
+    for part in re.split(r"(<[^>]*>)", html):
+        if part.startswith("<"):
+            in_code += 1 if part.startswith("<code") else -1 if part.startswith("</code") else 0
+            out.append(part)
+        else:
+            out.append(part if in_code else _HYPHENATED.sub(r'<span class="nw">\g<0></span>', part))
+    return "".join(out)
+
+
 def _cells(values: list[str], cls: str) -> str:
     """A table row whose cells carry their column name (shown above each value when the table stacks)."""
-    tds = "".join(f'<td data-label="{esc(col)}">{v}</td>' for col, v in zip(GATE_COLUMNS, values))
+    tds = "".join(f'<td data-label="{esc(col)}">{_keep_hyphenated(v)}</td>' for col, v in zip(GATE_COLUMNS, values))
     return f'<tr class="{cls}">{tds}</tr>'
 
 

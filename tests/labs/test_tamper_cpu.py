@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -220,7 +221,9 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
 def test_an_interrupted_why_leaves_an_incomplete_record_that_holds_the_first_run_slot(tmp_path, runs):
     out = tmp_path / "b"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", *LAB, "--out", str(out)], cwd=str(REPO),
-                          encoding="utf-8", timeout=300, dimensions=(40, 200))
+                          encoding="utf-8", timeout=300, dimensions=(40, 200),
+                          # Ctrl-C live in the child whatever this worker inherited (xdist, a background job)
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for op in SEED_OPS:
         child.expect(r"\[")
         child.sendline("1ns")
