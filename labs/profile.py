@@ -124,23 +124,38 @@ def reader_name() -> str:
     return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
 
 
-# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded.
+# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded three
+# ways. An op's trace is 50-300 kB uncompressed and under 60 kB compressed (CPU and H200 runs,
+# jax 0.4.30-0.11) with a few hundred events, so each limit leaves a wide margin for a bigger run.
 COMPRESSED_SUFFIX = ".gz"
-TRACE_MAX_BYTES = 256 * 2**20  # an op's trace is a few hundred kB uncompressed
+TRACE_MAX_COMPRESSED_BYTES = 8 * 2**20  # the .gz file as stored
+TRACE_MAX_BYTES = 32 * 2**20  # what it inflates to (and a plain .xplane.pb's size)
+# The parse work: the XSpace reader (labs.xplane) refuses a trace of more protobuf fields than this
+# (real ones hold under 30,000; a 16 KiB gzip of empty events inflates to 8 million).
+TRACE_MAX_FIELDS = 200_000
 
 
 def read_trace_bytes(path: Path) -> bytes:
-    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError on failure."""
+    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
+    when it is too large, not gzip, or truncated."""
     import zlib
 
     from generator import safeio
 
-    data = safeio.read_bytes_bounded(path, TRACE_MAX_BYTES)
-    if Path(path).name.endswith(COMPRESSED_SUFFIX):
+    compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
+    limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
+    data = safeio.read_bytes_bounded(path, limit)
+    if compressed:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = inflater.decompress(data, TRACE_MAX_BYTES)
+        try:
+            data = inflater.decompress(data, TRACE_MAX_BYTES)
+        except zlib.error as exc:
+            raise ValueError(f"{safeio.display_path(path)}: not a gzip-compressed trace ({exc})") from None
         if inflater.unconsumed_tail:
-            raise ValueError(f"{path}: the trace inflates beyond {TRACE_MAX_BYTES // 2**20} MiB")
+            raise ValueError(f"{safeio.display_path(path)}: the trace inflates beyond "
+                             f"{TRACE_MAX_BYTES // 2**20} MiB")
+        if not inflater.eof:
+            raise ValueError(f"{safeio.display_path(path)}: a truncated gzip stream")
     return data
 
 
@@ -154,7 +169,7 @@ def load(path: Path, reader: str = "auto"):
         import jax
         return jax.profiler.ProfileData.from_serialized_xspace(data)
     from labs import xplane
-    return xplane.parse(data)
+    return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
 
 def trace_files(trace_dir: Path) -> list[Path]:
