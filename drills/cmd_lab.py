@@ -201,11 +201,10 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:
-        runner.explain(record, explained)
-        _rewrite(records, record, path)
+        record = _update(records, path, lambda rec: runner.explain(rec, explained))
     pending = [row for row in runner.misses(record) if not runner.accepted(row)]
     if pending and explained is None and _interactive() and not as_json:
-        _ask_explanations(record, pending, lambda: _rewrite(records, record, path), path)
+        _ask_explanations(record, pending, _judgement_saver(records, runner, path), path)
 
     # 5. Only now the tables, the evidence for every op included.
     if not as_json:
@@ -287,11 +286,18 @@ def _ask_predictions(plan, inputs) -> dict:
     return out
 
 
-def _rewrite(records, record: dict, path: Path) -> None:
+def _update(records, path: Path, change) -> dict:
+    """``change`` applied to the record on disk under the records folder's lock (``records.update``):
+    two explains at once keep each other's explanations."""
     try:
-        records.rewrite(record, path)
+        return records.update(path, change)
     except records.RecordError as exc:  # e.g. a read-only record: left as it was
         raise click.ClickException(f"{path}: {exc}") from None
+
+
+def _judgement_saver(records, runner, path: Path):
+    """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
+    return lambda op, judgement: _update(records, path, lambda rec: runner.record_judgement(rec, op, judgement))
 
 
 WHY_INTRO = ("Every miss over 2x needs a concrete reason: name one (an id from `drill miss-reasons`, or words "
@@ -301,7 +307,7 @@ WHY_INTRO = ("Every miss over 2x needs a concrete reason: name one (an id from `
 
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
-    every attempt is judged and the record rewritten (``save``) at once."""
+    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
     from generator.miss_reasons import BY_ID
     from generator.units import seconds
     from labs import runner
@@ -328,7 +334,7 @@ def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None 
                     click.echo(f"    {exc.args[0]} (known: {', '.join(BY_ID)})")
                     continue
                 runner.record_judgement(record, row["op"], judgement)
-                save()
+                save(row["op"], judgement)
                 click.echo(f"    {judgement.why}")
                 if judgement.accepted:
                     break
@@ -381,13 +387,14 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
         wanted = {r["op"] for r in pending}
-        runner.explain(record, {op: text for op, text in given.items() if op in wanted})
-        _rewrite(records, record, record_path)
+        record = _update(records, record_path,
+                         lambda rec: runner.explain(rec, {op: text for op, text in given.items() if op in wanted}))
+        pending = [next(r for r in record["ops"] if r["op"] == row["op"]) for row in pending]
         for row in pending:
             if row["op"] in given:
                 click.echo(f"{row['op']}: {row['miss']['why']}")
     elif _interactive():
-        _ask_explanations(record, pending, lambda: _rewrite(records, record, record_path), record_path)
+        _ask_explanations(record, pending, _judgement_saver(records, runner, record_path), record_path)
     else:
         names = ", ".join(row["op"] for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")

@@ -68,8 +68,10 @@ def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
     each judgement; then (the learner has answered) the tables and the evidence for every op."""
     given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
         if explanations else {}
-    runner.explain(record, given)
-    records.rewrite(record, path)
+    # Judged on the record as it is on disk, under the records folder's lock (records.update).
+    fresh = records.update(path, lambda rec: runner.explain(rec, given))
+    record.clear()
+    record.update(fresh)
     lines = [f"{row['op']}: {row['miss']['why']}" for row in runner.misses(record) if row["op"] in given]
     left = record["summary"]["unexplained"]
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
