@@ -406,7 +406,19 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 
 
+def _say_skipped(folder: Path | None) -> None:
+    """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
+    others are still used."""
+    from generator.safeio import display_path
+    from labs import records
+
+    for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
+        if loaded.record is None:
+            click.echo(f"drill: skipped {display_path(loaded.path)}: {loaded.error}", err=True)
+
+
 def _newest_unexplained(records, runner, folder: Path) -> Path:
+    _say_skipped(folder)
     found = [l for l in records.scan(folder) if l.record is not None
              and any(not runner.accepted(row) for row in runner.misses(l.record))]
     if not found:
@@ -503,6 +515,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
         for n in unticks:
             store.set_tick(n, False)
         data = lab_progress.checklist(store, bench_dir)
+        _say_skipped(bench_dir)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
