@@ -234,7 +234,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         click.echo(f"plot: {plot_path}")
     if plan.trace_dir is not None:
         click.echo(f"traces: {plan.trace_dir}")
-        click.echo(profile.xprof_hint(plan.trace_dir))
+        click.echo(f"open them in XProf: drill xprof {path}")
 
 
 def _reader() -> str:
@@ -525,3 +525,51 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
         return
     for line in lab_progress.format_lines(data):
         click.echo(line)
+
+
+@click.command()
+@click.argument("record_path", metavar="[RECORD]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=BENCH_HELP)
+@click.option("--logdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to lay the traces out [default: a new temporary folder].")
+@click.option("--port", type=click.IntRange(1, 65535), default=6006, show_default=True, help="XProf's port.")
+def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None, port: int) -> None:
+    """Open a lab record's traces in XProf: lay them out as XProf reads them
+    (LOGDIR/plugins/profile/<op>-trace-<k>/host.xplane.pb, uncompressed) and print the one
+    command that serves them (pip install xprof). RECORD is a record's path or its file name in
+    your records folder (or --bench); without it, the newest record there.
+    """
+    import tempfile
+
+    from generator import safeio
+    from labs import profile, records
+
+    _bench_folder(bench_dir)
+    folder = bench_dir if bench_dir is not None else records.default_dir()
+    if record_path is None:
+        _say_skipped(folder)
+        found = [l for l in records.scan(folder) if l.record is not None]
+        if not found:
+            raise click.UsageError(f"no lab record in {folder}; name one: drill xprof RECORD")
+        record_path = max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]),
+                                                l.path)).path
+    elif not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
+        record_path = folder / record_path
+    try:
+        record = records.load(record_path)
+    except records.RecordError as exc:
+        raise click.UsageError(f"{record_path}: {exc}") from None
+    where = record.get("trace_dir")
+    if not where:
+        raise click.UsageError(f"{record_path}: the record kept no traces")
+    root = Path(where) if Path(where).is_absolute() else Path(record_path).parent / where
+    target = logdir if logdir is not None else Path(tempfile.mkdtemp(prefix="drill-xprof-"))
+    try:
+        written = profile.xprof_layout(root, target)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot lay out the traces: {safeio.display_path(root)}: {exc}") from None
+    if not written:
+        raise click.UsageError(f"no traces under {safeio.display_path(root)}")
+    click.echo(f"{len(written)} trace(s) of {record_path.name} laid out in {target}")
+    click.echo(profile.xprof_command(target, port))

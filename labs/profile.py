@@ -453,9 +453,35 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
     return out
 
 
+XPROF_HOST = "host"  # the HOST in plugins/profile/RUN/HOST.xplane.pb (any name XProf accepts)
+
+
+def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
+    """Lay a record's traces out as XProf reads them: ``logdir/plugins/profile/<op>-trace-<k>/host.xplane.pb``,
+    uncompressed (XProf finds no ``.xplane.pb.gz``). Each op's (and probe's) trace is one run.
+    Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
+    from generator import safeio
+
+    written = []
+    for folder in sorted(p for p in Path(trace_root).glob("*/trace-*") if p.is_dir()):
+        files = trace_files(folder)
+        if not files:
+            continue
+        run = f"{folder.parent.name}-{folder.name}"
+        dest = Path(logdir) / "plugins" / "profile" / run / f"{XPROF_HOST}.xplane.pb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        safeio.write_bytes(dest, read_trace_bytes(files[-1]))
+        written.append(dest)
+    return written
+
+
+def xprof_command(logdir: Path, port: int = 6006) -> str:
+    """The one command that opens ``logdir`` in XProf (``pip install xprof``), on this machine only."""
+    return f"xprof --logdir={logdir} --port={port}"
+
+
 def xprof_hint(trace_dir: Path) -> str:
-    """How to open the traces in XProf: ``xprof`` registers itself as TensorBoard's Profile plugin
-    (on Colab: the notebook's XProf cell, with the ``%tensorboard`` magic)."""
-    return (f"open the traces (kept gzip-compressed): find {trace_dir} -name '*.xplane.pb.gz' -exec gunzip -k {{}} + "
-            f"&& pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
-            f"(then the Profile tab; on Colab see the notebook's XProf cell)")
+    """How to open the traces in XProf: ``drill xprof`` lays them out uncompressed in a temporary
+    logdir and prints the command (on Colab: the notebook's XProf cell does the same)."""
+    return ("open the traces in XProf: drill xprof RECORD (lays them out uncompressed in a temporary "
+            "folder and prints the command; pip install xprof)")

@@ -279,7 +279,8 @@ def _sweep_tmp(folder: Path) -> None:
     """Remove the temporary files an interrupted write left (``safeio.atomic_write`` names them
     ``.<target>.<random>.tmp``): under the exclusive lock no write is in progress."""
     for tmp in folder.glob(".*.tmp"):
-        if tmp.name.startswith((f".{LEDGER_NAME}.", f".{RECORD_PREFIX}")) or tmp.name.startswith(".lab-"):
+        if tmp.name.startswith(f".{LEDGER_NAME}.") or (tmp.name.startswith((".lab-", ".collectives-"))
+                                                        and ".json." in tmp.name):
             try:
                 if stat.S_ISREG(os.lstat(tmp).st_mode):
                     os.unlink(tmp)
@@ -376,6 +377,18 @@ def save(record: dict, out_dir: Path, stem: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
         return rewrite(record, out_dir / f"{free_stem(out_dir, stem)}.json")
+
+
+def save_new(text: str, out_dir: Path, stem: str) -> Path:
+    """Write ``text`` to ``out_dir/<stem>.json`` under the folder's lock, atomically; an existing
+    file is never replaced (the name takes a ``-2``, ``-3`` ... suffix). For records with no
+    ledger (the collectives lab's)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        path = out_dir / f"{free_stem(out_dir, stem, traces=False)}.json"
+        _write_record(path, text)
+    return path
 
 
 def save_run(record: dict, out_dir: Path, stem: str) -> Path:

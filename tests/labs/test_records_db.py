@@ -7,18 +7,16 @@ import gzip
 import json
 import multiprocessing
 import os
-import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from labs import gate, records, verify
+from labs import gate, records
 from tests.labs import synthetic
 
 BANDWIDTH = "streams at a third of the HBM bandwidth"
