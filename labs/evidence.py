@@ -18,23 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import miss_reasons
+from labs.records import emulated_dtype  # noqa: F401  (defined there: records never imports evidence)
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
     from labs.measure import Measurement
 
 FIXED_COST_MODULE = "jit_lab_fixed_cost"
-
-
-def emulated_dtype(platform: str, dtype: str) -> bool | None:
-    """True where the device computes ``dtype`` by converting to f32: bf16 on a CPU (XLA's CPU
-    backend upcasts bf16 arithmetic, which is why the lab's XLA counts there show converts);
-    False for f32 anywhere and bf16 on a GPU or TPU (native); None for anything else."""
-    if dtype == "f32":
-        return False
-    if dtype == "bf16":
-        return platform == "cpu"
-    return None
 
 
 def fixed_cost_probe(reps: int, trace_dir: Path | None) -> "Measurement":

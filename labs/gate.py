@@ -363,9 +363,19 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
                    "changed outside drill)")
     if not row.takes_slot:
         return why
+    # Earlier = began measuring first (two labs may save in either order); ties by ledger order.
+    # A line whose start time does not read counts as earlier.
     slot = records.slot_runs(ledger)
     index = next((i for i, e in enumerate(slot) if e.get("stem") == stem), len(slot))
-    earlier = [e for e in slot[:index] if e.get("device_kind") == records.run_key(record)]
+    started = _instant(record.get("measurement_started_at"))
+
+    def before(i: int, e: dict) -> bool:
+        when = _instant(e.get("started_at"))
+        if when is None or started is None:
+            return True
+        return when < started or (when == started and i < index)
+    earlier = [e for i, e in enumerate(slot) if e.get("stem") != stem
+               and e.get("device_kind") == records.run_key(record) and before(i, e)]
     if earlier:
         gone = [str(e.get("stem")) for e in earlier if e.get("stem") not in present]
         text = (f"the ledger lists {len(earlier)} earlier run(s) with your predictions on {row.device_kind} "

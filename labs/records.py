@@ -507,13 +507,23 @@ def _peaks(record: dict, kind: str) -> tuple[float, float]:
     return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
 
 
+def emulated_dtype(platform: str, dtype: str) -> bool | None:
+    """True where the device computes ``dtype`` by converting to f32: bf16 on a CPU (XLA's CPU
+    backend upcasts bf16 arithmetic, which is why the lab's XLA counts there show converts);
+    False for f32 anywhere and bf16 on a GPU or TPU (native); None for anything else."""
+    if dtype == "f32":
+        return False
+    if dtype == "bf16":
+        return platform == "cpu"
+    return None
+
+
 def op_evidence(record: dict, op: str) -> "OpEvidence":
     """The ``generator.miss_reasons.OpEvidence`` of one op of ``record``, from the record's own numbers.
 
     A record from an older schema is judged on what it has: missing numbers are None
     and ``lacking`` names them. KeyError for an op the record does not have."""
     from generator.miss_reasons import OpEvidence
-    from labs.evidence import emulated_dtype
 
     row = next((r for r in record["ops"] if r["op"] == op), None)
     if row is None:

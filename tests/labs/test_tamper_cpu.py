@@ -207,7 +207,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     assert op in row["explained"]
 
 
-def test_an_interrupted_why_leaves_an_incomplete_record_that_holds_the_first_run_slot(tmp_path, runs):
+def test_an_interrupted_why_leaves_an_incomplete_record_the_ledger_vouches_for(tmp_path, runs):
     out = tmp_path / "b"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", *LAB, "--out", str(out)], cwd=str(REPO),
                           encoding="utf-8", timeout=300, dimensions=(40, 200))
