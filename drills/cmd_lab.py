@@ -184,24 +184,19 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         say("no predictions of yours: the run is graded on the model's predictions for teaching "
             "and cannot count toward GATE 00")
 
-    # 2. Measurement, with a progress bar.
-    record = _run_with_progress(runner, plan, learner, read)
+    # 2. and 3. Measurement, with a progress bar, and the record saved, predictions and measurements
+    #    included, before anything is shown (labs.session, the notebook's pipeline too): an
+    #    interrupted "why?" leaves an incomplete record that holds the first-run slot.
+    record, path = _run_with_progress(plan, learner, read)
 
-    from labs import profile, report
-
-    # 3. The record is saved, predictions and measurements included, before anything is shown:
-    #    an interrupted "why?" leaves an incomplete record that holds the first-run slot.
-    try:
-        path = runner.save(plan, record)
-    except records.RecordError as exc:
-        raise click.ClickException(f"the record could not be saved: {exc}") from None
+    from labs import report
     if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
         for line in report.wall_banner(record):
             say(line)
 
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:
-        record = _update(records, path, lambda rec: runner.explain(rec, explained))
+        record = _save_explanations(path, explained)
     pending = [row for row in runner.misses(record) if not runner.accepted(row)]
     if pending and explained is None and _interactive() and not as_json:
         _ask_explanations(record, pending, _judgement_saver(records, runner, path), path)
@@ -242,13 +237,23 @@ def _reader() -> str:
     return profile.reader_name()
 
 
-def _run_with_progress(runner, plan, learner, read) -> dict:
-    """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
+def _run_with_progress(plan, learner, read) -> tuple[dict, Path]:
+    """Measure and save (``labs.session.measure_and_save``) with a progress bar on a terminal;
+    elsewhere (logs, CI) one line per step on stderr."""
+    from labs import records, runner, session
+
     steps = runner.step_labels(plan)
+
+    def measure(progress) -> tuple[dict, Path]:
+        try:
+            return session.measure_and_save(plan, learner, read, practice=not learner, progress=progress,
+                                            require_all=False)
+        except records.RecordError as exc:
+            raise click.ClickException(f"the record could not be saved: {exc}") from None
+
     if not sys.stderr.isatty():
         count = iter(range(1, len(steps) + 1))
-        return runner.run(plan, learner,
-                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read)
+        return measure(lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True))
     with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
                            item_show_func=lambda item: item) as bar:
         state = {"started": False}
@@ -259,9 +264,9 @@ def _run_with_progress(runner, plan, learner, read) -> dict:
             state["started"] = True
             bar.update(0, current_item=label)
 
-        record = runner.run(plan, learner, progress, read)
+        result = measure(progress)
         bar.update(1, current_item="done")
-    return record
+    return result
 
 
 def _ask_predictions(plan, inputs) -> dict:
@@ -284,6 +289,16 @@ def _ask_predictions(plan, inputs) -> dict:
             except inputs.InputError as exc:
                 click.echo(f"  could not read that: {exc}", err=True)
     return out
+
+
+def _save_explanations(path: Path, given: dict) -> dict:
+    """``labs.session.save_explanations``: judged and stored under the records folder's lock."""
+    from labs import records, session
+
+    try:
+        return session.save_explanations(path, given)
+    except records.RecordError as exc:  # e.g. a read-only record: left as it was
+        raise click.ClickException(f"{path}: {exc}") from None
 
 
 def _update(records, path: Path, change) -> dict:
@@ -387,8 +402,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
         wanted = {r["op"] for r in pending}
-        record = _update(records, record_path,
-                         lambda rec: runner.explain(rec, {op: text for op, text in given.items() if op in wanted}))
+        record = _save_explanations(record_path, {op: text for op, text in given.items() if op in wanted})
         pending = [next(r for r in record["ops"] if r["op"] == row["op"]) for row in pending]
         for row in pending:
             if row["op"] in given:

@@ -443,13 +443,7 @@ def _safe(text: str) -> str:
 
 
 def _stored(plan: Plan, path: str | None) -> str | None:
-    if path is None:
-        return None
-    p, out = Path(path).resolve(), Path(plan.options.out_dir).resolve()
-    try:
-        return str(p.relative_to(out))
-    except ValueError:
-        return str(p)
+    return records.stored_path(plan.options.out_dir, path)
 
 
 def counted(platform: str, devices: int) -> bool:

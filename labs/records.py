@@ -458,6 +458,18 @@ def rewrite(record: dict, path: Path) -> Path:
     return path
 
 
+def stored_path(out_dir: Path, path: str | Path | None) -> str | None:
+    """A path as a record stores it: relative to the records folder when inside it (so a record
+    and its traces move together), else absolute. Both labs store their paths so."""
+    if path is None:
+        return None
+    path, out = Path(path).resolve(), Path(out_dir).resolve()
+    try:
+        return str(path.relative_to(out))
+    except ValueError:
+        return str(path)
+
+
 def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None = None) -> Path | None:
     """The trace folder for a record named ``stem`` (None without traces: ``trace`` False), after
     proving the record folder and the trace folder writable (RecordError if not)."""
