@@ -1,5 +1,8 @@
 """`drill gate --verify`: re-derive every measured device time from the traces kept beside the records.
 
+The gate runs the same check on every record before it counts it (``labs.consistency``);
+``--verify`` is its verbose report, one line per op.
+
 A record is self-reported JSON; its traces (``traces/<record>/<op>/trace-k/...xplane.pb.gz``,
 compressed, a few hundred kB per record) are what the profiler wrote. This reads each op's
 traces with ``labs.xplane`` (pure Python, no jax), groups the runs exactly as the lab did
