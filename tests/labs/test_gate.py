@@ -352,3 +352,66 @@ def test_any_edit_of_a_predictions_seconds_is_caught(op, factor):
     row["predictions"]["learner"]["seconds"] *= factor
     blockers = gate.judge_record(edited).blockers
     assert [w.split(":")[0] for w in blockers if "seconds edited" in w] == [op]
+
+
+# ----------------------------------------------------------------- physically and internally consistent
+
+def _why_of(tmp_path, rec, edit=None):
+    path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
+    if edit is not None:  # an edit made through drill's own update (the ledger vouches for the new bytes)
+        records.update(path, edit)
+    _, row = _only_row(tmp_path / "bench")
+    assert not row.counted
+    return row.why_not
+
+
+def test_an_op_faster_than_the_chips_roofline_floor_never_counts(tmp_path):
+    why = _why_of(tmp_path, synthetic.record(tmp_path, {"add": 0.5}))
+    assert any(w.startswith("datasheet floor: add measured") and "50% of the NVIDIA H200's roofline floor" in w
+               for w in why), why
+
+
+def test_probes_far_below_the_chips_datasheet_never_count(tmp_path):
+    p = synthetic.plan(tmp_path)
+    probes = synthetic.probes_for(p, 0.01 * p.datasheet.peak_flops_per_s, 0.7 * p.datasheet.hbm_bytes_per_s)
+    why = _why_of(tmp_path, synthetic.record(tmp_path, probes=probes))
+    (attained,) = [w for w in why if w.startswith("attained:")]  # the bandwidth probe, at 70%, is plausible
+    assert "FLOP/s is 1% of the NVIDIA H200's datasheet" in attained and "plausible: 10% to 110%" in attained
+
+
+def test_a_catalogued_chip_without_its_datasheet_constants_never_counts(tmp_path):
+    def strip(rec):
+        rec["constants"]["datasheet"] = None
+    why = _why_of(tmp_path, synthetic.record(tmp_path), strip)
+    assert any(w.startswith("datasheet: device_kind 'NVIDIA H200' is the catalogued") for w in why), why
+
+
+def test_a_tpu_record_with_gpu_traces_never_counts(tmp_path):
+    def relabel(rec):
+        rec.update(platform="tpu", device_kind="TPU v5 lite", chip="v5e")
+    why = _why_of(tmp_path, synthetic.record(tmp_path), relabel)
+    assert any(w.startswith("device planes: platform 'tpu' but the traces hold no /device:TPU plane") for w in why), why
+
+
+def test_evidence_that_disagrees_with_the_probes_never_counts(tmp_path):
+    def edit(rec):
+        rec["probes"]["fixed_cost_s"] = 8e-05
+    why = _why_of(tmp_path, synthetic.record(tmp_path), edit)
+    assert any(w.startswith("probes: fixed_cost_s 8e-05 s is not its measurement's") for w in why), why
+    assert any(w.startswith("evidence: add: evidence.fixed_cost_s") for w in why), why
+
+
+def test_an_older_schema_never_counts(tmp_path):
+    def lower(rec):
+        rec["schema_version"] = 3
+    why = _why_of(tmp_path, synthetic.record(tmp_path), lower)
+    assert any(w.startswith("schema: version 3 is older than 4") for w in why), why
+
+
+def test_a_record_copied_into_another_folder_keeps_no_ledger_vouching(tmp_path):
+    path = _save(synthetic.record(tmp_path), tmp_path / "bench", "lab-0.1-gpu")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / path.name).write_bytes(path.read_bytes())
+    (row,) = gate.evaluate(other).rows
+    assert not row.counted and any(w.startswith("ledger: the records folder has no ledger") for w in row.why_not)
