@@ -75,13 +75,12 @@ def trace_reasons(record: dict, folder: Path) -> list[str]:
     from labs import verify
     from labs.ops import OPS
 
-    why, roots = [], []
+    why, planes = [], set()
     for row in record["ops"]:
         m = row["measured"]
         if m.get("measured_from") != "device" or row["op"] not in OPS:
             continue
-        check = verify.check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder)
-        roots.append(check[1])
+        check = verify.check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder, planes)
         if check[0]:
             why.append(f"traces: {row['op']}: {check[0]}")
     for name, (m, module) in probe_measurements(record).items():
@@ -90,15 +89,14 @@ def trace_reasons(record: dict, folder: Path) -> list[str]:
             continue
         runs, traces = m.get("device_runs"), m.get("traces")
         reps = runs // traces if isinstance(runs, int) and isinstance(traces, int) and traces > 0 else 0
-        check = verify.check_measured(m, module, reps, folder)
-        roots.append(check[1])
+        check = verify.check_measured(m, module, reps, folder, planes)
         if check[0]:
             why.append(f"traces: {name}: {check[0]}")
     wanted = _PLANE.get(str(record.get("platform")))
     if wanted is not None:
-        names = verify.plane_names([r for r in roots if r is not None])
-        if not any(wanted.match(n) for n in names):
-            shown = ", ".join(sorted(names)[:4]) or "none readable"
+        # The planes of every trace read above: one parse per trace file.
+        if not any(wanted.match(n) for n in planes):
+            shown = ", ".join(sorted(planes)[:4]) or "none readable"
             why.append(f"device planes: platform '{record.get('platform')}' but the traces hold no "
                        f"/device:{str(record.get('platform')).upper()} plane (planes: {shown})")
     return why

@@ -231,6 +231,7 @@ class ModuleTimes:
     uncertain: str = ""  # why there is no device time ("" when there is)
     stray: int = 0
     reader: str = ""
+    planes: tuple[str, ...] = ()  # the trace's plane names (which device it came from)
 
 
 def _stats(event) -> dict:
@@ -407,6 +408,7 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
         return result
     profile = load(files[-1], reader)
     result.reader = type(profile).__module__ + "." + type(profile).__name__
+    result.planes = tuple(str(p.name) for p in profile.planes)
     labelled = collect_events(profile)
     events = [e for e in labelled if _same_module(e.module, module)]
     markers = collect_markers(profile, module)

@@ -66,8 +66,10 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
 
 
-def derive(trace_root: Path, module: str, reps: int) -> tuple[list[list[float]] | None, str]:
-    """Per-trace device runs of ``module`` under ``trace_root/trace-*`` (None and why when they cannot be read)."""
+def derive(trace_root: Path, module: str, reps: int,
+           planes: set[str] | None = None) -> tuple[list[list[float]] | None, str]:
+    """Per-trace device runs of ``module`` under ``trace_root/trace-*`` (None and why when they cannot be
+    read); the plane names of the traces read are added to ``planes``."""
     folders = sorted(p for p in trace_root.glob("trace-*") if p.is_dir())
     if not folders:
         return None, f"no traces in {display_path(trace_root)}"
@@ -77,15 +79,19 @@ def derive(trace_root: Path, module: str, reps: int) -> tuple[list[list[float]] 
             times = profile.module_times(folder, module, expected_runs=reps + 1, reader="xplane")
         except (OSError, ValueError) as exc:  # one line: too large, not gzip, malformed
             return None, f"{folder.name}: unreadable trace ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+        if planes is not None:
+            planes.update(times.planes)
         if times.uncertain:
             return None, f"{folder.name}: {times.uncertain}"
         per_trace.append(times.run_seconds)
     return per_trace, ""
 
 
-def check_measured(m: dict, module: str, reps: int, folder: Path) -> tuple[str, Path | None, float | None]:
+def check_measured(m: dict, module: str, reps: int, folder: Path,
+                   planes: set[str] | None = None) -> tuple[str, Path | None, float | None]:
     """(what disagrees, "" when nothing; the trace root; the traces' median) for one stored
-    device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder ``folder``."""
+    device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
+    ``folder``; the plane names of the traces read are added to ``planes``."""
     from labs.measure import summarize_device
 
     stored = m.get("device_median_s")
@@ -95,7 +101,7 @@ def check_measured(m: dict, module: str, reps: int, folder: Path) -> tuple[str, 
     root = Path(where) if Path(where).is_absolute() else Path(folder) / where
     if reps < 1:
         return "cannot re-derive: the record does not say how many runs each trace holds", root, None
-    per_trace, why = derive(root, module, reps)
+    per_trace, why = derive(root, module, reps, planes)
     if per_trace is None:
         return f"cannot re-derive: {why}", root, None
     derived = summarize_device(per_trace)
@@ -112,19 +118,6 @@ def check_measured(m: dict, module: str, reps: int, folder: Path) -> tuple[str, 
     if problems:
         return "; ".join(problems), root, derived.p50_s
     return "", root, derived.p50_s
-
-
-def plane_names(roots: list[Path]) -> set[str]:
-    """The plane names of every trace file under ``roots`` (unreadable files add none)."""
-    names: set[str] = set()
-    for root in roots:
-        for folder in sorted(p for p in Path(root).glob("trace-*") if p.is_dir()):
-            for path in profile.trace_files(folder):
-                try:
-                    names.update(plane.name for plane in profile.load(path, reader="xplane").planes)
-                except (OSError, ValueError):
-                    continue
-    return names
 
 
 def check_op(record: dict, row: dict, folder: Path, shown: str) -> Check | None:
