@@ -43,6 +43,7 @@ COMMANDS = {
     "explain": "drills.cmd_lab:explain",
     "gate": "drills.cmd_lab:gate",
     "progress": "drills.cmd_lab:progress",
+    "xprof": "drills.cmd_lab:xprof",
     "site": "drills.cmd_site:site",
     "pod": "drills.cmd_pod:pod",
     "collective": "drills.cmd_pod:collective",

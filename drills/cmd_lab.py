@@ -198,28 +198,22 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         say("no predictions of yours: the run is graded on the model's predictions for teaching "
             "and cannot count toward GATE 00")
 
-    # 2. Measurement, with a progress bar.
-    record = _run_with_progress(runner, plan, learner, read, probed)
+    # 2. and 3. Measurement, with a progress bar, and the record saved, predictions and measurements
+    #    included, before anything is shown (labs.session, the notebook's pipeline too): an
+    #    interrupted "why?" leaves an incomplete record that holds the first-run slot.
+    record, path = _run_with_progress(plan, learner, read, probed)
 
-    from labs import profile, report
-
-    # 3. The record is saved, predictions and measurements included, before anything is shown:
-    #    an interrupted "why?" leaves an incomplete record that holds the first-run slot.
-    try:
-        path = runner.save(plan, record)
-    except records.RecordError as exc:
-        raise click.ClickException(f"the record could not be saved: {exc}") from None
+    from labs import report
     if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
         for line in report.wall_banner(record):
             say(line)
 
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:
-        runner.explain(record, explained)
-        _rewrite(records, record, path)
+        record = _save_explanations(path, explained)
     pending = [row for row in runner.misses(record) if not runner.accepted(row)]
     if pending and explained is None and _interactive() and not as_json:
-        _ask_explanations(record, pending, lambda: _rewrite(records, record, path), path)
+        _ask_explanations(record, pending, _judgement_saver(records, runner, path), path)
 
     # 5. Only now the tables, the evidence for every op included.
     if not as_json:
@@ -249,7 +243,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         click.echo(f"plot: {plot_path}")
     if plan.trace_dir is not None:
         click.echo(f"traces: {plan.trace_dir}")
-        click.echo(profile.xprof_hint(plan.trace_dir))
+        click.echo(f"open them in XProf: drill xprof {path}")
 
 
 def _reader() -> str:
@@ -257,13 +251,23 @@ def _reader() -> str:
     return profile.reader_name()
 
 
-def _run_with_progress(runner, plan, learner, read, probed=None) -> dict:
-    """A progress bar on a terminal; elsewhere (logs, CI) one line per step on stderr."""
+def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
+    """Measure and save (``labs.session.measure_and_save``) with a progress bar on a terminal;
+    elsewhere (logs, CI) one line per step on stderr."""
+    from labs import records, runner, session
+
     steps = runner.step_labels(plan)
+
+    def measure(progress) -> tuple[dict, Path]:
+        try:
+            return session.measure_and_save(plan, learner, read, practice=not learner, progress=progress,
+                                            require_all=False, probed=probed)
+        except records.RecordError as exc:
+            raise click.ClickException(f"the record could not be saved: {exc}") from None
+
     if not sys.stderr.isatty():
         count = iter(range(1, len(steps) + 1))
-        return runner.run(plan, learner,
-                          lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True), read, probed)
+        return measure(lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True))
     with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
                            item_show_func=lambda item: item) as bar:
         state = {"started": False}
@@ -274,9 +278,9 @@ def _run_with_progress(runner, plan, learner, read, probed=None) -> dict:
             state["started"] = True
             bar.update(0, current_item=label)
 
-        record = runner.run(plan, learner, progress, read, probed)
+        result = measure(progress)
         bar.update(1, current_item="done")
-    return record
+    return result
 
 
 def _ask_predictions(plan, inputs) -> dict:
@@ -301,11 +305,28 @@ def _ask_predictions(plan, inputs) -> dict:
     return out
 
 
-def _rewrite(records, record: dict, path: Path) -> None:
+def _save_explanations(path: Path, given: dict) -> dict:
+    """``labs.session.save_explanations``: judged and stored under the records folder's lock."""
+    from labs import records, session
+
     try:
-        records.rewrite(record, path)
+        return session.save_explanations(path, given)
     except records.RecordError as exc:  # e.g. a read-only record: left as it was
         raise click.ClickException(f"{path}: {exc}") from None
+
+
+def _update(records, path: Path, change) -> dict:
+    """``change`` applied to the record on disk under the records folder's lock (``records.update``):
+    two explains at once keep each other's explanations."""
+    try:
+        return records.update(path, change)
+    except records.RecordError as exc:  # e.g. a read-only record: left as it was
+        raise click.ClickException(f"{path}: {exc}") from None
+
+
+def _judgement_saver(records, runner, path: Path):
+    """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
+    return lambda op, judgement: _update(records, path, lambda rec: runner.record_judgement(rec, op, judgement))
 
 
 WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the effect (an id from `drill miss-reasons`, "
@@ -317,7 +338,7 @@ WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the effect (an
 
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
-    every attempt is judged and the record rewritten (``save``) at once."""
+    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
     from generator.miss_reasons import BY_ID
     from generator.units import seconds
     from labs import runner
@@ -344,7 +365,7 @@ def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None 
                     click.echo(f"    {exc.args[0]} (known: {', '.join(BY_ID)})")
                     continue
                 runner.record_judgement(record, row["op"], judgement)
-                save()
+                save(row["op"], judgement)
                 click.echo(f"    {judgement.why}")
                 if judgement.accepted:
                     _show_supported(judgement)
@@ -407,10 +428,15 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     if show:
         if explanations is not None:
             raise click.UsageError("--show gives up on the misses; it takes no --explanations")
-        for row in pending:
-            for line in runner.reveal(record, row["op"]):
-                click.echo(line)
-        _rewrite(records, record, record_path)
+        shown: list[str] = []
+
+        def reveal_all(rec: dict) -> None:  # under the folder's lock, on the record as it is on disk
+            shown.clear()
+            for row in pending:
+                shown.extend(runner.reveal(rec, row["op"]))
+        _update(records, record_path, reveal_all)
+        for line in shown:
+            click.echo(line)
         click.echo(f"{record_path}: {len(pending)} miss(es) revealed; they no longer count as explained")
         return
     chosen = tuple(row["op"] for row in record["ops"])
@@ -420,8 +446,8 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
         wanted = {r["op"] for r in pending}
-        runner.explain(record, {op: text for op, text in given.items() if op in wanted})
-        _rewrite(records, record, record_path)
+        record = _save_explanations(record_path, {op: text for op, text in given.items() if op in wanted})
+        pending = [next(r for r in record["ops"] if r["op"] == row["op"]) for row in pending]
         for row in pending:
             if row["op"] in given:
                 click.echo(f"{row['op']}: {row['miss']['why']}")
@@ -432,7 +458,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                     if found:
                         click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
     elif _interactive():
-        _ask_explanations(record, pending, lambda: _rewrite(records, record, record_path), record_path)
+        _ask_explanations(record, pending, _judgement_saver(records, runner, record_path), record_path)
     else:
         names = ", ".join(row["op"] for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
@@ -444,7 +470,19 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 
 
+def _say_skipped(folder: Path | None) -> None:
+    """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
+    others are still used."""
+    from generator.safeio import display_path
+    from labs import records
+
+    for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
+        if loaded.record is None:
+            click.echo(f"drill: skipped {display_path(loaded.path)}: {loaded.error}", err=True)
+
+
 def _newest_unexplained(records, runner, folder: Path) -> Path:
+    _say_skipped(folder)
     found = [l for l in records.scan(folder) if l.record is not None
              and any(not runner.accepted(row) for row in runner.misses(l.record))]
     if not found:
@@ -541,6 +579,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
         for n in unticks:
             store.set_tick(n, False)
         data = lab_progress.checklist(store, bench_dir)
+        _say_skipped(bench_dir)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -550,3 +589,51 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
         return
     for line in lab_progress.format_lines(data):
         click.echo(line)
+
+
+@click.command()
+@click.argument("record_path", metavar="[RECORD]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bench", "bench_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=BENCH_HELP)
+@click.option("--logdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to lay the traces out [default: a new temporary folder].")
+@click.option("--port", type=click.IntRange(1, 65535), default=6006, show_default=True, help="XProf's port.")
+def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None, port: int) -> None:
+    """Open a lab record's traces in XProf: lay them out as XProf reads them
+    (LOGDIR/plugins/profile/<op>-trace-<k>/host.xplane.pb, uncompressed) and print the one
+    command that serves them (pip install xprof). RECORD is a record's path or its file name in
+    your records folder (or --bench); without it, the newest record there.
+    """
+    import tempfile
+
+    from generator import safeio
+    from labs import profile, records
+
+    _bench_folder(bench_dir)
+    folder = bench_dir if bench_dir is not None else records.default_dir()
+    if record_path is None:
+        _say_skipped(folder)
+        found = [l for l in records.scan(folder) if l.record is not None]
+        if not found:
+            raise click.UsageError(f"no lab record in {folder}; name one: drill xprof RECORD")
+        record_path = max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]),
+                                                l.path)).path
+    elif not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
+        record_path = folder / record_path
+    try:
+        record = records.load(record_path)
+    except records.RecordError as exc:
+        raise click.UsageError(f"{record_path}: {exc}") from None
+    where = record.get("trace_dir")
+    if not where:
+        raise click.UsageError(f"{record_path}: the record kept no traces")
+    root = Path(where) if Path(where).is_absolute() else Path(record_path).parent / where
+    target = logdir if logdir is not None else Path(tempfile.mkdtemp(prefix="drill-xprof-"))
+    try:
+        written = profile.xprof_layout(root, target)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot lay out the traces: {safeio.display_path(root)}: {exc}") from None
+    if not written:
+        raise click.UsageError(f"no traces under {safeio.display_path(root)}")
+    click.echo(f"{len(written)} trace(s) of {record_path.name} laid out in {target}")
+    click.echo(profile.xprof_command(target, port))

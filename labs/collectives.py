@@ -28,10 +28,11 @@ The counting rule is the gate's: only TPU/GPU records with two or more devices c
 a CPU run (``XLA_FLAGS=--xla_force_host_platform_device_count=8``) is practice.
 
 Multi-host: on a TPU pod slice or several GPU hosts, run the same command on every host
-with ``--coordinator HOST:PORT --num-processes N --process-id I`` (``jax.distributed.initialize``
-before any other jax call); the mesh then spans ``jax.devices()`` of all hosts, and only
-process 0 writes the record. On Cloud TPU, ``jax.distributed.initialize()`` needs no
-arguments (pass ``--coordinator auto``).
+with ``DRILL_COORDINATOR=HOST:PORT DRILL_NUM_PROCESSES=N DRILL_PROCESS_ID=I`` in the
+environment (``init_distributed``: ``jax.distributed.initialize`` before any other jax
+call); the mesh then spans ``jax.devices()`` of all hosts, and only process 0 writes the
+record. On Cloud TPU, ``jax.distributed.initialize()`` needs no arguments
+(``DRILL_COORDINATOR=auto``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ import math
 import os
 import re
 import statistics
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -170,7 +170,7 @@ def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan
     rows.append({"id": "sharded_matmul", "op": "sharded_matmul", "asked_bytes": max(options.sizes),
                  "bytes": i * k * DTYPE_BYTES[options.dtype], "shape": [i, j, k]})
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    stem = free_stem(options.out_dir, record_stem(device.platform, device.device_kind, n, stamp))
+    stem = records.free_stem(options.out_dir, record_stem(device.platform, device.device_kind, n, stamp))
     try:
         trace_dir = records.prepare_output(options.out_dir, stem, options.trace, options.trace_dir)
     except records.RecordError as exc:
@@ -216,14 +216,6 @@ def is_first_process() -> bool:
     import jax
 
     return jax.process_index() == 0
-
-
-def free_stem(out_dir: Path, stem: str) -> str:
-    candidate, n = stem, 1
-    while (Path(out_dir) / f"{candidate}.json").exists() or (Path(out_dir) / "traces" / candidate).exists():
-        n += 1
-        candidate = f"{stem}-{n}"
-    return candidate
 
 
 # --- predictions (pure Python) -------------------------------------------------------------
@@ -451,13 +443,7 @@ def _safe(text: str) -> str:
 
 
 def _stored(plan: Plan, path: str | None) -> str | None:
-    if path is None:
-        return None
-    p, out = Path(path).resolve(), Path(plan.options.out_dir).resolve()
-    try:
-        return str(p.relative_to(out))
-    except ValueError:
-        return str(p)
+    return records.stored_path(plan.options.out_dir, path)
 
 
 def counted(platform: str, devices: int) -> bool:
@@ -525,25 +511,13 @@ def validate(record: Any) -> None:
 
 
 def save(plan: Plan, record: dict) -> Path:
-    """Validate, then write ``<out>/<stem>.json`` atomically; never replaces an existing record."""
+    """Validate, then write ``<out>/<stem>.json`` (``records.save_new``: under the records folder's
+    lock, atomically through ``generator.safeio``, never replacing an existing record)."""
     validate(record)
-    out = Path(plan.options.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path, n = out / f"{plan.stem}.json", 1
-    while path.exists():
-        n += 1
-        path = out / f"{plan.stem}-{n}.json"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=out)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+        return records.save_new(records.record_text(record), plan.options.out_dir, plan.stem)
+    except records.RecordError as exc:
+        raise CollectivesLabError(str(exc)) from None
 
 
 def report_lines(record: dict) -> list[str]:

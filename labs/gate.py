@@ -20,11 +20,19 @@ measure, and is consistent:
 (b) every op was timed on the device: ``measured_from: device`` with device medians and
     runs that give that median, and not noisy, the noise flags recomputed from the stored
     runs (older records: from the stored quantiles, where they decide it);
-(c) it is the learner's first run with predictions on that device kind at that N: the
+(c) it is the learner's first run with predictions on that device kind at a counted size
+    (``records.COUNTED_SIZES``: N=4096, the seed's, or 8192; other sizes are practice): the
     records folder's ledger counts runs, so a later run stays practice even when the
-    first record is deleted; a run with no predictions is practice and takes no slot;
+    first record is deleted or its save was interrupted; a run with no predictions is
+    practice and takes no slot; the ledger's lines for the run hold the record's SHA-256,
+    platform, device_kind, chip, N, schema version and start time, and any difference
+    with the record stops it counting (``ledger:``);
 (d) it was made on real hardware (TPU or GPU), and its ``platform``, ``device_kind`` and
-    ``chip`` agree with each other and the catalogue.
+    ``chip`` agree with each other and the catalogue;
+(e) it is physically and internally consistent (``labs.consistency``): current schema,
+    traces that re-derive every device time on the claimed platform's device planes,
+    probe and evidence numbers that agree, the chip's datasheet constants, nothing faster
+    than the chip's roofline floor, probes attaining a plausible share of its datasheet.
 The gate passes when a counted record passes, and fails otherwise when a record counts: a
 counted record that is ``incomplete`` has a miss, so explained it can only fail (its row says
 ``incomplete`` until then). ``why_not`` lists every reason a record is not a counted pass
@@ -310,7 +318,12 @@ def judge_record(record: dict, path: str = "") -> Row:
         verdict = "incomplete"
     else:
         verdict = "pass" if not misses else "fail"
-    takes_slot = graded == "learner" and bool(record.get("learner_predictions"))
+    if not records.counted_size(record["size"]):
+        blockers.append(f"size: N={record['size']} is practice: a counted run is at "
+                        f"N={' or '.join(map(str, records.COUNTED_SIZES))} (the seed's N, and the next size "
+                        "where it fits the device's memory)")
+    takes_slot = (graded == "learner" and bool(record.get("learner_predictions"))
+                  and records.counted_size(record["size"]))
     return Row(path, record["platform"], record["device_kind"], record["date"], record["size"], graded,
                "practice", verdict, within, len(SEED_OPS) - len(missing), False, [], misses, explained,
                unexplained, missing, str(record.get("measurement_started_at") or record["date"]), judged,
@@ -336,45 +349,74 @@ def _verdict_reasons(row: Row) -> list[str]:
 
 
 def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None, present: set[str]) -> list[str]:
-    """(c) from the ledger: this run's number among the runs with predictions, and earlier runs whose
-    records are gone. Only version 3 records (the first to write a ledger) are checked."""
+    """``ledger:`` the folder's ledger vouches for this record (its lines name the record's SHA-256,
+    platform, device_kind, chip, N, schema version and start time), and (c): this run's place
+    among the runs that took the device kind's slot, and earlier runs whose records are gone.
+    Records older than the current schema never count (``consistency.schema_reasons``)."""
     record = loaded.record or {}
-    if record.get("schema_version", 0) < 3 or not row.takes_slot:
+    if record.get("schema_version") != records.SCHEMA_VERSION:
         return []
     run = record.get("run") or {}
     stem = run.get("stem") or loaded.path.stem
     if ledger is None:
-        return [f"the records folder has no ledger ({records.LEDGER_NAME}) to show this is your first run "
-                "(deleted?)"]
+        return [f"ledger: the records folder has no ledger ({records.LEDGER_NAME}) to show this is your first "
+                "run (deleted?)"]
     why = []
     if any(e.get("damaged") for e in ledger):
-        why.append(f"the ledger ({records.LEDGER_NAME}) has damaged lines (edited?)")
-    mine = [i for i, e in enumerate(ledger) if e.get("stem") == stem]
-    if not mine:
-        why.append(f"not in the records folder's ledger ({records.LEDGER_NAME}): a record copied in or renamed")
+        why.append(f"ledger: {records.LEDGER_NAME} has damaged lines (edited?)")
+    mine = [e for e in ledger if e.get("stem") == stem and not e.get("damaged")]
+    if stem != loaded.path.stem or not mine:
+        why.append(f"ledger: not in the records folder's ledger ({records.LEDGER_NAME}) under this name: "
+                   "a record copied in or renamed")
         return why
-    key = records.run_key(record)
-    earlier = [e for e in ledger[:mine[0]] if not e.get("practice") and (e.get("device_kind"), e.get("size")) == key]
-    if (run.get("number") or 1) > 1 or earlier:
+    for ledger_key, record_key in records.LEDGER_FIELDS:
+        differ = next((e for e in mine if e.get(ledger_key) != record.get(record_key)), None)
+        if differ is not None:
+            why.append(f"ledger: {record_key} is {record.get(record_key)!r} in the record but "
+                       f"{differ.get(ledger_key)!r} in its ledger line (edited?)")
+    vouched = [e.get("sha256") for e in mine if e.get("sha256")]
+    if not vouched:
+        why.append("ledger: the run was interrupted before its save completed (only its pending line): "
+                   "it took the slot, and no line vouches for this record's SHA-256")
+    elif vouched[-1] != loaded.sha256:
+        why.append("ledger: the record's SHA-256 is not the one its ledger line holds (the record was "
+                   "changed outside drill)")
+    if not row.takes_slot:
+        return why
+    # Earlier = began measuring first (two labs may save in either order); ties by ledger order.
+    # A line whose start time does not read counts as earlier.
+    slot = records.slot_runs(ledger)
+    index = next((i for i, e in enumerate(slot) if e.get("stem") == stem), len(slot))
+    started = _instant(record.get("measurement_started_at"))
+
+    def before(i: int, e: dict) -> bool:
+        when = _instant(e.get("started_at"))
+        if when is None or started is None:
+            return True
+        return when < started or (when == started and i < index)
+    earlier = [e for i, e in enumerate(slot) if e.get("stem") != stem
+               and e.get("device_kind") == records.run_key(record) and before(i, e)]
+    if earlier:
         gone = [str(e.get("stem")) for e in earlier if e.get("stem") not in present]
-        text = f"the ledger lists {max(len(earlier), (run.get('number') or 1) - 1)} earlier run(s) with your " \
-               f"predictions on {row.device_kind} at N={row.size}"
+        text = (f"the ledger lists {len(earlier)} earlier run(s) with your predictions on {row.device_kind} "
+                f"at a counted size")
         if gone:
-            text += f", whose record(s) are gone: {', '.join(gone[:3])} (deleted?)"
+            text += f", whose record(s) are gone or were never saved: {', '.join(gone[:3])} (deleted? interrupted?)"
         why.append(text + ": practice, not your first run")
     return why
 
 
 def apply_first_run_rule(rows: list[Row]) -> None:
-    """(c): only the first record made with the learner's predictions per device kind and N can count;
-    a record without predictions is practice and takes no slot. Sets ``counted``, ``status``, ``why_not``."""
-    first: dict[tuple[str, int], Row] = {}
+    """(c): only the first record made with the learner's predictions per device kind (at a counted
+    size) can count; a record without predictions is practice and takes no slot. Sets ``counted``,
+    ``status``, ``why_not``."""
+    first: dict[str, Row] = {}
     for row in sorted(rows, key=_order):
         if not row.takes_slot:
             continue
-        key = (row.device_kind, row.size)
+        key = row.device_kind
         if key in first:
-            row.blockers.append(f"not your first run on {row.device_kind} at N={row.size} "
+            row.blockers.append(f"not your first run on {row.device_kind} "
                                 f"(the first is {Path(first[key].path).name}): practice, scored but not counted")
         else:
             first[key] = row
@@ -386,13 +428,27 @@ def apply_first_run_rule(rows: list[Row]) -> None:
 
 def evaluate(bench_dir: Path | None = None) -> GateResult:
     bench_dir = records.default_dir() if bench_dir is None else Path(bench_dir)
-    rows, skipped = [], []
-    loaded_all = records.scan(bench_dir)
-    try:
-        ledger = records.read_ledger(bench_dir) if (bench_dir / records.LEDGER_NAME).exists() else None
+    skipped: list[dict] = []
+    if not bench_dir.is_dir():
+        return _evaluate(bench_dir, [], None, skipped)
+    try:  # read under the folder's lock: never half a save (a save holds it for milliseconds)
+        with records.folder_lock(bench_dir, shared=True):
+            loaded_all = records.scan(bench_dir)
+            try:
+                ledger = records.read_ledger(bench_dir) if (bench_dir / records.LEDGER_NAME).exists() else None
+            except records.RecordError as exc:
+                ledger = None
+                skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
     except records.RecordError as exc:
-        ledger = None
-        skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
+        skipped.append({"path": display_path(bench_dir), "reason": str(exc)})
+        loaded_all, ledger = [], None
+    return _evaluate(bench_dir, loaded_all, ledger, skipped)
+
+
+def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skipped: list[dict]) -> GateResult:
+    from labs import consistency
+
+    rows = []
     present = {l.path.stem for l in loaded_all}
     for loaded in loaded_all:
         shown = display_path(loaded.path)  # a file name that is not UTF-8 still prints
@@ -401,6 +457,7 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
             continue
         try:
             row = judge_record(loaded.record, shown)
+            row.blockers += consistency.reasons(loaded.record, loaded.path.parent)
             row.blockers += _ledger_reasons(loaded, row, ledger, present)
             rows.append(row)
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
@@ -444,7 +501,9 @@ def format_lines(result: GateResult) -> list[str]:
         lines.append(f"  [skipped] {skip['path']}: {skip['reason']}")
     lines.append("")
     lines.append("a record counts when your predictions for all five ops were read before the measurement, "
-                 "every op is device time and not noisy, it is your first run on that device at that N, "
-                 f"on a TPU or GPU; it passes when all five are within 2x and every miss has an accepted "
+                 "every op is device time and not noisy, it is your first run on that device kind at "
+                 f"N={' or '.join(map(str, records.COUNTED_SIZES))}, on a TPU or GPU, the ledger vouches for it, "
+                 "its traces re-derive every time on the claimed device and it is physically possible "
+                 "on the claimed chip; it passes when all five are within 2x and every miss has an accepted "
                  f"explanation; ops judged: {', '.join(OPS[n].label for n in SEED_OPS)}")
     return lines

@@ -127,23 +127,38 @@ def reader_name() -> str:
     return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
 
 
-# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded.
+# Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded three
+# ways. An op's trace is 50-300 kB uncompressed and under 60 kB compressed (CPU and H200 runs,
+# jax 0.4.30-0.11) with a few hundred events, so each limit leaves a wide margin for a bigger run.
 COMPRESSED_SUFFIX = ".gz"
-TRACE_MAX_BYTES = 256 * 2**20  # an op's trace is a few hundred kB uncompressed
+TRACE_MAX_COMPRESSED_BYTES = 8 * 2**20  # the .gz file as stored
+TRACE_MAX_BYTES = 32 * 2**20  # what it inflates to (and a plain .xplane.pb's size)
+# The parse work: the XSpace reader (labs.xplane) refuses a trace of more protobuf fields than this
+# (real ones hold under 30,000; a 16 KiB gzip of empty events inflates to 8 million).
+TRACE_MAX_FIELDS = 200_000
 
 
 def read_trace_bytes(path: Path) -> bytes:
-    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError on failure."""
+    """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
+    when it is too large, not gzip, or truncated."""
     import zlib
 
     from generator import safeio
 
-    data = safeio.read_bytes_bounded(path, TRACE_MAX_BYTES)
-    if Path(path).name.endswith(COMPRESSED_SUFFIX):
+    compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
+    limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
+    data = safeio.read_bytes_bounded(path, limit)
+    if compressed:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = inflater.decompress(data, TRACE_MAX_BYTES)
+        try:
+            data = inflater.decompress(data, TRACE_MAX_BYTES)
+        except zlib.error as exc:
+            raise ValueError(f"{safeio.display_path(path)}: not a gzip-compressed trace ({exc})") from None
         if inflater.unconsumed_tail:
-            raise ValueError(f"{path}: the trace inflates beyond {TRACE_MAX_BYTES // 2**20} MiB")
+            raise ValueError(f"{safeio.display_path(path)}: the trace inflates beyond "
+                             f"{TRACE_MAX_BYTES // 2**20} MiB")
+        if not inflater.eof:
+            raise ValueError(f"{safeio.display_path(path)}: a truncated gzip stream")
     return data
 
 
@@ -157,7 +172,7 @@ def load(path: Path, reader: str = "auto"):
         import jax
         return jax.profiler.ProfileData.from_serialized_xspace(data)
     from labs import xplane
-    return xplane.parse(data)
+    return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
 
 def trace_files(trace_dir: Path) -> list[Path]:
@@ -219,6 +234,7 @@ class ModuleTimes:
     uncertain: str = ""  # why there is no device time ("" when there is)
     stray: int = 0
     reader: str = ""
+    planes: tuple[str, ...] = ()  # the trace's plane names (which device it came from)
 
 
 def _stats(event) -> dict:
@@ -395,6 +411,7 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
         return result
     profile = load(files[-1], reader)
     result.reader = type(profile).__module__ + "." + type(profile).__name__
+    result.planes = tuple(str(p.name) for p in profile.planes)
     labelled = collect_events(profile)
     events = [e for e in labelled if _same_module(e.module, module)]
     markers = collect_markers(profile, module)
@@ -441,9 +458,37 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
     return out
 
 
+XPROF_HOST = "host"  # the HOST in plugins/profile/RUN/HOST.xplane.pb (any name XProf accepts)
+
+
+def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
+    """Lay a record's traces out as XProf reads them: ``logdir/plugins/profile/<op>-trace-<k>/host.xplane.pb``,
+    uncompressed (XProf finds no ``.xplane.pb.gz``). Each op's (and probe's) trace is one run
+(``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe).
+    Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
+    from generator import safeio
+
+    written = []
+    # An op's traces sit in OP/trace-K; a fixed-cost probe's one level deeper (fixed_cost/OP/trace-K).
+    for folder in sorted(p for p in Path(trace_root).glob("**/trace-*") if p.is_dir()):
+        files = trace_files(folder)
+        if not files:
+            continue
+        run = "-".join(folder.relative_to(trace_root).parts)
+        dest = Path(logdir) / "plugins" / "profile" / run / f"{XPROF_HOST}.xplane.pb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        safeio.write_bytes(dest, read_trace_bytes(files[-1]))
+        written.append(dest)
+    return written
+
+
+def xprof_command(logdir: Path, port: int = 6006) -> str:
+    """The one command that opens ``logdir`` in XProf (``pip install xprof``), on this machine only."""
+    return f"xprof --logdir={logdir} --port={port}"
+
+
 def xprof_hint(trace_dir: Path) -> str:
-    """How to open the traces in XProf: ``xprof`` registers itself as TensorBoard's Profile plugin
-    (on Colab: the notebook's XProf cell, with the ``%tensorboard`` magic)."""
-    return (f"open the traces (kept gzip-compressed): find {trace_dir} -name '*.xplane.pb.gz' -exec gunzip -k {{}} + "
-            f"&& pip install -U xprof tensorboard && tensorboard --logdir {trace_dir} "
-            f"(then the Profile tab; on Colab see the notebook's XProf cell)")
+    """How to open the traces in XProf: ``drill xprof`` lays them out uncompressed in a temporary
+    logdir and prints the command (on Colab: the notebook's XProf cell does the same)."""
+    return ("open the traces in XProf: drill xprof RECORD (lays them out uncompressed in a temporary "
+            "folder and prints the command; pip install xprof)")

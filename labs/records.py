@@ -5,6 +5,17 @@ else ``lab-records`` in the platformdirs user data directory, beside the quiz
 store); the course's published records are in the repository's ``bench/``
 and are read only when asked for (``--bench bench``).
 
+Over 400 lines, one job: the records folder as a small database (paths, the lock, the ledger,
+load and save); the rules that judge a record live in ``labs.gate`` and ``labs.consistency``.
+
+The records folder is a small database: every save and explain holds an flock on its
+``.lock`` (``folder_lock``) for its read-modify-write; the gate reads under a shared lock. Its
+``ledger.jsonl`` has, per run, a "pending" line written before the record and a "saved" line
+after it with the record's SHA-256 (``ledger_line``: platform, device_kind, chip, N, schema
+version, start time), and a "rewritten" line per stored explanation (``update``). A kill between
+the steps leaves a pending line that still takes the run's slot; temporary files a kill leaves
+are swept by the next locked command.
+
 Validation uses a small checker for the subset of JSON Schema that
 ``record.schema.json`` uses (type, required, properties, items, enum), so the
 lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
@@ -12,10 +23,12 @@ lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +60,18 @@ V3_MEASURED_REQUIRED = ("device_runs_s",)
 # Version 4: an explanation is a corrected estimate (``miss`` also holds ``corrected_s``, ``revealed``
 # and every attempt), and the evidence keeps its numbers but not which reasons they support.
 V4_MISS_REQUIRED = ("corrected_s", "revealed", "attempts")
+# It also holds the ledger line's SHA-256 and identity (``ledger_line``), and the first-run slot
+# is per device kind at a counted size (issue 23).
 LEDGER_NAME = "ledger.jsonl"
+LOCK_NAME = ".lock"
+LOCK_WAIT_S = 30.0  # a save or explain holds the lock for milliseconds; longer means a stuck process
+# The seed's N, and the next size where the inputs still fit an accelerator's HBM (the lab's
+# make_plan refuses a size that does not fit, so 8192 counts only where it was measured).
+COUNTED_SIZES = (4096, 8192)
+# What the ledger line and the record must agree on (ledger key -> record key).
+LEDGER_FIELDS = (("platform", "platform"), ("device_kind", "device_kind"), ("chip", "chip"),
+                 ("size", "size"), ("schema_version", "schema_version"),
+                 ("started_at", "measurement_started_at"))
 LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
 
 RECORDS_ENV = "DRILL_RECORDS"
@@ -132,7 +156,8 @@ def validate(record: Any) -> None:
         required = V2_REQUIRED + (V3_REQUIRED if version >= 3 else ())
         measured_required = V2_MEASURED_REQUIRED + (V3_MEASURED_REQUIRED if version >= 3 else ())
         errors += [f"$: missing required key '{k}'" for k in required if k not in record]
-        for i, row in enumerate(record.get("ops") or []):
+        ops = record.get("ops")
+        for i, row in enumerate(ops if isinstance(ops, list) else []):
             if not isinstance(row, dict):
                 continue
             if version >= 3:
@@ -152,14 +177,34 @@ def validate(record: Any) -> None:
         raise RecordError("; ".join(errors[:3]) + more)
 
 
-def load(path: Path) -> dict:
-    """A validated record from ``path``; RecordError when it cannot be used."""
+def record_text(record: dict) -> str:
+    """The bytes a record is stored as (its SHA-256 in the ledger is over exactly these)."""
+    return json.dumps(record, indent=2, sort_keys=False) + "\n"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_with_sha(path: Path) -> tuple[dict, str]:
+    """(the validated record at ``path``, SHA-256 of its bytes); RecordError when it cannot be used."""
     try:  # a regular file only, bounded in size, nesting and integer length (generator.safeio)
-        record = safeio.read_json_bounded(path, RECORD_MAX_BYTES, RECORD_MAX_DEPTH)
+        data = safeio.read_bytes_bounded(path, RECORD_MAX_BYTES)
+        text = data.decode("utf-8")
+        record = safeio.loads_bounded(text, RECORD_MAX_DEPTH, safeio.display_path(path))
     except safeio.SafeIOError as exc:
         raise RecordError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise RecordError("not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     validate(record)
-    return record
+    return record, sha256_bytes(data)
+
+
+def load(path: Path) -> dict:
+    """A validated record from ``path``; RecordError when it cannot be used."""
+    return load_with_sha(path)[0]
 
 
 @dataclass(frozen=True)
@@ -167,17 +212,20 @@ class Loaded:
     path: Path
     record: dict | None
     error: str | None
+    sha256: str | None = None  # of the file's bytes, compared with the ledger's
 
 
 def scan(bench_dir: Path) -> list[Loaded]:
-    """Every ``lab-*.json`` in ``bench_dir`` (sorted by name), loaded or with its error."""
+    """Every ``lab-*.json`` in ``bench_dir`` (sorted by name), loaded or with its error: one bad
+    file never stops the others being read."""
     bench_dir = Path(bench_dir)
     if not bench_dir.is_dir():
         return []
     found = []
     for path in sorted(bench_dir.glob("lab-*.json")):
         try:
-            found.append(Loaded(path, load(path), None))
+            record, digest = load_with_sha(path)
+            found.append(Loaded(path, record, None, digest))
         except RecordError as exc:
             found.append(Loaded(path, None, str(exc)))
     return found
@@ -192,42 +240,78 @@ def record_stem(platform: str, device_kind: str, size: int, stamp: str) -> str:
     return f"{RECORD_PREFIX}-{platform}-{slug(device_kind)}-n{size}-{stamp}"
 
 
-def free_stem(out_dir: Path, stem: str) -> str:
-    """``stem``, or ``stem-2``, ``stem-3`` ... : the first with no record and no trace folder yet."""
+def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset = frozenset(), traces: bool = True) -> str:
+    """``stem``, or ``stem-2``, ``stem-3`` ... : the first with no record, no ledger line (``taken``)
+    and (``traces``) no trace folder yet."""
     out_dir = Path(out_dir)
     candidate, n = stem, 1
-    while (out_dir / f"{candidate}.json").exists() or (out_dir / "traces" / candidate).exists():
+    while (candidate in taken or (out_dir / f"{candidate}.json").exists()
+           or (traces and (out_dir / "traces" / candidate).exists())):
         n += 1
         candidate = f"{stem}-{n}"
     return candidate
 
 
-def _free_path(out_dir: Path, stem: str) -> Path:
-    path = out_dir / f"{stem}.json"
-    n = 1
-    while path.exists():
-        n += 1
-        path = out_dir / f"{stem}-{n}.json"
-    return path
+# ----------------------------------------------------------------- the folder's lock
+
+@contextlib.contextmanager
+def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S):
+    """Hold an flock on ``folder/.lock`` (exclusive for a write, ``shared`` for a read) for the block.
+
+    Every save and explain takes it exclusively, so their read-modify-writes of the ledger and
+    of a record never interleave. A reader of a folder it cannot write (the course's ``bench/``,
+    a read-only copy) reads without the lock. RecordError after ``wait_s`` (never a hang)."""
+    import fcntl
+    import time
+
+    folder = Path(folder)
+    path = folder / LOCK_NAME
+    try:
+        # A reader never creates the lock file (the course's bench/ stays as committed).
+        flags = os.O_RDONLY if shared else os.O_RDWR | os.O_CREAT
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if shared:  # no lock file (never written by a save) or unreadable: read as it is
+            yield
+            return
+        raise RecordError(f"cannot lock {safeio.display_path(folder)}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RecordError(f"{safeio.display_path(path)} is not a regular file; refusing to use it as a lock")
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RecordError(f"{safeio.display_path(folder)} is locked by another drill command "
+                                      f"for over {wait_s:.0f} s ({LOCK_NAME}); try again") from None
+                time.sleep(0.01)
+        if not shared:
+            _sweep_tmp(folder)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
-def save(record: dict, out_dir: Path, stem: str) -> Path:
-    """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
+def _sweep_tmp(folder: Path) -> None:
+    """Remove the temporary files an interrupted write left (``safeio.atomic_write`` names them
+    ``.<target>.<random>.tmp``): under the exclusive lock no write is in progress."""
+    for tmp in folder.glob(".*.tmp"):
+        if tmp.name.startswith(f".{LEDGER_NAME}.") or (tmp.name.startswith((".lab-", ".collectives-"))
+                                                        and ".json." in tmp.name):
+            try:
+                if stat.S_ISREG(os.lstat(tmp).st_mode):
+                    os.unlink(tmp)
+            except OSError:
+                pass
 
-    An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
-    A current-schema record is a new run: it also gets its line in the folder's ledger
-    (``save_run``); older records (published ones being copied) are written as they are.
-    """
-    validate(record)
-    if record.get("schema_version") == SCHEMA_VERSION:
-        return save_run(record, out_dir, stem)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return rewrite(record, _free_path(out_dir, stem))
 
+# ----------------------------------------------------------------- the ledger
 
 def read_ledger(folder: Path) -> list[dict]:
-    """The records folder's ledger: one JSON object per saved run, oldest first ([] when absent).
+    """The records folder's ledger: one JSON object per line, oldest first ([] when absent).
     RecordError when it exists but cannot be read (not a regular file, too large)."""
     path = Path(folder) / LEDGER_NAME
     if not path.exists() and not path.is_symlink():
@@ -246,52 +330,164 @@ def read_ledger(folder: Path) -> list[dict]:
     return entries
 
 
-def run_key(record: dict) -> tuple[str, int]:
-    """Runs compete for the first-run slot per device kind and N."""
-    return str(record.get("device_kind")), int(record.get("size") or 0)
-
-
-def save_run(record: dict, out_dir: Path, stem: str) -> Path:
-    """Save a new run's record and append its line to the folder's ledger (``ledger.jsonl``).
-
-    The ledger counts the runs made with the learner's predictions per device kind and N,
-    so a later run stays "not the first" even when the first record is deleted. The
-    record's ``run`` says its number among them and the earlier ones' names."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    entries = read_ledger(out_dir)
-    path = _free_path(out_dir, stem)
-    practice = bool(record.get("practice"))
-    earlier = [e.get("stem") for e in entries if not e.get("practice")
-               and (e.get("device_kind"), e.get("size")) == run_key(record)]
-    import datetime as _dt
-    saved_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
-    record["run"] = {"ledger": LEDGER_NAME, "stem": path.stem, "saved_at": saved_at,
-                     "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
-    rewrite(record, path)
-    line = json.dumps({"stem": path.stem, "device_kind": record.get("device_kind"), "size": record.get("size"),
-                       "platform": record.get("platform"), "practice": practice,
-                       "started_at": record.get("measurement_started_at"), "saved_at": saved_at,
-                       "sha256": (record.get("learner_predictions") or {}).get("sha256")},
-                      ensure_ascii=False, separators=(",", ":"))
-    ledger = out_dir / LEDGER_NAME
-    old = safeio.read_text_bounded(ledger, LEDGER_MAX_BYTES) if ledger.exists() else ""
+def _append_ledger(folder: Path, entry: dict) -> None:
+    """Append one line to the ledger (call under ``folder_lock``): the whole file is rewritten
+    atomically, so a kill leaves the old ledger or the new one, never half a line."""
+    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    ledger = Path(folder) / LEDGER_NAME
     try:
+        old = safeio.read_text_bounded(ledger, LEDGER_MAX_BYTES) if ledger.exists() or ledger.is_symlink() else ""
         safeio.write_text(ledger, old + ("" if not old or old.endswith("\n") else "\n") + line + "\n")
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
+
+
+def ledger_line(record: dict, stem: str, state: str, sha256: str | None) -> dict:
+    """A ledger line: the run's identity as the record states it, and the record's SHA-256.
+
+    ``state``: "pending" (written before the record), "saved" (after it), "rewritten" (an
+    explanation stored under the lock)."""
+    return {"stem": stem, "state": state, "platform": record.get("platform"),
+            "device_kind": record.get("device_kind"), "chip": record.get("chip"), "size": record.get("size"),
+            "schema_version": record.get("schema_version"), "started_at": record.get("measurement_started_at"),
+            "practice": bool(record.get("practice")), "sha256": sha256,
+            "predictions_sha256": (record.get("learner_predictions") or {}).get("sha256"),
+            "at": _utc_now()}
+
+
+def _utc_now() -> str:
+    import datetime as _dt
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def counted_size(size: object) -> bool:
+    return size in COUNTED_SIZES
+
+
+def run_key(record: dict) -> str:
+    """Runs compete for the one first-run slot per device kind (at a counted size)."""
+    return str(record.get("device_kind"))
+
+
+def slot_runs(entries: list[dict]) -> list[dict]:
+    """The ledger's runs that took a first-run slot, once per stem, in ledger order: made with
+    the learner's predictions at a counted size (an interrupted run, pending only, included)."""
+    seen, runs = set(), []
+    for e in entries:
+        stem = e.get("stem")
+        if e.get("damaged") or stem in seen or e.get("practice"):
+            continue
+        if "state" in e and not counted_size(e.get("size")):
+            continue  # version 4 lines: other sizes are practice
+        seen.add(stem)
+        runs.append(e)
+    return runs
+
+
+def save(record: dict, out_dir: Path, stem: str) -> Path:
+    """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
+
+    An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
+    A current-schema record is a new run: it also gets its lines in the folder's ledger
+    (``save_run``); older records (published ones being copied) are written as they are."""
+    validate(record)
+    if record.get("schema_version") == SCHEMA_VERSION:
+        return save_run(record, out_dir, stem)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        return rewrite(record, out_dir / f"{free_stem(out_dir, stem)}.json")
+
+
+def save_new(text: str, out_dir: Path, stem: str) -> Path:
+    """Write ``text`` to ``out_dir/<stem>.json`` under the folder's lock, atomically; an existing
+    file is never replaced (the name takes a ``-2``, ``-3`` ... suffix). For records with no
+    ledger (the collectives lab's)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        path = out_dir / f"{free_stem(out_dir, stem, traces=False)}.json"
+        _write_record(path, text)
     return path
+
+
+def save_run(record: dict, out_dir: Path, stem: str) -> Path:
+    """Save a new run: under the folder's lock, a "pending" ledger line, then the record, then a
+    "saved" line with the record's SHA-256.
+
+    A kill between the steps leaves a pending line (the run took its slot: the gate counts it
+    as an earlier run) and perhaps a record whose SHA-256 no line confirms (never counted).
+    The record's ``run`` says its number among the slot's runs and the earlier ones' names.
+    ``stem`` may gain a ``-2`` suffix when another run took it meanwhile."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    validate(record)
+    with folder_lock(out_dir):
+        entries = read_ledger(out_dir)
+        # The plan chose ``stem`` and made its trace folder; another run may have taken it since.
+        stem = free_stem(out_dir, stem, {str(e.get("stem")) for e in entries}, traces=False)
+        path = out_dir / f"{stem}.json"
+        practice = bool(record.get("practice")) or not counted_size(record.get("size"))
+        earlier = [str(e.get("stem")) for e in slot_runs(entries) if e.get("device_kind") == run_key(record)]
+        record["run"] = {"ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
+                         "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
+        validate(record)
+        _append_ledger(out_dir, ledger_line(record, stem, "pending", None))
+        text = record_text(record)
+        _write_record(path, text)
+        _append_ledger(out_dir, ledger_line(record, stem, "saved", sha256_bytes(text.encode("utf-8"))))
+    return path
+
+
+def update(path: Path, change) -> dict:
+    """Read-modify-write one record under its folder's lock: ``change(record)`` is applied to the
+    record as it is on disk now (so two explains never lose each other's work), the record is
+    rewritten atomically, and, when the ledger vouched for the bytes it replaced, a "rewritten"
+    line gives the new SHA-256. A record changed outside drill stays unvouched. Returns it."""
+    path = Path(path)
+    with folder_lock(path.parent):
+        record, before = load_with_sha(path)
+        change(record)
+        validate(record)
+        text = record_text(record)
+        _write_record(path, text)
+        if record.get("schema_version") == SCHEMA_VERSION:
+            stem = (record.get("run") or {}).get("stem") or path.stem
+            try:
+                mine = [e for e in read_ledger(path.parent) if e.get("stem") == stem and e.get("sha256")]
+            except RecordError:
+                mine = []
+            if mine and mine[-1].get("sha256") == before:
+                _append_ledger(path.parent, ledger_line(record, stem, "rewritten", sha256_bytes(text.encode("utf-8"))))
+    return record
+
+
+def _write_record(path: Path, text: str) -> None:
+    try:  # only over a regular file or a new path, keeping its mode (generator.safeio)
+        safeio.write_text(path, text)
+    except safeio.SafeIOError as exc:
+        raise RecordError(str(exc)) from None
 
 
 def rewrite(record: dict, path: Path) -> Path:
-    """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure)."""
+    """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure).
+    No ledger line: a saved run's record is changed with ``update``."""
     validate(record)
     path = Path(path)
-    try:  # only over a regular file or a new path, keeping its mode (generator.safeio)
-        safeio.write_text(path, json.dumps(record, indent=2, sort_keys=False) + "\n")
-    except safeio.SafeIOError as exc:
-        raise RecordError(str(exc)) from None
+    _write_record(path, record_text(record))
     return path
+
+
+def stored_path(out_dir: Path, path: str | Path | None) -> str | None:
+    """A path as a record stores it: relative to the records folder when inside it (so a record
+    and its traces move together), else absolute. Both labs store their paths so."""
+    if path is None:
+        return None
+    path, out = Path(path).resolve(), Path(out_dir).resolve()
+    try:
+        return str(path.relative_to(out))
+    except ValueError:
+        return str(path)
 
 
 def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None = None) -> Path | None:
@@ -308,8 +504,6 @@ def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None
 
 def check_writable(directory: Path) -> None:
     """Create ``directory`` if needed and prove a file can be written there (RecordError if not)."""
-    import stat
-
     directory = Path(directory)
     try:
         existing = directory

@@ -95,13 +95,7 @@ class Plan:
     def stored_path(self, path: str | Path | None) -> str | None:
         """A path as a record stores it: relative to the record's folder when inside it
         (so a record and its traces move together), else absolute."""
-        if path is None:
-            return None
-        path, out = Path(path).resolve(), Path(self.options.out_dir).resolve()
-        try:
-            return str(path.relative_to(out))
-        except ValueError:
-            return str(path)
+        return records.stored_path(self.options.out_dir, path)
 
     def datasheet_estimates(self) -> dict[str, roofline.Estimate]:
         if self.datasheet is None:

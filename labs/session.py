@@ -1,4 +1,5 @@
-"""The lab as the notebook runs it, one cell per step, in the order the CLI keeps:
+"""The lab's one pipeline, plan -> measure -> save -> explain, as the notebook runs it (one cell per
+step) and as ``drill lab`` and ``drill explain`` call it (``measure_and_save``, ``save_explanations``):
 predict (all five, or practice), measure and save at once, "why?" judged against the evidence,
 and only then the tables.
 
@@ -33,14 +34,17 @@ def read_predictions(mapping: dict | None, chosen: tuple[str, ...] = ops.SEED_OP
 
 
 def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False,
-                     progress=None) -> tuple[dict, Path]:
+                     progress=None, require_all: bool = True, probed=None) -> tuple[dict, Path]:
     """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
-    and save the record before anything is shown (an interrupted notebook keeps it)."""
+    and save the record before anything is shown (an interrupted notebook keeps it).
+    ``require_all=False`` (the CLI): some predictions are kept for teaching, graded on the model.
+    ``probed``: the probes already measured and shown as this device's datasheet (``labs.evidence``)."""
     missing = [name for name in plan.options.ops if not learner or name not in learner]
-    if missing and not practice:
+    if missing and not practice and require_all:
         raise NeedPredictions(f"write your predictions first (missing: {', '.join(missing)}), "
                               "or set PRACTICE = True for a practice run that never counts")
-    record = runner.run(plan, None if practice else learner, progress=progress, read=None if practice else read)
+    record = runner.run(plan, None if practice else learner, progress=progress, read=None if practice else read,
+                        probed=probed)
     return record, runner.save(plan, record)
 
 
@@ -57,10 +61,17 @@ def why_questions(record: dict) -> list[str]:
         predicted = row["predictions"][graded]
         lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
                      f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "
-                     "(name a reason: `drill miss-reasons`)")
+                     "(a reason and your corrected time with a unit: `drill miss-reasons`)")
     if record.get("practice"):
         lines.append(PRACTICE_TEXT)
     return lines
+
+
+def save_explanations(path: Path, given: dict) -> dict:
+    """Judge ``given`` (op -> sentence, or {"reasons", "text"}) on the record as it is on disk, under
+    the records folder's lock, and store it (``records.update``): the one explain step the CLI's
+    ``drill lab``/``drill explain`` and the notebook share. Returns the record as stored."""
+    return records.update(path, lambda rec: runner.explain(rec, given))
 
 
 def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
@@ -68,8 +79,9 @@ def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
     each judgement; then (the learner has answered) the tables and the evidence for every op."""
     given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
         if explanations else {}
-    runner.explain(record, given)
-    records.rewrite(record, path)
+    fresh = save_explanations(path, given)
+    record.clear()
+    record.update(fresh)
     lines = [f"{row['op']}: {row['miss']['why']}" for row in runner.misses(record) if row["op"] in given]
     left = record["summary"]["unexplained"]
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")

@@ -1,5 +1,8 @@
 """`drill gate --verify`: re-derive every measured device time from the traces kept beside the records.
 
+The gate runs the same check on every record before it counts it (``labs.consistency``);
+``--verify`` is its verbose report, one line per op.
+
 A record is self-reported JSON; its traces (``traces/<record>/<op>/trace-k/...xplane.pb.gz``,
 compressed, a few hundred kB per record) are what the profiler wrote. This reads each op's
 traces with ``labs.xplane`` (pure Python, no jax), groups the runs exactly as the lab did
@@ -29,8 +32,8 @@ class Check:
     ok: bool
     why: str
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+    def to_dict(self) -> dict:  # standard JSON: a non-finite number becomes null
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -63,8 +66,10 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
 
 
-def derive(trace_root: Path, module: str, reps: int) -> tuple[list[list[float]] | None, str]:
-    """Per-trace device runs of ``module`` under ``trace_root/trace-*`` (None and why when they cannot be read)."""
+def derive(trace_root: Path, module: str, reps: int,
+           planes: set[str] | None = None) -> tuple[list[list[float]] | None, str]:
+    """Per-trace device runs of ``module`` under ``trace_root/trace-*`` (None and why when they cannot be
+    read); the plane names of the traces read are added to ``planes``."""
     folders = sorted(p for p in trace_root.glob("trace-*") if p.is_dir())
     if not folders:
         return None, f"no traces in {display_path(trace_root)}"
@@ -72,42 +77,59 @@ def derive(trace_root: Path, module: str, reps: int) -> tuple[list[list[float]] 
     for folder in folders:
         try:
             times = profile.module_times(folder, module, expected_runs=reps + 1, reader="xplane")
-        except (OSError, ValueError) as exc:
-            return None, f"{folder.name}: unreadable trace ({exc})"
+        except (OSError, ValueError) as exc:  # one line: too large, not gzip, malformed
+            return None, f"{folder.name}: unreadable trace ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+        if planes is not None:
+            planes.update(times.planes)
         if times.uncertain:
             return None, f"{folder.name}: {times.uncertain}"
         per_trace.append(times.run_seconds)
     return per_trace, ""
 
 
-def check_op(record: dict, row: dict, folder: Path, shown: str) -> Check | None:
+def check_measured(m: dict, module: str, reps: int, folder: Path,
+                   planes: set[str] | None = None) -> tuple[str, Path | None, float | None]:
+    """(what disagrees, "" when nothing; the trace root; the traces' median) for one stored
+    device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
+    ``folder``; the plane names of the traces read are added to ``planes``."""
     from labs.measure import summarize_device
 
+    stored = m.get("device_median_s")
+    where = m.get("trace_dir")
+    if not where or not isinstance(where, str):
+        return "labelled device time but no trace folder recorded", None, None
+    root = Path(where) if Path(where).is_absolute() else Path(folder) / where
+    if reps < 1:
+        return "cannot re-derive: the record does not say how many runs each trace holds", root, None
+    per_trace, why = derive(root, module, reps, planes)
+    if per_trace is None:
+        return f"cannot re-derive: {why}", root, None
+    derived = summarize_device(per_trace)
+    problems = []
+    if not isinstance(stored, (int, float)) or not _close(derived.p50_s, float(stored)):
+        problems.append(f"median {stored!r} s stored, {derived.p50_s:g} s in the traces")
+    runs = m.get("device_runs_s")
+    if runs is not None and (not isinstance(runs, list) or len(runs) != len(derived.runs_s)
+                             or not all(_close(float(a), b) for a, b in zip(sorted(runs), derived.runs_s))):
+        problems.append(f"the stored runs differ from the {len(derived.runs_s)} in the traces")
+    measured = m.get("measured_s")
+    if not isinstance(measured, (int, float)) or not _close(float(measured), derived.p50_s):
+        problems.append(f"measured {measured!r} s is not the traces' median {derived.p50_s:g} s")
+    if problems:
+        return "; ".join(problems), root, derived.p50_s
+    return "", root, derived.p50_s
+
+
+def check_op(record: dict, row: dict, folder: Path, shown: str) -> Check | None:
     m = row["measured"]
     if m.get("measured_from") != "device":
         return None
+    problem, root, derived = check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder)
     stored = m.get("device_median_s")
-    where = m.get("trace_dir")
-    if not where:
-        return Check(shown, row["op"], stored, None, False, "labelled device time but no trace folder recorded")
-    root = Path(where) if Path(where).is_absolute() else folder / where
-    per_trace, why = derive(root, OPS[row["op"]].module_name(), int(record["reps"]))
-    if per_trace is None:
-        return Check(shown, row["op"], stored, None, False, f"cannot re-derive: {why}")
-    derived = summarize_device(per_trace)
-    problems = []
-    if stored is None or not _close(derived.p50_s, stored):
-        problems.append(f"median {stored!r} s stored, {derived.p50_s:g} s in the traces")
-    runs = m.get("device_runs_s")
-    if runs is not None and (len(runs) != len(derived.runs_s)
-                             or not all(_close(a, b) for a, b in zip(sorted(runs), derived.runs_s))):
-        problems.append(f"the {len(runs)} stored runs differ from the {len(derived.runs_s)} in the traces")
-    if not _close(float(m["measured_s"]), derived.p50_s):
-        problems.append(f"measured {m['measured_s']:g} s is not the traces' median {derived.p50_s:g} s")
-    if problems:
-        return Check(shown, row["op"], stored, derived.p50_s, False, "; ".join(problems))
-    return Check(shown, row["op"], stored, derived.p50_s, True,
-                 f"{derived.p50_s:g} s over {len(derived.runs_s)} runs in {len(per_trace)} traces")
+    if problem:
+        return Check(shown, row["op"], stored, derived, False, problem)
+    return Check(shown, row["op"], stored, derived, True,
+                 f"{derived:g} s over {len(m.get('device_runs_s') or [])} runs in {m.get('traces')} traces")
 
 
 def verify_folder(bench_dir: Path | None = None) -> VerifyReport:
@@ -121,7 +143,7 @@ def verify_folder(bench_dir: Path | None = None) -> VerifyReport:
         for row in loaded.record["ops"]:
             try:
                 check = check_op(loaded.record, row, folder, shown)
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 check = Check(shown, str(row.get("op")), None, None, False, f"cannot re-derive: {exc!r}")
             if check is not None:
                 report.checks.append(check)

@@ -55,10 +55,27 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _fields(buf: bytes, start: int, end: int):
-    """(field number, wire type, value): an int for varints, (start, end) for the rest."""
+class _Budget:
+    """The parse work left: every field read costs one (XPlaneError past zero)."""
+
+    def __init__(self, items: int | None):
+        self.left = items if items is not None else float("inf")
+
+    def spend(self, n: int = 1) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise XPlaneError("more protobuf fields than a lab trace holds (refused: bounded parse work)")
+
+
+def _fields(buf: bytes, start: int, end: int, budget: "_Budget | None" = None):
+    """(field number, wire type, value): an int for varints, (start, end) for the rest.
+    Each field read costs ``budget`` one (the parse's work is bounded by it)."""
     pos = start
     while pos < end:
+        if budget is not None:  # inline: this loop is the parse's hot path
+            budget.left -= 1
+            if budget.left < 0:
+                budget.spend(0)
         key, pos = _varint(buf, pos, end)
         number, wire = key >> 3, key & 7
         if number == 0:
@@ -119,9 +136,9 @@ def _int_field(wire: int, value, buf: bytes) -> int:
     return _signed64(value)
 
 
-def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str]) -> tuple:
+def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str], budget: "_Budget") -> tuple:
     metadata_id, value = 0, None
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             metadata_id = _int_field(wire, v, buf)
         elif number == 2 and wire == _I64:
@@ -142,9 +159,9 @@ def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str]) -> tupl
 
 
 def _event(buf: bytes, span: tuple[int, int], timestamp_ns: int, event_names: dict[int, str],
-           stat_names: dict[int, str]) -> Event:
+           stat_names: dict[int, str], budget: _Budget) -> Event:
     metadata_id, offset_ps, duration_ps, stats = 0, 0, 0, []
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             metadata_id = _int_field(wire, v, buf)
         elif number == 2:
@@ -152,7 +169,7 @@ def _event(buf: bytes, span: tuple[int, int], timestamp_ns: int, event_names: di
         elif number == 3:
             duration_ps = _int_field(wire, v, buf)
         elif number == 4 and wire == _LEN:
-            stats.append(_stat(buf, v, stat_names))
+            stats.append(_stat(buf, v, stat_names, budget))
     return Event(event_names.get(metadata_id, ""), float(_div1000(offset_ps) + timestamp_ns),
                  float(_div1000(duration_ps)), stats)
 
@@ -162,9 +179,9 @@ def _div1000(ps: int) -> int:
     return ps // 1000 if ps >= 0 else -((-ps) // 1000)
 
 
-def _map_entry(buf: bytes, span: tuple[int, int]) -> tuple[int, tuple[int, int] | None]:
+def _map_entry(buf: bytes, span: tuple[int, int], budget: "_Budget") -> tuple[int, tuple[int, int] | None]:
     key, value = 0, None
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             key = _int_field(wire, v, buf)
         elif number == 2 and wire == _LEN:
@@ -172,53 +189,58 @@ def _map_entry(buf: bytes, span: tuple[int, int]) -> tuple[int, tuple[int, int] 
     return key, value
 
 
-def _metadata_name(buf: bytes, span: tuple[int, int] | None) -> str:
+def _metadata_name(buf: bytes, span: tuple[int, int] | None, budget: "_Budget") -> str:
     """The ``name`` (field 2) of an XEventMetadata or XStatMetadata."""
     if span is None:
         return ""
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 2 and wire == _LEN:
             return _text(buf, v)
     return ""
 
 
-def _line(buf: bytes, span: tuple[int, int], event_names, stat_names) -> Line:
+def _line(buf: bytes, span: tuple[int, int], event_names, stat_names, budget: _Budget) -> Line:
     name, timestamp_ns, event_spans = "", 0, []
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 2 and wire == _LEN:
             name = _text(buf, v)
         elif number == 3:
             timestamp_ns = _int_field(wire, v, buf)
         elif number == 4 and wire == _LEN:
             event_spans.append(v)
-    return Line(name, [_event(buf, s, timestamp_ns, event_names, stat_names) for s in event_spans])
+    return Line(name, [_event(buf, s, timestamp_ns, event_names, stat_names, budget) for s in event_spans])
 
 
-def _plane(buf: bytes, span: tuple[int, int]) -> Plane:
+def _plane(buf: bytes, span: tuple[int, int], budget: _Budget) -> Plane:
     # Lines (field 3) may come before the metadata maps (4, 5): collect first, decode after.
     name, line_spans, event_names, stat_names = "", [], {}, {}
-    for number, wire, v in _fields(buf, *span):
+    for number, wire, v in _fields(buf, *span, budget):
         if number == 2 and wire == _LEN:
             name = _text(buf, v)
         elif number == 3 and wire == _LEN:
             line_spans.append(v)
         elif number == 4 and wire == _LEN:
-            key, value = _map_entry(buf, v)
-            event_names[key] = _metadata_name(buf, value)
+            key, value = _map_entry(buf, v, budget)
+            event_names[key] = _metadata_name(buf, value, budget)
         elif number == 5 and wire == _LEN:
-            key, value = _map_entry(buf, v)
-            stat_names[key] = _metadata_name(buf, value)
-    return Plane(name, [_line(buf, s, event_names, stat_names) for s in line_spans])
+            key, value = _map_entry(buf, v, budget)
+            stat_names[key] = _metadata_name(buf, value, budget)
+    return Plane(name, [_line(buf, s, event_names, stat_names, budget) for s in line_spans])
 
 
-def parse(data: bytes) -> XSpace:
-    """An XSpace from its serialized bytes (XPlaneError when malformed)."""
+def parse(data: bytes, max_events: int | None = None) -> XSpace:
+    """An XSpace from its serialized bytes (XPlaneError when malformed). ``max_events`` bounds the
+    work: the protobuf fields read, events, stats and metadata included (None: unbounded)."""
     buf = memoryview(bytes(data))
-    return XSpace([_plane(buf, v) for number, wire, v in _fields(buf, 0, len(buf))
-                   if number == 1 and wire == _LEN])
+    budget = _Budget(max_events)
+    planes = []
+    for number, wire, v in _fields(buf, 0, len(buf), budget):
+        if number == 1 and wire == _LEN:
+            planes.append(_plane(buf, v, budget))
+    return XSpace(planes)
 
 
-def read_file(path: Path) -> XSpace:
+def read_file(path: Path, max_events: int | None = None) -> XSpace:
     """An XSpace from a ``.xplane.pb`` file."""
     with open(path, "rb") as fh:
-        return parse(fh.read())
+        return parse(fh.read(), max_events)

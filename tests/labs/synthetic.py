@@ -10,6 +10,7 @@ import datetime as dt
 from pathlib import Path
 
 from generator import catalogue
+from labs import ops as lab_ops
 from labs import runner
 from labs.calibrate import Calibration
 from labs.device import DeviceInfo
@@ -27,22 +28,69 @@ def device(platform: str = "gpu", device_kind: str = "NVIDIA H200", memory_bytes
 
 
 def plan(tmp_path: Path, dev: DeviceInfo | None = None, **options) -> runner.Plan:
-    opts = runner.LabOptions(out_dir=tmp_path / "bench", size=options.pop("size", 4096), **options)
+    # 3 timed runs per trace: what ``measurement``'s nine runs over three traces are.
+    opts = runner.LabOptions(out_dir=tmp_path / "bench", size=options.pop("size", 4096),
+                             reps=options.pop("reps", 3), **options)
     return runner.make_plan(opts, dev or device(), now=NOW)
 
 
+def _ns(seconds: float) -> float:
+    """Whole nanoseconds, as a trace holds them (so fabricated traces re-derive them exactly)."""
+    return max(1, round(seconds * 1e9)) * 1e-9
+
+
 def measurement(seconds: float, device_seconds: float | None = None, *, wall_only: bool = False,
-                noisy: bool = False) -> Measurement:
-    """Device time ``seconds`` (p50) from three quiet traces; ``wall_only``: the trace failed;
-    ``noisy``: the runs' spread is over the threshold."""
+                noisy: bool = False, trace_dir: Path | None = None) -> Measurement:
+    """Device time ``seconds`` (p50, whole nanoseconds) from three quiet traces; ``wall_only``: the
+    trace failed; ``noisy``: the runs' spread is over the threshold; ``trace_dir``: where
+    ``write_traces`` puts the traces."""
     wall = WallTiming(seconds, seconds * 0.95, seconds * 1.1, 0.02, 57)
     if wall_only:
         return Measurement(wall, None, "", None, "trace failed: RuntimeError: test", 0)
-    dev = seconds if device_seconds is None else device_seconds
+    dev = _ns(seconds if device_seconds is None else device_seconds)
+    lo, hi = _ns(dev * 0.99), _ns(dev * 1.01)
     why = ("runs spread 60% (IQR / median) > 25%",) if noisy else ()
-    device = DeviceTiming(tuple([dev * 0.99, dev, dev * 1.01] * 3), (dev, dev, dev), dev * 0.99, dev, dev * 1.01,
-                          dev * 0.98, 0.6 if noisy else 0.02, why)
-    return Measurement(wall, device, "step markers", None, "", 3, 0, "test")
+    device = DeviceTiming(tuple(sorted([lo, dev, hi] * 3)), (dev, dev, dev), lo, dev, hi,
+                          lo, 0.6 if noisy else 0.02, why)
+    return Measurement(wall, device, "step markers", None if trace_dir is None else str(trace_dir), "", 3, 0, "test")
+
+
+def write_traces(m: Measurement, platform: str, module: str) -> None:
+    """Fabricated traces for ``m`` in its ``trace_dir`` (tests/labs/fabricate.py)."""
+    from tests.labs import fabricate
+
+    if m.device is not None and m.trace_dir is not None:
+        fabricate.write_for_measurement(Path(m.trace_dir), platform, module, list(m.device.runs_s), m.traces)
+
+
+def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6) -> dict:
+    """The record's ``probes``: per op kind a fixed-cost measurement (``fixed_cost_s`` beyond the op's
+    own work at its smallest size) and a calibration whose matmul and copy attain (about) the given
+    speeds, their traces written beside the plan's (the layout ``labs.evidence`` measures)."""
+    from generator import costs, roofline
+    from labs import evidence
+    from labs import ops as lab_ops
+
+    root = p.trace_dir
+    dim = 1024
+    mm_flops = costs.cost("matmul", (dim, dim, dim), p.options.dtype).flops
+    moved = 2 * 2**28
+    mm = measurement(mm_flops / flops_per_s, trace_dir=root / "calibrate_matmul" if root else None)
+    cp = measurement(moved / bytes_per_s, trace_dir=root / "calibrate_copy" if root else None)
+    cal = Calibration(p.device.device_kind, p.options.dtype, mm_flops / mm.measured_s, moved / cp.measured_s,
+                      dim, mm_flops, mm, moved, cp)
+    edge = evidence.fixed_cost_edge(p.options.size)
+    if "skinny_matmul" in p.options.ops:
+        edge = max(edge, lab_ops.SKINNY_ROWS + 1)
+    fixed = {}
+    for op in p.options.ops:
+        work_s = roofline.estimate(cal.ceilings(), lab_ops.OPS[op].cost(edge, p.options.dtype)).floor_s
+        m = measurement(work_s + fixed_cost_s, trace_dir=root / "fixed_cost" / op if root else None)
+        write_traces(m, p.device.platform, lab_ops.OPS[op].module_name())
+        fixed[op] = (m, False, edge)
+    for m, module in ((mm, "jit_lab_calibrate_matmul"), (cp, "jit_lab_calibrate_copy")):
+        write_traces(m, p.device.platform, module)
+    return evidence.probes_dict(fixed, cal, p.stored_path)
 
 
 def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> Calibration:
@@ -78,15 +126,16 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
             predicted = learner[name].seconds
         else:
             predicted = base[name].floor_s
-        measured[name] = runner.OpResult(measurement(predicted * ratios.get(name, 1.0), wall_only=name in wall_ops,
-                                                     noisy=name in noisy_ops), None)
+        m = measurement(predicted * ratios.get(name, 1.0), wall_only=name in wall_ops, noisy=name in noisy_ops,
+                        trace_dir=p.trace_dir / name if p.trace_dir else None)
+        write_traces(m, p.device.platform, lab_ops.OPS[name].module_name())
+        measured[name] = runner.OpResult(m, None)
     started = started_at or NOW.isoformat()
     if learner and read is None:
         read = runner.PredictionsRead("test", (dt.datetime.fromisoformat(started) - dt.timedelta(minutes=1)).isoformat())
     if probes == "default":
         peaks = p.datasheet or (calibrate.ceilings() if calibrate else None)
-        probes = {"fixed_cost_s": 2e-6, "fixed_cost_from": "device",
-                  "attained_flops_per_s": 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
-                  "attained_bytes_per_s": peaks.hbm_bytes_per_s / 3 if peaks else 1e11}
+        probes = probes_for(p, 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
+                            peaks.hbm_bytes_per_s / 3 if peaks else 1e11)
     rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
     return runner.explain(rec, explanations or {})

@@ -170,6 +170,7 @@ def test_end_to_end_on_8_forced_cpu_devices(tmp_path):
     mine = {r["id"]: r["predictions"]["learner"] for r in record["rows"]}
     assert mine["all_gather@16kB"] == {"seconds": pytest.approx(1e-3)} and mine["all_to_all@64kB"] is None
     assert (out / record["trace_dir"]).is_dir()
+    assert not list(out.glob(".*.tmp"))  # saved through safeio under the folder's lock (records.save_new)
     gate = run_drill("gate", "--bench", str(out), "--json")  # GATE 00 neither counts nor skips it
     assert json.loads(gate.stdout)["status"] == "pending" and json.loads(gate.stdout)["skipped"] == []
 

@@ -102,9 +102,24 @@ def test_module_times_without_a_trace_says_so(tmp_path):
     assert times.run_seconds == [] and times.uncertain == "no trace file"
 
 
-def test_xprof_hint_names_the_directory(tmp_path):
-    hint = profile.xprof_hint(tmp_path)
-    assert str(tmp_path) in hint and "pip install -U xprof" in hint and "--logdir" in hint
+def test_xprof_layout_gunzips_each_trace_where_xprof_looks(tmp_path):
+    """XProf reads LOGDIR/plugins/profile/RUN/HOST.xplane.pb, uncompressed (it finds no .gz)."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+    from labs import records, xplane
+    from tests.labs import synthetic
+
+    path = records.save_run(synthetic.record(tmp_path), tmp_path / "bench", "lab-0.1-gpu")
+    res = CliRunner().invoke(cli, ["xprof", path.name, "--bench", str(path.parent), "--logdir", str(tmp_path / "x")])
+    assert res.exit_code == 0, res.output
+    files = sorted((tmp_path / "x" / "plugins" / "profile").glob("*/host.xplane.pb"))
+    # five ops, their five fixed-cost probes and the calibration's matmul and copy, three traces each
+    assert len(files) == 36 and files[0].parent.name == "add-trace-1"
+    assert (tmp_path / "x" / "plugins" / "profile" / "fixed_cost-add-trace-1" / "host.xplane.pb").is_file()
+    assert any(p.name.startswith("/device:GPU") for p in xplane.parse(files[0].read_bytes()).planes)
+    assert res.output.splitlines()[-1] == f"xprof --logdir={tmp_path / 'x'} --port=6006"
+    assert "drill xprof" in profile.xprof_hint(tmp_path)
 
 
 def test_an_accelerator_trace_without_device_events_gives_none_not_host_launch_times():

@@ -80,9 +80,13 @@ def test_unknown_schema_and_version_are_named(gpu_record):
 def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path, gpu_record):
     path = records.save(gpu_record, tmp_path / "out", "lab-0.1-test")
     assert records.load(path) == gpu_record
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["lab-0.1-test.json", records.LEDGER_NAME]
-    (entry,) = records.read_ledger(tmp_path / "out")
-    assert entry["stem"] == "lab-0.1-test" and gpu_record["run"] == {**gpu_record["run"], "number": 1, "earlier": []}
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [records.LOCK_NAME, "lab-0.1-test.json", records.LEDGER_NAME]
+    pending, saved = records.read_ledger(tmp_path / "out")  # the pending line first, then the saved one
+    assert pending["state"] == "pending" and pending["sha256"] is None and saved["state"] == "saved"
+    assert saved["sha256"] == records.sha256_bytes(path.read_bytes())
+    assert {k: saved[k] for k, _ in records.LEDGER_FIELDS} == {k: gpu_record[r] for k, r in records.LEDGER_FIELDS}
+    assert pending["stem"] == saved["stem"] == "lab-0.1-test"
+    assert gpu_record["run"] == {**gpu_record["run"], "number": 1, "earlier": []}
     again = records.save(dict(gpu_record), tmp_path / "out", "lab-0.1-test")  # never replaced: a -2, a 2nd run
     assert again.name == "lab-0.1-test-2.json" and records.load(again)["run"]["earlier"] == ["lab-0.1-test"]
 

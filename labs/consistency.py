@@ -1,0 +1,279 @@
+"""Is a record physically and internally consistent? The rules the gate adds to counting.
+
+Each function returns why-not lines, each starting with the rule it names:
+- ``schema:`` a record older than the schema this tool writes is history, never counted;
+- ``traces:`` every device time (each op, each op kind's fixed-cost probe, the calibration's matmul and
+  copy) is re-derived from the kept traces (``labs.verify``: ``drill gate --verify`` is the
+  verbose report of the same check);
+- ``device planes:`` the traces were made on the claimed platform: a GPU record's traces hold a
+  ``/device:GPU`` plane, a TPU record's a ``/device:TPU`` plane;
+- ``probes:`` / ``evidence:`` the probe numbers agree with their own measurements and each op's
+  stored evidence agrees with the probes and the constants;
+- ``datasheet:`` a catalogued chip's record carries that chip's datasheet constants;
+- ``datasheet floor:`` no op runs faster than the claimed chip's roofline floor by more than
+  ``FLOOR_SLACK`` (attained FLOP/s and bytes/s above the datasheet by more than 10%);
+- ``attained:`` the calibration probes (a large matmul, a large copy) attain between
+  ``PROBE_MIN_FRACTION`` and ``1 + FLOOR_SLACK`` of the chip's datasheet FLOP/s and bytes/s.
+
+Bounds and their sources: the published H200 run (bench/NOTES-h200.md, 2026-11-29) attained
+804 TFLOP/s (81% of the 989 TFLOP/s datasheet, bf16 dense) on an 8192^3 matmul and 4.28 TB/s
+(89% of 4.8 TB/s) on the copy; the issue's CPU record attains 34 GFLOP/s, 0.003% of an H200.
+A tenth of the datasheet is far below any healthy accelerator's probe (cuBLAS and XLA reach
+70-90%) and far above a CPU's. The 10% over the floor allows the datasheet's rounding and clock
+boost; faster than that is not physically possible on the claimed chip. Pure Python: no jax.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from generator import catalogue, costs, roofline
+
+FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
+PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
+REL = 1e-9  # numbers copied from one another: only float noise may differ
+_PLANE = {"gpu": re.compile(r"^/device:GPU", re.IGNORECASE), "tpu": re.compile(r"^/device:TPU", re.IGNORECASE)}
+
+
+def _close(a, b, rel: float = REL) -> bool:
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
+
+
+def schema_reasons(record: dict) -> list[str]:
+    from labs.records import SCHEMA_VERSION
+
+    version = record.get("schema_version")
+    if version != SCHEMA_VERSION:
+        return [f"schema: version {version} is older than {SCHEMA_VERSION}, the version this tool writes: "
+                "shown as history, never counted (its checks are weaker)"]
+    return []
+
+
+def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
+    """The probes' stored measurements: name -> (measurement dict, XLA module name)."""
+    from labs.ops import OPS
+
+    probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
+    cal = probes.get("calibration") if isinstance(probes.get("calibration"), dict) else {}
+    found = {}
+    # The fixed cost is measured per op kind: the same op at its smallest size, timed under the op's
+    # own XLA module name in its own trace folder (labs.evidence.fixed_cost_probes).
+    by_op = probes.get("fixed_cost_by_op") if isinstance(probes.get("fixed_cost_by_op"), dict) else {}
+    for op, entry in by_op.items():
+        if op in OPS and isinstance(entry, dict) and isinstance(entry.get("measurement"), dict):
+            found[f"fixed cost {op}"] = (entry["measurement"], OPS[op].module_name())
+    for part, module in (("matmul", "jit_lab_calibrate_matmul"), ("copy", "jit_lab_calibrate_copy")):
+        if isinstance(cal.get(part), dict):
+            found[f"calibration {part}"] = (cal[part], module)
+    return found
+
+
+def trace_reasons(record: dict, folder: Path) -> list[str]:
+    """``traces:`` and ``device planes:`` for one record in ``folder``."""
+    from labs import verify
+    from labs.ops import OPS
+
+    why, planes = [], set()
+    for row in record["ops"]:
+        m = row["measured"]
+        if m.get("measured_from") != "device" or row["op"] not in OPS:
+            continue
+        check = verify.check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder, planes)
+        if check[0]:
+            why.append(f"traces: {row['op']}: {check[0]}")
+    for name, (m, module) in probe_measurements(record).items():
+        if m.get("measured_from") != "device":
+            why.append(f"traces: {name}: wall clock, not device time")
+            continue
+        runs, traces = m.get("device_runs"), m.get("traces")
+        reps = runs // traces if isinstance(runs, int) and isinstance(traces, int) and traces > 0 else 0
+        check = verify.check_measured(m, module, reps, folder, planes)
+        if check[0]:
+            why.append(f"traces: {name}: {check[0]}")
+    wanted = _PLANE.get(str(record.get("platform")))
+    if wanted is not None:
+        # The planes of every trace read above: one parse per trace file.
+        if not any(wanted.match(n) for n in planes):
+            shown = ", ".join(sorted(planes)[:4]) or "none readable"
+            why.append(f"device planes: platform '{record.get('platform')}' but the traces hold no "
+                       f"/device:{str(record.get('platform')).upper()} plane (planes: {shown})")
+    return why
+
+
+def evidence_reasons(record: dict) -> list[str]:
+    """``probes:`` and ``evidence:``: the probe numbers agree with their measurements and each op's
+    evidence with the probes and the constants."""
+    why = []
+    probes = record.get("probes")
+    if not isinstance(probes, dict):
+        return ["probes: the record has no probes (fixed cost, attained speeds)"]
+    why += _fixed_cost_reasons(record, probes)
+    cal = probes.get("calibration")
+    if not isinstance(cal, dict):
+        why.append("probes: no calibration measurement behind the attained speeds")
+    else:
+        mm, cp = cal.get("matmul") or {}, cal.get("copy") or {}
+        for key, cal_key, stored, work, m in (
+                ("attained_flops_per_s", "peak_flops_per_s", probes.get("attained_flops_per_s"), mm.get("flops"), mm),
+                ("attained_bytes_per_s", "hbm_bytes_per_s", probes.get("attained_bytes_per_s"),
+                 cp.get("bytes_moved"), cp)):
+            try:
+                derived = float(work) / float(m.get("measured_s"))
+            except (TypeError, ValueError, ZeroDivisionError):
+                derived = None
+            if derived is None or not _close(stored, derived) or not _close(cal.get(cal_key), stored):
+                why.append(f"probes: {key} {stored!r} is not what its measurement gives "
+                           f"({derived!r}; calibration says {cal.get(cal_key)!r}) (edited?)")
+        if isinstance(mm.get("dim"), int) and mm.get("flops") is not None:
+            expected = costs.cost("matmul", (mm["dim"],) * 3, record.get("dtype", "bf16")).flops
+            if not _close(expected, mm["flops"]):
+                why.append(f"probes: the calibration matmul counts {mm['flops']!r} FLOPs, but "
+                           f"{mm['dim']}^3 is {expected:g}")
+        name = cal.get("name")
+        if name is not None and name != f"{record.get('device_kind')} (calibrated)":
+            why.append(f"probes: the calibration was made on '{name}', not '{record.get('device_kind')} (calibrated)'")
+    constants = record.get("constants") or {}
+    cal_consts = constants.get("calibrated")
+    if isinstance(cal_consts, dict) and isinstance(cal, dict):
+        for key in ("peak_flops_per_s", "hbm_bytes_per_s"):
+            if not _close(cal_consts.get(key), cal.get(key)):
+                why.append(f"probes: constants.calibrated.{key} {cal_consts.get(key)!r} is not the probes' "
+                           f"{cal.get(key)!r}")
+    for row in record["ops"]:
+        ev = row.get("evidence")
+        if not isinstance(ev, dict):
+            why.append(f"evidence: {row['op']}: no evidence object")
+            continue
+        per_op = (probes.get("fixed_cost_by_op") or {}).get(row["op"]) if isinstance(
+            probes.get("fixed_cost_by_op"), dict) else None
+        pairs = [("fixed_cost_s", per_op.get("fixed_cost_s") if isinstance(per_op, dict) else probes.get("fixed_cost_s")),
+                 ("attained_flops_per_s", probes.get("attained_flops_per_s")),
+                 ("attained_bytes_per_s", probes.get("attained_bytes_per_s")),
+                 ("xla_flops", (row.get("xla_cost") or {}).get("flops")),
+                 ("xla_bytes", (row.get("xla_cost") or {}).get("bytes_accessed"))]
+        graded = _floor(record, row)
+        if graded is not None:
+            pairs += [("floor_s", graded[0]), ("peak_flops_per_s", graded[1]), ("peak_bytes_per_s", graded[2])]
+        for key, expected in pairs:
+            value = ev.get(key)
+            if value is None and expected is None:
+                continue
+            if not _close(value, expected):
+                why.append(f"evidence: {row['op']}: evidence.{key} {value!r} is not {expected!r} "
+                           "(from the probes and constants; edited?)")
+    return why
+
+
+def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
+    """``probes:`` for the fixed cost per op kind: each op kind's device time is its measurement's,
+    its work floor is the roofline at the probes' attained speeds for that op at the probe's size,
+    its fixed cost is the time beyond that work, and ``fixed_cost_s`` is the smallest of them."""
+    from labs.ops import OPS
+
+    by_op = probes.get("fixed_cost_by_op")
+    if not isinstance(by_op, dict) or not by_op:
+        return ["probes: no fixed-cost measurement per op kind behind probes.fixed_cost_s"]
+    why = []
+    try:
+        attained = roofline.Ceilings("probes", float(probes["attained_flops_per_s"]),
+                                     float(probes["attained_bytes_per_s"]), str(record.get("dtype")), "")
+    except (KeyError, TypeError, ValueError):
+        attained = None
+    for op, entry in by_op.items():
+        if op not in OPS or not isinstance(entry, dict) or not isinstance(entry.get("measurement"), dict):
+            why.append(f"probes: fixed cost {op}: no measurement")
+            continue
+        device_s, work_s = entry.get("device_s"), entry.get("work_floor_s")
+        if not _close(device_s, entry["measurement"].get("measured_s")):
+            why.append(f"probes: fixed cost {op}: device_s {device_s!r} s is not its measurement's "
+                       f"{entry['measurement'].get('measured_s')!r} s (edited?)")
+        if attained is not None and isinstance(entry.get("size"), int):
+            expected = roofline.estimate(attained, OPS[op].cost(entry["size"], str(record.get("dtype")))).floor_s
+            if not _close(work_s, expected, 1e-6):
+                why.append(f"probes: fixed cost {op}: work_floor_s {work_s!r} s is not the roofline's "
+                           f"{expected:g} s at the attained speeds (edited?)")
+        try:
+            net = max(0.0, float(device_s) - float(work_s))
+        except (TypeError, ValueError):
+            net = None
+        if net is None or not _close(entry.get("fixed_cost_s"), net, 1e-6):
+            why.append(f"probes: fixed cost {op}: fixed_cost_s {entry.get('fixed_cost_s')!r} s is not its device "
+                       f"time less its work ({net!r} s) (edited?)")
+    smallest = [e.get("fixed_cost_s") for e in by_op.values() if isinstance(e, dict)]
+    try:
+        low = min(float(v) for v in smallest)
+    except (TypeError, ValueError):
+        low = None
+    if low is None or not _close(probes.get("fixed_cost_s"), low):
+        why.append(f"probes: fixed_cost_s {probes.get('fixed_cost_s')!r} s is not the smallest op kind's "
+                   f"fixed cost ({low!r} s) (edited?)")
+    return why
+
+
+def _floor(record: dict, row: dict) -> tuple[float, float, float] | None:
+    """(floor s, peak FLOP/s, peak bytes/s) the evidence was built on: the datasheet, else the calibration."""
+    for kind in ("datasheet", "calibrated"):
+        est = (row.get("predictions") or {}).get(kind)
+        if est:
+            consts = (record.get("constants") or {}).get(kind) or {}
+            return (est.get("seconds"), consts.get("peak_flops_per_s") or 0.0, consts.get("hbm_bytes_per_s") or 0.0)
+    return None
+
+
+def physics_reasons(record: dict) -> list[str]:
+    """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
+    (the catalogue's numbers, never the record's)."""
+    from labs.ops import OPS
+
+    chip = catalogue.load().for_device_kind(str(record.get("device_kind")))
+    if chip is None:
+        return []
+    dtype = str(record.get("dtype"))
+    try:
+        sheet = roofline.Ceilings.from_chip(chip, dtype)
+    except KeyError:
+        return [f"datasheet: the {chip.display} has no {dtype} peak in the catalogue"]
+    why = []
+    stored = (record.get("constants") or {}).get("datasheet")
+    if not isinstance(stored, dict):
+        why.append(f"datasheet: device_kind '{record.get('device_kind')}' is the catalogued {chip.display}, "
+                   "but the record has no datasheet constants (constants.datasheet is null)")
+    elif not (_close(stored.get("peak_flops_per_s"), sheet.peak_flops_per_s)
+              and _close(stored.get("hbm_bytes_per_s"), sheet.hbm_bytes_per_s)):
+        why.append(f"datasheet: the record's constants ({stored.get('peak_flops_per_s')!r} FLOP/s, "
+                   f"{stored.get('hbm_bytes_per_s')!r} B/s) are not the {chip.display}'s "
+                   f"({sheet.peak_flops_per_s:g} FLOP/s, {sheet.hbm_bytes_per_s:g} B/s)")
+    size = record.get("size")
+    for row in record["ops"]:
+        if row["op"] not in OPS or not isinstance(size, int):
+            continue
+        floor_s = roofline.estimate(sheet, OPS[row["op"]].cost(size, dtype)).floor_s
+        measured = float(row["measured"]["measured_s"])
+        if measured < (1 - FLOOR_SLACK) * floor_s:
+            why.append(f"datasheet floor: {row['op']} measured {measured:g} s, {100 * measured / floor_s:.0f}% of "
+                       f"the {chip.display}'s roofline floor {floor_s:g} s: faster than that chip can run")
+    probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
+    for key, peak, unit in (("attained_flops_per_s", sheet.peak_flops_per_s, "FLOP/s"),
+                            ("attained_bytes_per_s", sheet.hbm_bytes_per_s, "B/s")):
+        value = probes.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            why.append(f"attained: no {key} to compare with the {chip.display}'s datasheet")
+            continue
+        fraction = value / peak
+        if not PROBE_MIN_FRACTION <= fraction <= 1 + FLOOR_SLACK:
+            why.append(f"attained: the probe's {value:g} {unit} is {100 * fraction:.3g}% of the {chip.display}'s "
+                       f"datasheet {peak:g} {unit} (plausible: {100 * PROBE_MIN_FRACTION:.0f}% to "
+                       f"{100 * (1 + FLOOR_SLACK):.0f}%)")
+    return why
+
+
+def reasons(record: dict, folder: Path) -> list[str]:
+    """Every consistency rule the record breaks (empty: it may count)."""
+    return [*schema_reasons(record), *trace_reasons(record, folder), *evidence_reasons(record),
+            *physics_reasons(record)]

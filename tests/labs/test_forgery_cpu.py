@@ -1,0 +1,159 @@
+"""The forgeries of issue 23, made from a record the real CPU lab writes: none counts, and each
+`why_not` names the rule that stops it (real jax: slow)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from labs import gate, records
+from labs.ops import SEED_OPS
+from tests.conftest import run_drill
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("forgery")
+    preds = root / "p.yaml"
+    preds.write_text("".join(f"{op}: 10us\n" for op in SEED_OPS))
+    res = run_drill("lab", "--size", "256", "--reps", "3", "--out", str(root / "a"), "--json",
+                    "--predictions", str(preds), timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return root / "a", Path(json.loads(res.stdout)["path"])
+
+
+def _copy(tmp_path: Path, cpu_run) -> tuple[Path, Path]:
+    folder, path = cpu_run
+    dest = tmp_path / "copy"
+    shutil.copytree(folder, dest)
+    return dest, dest / path.name
+
+
+def _as_h200(rec: dict) -> None:
+    """The first try: platform, device_kind and chip an H200's, predictions rewritten to the
+    measured times with their SHA-256."""
+    rec.update(platform="gpu", device_kind="NVIDIA H200", chip="h200")
+    for row in rec["ops"]:
+        seconds = row["measured"]["measured_s"]
+        row["predictions"]["learner"] = {"seconds": seconds, "text": f"{seconds!r}s"}
+    rec["learner_predictions"]["sha256"] = records.predictions_sha256(
+        {row["op"]: row["predictions"]["learner"]["text"] for row in rec["ops"]})
+
+
+def _edit(path: Path, change) -> None:
+    rec = json.loads(path.read_text())
+    change(rec)
+    path.write_text(json.dumps(rec, indent=2) + "\n")
+
+
+def _edit_ledger(folder: Path, change) -> None:
+    ledger = folder / records.LEDGER_NAME
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    for entry in lines:
+        change(entry)
+    ledger.write_text("".join(json.dumps(e) + "\n" for e in lines))
+
+
+def _why(folder: Path, path: Path) -> list[str]:
+    result = gate.evaluate(folder)
+    (row,) = [r for r in result.rows if Path(r.path).name == path.name]
+    assert not row.counted and result.status != "pass"
+    return row.why_not
+
+
+def _names(why: list[str], *rules: str) -> None:
+    for rule in rules:
+        assert any(w.startswith(rule) for w in why), (rule, why)
+
+
+def test_the_lab_writes_a_record_whose_ledger_vouches_for_it(cpu_run):
+    folder, path = cpu_run
+    why = _why(folder, path)
+    assert not any(w.startswith(("ledger:", "traces:", "probes:", "evidence:", "schema:", "device planes:"))
+                   for w in why), why  # only CPU, N and the predictions' misses stop it
+    _names(why, "CPU: not real hardware", "size: N=256 is practice")
+
+
+def test_h200_edit_with_the_sha_rewritten_and_the_ledger_left_alone(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, _as_h200)
+    why = _why(folder, path)
+    _names(why, "ledger: platform is 'gpu' in the record but 'cpu'", "ledger: device_kind", "ledger: chip",
+           "ledger: the record's SHA-256", "device planes: platform 'gpu'", "datasheet: device_kind 'NVIDIA H200'",
+           "attained: the probe's", "probes: the calibration was made on 'cpu (calibrated)'")
+
+
+def test_h200_edit_with_the_ledger_edited_to_match(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, _as_h200)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    _edit_ledger(folder, lambda e: e.update(platform="gpu", device_kind="NVIDIA H200", chip="h200",
+                                            sha256=digest if e["sha256"] else None))
+    why = _why(folder, path)
+    assert not any(w.startswith("ledger:") for w in why), why  # the ledger agrees now; the physics does not
+    _names(why, "device planes: platform 'gpu' but the traces hold no /device:GPU plane", "datasheet:", "attained:")
+
+
+def test_schema_lowered_and_the_noisy_ops_runs_deleted(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+
+    def second_try(rec):
+        _as_h200(rec)
+        rec["schema_version"] = 2
+        for row in rec["ops"]:
+            row["measured"].pop("device_runs_s", None)
+            row["measured"]["noisy"] = False
+    _edit(path, second_try)
+    why = _why(folder, path)
+    _names(why, "schema: version 2 is older than 4", "device planes:", "datasheet:", "attained:")
+
+
+def test_probes_fixed_cost_edited(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+
+    def fixed(rec):
+        rec["probes"]["fixed_cost_by_op"]["matmul"]["fixed_cost_s"] = 8e-05
+    _edit(path, fixed)
+    why = _why(folder, path)
+    _names(why, "probes: fixed cost matmul: fixed_cost_s 8e-05 s is not its device time less its work",
+           "evidence: matmul: evidence.fixed_cost_s", "ledger: the record's SHA-256")
+
+
+def test_probes_edited_with_their_measurement_too(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+
+    def both(rec):
+        entry = rec["probes"]["fixed_cost_by_op"]["matmul"]
+        entry["fixed_cost_s"] = 8e-05
+        entry["device_s"] = entry["work_floor_s"] + 8e-05
+        entry["measurement"]["measured_s"] = entry["measurement"]["device_median_s"] = entry["device_s"]
+        rec["probes"]["fixed_cost_s"] = min(e["fixed_cost_s"] for e in rec["probes"]["fixed_cost_by_op"].values())
+        for row in rec["ops"]:
+            if row["op"] == "matmul":
+                row["evidence"]["fixed_cost_s"] = 8e-05
+    _edit(path, both)
+    why = _why(folder, path)
+    _names(why, "traces: fixed cost matmul: median")
+
+
+def test_the_ledger_edited_alone(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit_ledger(folder, lambda e: e.update(chip="h200"))
+    _names(_why(folder, path), "ledger: chip is None in the record but 'h200'")
+    folder, path = _copy(tmp_path / "again", cpu_run)
+    _edit_ledger(folder, lambda e: e.update(sha256="0" * 64 if e["sha256"] else None))
+    _names(_why(folder, path), "ledger: the record's SHA-256")
+
+
+def test_gate_verify_agrees_with_the_lab_and_names_a_forged_time(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    res = run_drill("gate", "--verify", "--bench", str(folder))
+    assert res.returncode == 0 and "every measured time agrees" in res.stdout, res.stdout
+    _edit(path, lambda rec: rec["ops"][0]["measured"].update(measured_s=rec["ops"][0]["measured"]["measured_s"] / 3))
+    _names(_why(folder, path), f"traces: {json.loads(path.read_text())['ops'][0]['op']}: ")
