@@ -8,6 +8,7 @@
 # Needs python3 with jax (CUDA or TPU build), click, pyyaml, numpy, matplotlib. Nothing is installed.
 # Leaves at most 8 files under $OUT, none deeper than $OUT/bench/<file>:
 #   bench/lab-0.1-*.json   one record per size (copy them into the repository's bench/)
+#   bench/ledger.jsonl     the records folder's ledger (the gate counts a record only where it vouches)
 #   roofline-n<N>.png      one plot per size
 #   traces.tar.gz          every profiler trace; extract inside bench/ (-> bench/traces/<record>/<op>/)
 #   trace-summary.json     planes/lines/stat keys of one trace (to debug device-time parsing)
@@ -68,6 +69,9 @@ if [ -d "$OUT/bench/traces" ]; then
     tar -C "$tmp" -czf "$OUT/traces.tar.gz" traces; rm -rf "$tmp"
   fi
 fi
+
+# The folder's lock file is empty and only serialises writers: it does not travel.
+rm -f "$OUT/bench/.lock"
 
 say ""
 say "== drill gate"

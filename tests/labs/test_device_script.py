@@ -28,6 +28,7 @@ def test_device_script_leaves_records_plots_traces_and_the_gate(tmp_path):
     assert all(len(p.relative_to(out).parts) <= 2 for p in files)  # $OUT/a/file at most
     saved = sorted((out / "bench").glob("lab-0.1-*.json"), key=lambda p: records.load(p)["size"])
     assert [records.load(p)["size"] for p in saved] == [64, 128]
+    assert (out / "bench" / "ledger.jsonl").is_file()  # the gate counts a record only where its ledger vouches
     assert (out / "roofline-n64.png").is_file() and (out / "roofline-n128.png").is_file()
     with tarfile.open(out / "traces.tar.gz") as tar:
         names = tar.getnames()
