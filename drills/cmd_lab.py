@@ -413,13 +413,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
         record_path = _newest_unexplained(records, runner, folder)
-    elif not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
-        record_path = folder / record_path
-
-    try:
-        record = records.load(record_path)
-    except records.RecordError as exc:
-        raise click.UsageError(f"{record_path}: {exc}") from None
+    record_path, record = _load_named(records, record_path, folder)
     pending = [row for row in runner.misses(record) if not runner.accepted(row)
                and not (row.get("miss") or {}).get("revealed")]
     if not pending:
@@ -468,6 +462,17 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         click.echo(line)
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
+
+
+def _load_named(records, record_path: Path, folder: Path) -> tuple[Path, dict]:
+    """The record RECORD names (a path, or a file name in the records folder) and its path; a record
+    that cannot be read is a usage error naming the file."""
+    if not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
+        record_path = folder / record_path
+    try:
+        return record_path, records.load(record_path)
+    except records.RecordError as exc:
+        raise click.UsageError(f"{record_path}: {exc}") from None
 
 
 def _say_skipped(folder: Path | None) -> None:
@@ -618,12 +623,7 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
             raise click.UsageError(f"no lab record in {folder}; name one: drill xprof RECORD")
         record_path = max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]),
                                                 l.path)).path
-    elif not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
-        record_path = folder / record_path
-    try:
-        record = records.load(record_path)
-    except records.RecordError as exc:
-        raise click.UsageError(f"{record_path}: {exc}") from None
+    record_path, record = _load_named(records, record_path, folder)
     where = record.get("trace_dir")
     if not where:
         raise click.UsageError(f"{record_path}: the record kept no traces")

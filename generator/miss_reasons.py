@@ -306,15 +306,18 @@ def _fixed_cost_fix(ev: OpEvidence, est: Estimate) -> Estimate:
     return replace(est, fixed_s=float(ev.fixed_cost_seconds or 0.0))
 
 
-def _below_peak_bandwidth(ev: OpEvidence) -> tuple[bool, str]:
-    rate = ev.attained_bytes_per_s
-    ok, why = _probe_ok(ev, rate, "copy", "B/s")
+def _below_peak(ev: OpEvidence, rate: float | None, peak: float, probe: str, unit: str) -> tuple[bool, str]:
+    """A probe that attains ``rate`` (a large copy or matmul) below the ``peak`` the floor uses."""
+    ok, why = _probe_ok(ev, rate, probe, unit)
     if not ok or rate is None:
         return False, why
-    if rate >= ev.peak_bytes_per_s:
-        return False, f"{why}, not below the {fmt(ev.peak_bytes_per_s, 'B/s')} the floor uses"
-    return True, why + (f", {100 * rate / ev.peak_bytes_per_s:.0f}% of the "
-                        f"{fmt(ev.peak_bytes_per_s, 'B/s')} peak" if ev.peak_bytes_per_s > 0 else "")
+    if rate >= peak:
+        return False, f"{why}, not below the {fmt(peak, unit)} the floor uses"
+    return True, why + (f", {100 * rate / peak:.0f}% of the {fmt(peak, unit)} peak" if peak > 0 else "")
+
+
+def _below_peak_bandwidth(ev: OpEvidence) -> tuple[bool, str]:
+    return _below_peak(ev, ev.attained_bytes_per_s, ev.peak_bytes_per_s, "copy", "B/s")
 
 
 def _below_peak_bandwidth_fix(ev: OpEvidence, est: Estimate) -> Estimate:
@@ -322,14 +325,7 @@ def _below_peak_bandwidth_fix(ev: OpEvidence, est: Estimate) -> Estimate:
 
 
 def _below_peak_compute(ev: OpEvidence) -> tuple[bool, str]:
-    rate = ev.attained_flops_per_s
-    ok, why = _probe_ok(ev, rate, "matmul", "FLOP/s")
-    if not ok or rate is None:
-        return False, why
-    if rate >= ev.peak_flops_per_s:
-        return False, f"{why}, not below the {fmt(ev.peak_flops_per_s, 'FLOP/s')} the floor uses"
-    return True, why + (f", {100 * rate / ev.peak_flops_per_s:.0f}% of the "
-                        f"{fmt(ev.peak_flops_per_s, 'FLOP/s')} peak" if ev.peak_flops_per_s > 0 else "")
+    return _below_peak(ev, ev.attained_flops_per_s, ev.peak_flops_per_s, "matmul", "FLOP/s")
 
 
 def _below_peak_compute_fix(ev: OpEvidence, est: Estimate) -> Estimate:
