@@ -49,6 +49,23 @@ def key_reasons(case: dict) -> tuple[str, ...] | None:
     return found[0] if found else None
 
 
+def other_explanations(case: dict, tolerance: float) -> list[tuple[tuple[str, ...], float]]:
+    """Every other set of reasons the case's numbers support as well (``drill explain`` would accept
+    it), with its corrected time, where that time lies outside the key's tolerance: each is right too
+    (issue 26: a case with two supported answers accepts both)."""
+    ev = case["ev"]
+    found = miss_reasons.explanations(ev, MOST_REASONS)
+    if not found:
+        return []
+    right = miss_reasons.corrected_time(ev, found[0])
+    out = []
+    for combo in found[1:]:
+        value = miss_reasons.corrected_time(ev, combo)
+        if abs(value - right) > tolerance * right and all(abs(value - v) > tolerance * v for _, v in out):
+            out.append((combo, value))
+    return out
+
+
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required=KEYS, allowed=KEYS)
     name = check.text(p["cases_file"], ("params", "cases_file"))
@@ -155,9 +172,15 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
                  f"{fmt(ev.measured_seconds, 's')}")
     steps.append(f"[lab record {case['record']}, {case['device_kind']}, {case['date'][:10]}; "
                  f"reasons and their corrected times: drill miss-reasons]")
+    others = other_explanations(case, spec.tolerance)
+    also_right = tuple({"value": v, "note": f"{' + '.join(combo)} gives {fmt(v, 's')}: this record's numbers "
+                                            f"support that explanation as well"} for combo, v in others)
+    if others:
+        steps.insert(-1, "also right: " + "; ".join(f"{' + '.join(c)} = {fmt(v, 's')}" for c, v in others))
     run = case["id"].removesuffix(f"-{case['op']}")  # the skill already names the op
     return problem(spec, skill, run, spec.prompts["corrected"].format(**fields), Answer(value=value, unit="s"),
-                   steps, dict(params), spec.hints["corrected"].format(**fields), (f"dtype::{case['dtype']}",))
+                   steps, dict(params), spec.hints["corrected"].format(**fields), (f"dtype::{case['dtype']}",),
+                   also_right)
 
 
 def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, float, str]]:
@@ -168,6 +191,7 @@ def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, f
     ev = case["ev"]
     key = key_reasons(case) or ()
     right = miss_reasons.corrected_time(ev, key)
+    also = [v for _, v in other_explanations(case, spec.tolerance)]
     base = ("learner-arithmetic",) if "learner-arithmetic" in key else ()
     out = []
     for reason in miss_reasons.REASONS:
@@ -175,8 +199,8 @@ def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, f
             continue
         combo = (*base, reason.id)
         value = miss_reasons.corrected_time(ev, combo)
-        if abs(value - right) <= spec.tolerance * right:
-            continue
+        if any(abs(value - r) <= spec.tolerance * r for r in (right, *also)):
+            continue  # a right answer (the key, or another explanation the numbers support) is no mistake
         allowed = reason.allowed(ev)
         why = allowed.why if not allowed.supported else (
             f"{allowed.why}, but {' + '.join(combo)} gives {fmt(value, 's')} against measured "

@@ -176,3 +176,30 @@ def test_the_case_builder_command(tmp_path, capsys):
     assert miss_reason_cases.main([str(broken), "-o", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "miss_reason_cases: error:" in err and not (tmp_path / "x.json").exists()
+
+
+def test_every_explanation_a_case_supports_is_graded_right():
+    """Issue 26: a case whose numbers support two explanations (the skinny matmul below peak
+    bandwidth as well as below peak compute) accepts both; no supported explanation is a named mistake."""
+    from drills import grading
+    from generator import miss_reasons
+    from generator.families import miss_reason as family
+    from generator.generate import registry, skills
+
+    spec = registry().specs["miss_reason"]
+    from generator.generate import grading_bands
+
+    bands = grading_bands("miss_reason")
+    with_two = 0
+    for name, case in spec.params["cases"].items():
+        if family.key_reasons(case) is None:
+            continue
+        skill = next(s for s in skills(["miss_reason"]) if s.variant == case["op"])
+        prob = family.solve(spec, registry().catalogue, skill, {"case": name})
+        mistakes = family.misconceptions(spec, registry().catalogue, {"case": name}).values()
+        with_two += bool(prob.also_right)
+        for combo in miss_reasons.explanations(case["ev"], family.MOST_REASONS):
+            value = miss_reasons.corrected_time(case["ev"], combo)
+            assert grading.grade(prob, value, bands, 10.0, mistakes=list(mistakes)).correct, (name, combo)
+            assert all(abs(m - value) > prob.tolerance * value for m in mistakes), (name, combo)
+    assert with_two >= 1  # the data holds such a case (the check is not vacuous)
