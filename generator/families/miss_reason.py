@@ -58,7 +58,7 @@ def other_explanations(case: dict, tolerance: float) -> list[tuple[tuple[str, ..
     if not found:
         return []
     right = miss_reasons.corrected_time(ev, found[0])
-    out = []
+    out: list[tuple[tuple[str, ...], float]] = []
     for combo in found[1:]:
         value = miss_reasons.corrected_time(ev, combo)
         if abs(value - right) > tolerance * right and all(abs(value - v) > tolerance * v for _, v in out):
