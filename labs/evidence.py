@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from labs.device import DeviceInfo
     from labs.measure import Measurement
 
-FIXED_COST_MODULE = "jit_lab_fixed_cost"
 # The smallest lattice-legal edge: one (8, 128) tile's lane count (generator/chips.yaml
 # facts.tiling_lattice_32bit); the skinny matmul keeps its 8 rows.
 FIXED_COST_EDGE_FACT = "tiling_lattice_32bit"
@@ -83,12 +82,15 @@ def remeasured(measure: Callable[[], "Measurement"]) -> tuple["Measurement", boo
     return measure(), True
 
 
-def fixed_cost_edge(size: int) -> int:
-    """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N."""
+def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
+    """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N;
+    with the skinny matmul among ``ops``, above its rows (its shape needs N > rows)."""
     from generator import catalogue
+    from labs import ops as lab_ops
 
     lanes = int(catalogue.load().facts[FIXED_COST_EDGE_FACT].value[1])
-    return max(1, min(size, lanes))
+    edge = max(1, min(size, lanes))
+    return max(edge, lab_ops.SKINNY_ROWS + 1) if "skinny_matmul" in ops else edge
 
 
 def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
@@ -97,9 +99,7 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
     from labs import measure
     from labs import ops as lab_ops
 
-    edge = fixed_cost_edge(size)
-    if "skinny_matmul" in ops:
-        edge = max(edge, lab_ops.SKINNY_ROWS + 1)
+    edge = fixed_cost_edge(size, ops)
     out = {}
     for name in ops:
         fn, make_inputs = lab_ops.build(name, edge, dtype)

@@ -79,9 +79,7 @@ def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
     cp = measurement(moved / bytes_per_s, trace_dir=root / "calibrate_copy" if root else None)
     cal = Calibration(p.device.device_kind, p.options.dtype, mm_flops / mm.measured_s, moved / cp.measured_s,
                       dim, mm_flops, mm, moved, cp)
-    edge = evidence.fixed_cost_edge(p.options.size)
-    if "skinny_matmul" in p.options.ops:
-        edge = max(edge, lab_ops.SKINNY_ROWS + 1)
+    edge = evidence.fixed_cost_edge(p.options.size, p.options.ops)
     fixed = {}
     for op in p.options.ops:
         work_s = roofline.estimate(cal.ceilings(), lab_ops.OPS[op].cost(edge, p.options.dtype)).floor_s
