@@ -140,7 +140,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import evidence, inputs, ops, plot as lab_plot, records, runner
+    from labs import evidence, inputs, ops, plot as lab_plot, records, runner, session
     from labs.device import detect
 
     read = None
@@ -179,21 +179,14 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     say(f"jax {device.jax_version}; device time read with {_reader()}; records: {options.out_dir}")
 
     # 0. No catalogue entry (a CPU): the probes first, shown as this device's datasheet to predict from.
-    probed = None
-    if plan.chip is None:
-        say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
-        from labs import evidence as lab_evidence
-        probed = lab_evidence.measure_probes(plan)
-        for line in lab_evidence.datasheet_lines(probed, device.device_kind):
-            say(line)
+    #    The notebook calls the same function (labs.session), so both show the same datasheet.
+    probed = session.measured_datasheet(plan, say)
 
     # 1. Predictions first: from the file, or asked now, before any op is measured.
     if learner is None and _interactive() and not as_json:
         learner = _ask_predictions(plan, inputs)
         if learner:
             read = runner.PredictionsRead("terminal", runner.utc_now())
-    if probed is not None:
-        probed.shown_before_predictions = read is not None and read.source == "terminal"
     if not learner:
         say("no predictions of yours: the run is graded on the model's predictions for teaching "
             "and cannot count toward GATE 00")

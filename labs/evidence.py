@@ -176,6 +176,7 @@ class Probed:
     fixed: dict
     measured_at: str
     shown_before_predictions: bool = False
+    shown_at: str | None = None  # ISO 8601 UTC, when shown as the device's datasheet (labs.session)
 
 
 def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:

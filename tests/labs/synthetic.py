@@ -67,6 +67,14 @@ def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
     """The record's ``probes``: per op kind a fixed-cost measurement (``fixed_cost_s`` beyond the op's
     own work at its smallest size) and a calibration whose matmul and copy attain (about) the given
     speeds, their traces written beside the plan's (the layout ``labs.evidence`` measures)."""
+    from labs import evidence
+
+    probed = probed_for(p, flops_per_s, bytes_per_s, fixed_cost_s)
+    return evidence.probes_dict(probed.fixed, probed.calibration, p.stored_path)
+
+
+def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6):
+    """``probes_for``'s probes as ``labs.evidence.measure_probes`` returns them (a ``Probed``)."""
     from generator import costs, roofline
     from labs import evidence
     from labs import ops as lab_ops
@@ -88,7 +96,7 @@ def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
         fixed[op] = (m, False, edge)
     for m, module in ((mm, "jit_lab_calibrate_matmul"), (cp, "jit_lab_calibrate_copy")):
         write_traces(m, p.device.platform, module)
-    return evidence.probes_dict(fixed, cal, p.stored_path)
+    return evidence.Probed(cal, False, fixed, NOW.isoformat(timespec="seconds"))
 
 
 def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> Calibration:
