@@ -124,6 +124,32 @@ def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     assert list(out.glob("*.png"))
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the plot is displayed"
+    _the_datasheet_was_measured_just_now_and_predicted_from(nb, rec)
+
+
+def _the_datasheet_was_measured_just_now_and_predicted_from(nb, rec):
+    """Off TPU (a CPU: no catalogue entry) the probes are shown as this device's datasheet before the
+    predictions cell, and the record's constants are those very probes (not the catalogue's, not
+    measured again)."""
+    from generator.units import fmt
+
+    sheet = _cell(nb, "session.measured_datasheet(plan)")
+    shown = _text(sheet)
+    assert nb.cells.index(sheet) < nb.cells.index(_cell(nb, "MY_PREDICTIONS = {"))
+    assert "This device's datasheet (cpu), measured just now (no catalogue entry):" in shown
+    assert "datasheet chip: none" in shown
+    consts = rec["constants"]
+    assert consts["datasheet"] is None  # no catalogue figures to predict from on a CPU
+    measured = consts["measured_datasheet"]
+    assert measured["shown_before_predictions"] is True
+    assert "FLOP/s (a " in shown and f"): {fmt(measured['peak_flops_per_s'], 'FLOP/s')}\n" in shown
+    assert f"memory bandwidth (an in-place copy): {fmt(measured['hbm_bytes_per_s'], 'B/s')}\n" in shown
+    for op, fixed_s in measured["fixed_cost_by_op_s"].items():
+        assert f"fixed cost of a {op} call (N=" in shown and f"beyond its work): {fmt(fixed_s, 's')}" in shown
+    # the probes shown are the record's probes: the same calibration, reused
+    assert rec["probes"]["attained_flops_per_s"] == measured["peak_flops_per_s"]
+    assert rec["probes"]["attained_bytes_per_s"] == measured["hbm_bytes_per_s"]
+    assert "This device's datasheet" not in _text(_cell(nb, "session.measure_and_save("))
 
 
 def test_practice_mode_measures_without_predictions_and_is_recorded_as_practice(tmp_path):
