@@ -150,6 +150,24 @@ def _entry_ops(module_text: str) -> set[str]:
     return ops
 
 
+def _spans_per_marker_s(events: list[dict], module: str, entry_ops: set[str], run: str) -> list[float]:
+    """Seconds from the first of ``entry_ops`` to the end of the last inside each of the lab's markers
+    around ``module``'s calls, in call order, from XProf's trace-viewer events (µs); asserts that each
+    marker holds each entry op exactly once."""
+    prefix = f"{profile.MARKER_PREFIX} {module} "
+    markers = sorted((e for e in events if str(e.get("name", "")).startswith(prefix)),
+                     key=lambda e: int(e["name"][len(prefix):]))
+    assert len(markers) == CPU_REPS + 1, (run, [m["name"] for m in markers])
+    hlo_events = [e for e in events if e.get("ph") == "X" and e.get("name") in entry_ops]
+    spans_s = []
+    for marker in markers:
+        start_us, end_us = marker["ts"], marker["ts"] + marker["dur"]
+        inside = [e for e in hlo_events if e["ts"] < end_us and e["ts"] + e["dur"] > start_us]
+        assert sorted(e["name"] for e in inside) == sorted(entry_ops), (run, marker["name"], inside)
+        spans_s.append((max(e["ts"] + e["dur"] for e in inside) - min(e["ts"] for e in inside)) * 1e-6)
+    return spans_s
+
+
 @pytest.fixture(scope="module")
 def cpu_record(tmp_path_factory) -> Path:
     """A record (and its traces) from the real CPU lab, predictions given so it is complete."""
@@ -196,16 +214,7 @@ def test_xprof_lists_a_real_cpu_runs_hlo_ops_with_the_records_times(tmp_path, cp
 
                 # The trace viewer lists those ops in each timed call, and their spans are the record's times.
                 events = _get(port, f"/data/plugin/profile/data?{q}&tag=trace_viewer@")["traceEvents"]
-                markers = sorted((e for e in events if str(e.get("name", "")).startswith(f"{profile.MARKER_PREFIX} {module} ")),
-                                 key=lambda e: int(e["name"].rsplit(" ", 1)[1]))
-                assert len(markers) == CPU_REPS + 1, (run, [m["name"] for m in markers])
-                hlo_events = [e for e in events if e.get("ph") == "X" and e.get("name") in entry_ops]
-                spans_s = []
-                for marker in markers:
-                    start_us, end_us = marker["ts"], marker["ts"] + marker["dur"]
-                    inside = [e for e in hlo_events if e["ts"] < end_us and e["ts"] + e["dur"] > start_us]
-                    assert sorted(e["name"] for e in inside) == sorted(entry_ops), (run, marker["name"], inside)
-                    spans_s.append((max(e["ts"] + e["dur"] for e in inside) - min(e["ts"] for e in inside)) * 1e-6)
+                spans_s = _spans_per_marker_s(events, module, entry_ops, run)
                 timed_s = spans_s[1:]  # the lab drops each trace's first call
                 assert statistics.median(timed_s) == pytest.approx(measured["device_trace_medians_s"][k - 1],
                                                                    abs=TIME_TOLERANCE_S), (run, timed_s)
