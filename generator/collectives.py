@@ -325,11 +325,11 @@ def collective_lines(t: CollectiveTime) -> list[str]:
                          f"hops ⌊{n}/2⌋ = {n // 2}")
         elif t.op == "all_to_all":
             lo, hi = n // 2, (n + 1) // 2
-            w = axis_bandwidth(n, False, t.w_one_way, t.w_bidi, t.op)
-            terms.append(f"{sci(w)}")
+            line_bw = axis_bandwidth(n, False, t.w_one_way, t.w_bidi, t.op)
+            terms.append(f"{sci(line_bw)}")
             lines.append(f"axis of {n}: no wraparound -> a line; AllToAll's busiest link is the middle one, carrying "
                          f"{lo}·{hi}/{n}² · V each way at W_one_way, so V/4 moves at an effective "
-                         f"W_one_way·N²/(4·{lo}·{hi}) = {sci(w)} B/s, hops N−1 = {n - 1}")
+                         f"W_one_way·N²/(4·{lo}·{hi}) = {sci(line_bw)} B/s, hops N−1 = {n - 1}")
         else:
             terms.append(f"{sci(t.w_one_way)}·{n}/{n - 1}")
             lines.append(f"axis of {n}: no wraparound -> a line, (N−1)/N · V / W_one_way: effective bandwidth "

@@ -242,4 +242,4 @@ def inputs_only(c: OpCost) -> OpCost:
 def in_macs(c: OpCost) -> OpCost:
     """The same op with FLOPs counted as multiply-adds (FLOPs / ``FLOPS_PER_MAC``; macs-not-flops).
     ``flops`` may then be a float (an op with an odd FLOP count)."""
-    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method's count
+    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method's count: FLOPs / 2 may be fractional

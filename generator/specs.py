@@ -16,7 +16,7 @@ import dataclasses
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Protocol
+from typing import TYPE_CHECKING, AbstractSet, Any, Mapping, NoReturn, Protocol
 
 from generator import catalogue, safeio
 
@@ -159,8 +159,8 @@ class Checker:
     def fail(self, where: KeyPath, message: str) -> NoReturn:
         raise SpecError(_located(self.path, self.lines, where, message))
 
-    def mapping(self, value: Any, where: KeyPath, *, required: set[str] = frozenset(),
-                allowed: set[str] | None = None) -> dict:
+    def mapping(self, value: Any, where: KeyPath, *, required: AbstractSet[str] = frozenset(),
+                allowed: AbstractSet[str] | None = None) -> dict:
         if not isinstance(value, dict):
             self.fail(where, f"expected a mapping, got {_kind(value)}")
         missing = sorted(set(required) - set(value))

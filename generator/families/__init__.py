@@ -49,6 +49,8 @@ def package_dirs() -> list[tuple[str, Path]]:
     for name in (n.strip() for n in os.environ.get(EXTRA_PACKAGES_ENV, "").split(",")):
         if name:
             package = importlib.import_module(name)
+            if package.__file__ is None:  # a namespace package: no one folder to hold the specs
+                raise ImportError(f"${EXTRA_PACKAGES_ENV}: {name} has no __init__.py; a family package needs one")
             out.append((name, Path(package.__file__).resolve().parent))
     return out
 

@@ -75,7 +75,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     for _ in range(MAX_TRIES):  # redraw when the answer is a figure the prompt gives (one hop: 1 µs)
         params = _draw(spec, cat, skill, rng)
         p = solve(spec, cat, skill, params)
-        if p.answer.is_choice or seconds(p.answer.value) not in p.prompt:
+        if p.answer.is_choice or seconds(p.answer.number) not in p.prompt:
             break
     return params
 

@@ -141,7 +141,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
             if kind in ("ridge", "critical_batch"):
                 return ceil.with_bandwidth(other_bw).ridge_flops_per_byte
             return roofline.estimate(ceil.with_bandwidth(other_bw), _matmul(params)).floor_s
-        also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, float(answer.value),
+        also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, answer.number,
                               answer.unit, spec.tolerance)
     return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[params["variant"]].format(**fields), (f"link::{link}",), also)

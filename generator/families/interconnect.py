@@ -177,7 +177,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     rows, cols = params["shape"]
     dtype = params["dtype"]
     nbytes = costs.array_bytes(params["shape"], dtype)
-    bw = chip.figure(FIGURE[variant])
+    bw = chip.published_figure(FIGURE[variant])
     bw_value = float(bw.value)
     steps = [f"bytes = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(nbytes)} B",
              f"{chip.display} {variant.upper() if variant != 'pcie' else 'PCIe'} bandwidth = {sci(bw_value)} B/s "

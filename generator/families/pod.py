@@ -33,7 +33,7 @@ FULL = "pod"  # the spec's word for the whole pod in a list of slices
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     keys = {"slices", "variants"}
     p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
-    slices = []
+    slices: list[tuple[int, ...] | None] = []  # None: the whole pod
     for i, text in enumerate(check.text_list(p["slices"], ("params", "slices"))):
         if text == FULL:
             slices.append(None)
@@ -89,7 +89,7 @@ def states_answer(p) -> bool:
     """Whether a count answer appears as a number in its own prompt."""
     if p.answer.is_choice or p.answer.unit:
         return False
-    return f"{p.answer.value:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
+    return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):

@@ -98,8 +98,8 @@ def states_answer(p) -> bool:
     """Whether the answer appears in its own prompt: a hop count among the coordinates, or a
     one-hop first byte equal to the per-hop latency the prompt gives."""
     if p.answer.unit == "s":
-        return seconds(p.answer.value) in p.prompt
-    return f"{p.answer.value:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
+        return seconds(p.answer.number) in p.prompt
+    return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
 def compute(cat: Catalogue, params: dict[str, Any]) -> C.Transfer:

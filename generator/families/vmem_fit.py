@@ -72,7 +72,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     bm, bk, bn = params["block"]
     size = DTYPE_BYTES[dtype]
     need = costs.vmem_footprint_bytes(bm, bk, bn, dtype, buffers)
-    vmem = chip.figure(REQUIRES)
+    vmem = chip.published_figure(REQUIRES)
     fits = need <= float(vmem.value)
     steps = [
         f"lhs block {bm}x{bk}, rhs block {bk}x{bn}, output block {bm}x{bn}; {dtype} = {size} bytes per element",

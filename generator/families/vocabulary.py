@@ -43,7 +43,7 @@ def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, .
         fig = chip.figure("mxu_shape")
         if fig is not None:
             shapes.setdefault("x".join(map(str, fig.value)), []).append((chip, fig))
-    vmem = [(c, c.figure("vmem_bytes")) for c in cat.chips if c.figure("vmem_bytes") is not None]
+    vmem = [(c, vmem_fig) for c in cat.chips if (vmem_fig := c.figure("vmem_bytes")) is not None]
     single = [(c, c.figure("tensorcores_per_chip")) for c in cat.chips if c.value("tensorcores_per_chip") == 1]
     mega = [(cat.get(n), cat.get(n).figure("tensorcores_per_chip")) for n in megacore]
     f = cat.facts
@@ -109,7 +109,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         for i, raw in enumerate(p[key]):
             yield (("params", key, i), check.mapping(raw, ("params", key, i), required=required, allowed=allowed))
 
-    terms = []
+    terms: list[dict[str, Any]] = []
     for at, raw in entries("terms", {"name", "term", "definition", "source"}, {"name", "term", "definition", "source"}):
         text, cites = render((*at, "definition"), (*at, "source"), raw["definition"], raw["source"])
         term = str(raw["term"])
@@ -118,14 +118,14 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         terms.append({"name": check.text(raw["name"], (*at, "name")), "term": check.text(raw["term"], (*at, "term")),
                       "definition": text, "cites": cites})
     where_choices = check.text_list(p["where_choices"], ("params", "where_choices"))
-    where = []
+    where: list[dict[str, Any]] = []
     for at, raw in entries("where", {"name", "item", "answer", "why", "source"},
                            {"name", "item", "answer", "why", "source"}):
         why, cites = render((*at, "why"), (*at, "source"), raw["why"], raw["source"])
         where.append({"name": check.text(raw["name"], (*at, "name")), "item": check.text(raw["item"], (*at, "item")),
                       "answer": check.one_of(raw["answer"], (*at, "answer"), where_choices), "why": why,
                       "cites": cites})
-    misses = []
+    misses: list[dict[str, Any]] = []
     for at, raw in entries("misses", {"name", "op", "shape", "assumed", "actual", "why"},
                            {"name", "op", "shape", "assumed", "actual", "why"}):
         try:
