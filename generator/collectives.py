@@ -442,7 +442,7 @@ LINK_FIGURES = {"hbm": "hbm_bytes_per_s", "pcie": "pcie_bytes_per_s", "dcn": "dc
 LINK_LABELS = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}
 
 
-def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None):
+def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None) -> roofline.Ceilings:
     """Roofline ceilings with ``over``'s bandwidth (bytes/s) as the memory side.
 
     The book's "PCIe operational intensity" question: an op whose bytes cross a link

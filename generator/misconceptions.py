@@ -260,7 +260,7 @@ def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongA
     form = p["form"]
 
     def b_star(r: float = ridge, params: dict[str, Any] = p, f: str = form, tweak: Any = None) -> float:
-        return critical_batch(r, params, f, tweak)
+        return float(critical_batch(r, params, f, tweak))
 
     if form == "exact":
         yield WrongAnswer(_m("shortcut-not-exact"), b_star(f="approx"),

@@ -38,7 +38,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import genanki
 
@@ -89,7 +89,7 @@ def note_guid(problem: Problem) -> str:
     (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
     problem of an older deck into a new note on re-import."""
     from generator.generate import unseeded_id  # the deck path has generated its problems already
-    return genanki.guid_for(unseeded_id(problem.id))
+    return str(genanki.guid_for(unseeded_id(problem.id)))
 
 
 MODEL = genanki.Model(
@@ -199,7 +199,8 @@ def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict
     return deck
 
 
-def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None):
+def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None
+                ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
     """genanki decks (one per family, in first-seen order) and the media they reference."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
@@ -252,7 +253,7 @@ def _write_collection(conn: sqlite3.Connection, decks: list[genanki.Deck], times
     conn.commit()
 
 
-def _ids(timestamp: float):
+def _ids(timestamp: float) -> Iterator[int]:
     n = int(timestamp * 1000)
     while True:
         yield n
@@ -284,7 +285,7 @@ def variant_model_fingerprint() -> str:
 
 def skill_guid(skill_id: str) -> str:
     """A variant note's GUID: from its skill id alone, so a regenerated deck updates the same notes."""
-    return genanki.guid_for("rudrite-skill", skill_id)
+    return str(genanki.guid_for("rudrite-skill", skill_id))
 
 
 _QFMT, _AFMT = card.templates()
@@ -300,7 +301,8 @@ def variant_fields(note: SkillNote, figures: "_Figures") -> list[str]:
             card.back_html(note, answer_html, solution_html, shown), card.data_json(note)]
 
 
-def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None):
+def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None
+                        ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
     """genanki decks (one per family, first-seen order) of skill notes, and the media they reference."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()

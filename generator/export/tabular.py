@@ -37,11 +37,11 @@ def display(p: Problem) -> str:
     return a.picked if a.is_choice else fmt(a.number, a.unit)
 
 
-def csv_row(p: Problem) -> list:
+def csv_row(p: Problem) -> list[str]:
     a = p.answer
     return [p.family, p.skill, p.id, p.prompt,
             "" if a.is_choice else repr(a.number), "" if a.is_choice else a.unit, display(p),
-            a.choice if a.is_choice else "", "|".join(a.choices), repr(p.tolerance), p.hint,
+            a.picked if a.is_choice else "", "|".join(a.choices), repr(p.tolerance), p.hint,
             "\n".join(p.solution), " ".join(p.tags), json.dumps(p.params, ensure_ascii=False, sort_keys=True)]
 
 

@@ -177,8 +177,9 @@ def _documents() -> dict[str, str]:
     """name -> its spec's parsed document and key-path -> line map, as JSON text (each parsed when drawn)."""
     from generator import startcache
 
-    return startcache.cached("specs", spec_files(),
-                             lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
+    documents: dict[str, str] = startcache.cached("specs", spec_files(),
+                                                  lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
+    return documents
 
 
 def _document(path: Path) -> str:
@@ -198,7 +199,7 @@ def _document(path: Path) -> str:
     return text
 
 
-class LazyFamilies(Mapping):
+class LazyFamilies(Mapping[str, ModuleType]):
     """name -> family module, imported on first lookup; membership imports nothing; iterating gives
     the names in course order (importing every module, once)."""
 
