@@ -50,7 +50,7 @@ def stated_unit(problem: Problem) -> str | None:
 
 def expected_text(problem: Problem) -> str:
     a = problem.answer
-    return str(a.choice) if a.is_choice else fmt(float(a.value), a.unit)  # type: ignore[arg-type]
+    return str(a.choice) if a.is_choice else fmt(a.number, a.unit)
 
 
 def given_text(problem: Problem, value: float | str) -> str:
@@ -133,7 +133,7 @@ def read(problem: Problem, text: str) -> float | str:
         prompt = problem.prompt.lower()
         shown = all(c.lower() in prompt for c in problem.answer.choices)
         return answers.parse_choice(text, problem.answer.choices, shown)
-    return answers.parse_number(text, problem.answer.unit, stated_unit(problem), float(problem.answer.value))
+    return answers.parse_number(text, problem.answer.unit, stated_unit(problem), problem.answer.number)
 
 
 def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: float | None = None,

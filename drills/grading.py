@@ -124,7 +124,7 @@ def grade(problem: Problem, given: float | str, bands: Bands, seconds_taken: flo
     """
     if problem.answer.is_choice:
         return grade_choice(str(given), str(problem.answer.choice), bands, seconds_taken, hints)
-    key = float(problem.answer.value)  # type: ignore[arg-type]
+    key = problem.answer.number
     verdict = grade_number(float(given), key, problem.tolerance, bands, seconds_taken, hints)
     if verdict.correct:
         return verdict

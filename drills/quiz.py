@@ -371,7 +371,7 @@ class Session:
             skill=problem.skill, family=problem.family, chip=skill.chip if skill else None,
             problem_id=problem.id, params=problem.params, prompt=problem.prompt,
             expected=problem.answer.to_dict(), given=outcome.given,
-            given_value=None if problem.answer.is_choice else float(value),  # type: ignore[arg-type]
+            given_value=None if problem.answer.is_choice else float(value),  # type: ignore[arg-type]  # a numeric answer's given_value is the float assess parsed
             correct=verdict.correct, rating=int(verdict.rating), relative_error=verdict.relative_error,
             seconds_taken=round(seconds, 3), cram=self.options.cram, session=self.session_id)
         card = self.store.record_review(record, self.scheduler, now=self.now)  # read under the write lock

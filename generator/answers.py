@@ -255,12 +255,35 @@ def parse_unit(text: str) -> _Unit:
     den = _word_unit(bottom) if bottom else _Unit(1.0, DIMENSIONLESS, "")
     if num is None or den is None:
         raise AnswerError(f"unknown unit '{text}'; try s, ms, us, ns, B, GiB, FLOP, TFLOP/s, TB/s, FLOPs/byte")
-    dims = tuple(a - b for a, b in zip(num.dims, den.dims))
-    return _Unit(num.scale / den.scale, dims, text)  # type: ignore[arg-type]
+    return _Unit(num.scale / den.scale, _combine(num.dims, den.dims, -1), text)
 
 
-def _tokenize(text: str) -> list[tuple[str, object]]:
-    tokens: list[tuple[str, object]] = []
+# The tokens, one class a kind, so the parser reads a number, a unit or an operator typed as what it is.
+@dataclass(frozen=True)
+class _Num:
+    value: float
+
+
+@dataclass(frozen=True)
+class _UnitToken:
+    unit: _Unit
+
+
+@dataclass(frozen=True)
+class _Op:
+    text: str  # one of _OPERATORS, with "^" written "**"
+
+
+@dataclass(frozen=True)
+class _End:
+    pass
+
+
+_Token = _Num | _UnitToken | _Op | _End
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
@@ -272,7 +295,7 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
             value = float(match.group())
             if not math.isfinite(value):
                 raise AnswerError(f"number too large: {match.group()}")
-            tokens.append(("num", value))
+            tokens.append(_Num(value))
             i = match.end()
             continue
         match = _WORD.match(text, i)
@@ -282,16 +305,16 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
             per = _WORD.match(text, i + 1) if text.startswith("/", i) else None
             if per and _word_unit(word) and _word_unit(per.group()):
                 word, i = f"{word}/{per.group()}", per.end()
-            tokens.append(("unit", parse_unit(word)))
+            tokens.append(_UnitToken(parse_unit(word)))
             continue
         for op in _OPERATORS:
             if text.startswith(op, i):
-                tokens.append(("op", "**" if op == "^" else op))
+                tokens.append(_Op("**" if op == "^" else op))
                 i += len(op)
                 break
         else:
             raise AnswerError(f"unexpected '{ch}' in the answer")
-    tokens.append(("end", None))
+    tokens.append(_End())
     return tokens
 
 
@@ -300,28 +323,35 @@ class _Parser:
     unary := ('+'|'-') unary | power ; power := atom ('**' exponent)? UNIT? ;
     exponent := ('+'|'-') exponent | atom ('**' exponent)? ; atom := NUMBER | '(' expr ')'"""
 
-    def __init__(self, tokens: list[tuple[str, object]]):
+    def __init__(self, tokens: list[_Token]):
         self.tokens, self.pos, self.depth, self.has_unit = tokens, 0, 0, False
 
-    def peek(self) -> tuple[str, object]:
+    def peek(self) -> _Token:
         return self.tokens[self.pos]
 
-    def take(self) -> tuple[str, object]:
+    def take(self) -> _Token:
         token = self.tokens[self.pos]
         self.pos += 1
         return token
 
+    def take_op(self, *ops: str) -> str | None:
+        """The next token's operator if it is one of ``ops`` (then taken), else None (nothing taken)."""
+        token = self.peek()
+        if isinstance(token, _Op) and token.text in ops:
+            self.pos += 1
+            return token.text
+        return None
+
     def parse(self) -> Quantity:
         value, dims = self.expr()
-        kind, tok = self.peek()
-        if kind != "end":
-            raise AnswerError(f"unexpected {_show(kind, tok)} after a complete answer")
+        tok = self.peek()
+        if not isinstance(tok, _End):
+            raise AnswerError(f"unexpected {_show(tok)} after a complete answer")
         return Quantity(value, dims, self.has_unit)
 
     def expr(self) -> tuple[float, Dims]:
         value, dims = self.term()
-        while self.peek() in (("op", "+"), ("op", "-")):
-            op = self.take()[1]
+        while (op := self.take_op("+", "-")) is not None:
             rhs, rhs_dims = self.term()
             if rhs_dims != dims:
                 raise AnswerError(
@@ -331,8 +361,7 @@ class _Parser:
 
     def term(self) -> tuple[float, Dims]:
         value, dims = self.unary()
-        while self.peek() in (("op", "*"), ("op", "/")):
-            op = self.take()[1]
+        while (op := self.take_op("*", "/")) is not None:
             rhs, rhs_dims = self.unary()
             if op == "*":
                 value, dims = _finite(value * rhs), _combine(dims, rhs_dims, 1)
@@ -343,8 +372,9 @@ class _Parser:
         return value, dims
 
     def unary(self) -> tuple[float, Dims]:
-        if self.peek() in (("op", "-"), ("op", "+")):
-            sign = -1.0 if self.take()[1] == "-" else 1.0
+        sign_op = self.take_op("-", "+")
+        if sign_op is not None:
+            sign = -1.0 if sign_op == "-" else 1.0
             with _Nesting(self):
                 value, dims = self.unary()
             return sign * value, dims
@@ -352,27 +382,29 @@ class _Parser:
 
     def power(self) -> tuple[float, Dims]:
         value, dims = self.atom()
-        if self.peek() == ("op", "**"):
-            self.take()
+        if self.take_op("**") is not None:
             value, dims = _raise(value, dims, self.exponent())
-        if self.peek()[0] == "unit":
+        tok = self.peek()
+        if isinstance(tok, _UnitToken):
             # The unit binds after the power: "2048**3 FLOP" is (2048**3) FLOP.
-            unit: _Unit = self.take()[1]  # type: ignore[assignment]
+            self.pos += 1
+            unit = tok.unit
             self.has_unit = True
             value, dims = _finite(value * unit.scale), _combine(dims, unit.dims, 1)
-            if self.peek()[0] == "unit":
-                raise AnswerError(f"two units in a row: '{unit.text}' then '{self.peek()[1].text}'")  # type: ignore[attr-defined]
+            after = self.peek()
+            if isinstance(after, _UnitToken):
+                raise AnswerError(f"two units in a row: '{unit.text}' then '{after.unit.text}'")
         return value, dims
 
     def exponent(self) -> float:
         """A plain-number exponent; right-associative, so 2**3**2 == 2**9."""
-        if self.peek() in (("op", "-"), ("op", "+")):
-            sign = -1.0 if self.take()[1] == "-" else 1.0
+        sign_op = self.take_op("-", "+")
+        if sign_op is not None:
+            sign = -1.0 if sign_op == "-" else 1.0
             with _Nesting(self):
                 return sign * self.exponent()
         value, dims = self.atom()
-        if self.peek() == ("op", "**"):
-            self.take()
+        if self.take_op("**") is not None:
             with _Nesting(self):
                 value, dims = _raise(value, dims, self.exponent())
         if dims != DIMENSIONLESS:
@@ -380,18 +412,18 @@ class _Parser:
         return value
 
     def atom(self) -> tuple[float, Dims]:
-        kind, tok = self.take()
-        if kind == "num":
-            return float(tok), DIMENSIONLESS  # type: ignore[arg-type]
-        if (kind, tok) == ("op", "("):
+        tok = self.take()
+        if isinstance(tok, _Num):
+            return tok.value, DIMENSIONLESS
+        if tok == _Op("("):
             with _Nesting(self):
                 value, dims = self.expr()
-            if self.take() != ("op", ")"):
+            if self.take() != _Op(")"):
                 raise AnswerError("missing ')'")
             return value, dims
-        if kind == "unit":
-            raise AnswerError(f"unit '{tok.text}' has no number before it (write 1.6 TB/s, no spaces around /)")  # type: ignore[attr-defined]
-        raise AnswerError("the answer ends too early" if kind == "end" else f"unexpected {_show(kind, tok)}")
+        if isinstance(tok, _UnitToken):
+            raise AnswerError(f"unit '{tok.unit.text}' has no number before it (write 1.6 TB/s, no spaces around /)")
+        raise AnswerError("the answer ends too early" if isinstance(tok, _End) else f"unexpected {_show(tok)}")
 
 
 def _raise(base: float, dims: Dims, exponent: float) -> tuple[float, Dims]:
@@ -405,7 +437,8 @@ def _raise(base: float, dims: Dims, exponent: float) -> tuple[float, Dims]:
         raise AnswerError("number too large") from None
     except (ValueError, ZeroDivisionError):
         raise AnswerError("that power has no real value") from None
-    return _finite(value), tuple(d * int(exponent) for d in dims)  # type: ignore[return-value]
+    whole = int(exponent)
+    return _finite(value), (dims[0] * whole, dims[1] * whole, dims[2] * whole)
 
 
 class _Nesting:
@@ -421,12 +454,12 @@ class _Nesting:
         self.parser.depth -= 1
 
 
-def _show(kind: str, tok: object) -> str:
-    if kind == "unit":
-        return f"unit '{tok.text}'"  # type: ignore[attr-defined]
-    if kind == "num":
-        return f"number {tok:g}"  # type: ignore[str-format]
-    return "end of answer" if kind == "end" else f"'{tok}'"
+def _show(tok: _Token) -> str:
+    if isinstance(tok, _UnitToken):
+        return f"unit '{tok.unit.text}'"
+    if isinstance(tok, _Num):
+        return f"number {tok.value:g}"
+    return "end of answer" if isinstance(tok, _End) else f"'{tok.text}'"
 
 
 def _finite(value: float) -> float:
@@ -439,7 +472,7 @@ def _combine(a: Dims, b: Dims, sign: int) -> Dims:
     return (a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2])
 
 
-def _tokens_of(text: str) -> list[tuple[str, object]]:
+def _tokens_of(text: str) -> list[_Token]:
     if not isinstance(text, str):
         raise AnswerError("an answer must be text")
     if len(text) > MAX_INPUT_CHARS:
@@ -481,12 +514,12 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None, key: floa
     expected = parse_unit(unit)
     tokens = _tokens_of(text)
     quantity = _Parser(tokens).parse()
-    units = [tok for kind, tok in tokens if kind == "unit"]
+    units = [tok.unit for tok in tokens if isinstance(tok, _UnitToken)]
     if (quantity.dims == (0, 0, 1) and expected.dims == (-1, 0, 1) and units
-            and all(_FLOP_WORDS.match(u.text) for u in units)):  # type: ignore[attr-defined]
+            and all(_FLOP_WORDS.match(u.text) for u in units)):
         return quantity.value / expected.scale  # "197 TFLOPs" / "5 petaflops" where a rate is asked: the rate
     if (quantity.dims == DIMENSIONLESS and quantity.has_unit and expected.dims != DIMENSIONLESS
-            and any(u.text not in _COUNT_PREFIXES and u.text.lower() not in _COUNT_WORDS  # type: ignore[attr-defined]
+            and any(u.text not in _COUNT_PREFIXES and u.text.lower() not in _COUNT_WORDS
                     for u in units)):
         raise WrongDimensionError(expected.dims, DIMENSIONLESS)  # "123 us/s": the units cancel
     if quantity.dims == DIMENSIONLESS:
@@ -501,11 +534,11 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None, key: floa
         return _finite(quantity.value * stated.scale) / expected.scale
     if quantity.dims == expected.dims:
         return quantity.value / expected.scale
-    if len(units) == 1 and tokens[-2][0] == "unit" and units[0].dims == expected.dims:  # type: ignore[attr-defined]
-        working = _Parser(tokens[:-2] + [("end", None)]).parse()
+    if len(units) == 1 and isinstance(tokens[-2], _UnitToken) and units[0].dims == expected.dims:
+        working = _Parser([*tokens[:-2], _End()]).parse()
         if working.dims == DIMENSIONLESS:
-            return _finite(working.value * units[0].scale) / expected.scale  # type: ignore[attr-defined]
-    worked = sum(kind == "num" for kind, _ in tokens) > 1
+            return _finite(working.value * units[0].scale) / expected.scale
+    worked = sum(isinstance(tok, _Num) for tok in tokens) > 1
     tip = (" (a unit applies to the number just before it: write (working) unit, or leave the unit off)"
            if worked else "")
     raise WrongDimensionError(expected.dims, quantity.dims, tip)

@@ -119,6 +119,13 @@ class Chip:
         fig = self.figures.get(key)
         return fig if fig is not None and fig.value is not None else None
 
+    def published_figure(self, key: str) -> Figure:
+        """The figure ``key``, which the caller needs (a family's required figure); KeyError if unpublished."""
+        fig = self.figure(key)
+        if fig is None:
+            raise KeyError(f"{self.name} has no published {key}")
+        return fig
+
     def value(self, key: str, default: Any = None) -> Any:
         fig = self.figure(key)
         return default if fig is None else fig.value

@@ -325,11 +325,11 @@ def collective_lines(t: CollectiveTime) -> list[str]:
                          f"hops ⌊{n}/2⌋ = {n // 2}")
         elif t.op == "all_to_all":
             lo, hi = n // 2, (n + 1) // 2
-            w = axis_bandwidth(n, False, t.w_one_way, t.w_bidi, t.op)
-            terms.append(f"{sci(w)}")
+            line_bw = axis_bandwidth(n, False, t.w_one_way, t.w_bidi, t.op)
+            terms.append(f"{sci(line_bw)}")
             lines.append(f"axis of {n}: no wraparound -> a line; AllToAll's busiest link is the middle one, carrying "
                          f"{lo}·{hi}/{n}² · V each way at W_one_way, so V/4 moves at an effective "
-                         f"W_one_way·N²/(4·{lo}·{hi}) = {sci(w)} B/s, hops N−1 = {n - 1}")
+                         f"W_one_way·N²/(4·{lo}·{hi}) = {sci(line_bw)} B/s, hops N−1 = {n - 1}")
         else:
             terms.append(f"{sci(t.w_one_way)}·{n}/{n - 1}")
             lines.append(f"axis of {n}: no wraparound -> a line, (N−1)/N · V / W_one_way: effective bandwidth "
@@ -442,7 +442,7 @@ LINK_FIGURES = {"hbm": "hbm_bytes_per_s", "pcie": "pcie_bytes_per_s", "dcn": "dc
 LINK_LABELS = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}
 
 
-def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None):
+def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None) -> roofline.Ceilings:
     """Roofline ceilings with ``over``'s bandwidth (bytes/s) as the memory side.
 
     The book's "PCIe operational intensity" question: an op whose bytes cross a link

@@ -15,7 +15,7 @@ Which convention is which:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Any, Callable
 
 from generator.units import DTYPE_BYTES, normalize_dtype
 
@@ -55,7 +55,7 @@ class OpCost:
     def intensity_flops_per_byte(self) -> float:
         return self.flops / self.bytes
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "op": self.op, "shape": list(self.shape), "dtype": self.dtype,
             "flops": self.flops, "bytes": self.bytes,
@@ -202,7 +202,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def cost(op: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", **kwargs) -> OpCost:
+def cost(op: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", **kwargs: str | None) -> OpCost:
     """Dispatch to the op's cost function after checking the shape's rank and signs."""
     spec = OPS[normalize_op(op)]
     shape = tuple(int(s) for s in shape)
@@ -242,4 +242,4 @@ def inputs_only(c: OpCost) -> OpCost:
 def in_macs(c: OpCost) -> OpCost:
     """The same op with FLOPs counted as multiply-adds (FLOPs / ``FLOPS_PER_MAC``; macs-not-flops).
     ``flops`` may then be a float (an op with an odd FLOP count)."""
-    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method's count
+    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method's count: FLOPs / 2 may be fractional

@@ -32,13 +32,16 @@ import random
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import catalogue, families, startcache
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
+
+if TYPE_CHECKING:  # annotations only: misconceptions is imported where distances are needed
+    from generator.misconceptions import WrongAnswer
 
 __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "UnknownProblemError",
            "problem", "TooManyProblemsError", "SpecError",
@@ -84,12 +87,13 @@ def normalize_family(name: str) -> str:
     return key
 
 
-class DefaultSpecs(Mapping):
+class DefaultSpecs(Mapping[str, FamilySpec]):
     """family -> FamilySpec for the default specs: ``generator.families.spec``, each validated on
     first use, so a quiz validates the specs of the families it draws and imports no other module."""
 
     def __getitem__(self, family: str) -> FamilySpec:
-        return families.spec(family)
+        validated: FamilySpec = families.spec(family)
+        return validated
 
     def __iter__(self) -> Iterator[str]:
         return iter(families.found())
@@ -167,7 +171,8 @@ class Registry:
     def solve(self, skill: Skill, params: dict[str, Any]) -> Problem:
         family = FAMILIES[skill.family]
         extra = {"resolve": self.resolve} if getattr(family, "NEEDS_RESOLVE", False) else {}
-        return family.solve(self.specs[skill.family], self.catalogue, skill, params, **extra)
+        solved: Problem = family.solve(self.specs[skill.family], self.catalogue, skill, params, **extra)
+        return solved
 
     def draw(self, skill_id: str, rng: random.Random) -> Problem:
         return self._seeded(self.skill(skill_id), rng.getrandbits(32))[0]
@@ -260,7 +265,8 @@ class Registry:
                 return found
         raise UnknownProblemError(f"unknown problem id '{problem_id}': skill '{skill.id}' draws no such problem")
 
-    def generate(self, families=None, chips=None, count: int | None = None, seed: int = 0) -> list[Problem]:
+    def generate(self, families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
+                 seed: int = 0) -> list[Problem]:
         count = 1 if count is None else int(count)
         if count < 1:
             raise ValueError(f"count must be at least 1, got {count}")
@@ -298,7 +304,7 @@ _FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last
 _PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
 
 
-def _distances(p: Problem) -> list:
+def _distances(p: Problem) -> list[tuple[WrongAnswer, float]]:
     """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
     if p.answer.is_choice:
         return []
@@ -307,14 +313,14 @@ def _distances(p: Problem) -> list:
     return misconceptions.distances(p)
 
 
-def _fair(teaches: dict[str, float], found: list) -> bool:
+def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> bool:
     """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
     family teaches gives an answer at least that far from the key. A mistake that does not move the
     answer at all (the output write of a compute-bound floor) is no slip."""
     return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
 
 
-def _with_inside_notes(p: Problem, found: list) -> Problem:
+def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
     """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
     from generator.units import fmt
 
@@ -368,7 +374,7 @@ def grading_bands(family: str, *, specs_dir: str | None = None) -> GradingBands:
     return registry(specs_dir).specs[normalize_family(family)].grading
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # CAN_YOU is read from the vocabulary spec on first use, so importing this module never
     # parses YAML (and a broken spec surfaces as a SpecError where it is handled, not at import).
     if name == "CAN_YOU":

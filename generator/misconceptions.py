@@ -224,7 +224,7 @@ def _gib_slips(answer_with: Any, bytes_per_s: float) -> Iterator[WrongAnswer]:
 
 def _unit_slips(problem: Problem) -> Iterator[WrongAnswer]:
     """The key read with its SI prefix one step off (a slip in writing the answer, not in the model)."""
-    key = float(problem.answer.value)  # type: ignore[arg-type]
+    key = problem.answer.number
     for factor, how in ((1e3, "1000x too large"), (1e-3, "1000x too small")):
         yield WrongAnswer(_m("unit-slip-1000"), key * factor, f"{si(key * factor, 's')}: {how}")
 
@@ -260,7 +260,7 @@ def _critical_batch_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongA
     form = p["form"]
 
     def b_star(r: float = ridge, params: dict[str, Any] = p, f: str = form, tweak: Any = None) -> float:
-        return critical_batch(r, params, f, tweak)
+        return float(critical_batch(r, params, f, tweak))
 
     if form == "exact":
         yield WrongAnswer(_m("shortcut-not-exact"), b_star(f="approx"),
@@ -316,7 +316,7 @@ def _vmem_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     p = problem.params
     chip = cat.get(p["chip"])
     bm, bk, bn = p["block"]
-    vmem = float(chip.figure("vmem_bytes").value)
+    vmem = float(chip.published_figure("vmem_bytes").value)
     need = costs.vmem_footprint_bytes(bm, bk, bn, p["dtype"], p["buffers"])
     variants = [("forgot-buffers", costs.vmem_footprint_bytes(bm, bk, bn, p["dtype"], 1),
                  "one copy of each input block instead of two")]
@@ -353,7 +353,7 @@ def _transformer_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnsw
     yield WrongAnswer(_m("sum-not-max"), right.upper_s, "floor = T_math + T_comms instead of the max")
     yield WrongAnswer(_m("macs-not-flops"), floor(c=costs.in_macs(cost)), "2·params FLOPs per token counted as params")
     if p["phase"] == "prefill" and step.flops_attention:
-        causal = dataclasses.replace(step, flops_attention=step.flops_attention / 2)  # type: ignore[arg-type]
+        causal = dataclasses.replace(step, flops_attention=step.flops_attention / 2)  # type: ignore[arg-type]  # a wrong method's count: half an int FLOP count may be fractional
         yield WrongAnswer(_m("causal-halving"), floor(c=causal.op_cost()),
                           f"attention FLOPs halved for the causal mask: {sci(causal.flops_attention)} "
                           f"instead of {sci(step.flops_attention)}")
@@ -433,7 +433,7 @@ def _family_hook(problem: Problem, cat: Catalogue, every: bool = False) -> Itera
     moves = getattr(module, "gb_gib_moves", None)
     if not problem.answer.is_choice and moves is not None and moves(cat, problem.params):
         # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way
-        key = float(problem.answer.value)  # type: ignore[arg-type]
+        key = problem.answer.number
         for factor, how in ((GIB_PER_GB, "bytes in GiB over a bandwidth in GB/s"),
                             (1 / GIB_PER_GB, "a bandwidth in GB/s taken as GiB/s")):
             yield WrongAnswer(_m("gb-gib"), key * factor, f"{how}: x{factor:.4f}")
@@ -447,7 +447,7 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongA
             if wrong.value != problem.answer.choice:
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
-            key = float(problem.answer.value)  # type: ignore[arg-type]
+            key = problem.answer.number
             # Outside the key's tolerance it is a mistake, even near another edition's answer: grading
             # takes whichever of the two an answer is closer to (drills.grading.grade's ``mistakes``).
             if _rel(wrong.value, key) > max(problem.tolerance, 1e-9):
@@ -462,7 +462,7 @@ def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[Wron
         return []
     cat = cat or catalogue_mod.load()
     found = _family_hook(problem, cat, every=True)
-    key = float(problem.answer.value)  # type: ignore[arg-type]
+    key = problem.answer.number
     return [(w, _rel(float(w.value), key)) for w in found
             if isinstance(w.value, float | int) and math.isfinite(w.value)]
 
@@ -494,7 +494,7 @@ def diagnose_all(problem: Problem, given: float | str, cat: Catalogue | None = N
             return []
         matches = [w for w in wrong_answers(problem, cat) if w.value == given]
     else:
-        key = float(problem.answer.value)  # type: ignore[arg-type]
+        key = problem.answer.number
         tolerance = problem.tolerance or 0.05
         if _rel(float(given), key) <= tolerance:
             return []

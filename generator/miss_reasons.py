@@ -35,11 +35,14 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from generator import costs
 from generator import misconceptions
 from generator.units import fmt, normalize_dtype
+
+if TYPE_CHECKING:  # annotations only: the catalogue is imported where a record's one is built
+    from generator.catalogue import Catalogue
 
 WITHIN_FACTOR = 2.0  # a miss is a disagreement over 2x (Can-you item 6, GATE 00)
 CORRECTED_FACTOR = 1.5  # an accepted corrected estimate is within 1.5x of measured
@@ -176,8 +179,8 @@ class MissReason:
     meaning: str
     evidence: str
     corrected_time: str
-    check: Callable[[OpEvidence], tuple[bool, str]] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
-    correct: Callable[[OpEvidence, Estimate], Estimate] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    check: Callable[[OpEvidence], tuple[bool, str]] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]  # None only as a placeholder: every REASONS entry passes one
+    correct: Callable[[OpEvidence, Estimate], Estimate] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]  # None as for check
     words: tuple[str, ...] = ()  # whole words and phrases in a learner's sentence that name this reason
 
     def allowed(self, ev: OpEvidence) -> Finding:
@@ -226,12 +229,12 @@ def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tup
 RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own peaks make
 
 
-def _record_catalogue(ev: OpEvidence):
+def _record_catalogue(ev: OpEvidence) -> Catalogue:
     return _peaks_catalogue(ev.dtype, float(ev.peak_flops_per_s), float(ev.peak_bytes_per_s))
 
 
 @functools.lru_cache(maxsize=None)  # kept alive: generator.catalogue indexes a catalogue by its id()
-def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float):
+def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float) -> Catalogue:
     """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
     from, datasheet or calibrated), so ``generator.misconceptions`` prices its wrong methods on them."""
     import dataclasses
@@ -488,7 +491,7 @@ def find(reason_id: str) -> MissReason:
         raise KeyError(f"unknown miss reason '{reason_id}'; known: {', '.join(BY_ID)}") from None
 
 
-def corrected_time(ev: OpEvidence, reason_ids) -> float:
+def corrected_time(ev: OpEvidence, reason_ids: Iterable[str]) -> float:
     """The corrected time the named reasons give from the record's numbers, applied in catalogue order
     (``learner-arithmetic`` first: the other reasons then correct the floor)."""
     named = set(reason_ids)
@@ -503,7 +506,7 @@ def _log_off(value: float, measured: float) -> float:
     return abs(math.log(value / measured)) if value > 0 and measured > 0 else math.inf
 
 
-def explains(ev: OpEvidence, reason_ids) -> bool:
+def explains(ev: OpEvidence, reason_ids: Iterable[str]) -> bool:
     """The named reasons, all allowed by the evidence and each one needed, give a corrected time
     within 1.5x of measured and closer than the reference."""
     ids = list(dict.fromkeys(reason_ids))

@@ -30,6 +30,20 @@ class Answer:
     def is_choice(self) -> bool:
         return self.choice is not None
 
+    @property
+    def number(self) -> float:
+        """The numeric key in base SI units (``unit``); a ValueError for a choice, which has no number."""
+        if self.value is None:
+            raise ValueError(f"the answer is the choice {self.choice!r}, not a number")
+        return float(self.value)
+
+    @property
+    def picked(self) -> str:
+        """The right choice; a ValueError for a numeric answer, which has none."""
+        if self.choice is None:
+            raise ValueError(f"the answer is the number {self.value!r}, not a choice")
+        return self.choice
+
     def to_dict(self) -> dict[str, Any]:
         if self.is_choice:
             return {"choice": self.choice, "choices": list(self.choices)}

@@ -151,7 +151,7 @@ class Estimate:
         return min(self.ceilings.peak_flops_per_s,
                    self.intensity_flops_per_byte * self.ceilings.hbm_bytes_per_s)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON view of ``drill roofline --json`` (these keys are an interface)."""
         return {
             "chip": self.ceilings.name,

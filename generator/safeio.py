@@ -282,7 +282,7 @@ def _read_only_by_mode(mode: int) -> bool:
     return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
-def writable_dir(directory: str | os.PathLike) -> bool:
+def writable_dir(directory: StrPath) -> bool:
     """Whether the policy lets the tool write in ``directory``: a directory with a write bit that
     this process may write and enter. No write bit at all is read-only even for root."""
     try:
@@ -293,7 +293,7 @@ def writable_dir(directory: str | os.PathLike) -> bool:
             and os.access(directory, os.W_OK | os.X_OK))
 
 
-def check_creatable_dir(directory: str | os.PathLike) -> list[Path]:
+def check_creatable_dir(directory: StrPath) -> list[Path]:
     """The folders ``make_dirs(directory)`` would create (outermost first), or SafeIOError (one line)
     when the nearest one that exists is not a directory or is not ``writable_dir``: a folder with
     no write bit gets no new sub-folder, for root too. [] when ``directory`` exists already."""
@@ -312,7 +312,7 @@ def check_creatable_dir(directory: str | os.PathLike) -> list[Path]:
     return missing[::-1]
 
 
-def make_dirs(directory: str | os.PathLike) -> Path:
+def make_dirs(directory: StrPath) -> Path:
     """``mkdir -p`` under the policy of ``check_creatable_dir``: the missing folders of ``directory``
     are created only inside a writable one. Returns ``directory`` as a Path."""
     for folder in check_creatable_dir(directory):
@@ -327,7 +327,7 @@ def make_dirs(directory: str | os.PathLike) -> Path:
     return Path(directory)
 
 
-def check_target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
+def check_target(path: StrPath) -> tuple[Path, os.stat_result | None]:
     """Where ``atomic_write(path)`` would write (symlinks resolved) and the existing file's stat.
 
     SafeIOError (one line) when the policy refuses the target: not a regular file,

@@ -16,7 +16,7 @@ import dataclasses
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Protocol
+from typing import TYPE_CHECKING, AbstractSet, Any, Mapping, NoReturn, Protocol
 
 from generator import catalogue, safeio
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 SPECS_DIR = Path(__file__).resolve().parent / "specs"  # the built-in families' specs
 
-KeyPath = tuple  # a key path inside a spec document: ("params", "cases", "add", "dims")
+KeyPath = tuple[str | int, ...]  # a key path inside a spec document: ("params", "cases", "add", "dims")
 
 TOP_LEVEL_KEYS = {"family", "title", "summary", "chips", "tolerance", "grading", "prompts", "hints", "params"}
 GRADING_KEYS = {"easy_rel", "easy_seconds", "hard_seconds"}
@@ -159,8 +159,8 @@ class Checker:
     def fail(self, where: KeyPath, message: str) -> NoReturn:
         raise SpecError(_located(self.path, self.lines, where, message))
 
-    def mapping(self, value: Any, where: KeyPath, *, required: set[str] = frozenset(),
-                allowed: set[str] | None = None) -> dict:
+    def mapping(self, value: Any, where: KeyPath, *, required: AbstractSet[str] = frozenset(),
+                allowed: AbstractSet[str] | None = None) -> dict[Any, Any]:
         if not isinstance(value, dict):
             self.fail(where, f"expected a mapping, got {_kind(value)}")
         missing = sorted(set(required) - set(value))
@@ -219,7 +219,7 @@ class Checker:
     def one_of(self, value: Any, where: KeyPath, options: tuple[str, ...] | list[str]) -> str:
         if value not in options:
             self.fail(where, f"'{value}' is not one of: {', '.join(options)}")
-        return value
+        return str(value)
 
     def template(self, value: Any, where: KeyPath, fields: set[str]) -> str:
         """A text with ``{name}`` placeholders, each one of ``fields`` (no attribute or index access)."""

@@ -70,7 +70,7 @@ def forget_digests() -> None:
 
 def files_under(folder: Path, suffixes: tuple[str, ...] = (".py", ".yaml", ".json")) -> list[Path]:
     """Every file of ``folder`` with one of ``suffixes``, sorted, bytecode caches and dotfiles left out."""
-    found = []
+    found: list[Path] = []
     for where, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
         found.extend(Path(where, f) for f in files if f.endswith(suffixes) and not f.startswith("."))
@@ -127,4 +127,4 @@ def same(a: Any, b: Any) -> bool:
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
+    return bool(a == b)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from generator import costs, roofline
 from generator.catalogue import Chip
@@ -137,7 +138,7 @@ def estimate(chip: Chip | roofline.Ceilings, model: Model, phase: str, batch: in
     return step, roofline.estimate(chip, step.op_cost())
 
 
-def to_dict(step: StepCost, est: roofline.Estimate, chip: Chip) -> dict:
+def to_dict(step: StepCost, est: roofline.Estimate, chip: Chip) -> dict[str, Any]:
     """The JSON of ``drill transformer --json``: the roofline keys plus the parts and the HBM check."""
     out = est.to_dict()
     m = step.model
@@ -203,7 +204,7 @@ class KnownShape:
     def model(self, params: int, kv_d_model: int | None = None) -> Model:
         return Model(params, self.layers, self.d_model, kv_d_model or self.kv_d_model, self.name)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params, "layers": self.layers, "d_model": self.d_model,
                 "kv_d_model": self.kv_d_model, "sources": list(self.sources), "note": self.note}
 

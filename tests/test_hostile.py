@@ -40,6 +40,7 @@ import pytest
 from generator import answers
 from drills.store import ReviewRecord, Store
 from tests.drills.quizkit import DRILL, drill_env
+from tests.procs import reap
 
 BOUND = 10  # seconds: a hang (blocking on a FIFO, reading /dev/zero) fails long before this
 
@@ -51,8 +52,8 @@ def run(args: list[str], *, stdin: bytes | str | None = None, env: dict | None =
     proc = subprocess.run(DRILL + args, input=data if data is not None else b"",
                           stdout=stdout if stdout is not None else subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env or drill_env(), timeout=timeout)
-    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]
-    proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
+    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]  # an extra attribute the tests read
+    proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]  # the same, decoded stderr
     return proc
 
 
@@ -400,8 +401,7 @@ def test_quiz_whose_stdout_closes_exits_quietly_with_its_reviews_saved(tmp_path)
         code = proc.wait(BOUND)
         err = proc.stderr.read().decode()
     finally:
-        proc.kill()
-        proc.wait()
+        reap(proc)
     assert first["given"] == "1us"
     # quiet, as on any closed pipe (issue 26): the quiz's own text (on stderr with --json) and nothing else
     assert code == 141 and "Traceback" not in err and "error" not in err and "broken pipe" not in err, err
@@ -553,7 +553,8 @@ class Quiz:
                                      stderr=subprocess.PIPE, env=drill_env(), text=True, bufsize=1)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
 
     def _pump(self) -> None:
         for line in self.proc.stdout:
@@ -585,6 +586,8 @@ class Quiz:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self.pump.join(BOUND)  # stdout at its end: closing it now leaves the pump no read to fail
+        reap(self.proc)
 
 
 @pytest.mark.slow
@@ -814,8 +817,7 @@ def test_locked_store_waits_the_stated_time_then_names_the_holder(tmp_path, how)
         assert "Move it aside" not in line and b"[1/" not in proc.stdout
         assert LOCK_TIMEOUT_S - 0.5 <= proc.elapsed <= LOCK_TIMEOUT_S + 4
     finally:
-        holder.kill()
-        holder.wait()
+        reap(holder)
     with Store.open(store, readonly=True) as s:  # damage check: the store is whole and unchanged
         assert s.count_reviews() == 3
     assert "5 s" in run(["quiz", "--help"]).stdout.decode()
@@ -859,8 +861,8 @@ def _shell(command: str, *, env: dict | None = None, stdin: bytes = b"") -> subp
     started = time.monotonic()
     proc = subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, env=env or drill_env(),
                           timeout=BOUND)
-    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]
-    proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
+    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]  # an extra attribute the tests read
+    proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]  # the same, decoded stderr
     return proc
 
 

@@ -9,7 +9,6 @@ is written through, the link stays; the old file's mode is kept).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +31,7 @@ def _export_error(exc: safeio.SafeIOError) -> ExportError:
     return ExportError(str(exc), refused=isinstance(exc, safeio.RefusedTarget))
 
 
-def check_writable(path: str | os.PathLike) -> Path:
+def check_writable(path: safeio.StrPath) -> Path:
     """The resolved target path, or ExportError if it can not be written (before any work is done)."""
     try:
         return safeio.check_target(path)[0]
@@ -40,7 +39,7 @@ def check_writable(path: str | os.PathLike) -> Path:
         raise _export_error(exc) from None
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+def atomic_write(path: safeio.StrPath, write: Callable[[str], None]) -> Path:
     """Call ``write(tmp_path)`` for a temp file beside ``path``, then rename it over ``path``."""
     try:
         return safeio.atomic_write(path, write)
@@ -48,7 +47,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
         raise _export_error(exc) from None
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
+def write_text(path: safeio.StrPath, text: str) -> Path:
     try:
         return safeio.write_text(path, text)
     except safeio.SafeIOError as exc:

@@ -26,6 +26,7 @@ Design, against how Anki imports (checked with the official ``anki`` package):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
@@ -37,7 +38,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 import genanki
 
@@ -88,7 +89,7 @@ def note_guid(problem: Problem) -> str:
     (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
     problem of an older deck into a new note on re-import."""
     from generator.generate import unseeded_id  # the deck path has generated its problems already
-    return genanki.guid_for(unseeded_id(problem.id))
+    return str(genanki.guid_for(unseeded_id(problem.id)))
 
 
 MODEL = genanki.Model(
@@ -104,9 +105,9 @@ def answer_html(problem: Problem) -> str:
     a = problem.answer
     if a.is_choice:
         others = " / ".join(html.escape(c) for c in a.choices)
-        return f"<b>{html.escape(a.choice)}</b> <small>(one of: {others})</small>"
+        return f"<b>{html.escape(a.picked)}</b> <small>(one of: {others})</small>"
     band = f" <small>(right within ±{problem.tolerance:.0%})</small>" if problem.tolerance else ""
-    return f"<b>{html.escape(show(a.value, a.unit))}</b>{band}"
+    return f"<b>{html.escape(show(a.number, a.unit))}</b>{band}"
 
 
 # A source cited by its path in this repository (a test fixture's lab record): the card names the
@@ -198,7 +199,8 @@ def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict
     return deck
 
 
-def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None):
+def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None
+                ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
     """genanki decks (one per family, in first-seen order) and the media they reference."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
@@ -232,25 +234,26 @@ _CAN_SERIALIZE = hasattr(sqlite3.Connection, "serialize")
 def _collection_bytes(decks: list[genanki.Deck], timestamp: float) -> bytes:
     """The collection.anki2 database genanki writes for ``decks``, as bytes."""
     if _CAN_SERIALIZE:
-        return _write_collection(sqlite3.connect(":memory:"), decks, timestamp, serialize=True)
+        with contextlib.closing(sqlite3.connect(":memory:")) as conn:
+            _write_collection(conn, decks, timestamp)
+            # Looked up, not called as a method: typeshed declares serialize() only from 3.11, and mypy checks
+            # against the 3.10 floor; _CAN_SERIALIZE says it is there.
+            serialize: Callable[[], bytes] = getattr(conn, "serialize")
+            return serialize()
     with tempfile.TemporaryDirectory(prefix="rk-deck-") as scratch:
         target = os.path.join(scratch, "collection.anki2")
-        _write_collection(sqlite3.connect(target), decks, timestamp, serialize=False)
+        with contextlib.closing(sqlite3.connect(target)) as conn:
+            _write_collection(conn, decks, timestamp)
         with open(target, "rb") as fh:
             return fh.read()
 
 
-def _write_collection(conn: sqlite3.Connection, decks: list[genanki.Deck], timestamp: float,
-                      serialize: bool) -> bytes | None:
-    try:
-        genanki.Package(decks).write_to_db(conn.cursor(), timestamp, _ids(timestamp))
-        conn.commit()
-        return conn.serialize() if serialize else None
-    finally:
-        conn.close()
+def _write_collection(conn: sqlite3.Connection, decks: list[genanki.Deck], timestamp: float) -> None:
+    genanki.Package(decks).write_to_db(conn.cursor(), timestamp, _ids(timestamp))
+    conn.commit()
 
 
-def _ids(timestamp: float):
+def _ids(timestamp: float) -> Iterator[int]:
     n = int(timestamp * 1000)
     while True:
         yield n
@@ -282,7 +285,7 @@ def variant_model_fingerprint() -> str:
 
 def skill_guid(skill_id: str) -> str:
     """A variant note's GUID: from its skill id alone, so a regenerated deck updates the same notes."""
-    return genanki.guid_for("rudrite-skill", skill_id)
+    return str(genanki.guid_for("rudrite-skill", skill_id))
 
 
 _QFMT, _AFMT = card.templates()
@@ -298,7 +301,8 @@ def variant_fields(note: SkillNote, figures: "_Figures") -> list[str]:
             card.back_html(note, answer_html, solution_html, shown), card.data_json(note)]
 
 
-def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None):
+def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None
+                        ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
     """genanki decks (one per family, first-seen order) of skill notes, and the media they reference."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()

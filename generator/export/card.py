@@ -40,11 +40,16 @@ from __future__ import annotations
 
 import html
 import json
+from typing import TYPE_CHECKING, Callable
 
 from generator import answers
 from generator.export import rotation
 from generator.export.variants import SkillNote, Variant
 from generator.families.base import show
+from generator.problem import Problem
+
+if TYPE_CHECKING:  # the renderers' annotation only
+    from generator.misconceptions import WrongAnswer
 
 FIELDS = ("Skill", "Front", "Back", "Data")
 
@@ -357,7 +362,8 @@ def front_html(note: SkillNote) -> str:
     return "".join(parts)
 
 
-def back_html(note: SkillNote, answer_html, solution_html, figures: dict[str, str]) -> str:
+def back_html(note: SkillNote, answer_html: Callable[[Problem], str],
+              solution_html: Callable[[Problem, tuple[WrongAnswer, ...]], str], figures: dict[str, str]) -> str:
     """Every variant's back (answer, worked solution with sources, figure, classic mistakes), the verdict box.
 
     ``answer_html(problem)`` and ``solution_html(problem, wrong)`` are the fixed deck's renderers

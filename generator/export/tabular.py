@@ -28,20 +28,20 @@ def to_json(problems: Iterable[Problem]) -> str:
 
 
 def _value(p: Problem) -> float | None:
-    return None if p.answer.is_choice else float(p.answer.value)  # type: ignore[arg-type]
+    return None if p.answer.is_choice else p.answer.number
 
 
 def display(p: Problem) -> str:
     """The answer as people read it: the choice, or the value through the one formatter."""
     a = p.answer
-    return str(a.choice) if a.is_choice else fmt(float(a.value), a.unit)  # type: ignore[arg-type]
+    return a.picked if a.is_choice else fmt(a.number, a.unit)
 
 
-def csv_row(p: Problem) -> list:
+def csv_row(p: Problem) -> list[str]:
     a = p.answer
     return [p.family, p.skill, p.id, p.prompt,
-            "" if a.is_choice else repr(float(a.value)), "" if a.is_choice else a.unit, display(p),
-            a.choice if a.is_choice else "", "|".join(a.choices), repr(p.tolerance), p.hint,
+            "" if a.is_choice else repr(a.number), "" if a.is_choice else a.unit, display(p),
+            a.picked if a.is_choice else "", "|".join(a.choices), repr(p.tolerance), p.hint,
             "\n".join(p.solution), " ".join(p.tags), json.dumps(p.params, ensure_ascii=False, sort_keys=True)]
 
 

@@ -76,7 +76,7 @@ class Variant:
         if a.is_choice:
             out.update(k=a.choice, c=list(a.choices))
         else:
-            out.update(k=float(a.value), s=self.unit_scale, b=self.base_scale, u=self.unit,  # type: ignore[arg-type]
+            out.update(k=a.number, s=self.unit_scale, b=self.base_scale, u=self.unit,
                        x=",".join(str(d) for d in answers.parse_unit(a.unit).dims))
             if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
                 out["a"] = [float(other["value"]) for other in self.problem.also_right]
@@ -118,7 +118,7 @@ def card_unit(problem: Problem, stated: str | None) -> str:
         return _SPELLED.get(stated, stated)
     if a.unit == "FLOP/byte":
         return _SPELLED["FLOP/byte"]
-    shown = fmt(float(a.value), a.unit).split(" ", 1)[-1]  # type: ignore[arg-type]
+    shown = fmt(a.number, a.unit).split(" ", 1)[-1]
     try:
         if answers.parse_unit(shown).dims == answers.parse_unit(a.unit).dims:
             return shown

@@ -49,6 +49,8 @@ def package_dirs() -> list[tuple[str, Path]]:
     for name in (n.strip() for n in os.environ.get(EXTRA_PACKAGES_ENV, "").split(",")):
         if name:
             package = importlib.import_module(name)
+            if package.__file__ is None:  # a namespace package: no one folder to hold the specs
+                raise ImportError(f"${EXTRA_PACKAGES_ENV}: {name} has no __init__.py; a family package needs one")
             out.append((name, Path(package.__file__).resolve().parent))
     return out
 
@@ -175,8 +177,9 @@ def _documents() -> dict[str, str]:
     """name -> its spec's parsed document and key-path -> line map, as JSON text (each parsed when drawn)."""
     from generator import startcache
 
-    return startcache.cached("specs", spec_files(),
-                             lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
+    documents: dict[str, str] = startcache.cached("specs", spec_files(),
+                                                  lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
+    return documents
 
 
 def _document(path: Path) -> str:
@@ -196,7 +199,7 @@ def _document(path: Path) -> str:
     return text
 
 
-class LazyFamilies(Mapping):
+class LazyFamilies(Mapping[str, ModuleType]):
     """name -> family module, imported on first lookup; membership imports nothing; iterating gives
     the names in course order (importing every module, once)."""
 

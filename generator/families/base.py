@@ -51,6 +51,13 @@ class Skill:
     description: str
     tags: tuple[str, ...]
 
+    @property
+    def chip_name(self) -> str:
+        """The chip of a per-chip skill; a ValueError for a skill that names none."""
+        if self.chip is None:
+            raise ValueError(f"skill '{self.id}' is not drawn on a chip")
+        return self.chip
+
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "family": self.family, "chip": self.chip, "variant": self.variant,
                 "description": self.description, "tags": list(self.tags)}
@@ -117,7 +124,7 @@ def problem(spec: FamilySpec, skill: Skill, key: str, prompt: str, answer: Answe
         solution=tuple(solution), tags=skill.tags + tags, params=params, hint=hint, also_right=also_right)
 
 
-def other_editions(chip, key: str, label: str, answer_with, key_answer: float, unit: str,
+def other_editions(chip: Chip, key: str, label: str, answer_with: Callable[[float], float], key_answer: float, unit: str,
                    tolerance: float) -> tuple[dict[str, Any], ...]:
     """Answers worked with the other published figures of ``key`` (``chip.other_figures``), for
     ``Problem.also_right``: each graded right with a note naming both figures and their sources.
@@ -125,7 +132,7 @@ def other_editions(chip, key: str, label: str, answer_with, key_answer: float, u
     ``answer_with(bytes_per_s) -> value`` recomputes the answer with that figure; only answers
     outside the tolerance of the key are listed (the others are right anyway).
     """
-    fig = chip.figure(key)
+    fig = chip.published_figure(key)
     out = []
     for value, alt in chip.other_figures(key):
         other = answer_with(value)

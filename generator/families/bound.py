@@ -7,13 +7,17 @@ on rounding or on an edition's constants.
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import Mastery, VERDICTS, problem
-from generator.problem import Answer
+from generator.families.base import Mastery, Skill, VERDICTS, problem
+from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "bound"
 ORDER = 30  # place in the course (decks, skills, --family lists): ascending
@@ -28,23 +32,23 @@ check_params = ops.check_case_params
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
     from generator import misconceptions
 
     return misconceptions.op_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return ops.case_skills(spec, cat, lambda chip, case, v: f"is {_article(case.label)} {case.label} compute- or "
                                                             f"memory-bound on {chip.display}?")
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     """A draw at least ``ops.RIDGE_MARGIN`` away from the ridge: a right/wrong verdict must not turn on rounding."""
-    return ops.draw_clear_of_ridge(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
+    return ops.draw_clear_of_ridge(spec.params["cases"][skill.variant], cat.get(skill.chip_name), rng)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, est = ops.estimate(cat, params)
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])
     return problem(spec, skill, ops.key(params), spec.prompts["verdict"].format(**f),

@@ -11,13 +11,14 @@ slice shape, never whether an axis wraps: deciding that from the chip is the ski
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from generator import collectives as C
 from generator import costs
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import Mastery, cite, per_chip, problem
-from generator.problem import Answer
+from generator.families.base import Mastery, Skill, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
@@ -62,7 +63,7 @@ def _rank(chip: Chip) -> int | None:
     return len(C.pod_shape(chip))
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     def what(v: str) -> str:
         return "whether a collective is bandwidth- or latency-bound" if v == "bound" else f"time of {C.OP_LABELS[v]} over ICI"
 
@@ -71,18 +72,18 @@ def skills(spec: FamilySpec, cat: Catalogue):
                     tags=lambda v: (f"collective::{v}",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     for _ in range(MAX_TRIES):  # redraw when the answer is a figure the prompt gives (one hop: 1 µs)
         params = _draw(spec, cat, skill, rng)
         p = solve(spec, cat, skill, params)
-        if p.answer.is_choice or seconds(p.answer.value) not in p.prompt:
+        if p.answer.is_choice or seconds(p.answer.number) not in p.prompt:
             break
     return params
 
 
-def _draw(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     p = spec.params
-    chip = cat.get(skill.chip)
+    chip = cat.get(skill.chip_name)
     rank = len(C.pod_shape(chip))
     shape = rng.choice(existing_slices(spec, chip))
     count = rng.randint(1, min(p["max_axes"], rank))
@@ -117,7 +118,7 @@ def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
                              shape=shape)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
     rows, cols = params["shape"]
@@ -167,7 +168,8 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     lat = float(cat.fact(C.HOP_LATENCY_FACT).value)
     rows, cols = params["shape"]
 
-    def redo(nbytes=right.nbytes, wrap=right.wrap, w1=one, wb=bidi, lat=lat):
+    def redo(nbytes: float = right.nbytes, wrap: tuple[bool, ...] = right.wrap, w1: float = one, wb: float = bidi,
+             lat: float = lat) -> C.CollectiveTime:
         return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
 
     wrong = {

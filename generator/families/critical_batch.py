@@ -18,14 +18,18 @@ so answering with B << D, F is never graded right there.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+import random
+from typing import Any, Callable, Iterator, TYPE_CHECKING
 
 from generator import costs, roofline
-from generator.catalogue import Catalogue
-from generator.families.base import cite, per_chip, problem
-from generator.problem import Answer
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import Skill, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, normalize_dtype, sci
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "critical_batch"
 ORDER = 50  # place in the course (decks, skills, --family lists): ascending
@@ -59,7 +63,8 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "dims": {k: check.int_list(dims[k], ("params", "dims", k)) for k in ("D", "F")}}
 
 
-def _parts(params: dict[str, Any], tweak: Callable[[costs.OpCost], costs.OpCost] | None = None):
+def _parts(params: dict[str, Any], tweak: Callable[[costs.OpCost], costs.OpCost] | None = None
+           ) -> tuple[int, int, int, costs.OpCost]:
     """FLOPs per row of B, bytes per row of B, fixed bytes, and the compute dtype: all from costs.matmul
     (``tweak``: a wrong method's change to each cost, e.g. ``costs.in_macs``)."""
     D, F = params["D"], params["F"]
@@ -83,13 +88,13 @@ def critical_batch(ridge: float, params: dict[str, Any], form: str,
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: B* with one step tweaked (``generator.misconceptions.critical_batch_answers``)."""
     from generator import misconceptions
 
     return misconceptions.critical_batch_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     modes = spec.params["modes"]
     variants = {f"{mode}-{form}": (m, form) for mode, m in modes.items() for form in spec.params["forms"]}
 
@@ -97,7 +102,7 @@ def skills(spec: FamilySpec, cat: Catalogue):
         m = variants[v][0]
         return costs.matmul(1, 1, 1, m["activations"], rhs_dtype=m["weights"]).dtype
 
-    def describe(chip, v: str) -> str:
+    def describe(chip: Chip, v: str) -> str:
         m, form = variants[v]
         how = "with B << D, F" if form == "approx" else "exact form"
         return f"critical batch of a matmul on {chip.display}: {m['label']}, {how}"
@@ -113,7 +118,7 @@ def shortcut_miss(ridge: float, params: dict[str, Any]) -> float:
 
 
 # (chip, mode, form, dims, least miss) -> the (D, F) pairs a problem may use. Pure in the key.
-_PAIRS: dict[tuple, tuple[tuple[int, int], ...]] = {}
+_PAIRS: dict[tuple[Any, ...], tuple[tuple[int, int], ...]] = {}
 
 
 def _pairs(spec: FamilySpec, cat: Catalogue, chip: str, mode: str, form: str) -> tuple[tuple[int, int], ...]:
@@ -137,15 +142,15 @@ def _pairs(spec: FamilySpec, cat: Catalogue, chip: str, mode: str, form: str) ->
     return hit
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     mode, form = skill.variant.rsplit("-", 1)
     m = spec.params["modes"][mode]
-    D, F = rng.choice(_pairs(spec, cat, skill.chip, mode, form))
+    D, F = rng.choice(_pairs(spec, cat, skill.chip_name, mode, form))
     return {"chip": skill.chip, "op": "matmul", "mode": mode, "form": form,
             "activations": m["activations"], "weights": m["weights"], "D": D, "F": F}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, form = cat.get(params["chip"]), params["form"]
     flops_row, bytes_row, bytes_fixed, one = _parts(params)
     dtype = one.dtype

@@ -8,13 +8,17 @@ T_math = FLOPs / peak, T_comms = bytes / HBM bandwidth, floor = max of the two
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import problem
-from generator.problem import Answer
+from generator.families.base import Skill, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "floor"
 ORDER = 40  # place in the course (decks, skills, --family lists): ascending
@@ -45,13 +49,13 @@ def _split(variant: str) -> tuple[str, str]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
     from generator import misconceptions
 
     return misconceptions.op_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     quantities = spec.params["quantities"]
     variants = [case if quantity == "floor" else f"{case}-{quantity}"
                 for case in spec.params["cases"] for quantity, listed in quantities.items() if case in listed]
@@ -59,12 +63,12 @@ def skills(spec: FamilySpec, cat: Catalogue):
                            variants, case_of=lambda v: _split(v)[0])
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     case, quantity = _split(skill.variant)
-    return {**ops.draw(spec.params["cases"][case], cat.get(skill.chip), rng), "quantity": quantity}
+    return {**ops.draw(spec.params["cases"][case], cat.get(skill.chip_name), rng), "quantity": quantity}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, est = ops.estimate(cat, params)
     quantity = params.get("quantity", "floor")
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])

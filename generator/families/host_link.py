@@ -11,13 +11,14 @@ cross the link each step has intensity ≈ B, so it is compute-bound once B > pe
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
-from generator.problem import Answer
+from generator.families.base import Skill, VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
 
@@ -50,7 +51,7 @@ def _split(variant: str) -> tuple[str, str]:
     return kind, link
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"ridge": "ridge (critical intensity) over {l}", "critical_batch": "critical batch with weights over {l}",
             "floor": "floor time of a matmul whose bytes cross {l}", "bound": "compute- or {l}-bound"}
     return per_chip(spec, cat, spec.params["variants"],
@@ -59,12 +60,12 @@ def skills(spec: FamilySpec, cat: Catalogue):
                     tags=lambda v: (f"link::{_split(v)[1]}",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     """Fair draws: a bound problem's verdict is the same under every published figure of the link
     (the February 2025 edition's PCIe/DCN too), and a floor's classic mistakes (the sum for the max,
     the output write left out) each miss the key by more than the tolerance, where any draw allows."""
     p = spec.params
-    params = {"chip": skill.chip, "variant": skill.variant}
+    params: dict[str, Any] = {"chip": skill.chip, "variant": skill.variant}
     kind, _ = _split(skill.variant)
     if kind not in ("floor", "bound"):
         return params
@@ -96,7 +97,7 @@ def fair(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> bool:
     return all(abs(w - est.floor_s) > spec.tolerance * est.floor_s for w in slips)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
     ceil = C.link_ceilings(chip, link, "bf16")
@@ -135,13 +136,13 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
             answer = Answer(choice=est.bound, choices=VERDICTS)
     bw = float(fig.value)
     prompt = spec.prompts[params["variant"]].format(**fields) + figure_sentence(LABEL[link], bw)
-    also: tuple = ()
+    also: tuple[dict[str, Any], ...] = ()
     if not answer.is_choice:
         def answer_with(other_bw: float) -> float:
             if kind in ("ridge", "critical_batch"):
                 return ceil.with_bandwidth(other_bw).ridge_flops_per_byte
             return roofline.estimate(ceil.with_bandwidth(other_bw), _matmul(params)).floor_s
-        also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, float(answer.value),
+        also = other_editions(chip, C.LINK_FIGURES[link], LABEL[link], answer_with, answer.number,
                               answer.unit, spec.tolerance)
     return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[params["variant"]].format(**fields), (f"link::{link}",), also)

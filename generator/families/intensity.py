@@ -8,13 +8,16 @@ the chip's ridge so each card also says which side of the ridge the op is on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator.catalogue import Catalogue
 from generator.families import ops
-from generator.families.base import problem
-from generator.problem import Answer
+from generator.families.base import Skill, problem
+from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "intensity"
 ORDER = 20  # place in the course (decks, skills, --family lists): ascending
@@ -29,20 +32,20 @@ check_params = ops.check_case_params
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
     from generator import misconceptions
 
     return misconceptions.op_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of a {case.label} (on {chip.display})")
 
 
 draw_params = ops.draw_case_params
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, est = ops.estimate(cat, params)
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])
     return problem(spec, skill, ops.key(params), spec.prompts["value"].format(**f),

@@ -17,15 +17,19 @@ count (wraparound ignored or assumed) each misses by more than the tolerance
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator import catalogue, costs
 from generator.links import hops, transfer_seconds
-from generator.catalogue import Catalogue
-from generator.families.base import Mastery, cite, figure_sentence, other_editions, per_chip, problem, show
-from generator.problem import Answer
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import Mastery, Skill, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "interconnect"
 ORDER = 90  # place in the course (decks, skills, --family lists): ascending
@@ -73,16 +77,16 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the link time with one step tweaked (``generator.misconceptions.interconnect_answers``)."""
     from generator import misconceptions
 
     return misconceptions.interconnect_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"ici": "time to send an array between two chips over ICI", "pcie": "time to move an array over PCIe",
             "dcn": "time to send an array over DCN", "link": "which link a transfer uses (ICI, DCN or PCIe)"}
-    def keep(chip, v: str) -> bool:
+    def keep(chip: Chip, v: str) -> bool:
         return (v not in FIGURE or chip.figure(FIGURE[v]) is not None) and (v != "link" or chip.kind == "tpu")
 
     return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})", keep,
@@ -142,14 +146,14 @@ def ici_is_fair(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any], le
     return all(abs(t[k] - t["answer"]) > least * t["answer"] for k in ("no_latency", "no_bandwidth", "other_hops"))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     p = spec.params
     if skill.variant == "link":
         return {"chip": skill.chip, "variant": "link", "scenario": rng.randrange(len(p["scenarios"]))}
     if skill.variant != "ici":
         return {"chip": skill.chip, "variant": skill.variant, "dtype": rng.choice(p["dtypes"]),
                 "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
-    chip, least = cat.get(skill.chip), max(TERM_SHARE, spec.tolerance)
+    chip, least = cat.get(skill.chip_name), max(TERM_SHARE, spec.tolerance)
     for _ in range(_REDRAWS):  # redraw from the same rng until every term decides the answer
         n = rng.choice(p["axis_sizes"])
         src, dst = rng.sample(range(n), 2)
@@ -162,7 +166,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
                      f"move the answer by more than {least:.0%}; change ici_arrays or axis_sizes")
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, variant = cat.get(params["chip"]), params["variant"]
     if variant == "link":
         text, link = spec.params["scenarios"][params["scenario"]]
@@ -177,7 +181,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
     rows, cols = params["shape"]
     dtype = params["dtype"]
     nbytes = costs.array_bytes(params["shape"], dtype)
-    bw = chip.figure(FIGURE[variant])
+    bw = chip.published_figure(FIGURE[variant])
     bw_value = float(bw.value)
     steps = [f"bytes = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(nbytes)} B",
              f"{chip.display} {variant.upper() if variant != 'pcie' else 'PCIe'} bandwidth = {sci(bw_value)} B/s "

@@ -9,14 +9,18 @@ That is stricter than what compiles, and the cards say so (``compiles_note``).
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator import catalogue
-from generator.catalogue import Catalogue
-from generator.families.base import Mastery, YES_NO, cite, make_skill, problem
-from generator.problem import Answer
+from generator.catalogue import Catalogue, Figure
+from generator.families.base import Mastery, Skill, YES_NO, cite, make_skill, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "lattice"
 ORDER = 60  # place in the course (decks, skills, --family lists): ascending
@@ -53,13 +57,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the 32-bit tile where a packed one applies (``generator.misconceptions.lattice_answers``)."""
     from generator import misconceptions
 
     return misconceptions.lattice_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return [make_skill(NAME, None, f"{variant}-{dtype}",
                        ("is a block made of whole native tiles" if variant == "legal"
                         else "smallest padding of a block to whole native tiles")
@@ -67,12 +71,12 @@ def skills(spec: FamilySpec, cat: Catalogue):
             for variant in spec.params["variants"] for dtype in spec.params["lattices"]]
 
 
-def _lattice(cat: Catalogue, spec: FamilySpec, dtype: str):
+def _lattice(cat: Catalogue, spec: FamilySpec, dtype: str) -> tuple[Figure, int, int]:
     fig = cat.facts[spec.params["lattices"][dtype]]
     return fig, int(fig.value[0]), int(fig.value[1])
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     variant, dtype = skill.variant.split("-", 1)
     _, sub, lane = _lattice(cat, spec, dtype)
     rows, cols = spec.params["rows"], spec.params["cols"]
@@ -98,7 +102,7 @@ def _shape(r: int, c: int) -> str:
     return f"{r}x{c}"
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     dtype, (r, c) = params["dtype"], params["block"]
     fig, sub, lane = _lattice(cat, spec, dtype)
     legal = r % sub == 0 and c % lane == 0

@@ -16,13 +16,14 @@ Only the cases the numbers explain are used: a miss no set of reasons accounts f
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 from generator import miss_reasons, safeio
 from generator.catalogue import Catalogue
-from generator.families.base import Mastery, make_skill, problem
-from generator.problem import Answer
+from generator.families.base import Mastery, Skill, make_skill, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import fmt
 
@@ -43,13 +44,13 @@ MISCONCEPTION = "unsupported-reason"  # generator.misconceptions: re-predicting 
 MOST_REASONS = 2  # a case's key names at most two reasons (e.g. learner-arithmetic + fixed-cost)
 
 
-def key_reasons(case: dict) -> tuple[str, ...] | None:
+def key_reasons(case: dict[str, Any]) -> tuple[str, ...] | None:
     """The smallest set of reasons that explains the case (first in catalogue order), or None."""
     found = miss_reasons.explanations(case["ev"], MOST_REASONS)
     return found[0] if found else None
 
 
-def other_explanations(case: dict, tolerance: float) -> list[tuple[tuple[str, ...], float]]:
+def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tuple[str, ...], float]]:
     """Every other set of reasons the case's numbers support as well (``drill explain`` would accept
     it), with its corrected time, where that time lies outside the key's tolerance: each is right too
     (issue 26: a case with two supported answers accepts both)."""
@@ -78,7 +79,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         check.fail(("params", "cases_file"), f"can not read {name}: {exc}")
     if not isinstance(doc, dict) or doc.get("schema") != CASES_SCHEMA or not isinstance(doc.get("cases"), list):
         check.fail(("params", "cases_file"), f"{name} is not a '{CASES_SCHEMA}' document with a list of cases")
-    cases: dict[str, dict] = {}
+    cases: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(doc["cases"]):
         where = ("params", "cases_file")
         if not isinstance(raw, dict) or set(raw) != CASE_KEYS:
@@ -104,18 +105,18 @@ def _ops(spec: FamilySpec) -> dict[str, str]:
     return out
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return [make_skill(NAME, None, op, f"a real lab run's {label} missed its prediction: re-predict it",
                        ("kind::lab", f"op::{op}"))
             for op, label in _ops(spec).items()]
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     cases = sorted(cid for cid, c in spec.params["cases"].items() if c["op"] == skill.variant)
     return {"case": rng.choice(cases)}
 
 
-def _evidence_text(case: dict, ev: miss_reasons.OpEvidence) -> str:
+def _evidence_text(case: dict[str, Any], ev: miss_reasons.OpEvidence) -> str:
     """The record's numbers, neutrally: what each reason is decided on, none of them named."""
     # the floor itself is left to the learner (it can be the key): its counts and peaks are given
     parts = [f"the model calls it {ev.bound}-bound (hand count {fmt(ev.model_flops, 'FLOP')}, "
@@ -144,7 +145,7 @@ def _evidence_text(case: dict, ev: miss_reasons.OpEvidence) -> str:
     return "; ".join(parts)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     case = spec.params["cases"][params["case"]]
     ev = case["ev"]
     key = key_reasons(case)

@@ -16,14 +16,15 @@ peak for. FLOPs, bytes and the estimate always come from ``costs`` and
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import per_chip
+from generator.families.base import Skill, per_chip
 from generator.units import DTYPE_BYTES
-from generator.specs import Checker, FamilySpec
+from generator.specs import Checker, FamilySpec, KeyPath
 
 CASE_KEYS = {"op", "label", "dims", "dtypes"}
 
@@ -41,7 +42,7 @@ class OpCase:
         return tuple(d for d in self.dtypes if d in chip.peak_flops)
 
 
-def check_cases(raw: Any, check: Checker, where: tuple) -> dict[str, OpCase]:
+def check_cases(raw: Any, check: Checker, where: KeyPath) -> dict[str, OpCase]:
     cases = {}
     for name, body in check.mapping(raw, where).items():
         at = (*where, name)
@@ -60,7 +61,7 @@ def check_cases(raw: Any, check: Checker, where: tuple) -> dict[str, OpCase]:
     return cases
 
 
-def draw(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
+def draw(case: OpCase, chip: Chip, rng: random.Random) -> dict[str, Any]:
     """Drawn parameters: chip, op, case, shape (list of ints), dtype."""
     return {"chip": chip.name, "op": case.op, "case": case.name,
             "shape": [rng.choice(choices) for choices in case.dims],
@@ -85,7 +86,7 @@ def clear_of_ridge(chip: Chip, cost: costs.OpCost, margin: float = RIDGE_MARGIN)
     return r >= margin or r <= 1 / margin
 
 
-def draw_clear_of_ridge(case: OpCase, chip: Chip, rng) -> dict[str, Any]:
+def draw_clear_of_ridge(case: OpCase, chip: Chip, rng: random.Random) -> dict[str, Any]:
     """``draw`` redrawn (from the same ``rng``, so deterministic) until clear of the chip's ridge."""
     for _ in range(_REDRAWS):
         params = draw(case, chip, rng)
@@ -111,13 +112,14 @@ def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Est
 
 # (chip, op, shape, dtype) -> (estimate, labelled worked lines). Both are pure in the key and the
 # op families share shapes, so repeated draws reuse the work. Bounded: cleared when full.
-_CACHE: dict[tuple, Any] = {}
+_CACHE: dict[tuple[Any, ...], Any] = {}  # two kinds of entry under tagged keys: Any
 _CACHE_LIMIT = 20000
 
 
-def _worked(chip: Chip, op: str, shape: tuple[int, ...], dtype: str):
+def _worked(chip: Chip, op: str, shape: tuple[int, ...], dtype: str
+            ) -> tuple[roofline.Estimate, tuple[tuple[str, str], ...]]:
     key = (chip.name, op, shape, dtype)
-    hit = _CACHE.get(key)
+    hit: tuple[roofline.Estimate, tuple[tuple[str, str], ...]] | None = _CACHE.get(key)
     if hit is None:
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
@@ -129,7 +131,7 @@ def _worked(chip: Chip, op: str, shape: tuple[int, ...], dtype: str):
 
 def key(params: dict[str, Any]) -> str:
     """The drawn part of a problem id: ``4096x4096x4096-bf16``."""
-    return "x".join(str(d) for d in params["shape"]) + "-" + params["dtype"]
+    return "x".join(str(d) for d in params["shape"]) + "-" + str(params["dtype"])
 
 
 def describe(cost: costs.OpCost) -> str:
@@ -159,7 +161,9 @@ OP_LABELS = {"matmul": "matmul", "add": "elementwise add", "softmax": "softmax",
              "dot": "dot product", "embedding": "embedding lookup"}
 
 
-def case_skills(spec: FamilySpec, cat: Catalogue, describe, variants=None, case_of=lambda variant: variant):
+def case_skills(spec: FamilySpec, cat: Catalogue, describe: Callable[[Chip, OpCase, str], str],
+                variants: Iterable[str] | None = None,
+                case_of: Callable[[str], str] = lambda variant: variant) -> list[Skill]:
     """``base.per_chip`` over op cases: a skill per chip and variant (default: one per case) whose
     case (``case_of(variant)``) the chip publishes a peak for, tagged with the case's op;
     ``describe(chip, case, variant)``."""
@@ -192,5 +196,5 @@ def check_case_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     return {"cases": check_cases(p["cases"], check, ("params", "cases"))}
 
 
-def draw_case_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
-    return draw(spec.params["cases"][skill.variant], cat.get(skill.chip), rng)
+def draw_case_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+    return draw(spec.params["cases"][skill.variant], cat.get(skill.chip_name), rng)

@@ -6,14 +6,15 @@ and host sizes, per-chip peak and HBM, cores per chip, the wraparound rule), eac
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any
 
 from generator import collectives as C
 from generator import units
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import YES_NO, cite, per_chip, problem, show
-from generator.problem import Answer
+from generator.families.base import Skill, YES_NO, cite, per_chip, problem, show
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci
 
@@ -33,7 +34,7 @@ FULL = "pod"  # the spec's word for the whole pod in a list of slices
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     keys = {"slices", "variants"}
     p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
-    slices = []
+    slices: list[tuple[int, ...] | None] = []  # None: the whole pod
     for i, text in enumerate(check.text_list(p["slices"], ("params", "slices"))):
         if text == FULL:
             slices.append(None)
@@ -48,7 +49,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     return {"slices": tuple(slices), "variants": variants}
 
 
-def _fits(chip: Chip, shape) -> bool:
+def _fits(chip: Chip, shape: tuple[int, ...] | None) -> bool:
     try:
         C.pod_totals(chip, shape)
         return True
@@ -56,27 +57,27 @@ def _fits(chip: Chip, shape) -> bool:
         return False
 
 
-def slices_for(spec: FamilySpec, chip: Chip) -> list:
+def slices_for(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...] | None]:
     return [s for s in spec.params["slices"] if _fits(chip, s)]
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"chips": "chips in a pod or slice", "hosts": "hosts of a pod or slice",
             "tensorcores": "TensorCores of a pod or slice", "flops": "bf16 FLOP/s of a pod or slice",
             "hbm": "HBM of a pod or slice", "wrap": "which axes of a slice have wraparound links"}
-    def keep(chip, v: str) -> bool:
+    def keep(chip: Chip, v: str) -> bool:
         return (chip.figure("pod_topology") is not None and bool(slices_for(spec, chip))
                 and all(chip.figure(k) is not None for k in NEEDS.get(v, ())))
 
     return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})", keep)
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
-    chip = cat.get(skill.chip)
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+    chip = cat.get(skill.chip_name)
     for _ in range(MAX_TRIES):  # redraw a slice whose own numbers would state the answer (8x16 -> 16 hosts)
         shape = rng.choice(slices_for(spec, chip))
         shape = C.pod_shape(chip) if shape is None else shape
-        params = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
+        params: dict[str, Any] = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
         if skill.variant == "wrap":
             params["axis"] = rng.randrange(len(shape))
             return params
@@ -85,14 +86,14 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     return params
 
 
-def states_answer(p) -> bool:
+def states_answer(p: Problem) -> bool:
     """Whether a count answer appears as a number in its own prompt."""
     if p.answer.is_choice or p.answer.unit:
         return False
-    return f"{p.answer.value:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
+    return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, variant = cat.get(params["chip"]), params["variant"]
     shape = C.parse_shape(params["slice"])
     t = C.pod_totals(chip, shape)

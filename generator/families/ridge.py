@@ -5,14 +5,18 @@ ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``roofline.Ceilings`` (
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator import roofline
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import Mastery, cite, per_chip, problem
-from generator.problem import Answer
+from generator.families.base import Mastery, Skill, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, sci
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "ridge"
 ORDER = 10  # place in the course (decks, skills, --family lists): ascending
@@ -48,21 +52,21 @@ def _ridge(chip: Chip, dtype: str) -> float:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the ridge with a wrong peak or bandwidth (``generator.misconceptions.ridge_answers``)."""
     from generator import misconceptions
 
     return misconceptions.ridge_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     compare = f"compare-{spec.params['compare_dtype']}"
 
-    def describe(chip, v: str) -> str:
+    def describe(chip: Chip, v: str) -> str:
         if v == compare:  # no chip name here: the header must not name the answer
             return f"which of two {chip.kind.upper()}s has the higher {_dtype(v)} ridge"
         return f"ridge point of {chip.display} for {v}"
 
-    def keep(chip, v: str) -> bool:
+    def keep(chip: Chip, v: str) -> bool:
         return _dtype(v) in chip.peak_flops and (v != compare or bool(_rivals(spec, cat, chip, _dtype(v))))
 
     return per_chip(spec, cat, [*spec.params["dtypes"], compare], describe, keep, tags=lambda v: (f"dtype::{_dtype(v)}",))
@@ -72,8 +76,8 @@ def _dtype(variant: str) -> str:
     return variant.removeprefix("compare-")
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
-    chip = cat.get(skill.chip)
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+    chip = cat.get(skill.chip_name)
     if skill.variant.startswith("compare-"):
         dtype = skill.variant.removeprefix("compare-")
         return {"chip": chip.name, "dtype": dtype, "other": rng.choice(_rivals(spec, cat, chip, dtype)).name}
@@ -90,7 +94,7 @@ def _ridge_steps(chip: Chip, dtype: str) -> list[str]:
     ]
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, dtype = cat.get(params["chip"]), params["dtype"]
     if "other" not in params:
         ridge = _ridge(chip, dtype)

@@ -16,15 +16,16 @@ Collective times are ``generator.collectives.chip_collective``; T_math = FLOPs /
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from dataclasses import replace
 
 from generator import collectives as C
 from generator import costs, roofline
-from generator.catalogue import Catalogue
-from generator.families.base import cite, per_chip, problem
-from generator.problem import Answer
+from generator.catalogue import Catalogue, Chip
+from generator.families.base import Skill, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
 
@@ -51,7 +52,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             **{d: check.int_list(p[d], ("params", d)) for d in ("i", "j", "k")}, "variants": variants}
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"gather_time": "AllGather-then-matmul time", "allreduce_time": "matmul-then-AllReduce time",
             "reducescatter_time": "matmul-then-ReduceScatter time",
             "split_bound": "whether a 2-chip sharded matmul is compute- or comms-bound"}
@@ -60,14 +61,14 @@ def skills(spec: FamilySpec, cat: Catalogue):
                                           and chip.figure("ici_bytes_per_s_bidi") is not None))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     p = spec.params
     n = 2 if skill.variant == "split_bound" else rng.choice(p["axis_sizes"])
     return {"chip": skill.chip, "variant": skill.variant, "n": n,
             "i": rng.choice(p["i"]), "j": rng.choice(p["j"]), "k": rng.choice(p["k"])}
 
 
-def slice_of(chip, n: int) -> tuple[int, ...]:
+def slice_of(chip: Chip, n: int) -> tuple[int, ...]:
     """The slice the prompt names for an axis of ``n`` chips, so wraparound follows from it: on a
     3-D chip whole 4x4x4 cubes (n x 4 x 4) when n is a multiple of 4, else n x 2 x 2 inside one
     cube; on a 2-D chip n x n."""
@@ -90,7 +91,7 @@ def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.Colle
     return local.flops, roofline.estimate(chip, local).t_math_s, coll
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip = cat.get(params["chip"])
     v = params["variant"]
     n, i, j, k = params["n"], params["i"], params["j"], params["k"]
@@ -138,7 +139,8 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     right = roofline.upper_seconds(t_math, coll.t_s)
     one, bidi = coll.w_one_way, coll.w_bidi
 
-    def redo(wrap=coll.wrap, w1=one, wb=bidi, lat=coll.hop_latency_s):
+    def redo(wrap: tuple[bool, ...] = coll.wrap, w1: float = one, wb: float = bidi,
+             lat: float = coll.hop_latency_s) -> float:
         """The key's T_math then the collective redone on a tweaked input (no overlap, as in the key)."""
         return roofline.upper_seconds(t_math, C.collective_time(coll.op, coll.nbytes, coll.axes, wrap, w1, wb, lat).t_s)
 

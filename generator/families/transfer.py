@@ -9,14 +9,15 @@ hops × the book's ~1 µs per hop, total = first byte + bytes / (ports × one-wa
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any
 
 from generator import collectives as C
 from generator import costs
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import cite, per_chip, problem
-from generator.problem import Answer
+from generator.families.base import Skill, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
 
@@ -68,7 +69,7 @@ def _slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
     return out
 
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"time": "time of a point-to-point ICI transfer", "hops": "ICI hops between two chips of a slice",
             "first_byte": "first-byte latency of an ICI transfer"}
     return per_chip(spec, cat, spec.params["variants"],
@@ -78,9 +79,9 @@ def skills(spec: FamilySpec, cat: Catalogue):
                                           and bool(_slices(spec, chip))))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     p = spec.params
-    chip = cat.get(skill.chip)
+    chip = cat.get(skill.chip_name)
     for _ in range(MAX_TRIES):  # redraw pairs whose prompt numbers would state the answer
         shape = rng.choice(_slices(spec, chip))
         src = [rng.randrange(n) for n in shape]
@@ -94,12 +95,12 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
     return params
 
 
-def states_answer(p) -> bool:
+def states_answer(p: Problem) -> bool:
     """Whether the answer appears in its own prompt: a hop count among the coordinates, or a
     one-hop first byte equal to the per-hop latency the prompt gives."""
     if p.answer.unit == "s":
-        return seconds(p.answer.value) in p.prompt
-    return f"{p.answer.value:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
+        return seconds(p.answer.number) in p.prompt
+    return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
 def compute(cat: Catalogue, params: dict[str, Any]) -> C.Transfer:
@@ -107,7 +108,7 @@ def compute(cat: Catalogue, params: dict[str, Any]) -> C.Transfer:
                            tuple(params["dst"]), costs.array_bytes(params["shape"], params["dtype"]))
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
     t = compute(cat, params)
@@ -154,7 +155,8 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""
     right = compute(cat, params)
     key = {"time": right.t_s, "hops": float(right.hops), "first_byte": right.first_byte_s}
-    def redo(wrap=right.wrap, nbytes=right.nbytes, w_one_way=right.w_one_way, lat=right.hop_latency_s):
+    def redo(wrap: tuple[bool, ...] = right.wrap, nbytes: float = right.nbytes, w_one_way: float = right.w_one_way,
+             lat: float = right.hop_latency_s) -> C.Transfer:
         """The model (``collectives.transfer``) on one tweaked input."""
         return C.transfer(right.shape, right.src, right.dst, wrap, nbytes, w_one_way, lat)
 

@@ -16,14 +16,18 @@ and that the floor assumes it did.
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator import catalogue, transformer
-from generator.catalogue import Catalogue, UnknownChipError
-from generator.families.base import Mastery, make_skill, problem
-from generator.problem import Answer
+from generator.catalogue import Catalogue, Chip, UnknownChipError
+from generator.families.base import Mastery, Skill, make_skill, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, si
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "transformer_step"
 ORDER = 80  # place in the course (decks, skills, --family lists): ascending
@@ -87,13 +91,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the step floor with one step tweaked (``generator.misconceptions.transformer_answers``)."""
     from generator import misconceptions
 
     return misconceptions.transformer_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     out = []
     dtype = spec.params["dtype"]
     for name in spec.chips:
@@ -112,15 +116,15 @@ def skills(spec: FamilySpec, cat: Catalogue):
     return out
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     p = spec.params
     phase = skill.variant.rsplit("-", 1)[-1]
     for fx in p["fixed"]:
         if skill.variant == f"{fx['name']}-{phase}" and fx["chip"] == skill.chip:
-            return _params(spec, skill.chip, fx["model"], phase, fx["batch"], fx["seq"])
-    chip = cat.get(skill.chip)
+            return _params(spec, skill.chip_name, fx["model"], phase, fx["batch"], fx["seq"])
+    chip = cat.get(skill.chip_name)
     for _ in range(_FIT_TRIES):  # prefer a draw that fits the chip's HBM; else the prompt says it does not
-        params = _params(spec, skill.chip, rng.choice(list(p["models"])), phase, rng.choice(p["batches"]),
+        params = _params(spec, skill.chip_name, rng.choice(list(p["models"])), phase, rng.choice(p["batches"]),
                          rng.choice(p["seqs"]))
         if _footprint(spec, params) <= chip.hbm_bytes:
             break
@@ -133,7 +137,7 @@ def _footprint(spec: FamilySpec, params: dict[str, Any]) -> int:
                                            params["seq"], params["dtype"])
 
 
-def fit_text(need: float, chip) -> str:
+def fit_text(need: float, chip: Chip) -> str:
     """The prompt's sentence when the model does not fit one chip's HBM ("" when it fits)."""
     if need <= chip.hbm_bytes:
         return ""
@@ -141,14 +145,14 @@ def fit_text(need: float, chip) -> str:
             f"{si(chip.hbm_bytes, 'B')} of HBM on one {chip.display}; give the floor as if it did.")
 
 
-def _params(spec, chip, model_name, phase, batch, seq) -> dict[str, Any]:
+def _params(spec: FamilySpec, chip: str, model_name: str, phase: str, batch: int, seq: int) -> dict[str, Any]:
     m = spec.params["models"][model_name][0]
     return {"chip": chip, "op": f"transformer_{phase}", "shape": [batch, seq], "dtype": spec.params["dtype"],
             "model": model_name, "params": m.params, "layers": m.layers, "d_model": m.d_model,
             "kv_d_model": m.kv_width, "phase": phase, "batch": batch, "seq": seq}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip = cat.get(params["chip"])
     model, source = spec.params["models"][params["model"]]
     step, est = transformer.estimate(chip, model, params["phase"], params["batch"], params["seq"], params["dtype"])

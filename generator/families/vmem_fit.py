@@ -13,14 +13,18 @@ bytes ``costs.matmul(bm, bk, bn)`` counts; the VMEM size is the catalogue's
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Any, Iterator, TYPE_CHECKING
 
 from generator import costs
 from generator.catalogue import Catalogue
-from generator.families.base import YES_NO, cite, per_chip, problem
-from generator.problem import Answer
+from generator.families.base import Skill, YES_NO, cite, per_chip, problem
+from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, si
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "vmem_fit"
 ORDER = 70  # place in the course (decks, skills, --family lists): ascending
@@ -45,13 +49,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the VMEM footprint with one step tweaked (``generator.misconceptions.vmem_answers``)."""
     from generator import misconceptions
 
     return misconceptions.vmem_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     def what(v: str) -> str:
         return "do the blocks of a tiled matmul fit" if v == "fits" else "VMEM bytes of a tiled matmul's blocks"
 
@@ -60,19 +64,19 @@ def skills(spec: FamilySpec, cat: Catalogue):
                     keep=lambda chip, v: chip.figure(REQUIRES) is not None, tags=lambda v: ("op::matmul",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     b = spec.params["blocks"]
     return {"chip": skill.chip, "op": "matmul", "variant": skill.variant, "dtype": rng.choice(spec.params["dtypes"]),
             "block": [rng.choice(b["bm"]), rng.choice(b["bk"]), rng.choice(b["bn"])],
             "buffers": spec.params["buffers"]}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any]):
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
     chip, dtype, buffers = cat.get(params["chip"]), params["dtype"], params["buffers"]
     bm, bk, bn = params["block"]
     size = DTYPE_BYTES[dtype]
     need = costs.vmem_footprint_bytes(bm, bk, bn, dtype, buffers)
-    vmem = chip.figure(REQUIRES)
+    vmem = chip.published_figure(REQUIRES)
     fits = need <= float(vmem.value)
     steps = [
         f"lhs block {bm}x{bk}, rhs block {bk}x{bn}, output block {bm}x{bn}; {dtype} = {size} bytes per element",

@@ -12,18 +12,22 @@ family, so its answer comes from the same model as every other card.
 
 from __future__ import annotations
 
+import random
 import re
 import string
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator, TYPE_CHECKING
 
 from generator import catalogue, costs
-from generator.catalogue import Catalogue, Source
-from generator.families.base import Mastery, make_skill, problem
+from generator.catalogue import Catalogue, Figure, Source
+from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
 from generator.problem import Answer, Problem
-from generator.specs import Checker, FamilySpec
+from generator.specs import Checker, FamilySpec, KeyPath
 from generator.units import normalize_dtype, sci, si
+
+if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
+    from generator.misconceptions import WrongAnswer
 
 NAME = "vocabulary"
 ORDER = 100  # place in the course (decks, skills, --family lists): ascending
@@ -36,14 +40,14 @@ NEEDS_RESOLVE = True  # can-you cards solve a problem of another family
 KEYS = {"example_chip", "megacore", "sources", "terms", "where_choices", "where", "misses", "can_you"}
 
 
-def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, ...]) -> dict[str, tuple[str, list]]:
+def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, ...]) -> dict[str, tuple[str, list[Figure | None]]]:
     """Placeholder -> (text, figures it uses): every figure a definition may quote."""
-    shapes: dict[str, list] = {}
+    shapes: dict[str, list[tuple[catalogue.Chip, Figure]]] = {}
     for chip in cat.chips:
         fig = chip.figure("mxu_shape")
         if fig is not None:
             shapes.setdefault("x".join(map(str, fig.value)), []).append((chip, fig))
-    vmem = [(c, c.figure("vmem_bytes")) for c in cat.chips if c.figure("vmem_bytes") is not None]
+    vmem = [(c, vmem_fig) for c in cat.chips if (vmem_fig := c.figure("vmem_bytes")) is not None]
     single = [(c, c.figure("tensorcores_per_chip")) for c in cat.chips if c.value("tensorcores_per_chip") == 1]
     mega = [(cat.get(n), cat.get(n).figure("tensorcores_per_chip")) for n in megacore]
     f = cat.facts
@@ -71,9 +75,9 @@ def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, .
     }
 
 
-def _and(names) -> str:
+def _and(names_in: Iterable[str]) -> str:
     """``a, b and c``."""
-    names = list(names)
+    names = list(names_in)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -90,26 +94,26 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             check.fail(("params", "megacore"), f"{name} does not have two TensorCores in the catalogue")
     sources = dict(cat.sources)
     for key, raw in check.mapping(p["sources"], ("params", "sources")).items():
-        at = ("params", "sources", key)
+        at: KeyPath = ("params", "sources", key)
         raw = check.mapping(raw, at, required={"title", "url", "retrieved"}, allowed={"title", "url", "retrieved"})
         sources[key] = Source(key, check.text(raw["title"], (*at, "title")), check.text(raw["url"], (*at, "url")),
                               str(raw["retrieved"]))
     facts = _fact_fields(cat, example, megacore)
 
-    def render(text_at: tuple, source_at: tuple, text: Any, source: Any) -> tuple[str, tuple[str, ...]]:
+    def render(text_at: KeyPath, source_at: KeyPath, text: Any, source: Any) -> tuple[str, tuple[str, ...]]:
         template = check.template(text, text_at, set(facts))
         check.one_of(source, source_at, list(sources))
         used = [name for _, name, _, _ in string.Formatter().parse(template) if name]
         cites = {sources[source].cite()} | {fig.source.cite() for n in used for fig in facts[n][1] if fig}
         return template.format(**{n: facts[n][0] for n in used}), tuple(sorted(cites))
 
-    def entries(key: str, required: set[str], allowed: set[str]):
+    def entries(key: str, required: set[str], allowed: set[str]) -> Iterator[tuple[KeyPath, dict[Any, Any]]]:
         if not isinstance(p[key], list) or not p[key]:
             check.fail(("params", key), "expected a non-empty list")
         for i, raw in enumerate(p[key]):
             yield (("params", key, i), check.mapping(raw, ("params", key, i), required=required, allowed=allowed))
 
-    terms = []
+    terms: list[dict[str, Any]] = []
     for at, raw in entries("terms", {"name", "term", "definition", "source"}, {"name", "term", "definition", "source"}):
         text, cites = render((*at, "definition"), (*at, "source"), raw["definition"], raw["source"])
         term = str(raw["term"])
@@ -118,14 +122,14 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         terms.append({"name": check.text(raw["name"], (*at, "name")), "term": check.text(raw["term"], (*at, "term")),
                       "definition": text, "cites": cites})
     where_choices = check.text_list(p["where_choices"], ("params", "where_choices"))
-    where = []
+    where: list[dict[str, Any]] = []
     for at, raw in entries("where", {"name", "item", "answer", "why", "source"},
                            {"name", "item", "answer", "why", "source"}):
         why, cites = render((*at, "why"), (*at, "source"), raw["why"], raw["source"])
         where.append({"name": check.text(raw["name"], (*at, "name")), "item": check.text(raw["item"], (*at, "item")),
                       "answer": check.one_of(raw["answer"], (*at, "answer"), where_choices), "why": why,
                       "cites": cites})
-    misses = []
+    misses: list[dict[str, Any]] = []
     for at, raw in entries("misses", {"name", "op", "shape", "assumed", "actual", "why"},
                            {"name", "op", "shape", "assumed", "actual", "why"}):
         try:
@@ -156,13 +160,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 
-def wrong_answers(drawn, cat: Catalogue):
+def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the easily swapped neighbour term (``generator.misconceptions.vocabulary_answers``)."""
     from generator import misconceptions
 
     return misconceptions.vocabulary_answers(drawn, cat)
 
-def skills(spec: FamilySpec, cat: Catalogue):
+def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     p = spec.params
     # The header must not name the term it asks for: number the cards instead.
     out = [make_skill(NAME, None, f"term-{t['name']}",
@@ -178,19 +182,19 @@ def skills(spec: FamilySpec, cat: Catalogue):
     return out
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill, rng) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     kind, _, name = skill.variant.partition("-")
     if kind == "can":
         return {"can_you": int(name.removeprefix("you-"))}
     return {"card": skill.variant}
 
 
-def _find(items: list[dict], name: str) -> dict:
+def _find(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return next(x for x in items if x["name"] == name)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill, params: dict[str, Any],
-          resolve: Callable[[dict, int], Problem] | None = None) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any],
+          resolve: Callable[[dict[str, Any], int], Problem] | None = None) -> Problem:
     p = spec.params
     if "can_you" in params:
         item = p["can_you"][params["can_you"] - 1]

@@ -44,14 +44,14 @@ def right_answer(problem: Problem) -> str:
     """The exact answer in the answer's base unit, or the choice."""
     if problem.answer.is_choice:
         return str(problem.answer.choice)
-    return with_unit(float(problem.answer.value), problem.answer.unit)  # type: ignore[arg-type]
+    return with_unit(problem.answer.number, problem.answer.unit)
 
 
 def wrong_answer(problem: Problem) -> str:
     """An answer graded Again: another choice, or the value times 10 (outside every band)."""
     if problem.answer.is_choice:
         return next(c for c in problem.answer.choices if c != problem.answer.choice)
-    return with_unit(float(problem.answer.value) * 10, problem.answer.unit)  # type: ignore[arg-type]
+    return with_unit(problem.answer.number * 10, problem.answer.unit)
 
 
 def script(lines: list[str]) -> str:

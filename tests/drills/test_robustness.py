@@ -21,6 +21,7 @@ from drills.quiz import QuizOptions, teaching_order
 from drills.store import ReviewRecord, Store
 from generator import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
+from tests.procs import reap
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +119,7 @@ def test_sigkill_mid_quiz_leaves_every_answered_review(tmp_path: Path) -> None:
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["problem_id"] == problem.id
     proc.kill()  # SIGKILL while it waits for the fourth answer
-    proc.wait(timeout=30)
+    reap(proc)
     assert proc.returncode == -signal.SIGKILL
     assert integrity_ok(store)
     with Store.open(store) as s:
@@ -145,6 +146,7 @@ def test_sigkill_at_any_moment_loses_nothing_printed(tmp_path: Path, delay_s: fl
     proc.kill()
     proc.wait(timeout=30)
     reader.join(timeout=30)
+    reap(proc)
     confirmed = [json.loads(line)["problem_id"] for line in printed if line.strip()]
     assert integrity_ok(store) if store.exists() else not confirmed
     if not store.exists():

@@ -14,6 +14,7 @@ from drills.site import build, data, highlight, markdown, sections
 from generator import catalogue, costs
 from labs import ops as lab_ops
 from tests.conftest import REPO, run_drill
+from tests.procs import reap
 
 
 def site_data(index_html: str) -> dict:
@@ -293,7 +294,9 @@ def test_serve_answers_on_localhost_until_stopped(tmp_path):
             killer.cancel()
             if proc.poll() is None:
                 proc.kill()
-    assert proc.returncode == 130, proc.stderr.read()
+    err = proc.stderr.read()
+    reap(proc)
+    assert proc.returncode == 130, err
     assert os.path.isfile(tmp_path / "s" / "index.html")
 
 
@@ -502,6 +505,7 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
             if proc.poll() is None:
                 proc.kill()
     err = proc.stderr.read()
+    reap(proc)
     assert "Traceback" not in err, err
 
 

@@ -22,6 +22,7 @@ import pytest
 from drills.site import serve
 from generator import safeio
 from tests.conftest import REPO
+from tests.procs import reap
 
 SECRET = b"outside the site: must never be served"
 
@@ -44,8 +45,7 @@ def serving(out: Path):
             proc.wait(timeout=20)
         finally:
             killer.cancel()
-            if proc.poll() is None:
-                proc.kill()
+            reap(proc)  # killed if it still runs; its stdout pipe closed, not left to the collector
     log.seek(0)
     err = log.read()
     log.close()
