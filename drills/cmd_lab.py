@@ -485,12 +485,11 @@ def _load_named(records, record_path: Path, folder: Path):
 def _say_skipped(folder: Path | None) -> None:
     """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
     others are still used."""
-    from generator.safeio import display_path
     from labs import records
 
     for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
         if loaded.record is None:
-            click.echo(f"drill: skipped {display_path(loaded.path)}: {loaded.error}", err=True)
+            click.echo(records.skipped_line(loaded.path, loaded.error), err=True)
 
 
 def _newest_unexplained(records, runner, folder: Path) -> Path:
@@ -524,20 +523,24 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     a miss lacks an accepted explanation the record is incomplete (drill
     explain), and the gate, which it can no longer pass, says FAIL.
     With records but none counted the gate is open (practice); with none,
-    pending. Unreadable records are listed and skipped.
+    pending. Unreadable records are skipped, one line each on stderr naming
+    the file and the field.
     """
     from labs import gate as lab_gate
+    from labs import records as lab_records
 
     _bench_folder(bench_dir)
     if verify:
         from labs import verify as lab_verify
 
         report = lab_verify.verify_folder(bench_dir)
-        if as_json:
+        if as_json:  # the JSON's "skipped" names each unreadable file and field
             click.echo(json.dumps(report.to_dict(), indent=2))
         else:
-            for line in report.lines():
+            for line in report.lines(skipped=False):
                 click.echo(line)
+            for skip in report.skipped:
+                click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
         if report.disagreements:
             sys.exit(1)
         return
@@ -545,8 +548,10 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    for line in lab_gate.format_lines(result):
+    for line in lab_gate.format_lines(result, skipped=False):
         click.echo(line)
+    for skip in result.skipped:  # one line each on stderr, naming the file and the field
+        click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
 
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."

@@ -482,7 +482,8 @@ _HEADLINE = {"pass": "PASS", "fail": "FAIL",
              "practice": "OPEN (no record counts yet: practice only)", "pending": "OPEN (measured half pending)"}
 
 
-def format_lines(result: GateResult) -> list[str]:
+def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
+    """The gate's report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
     headline = _HEADLINE[result.status]
     if result.status == "fail" and any(r.counted and r.status == "incomplete" for r in result.rows):
         headline = "FAIL (and incomplete: explain every miss: drill explain)"
@@ -499,7 +500,7 @@ def format_lines(result: GateResult) -> list[str]:
             lines.append(f"      why not: {reason}")
         if row.lacking:
             lines.append(f"      evidence lacking (older record): {', '.join(row.lacking)}")
-    for skip in result.skipped:
+    for skip in result.skipped if skipped else ():
         lines.append(f"  [skipped] {skip['path']}: {skip['reason']}")
     lines.append("")
     lines.append("a record counts when your predictions for all five ops were read before the measurement, "

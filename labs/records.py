@@ -247,6 +247,11 @@ def scan(bench_dir: Path) -> list[Loaded]:
     return found
 
 
+def skipped_line(path: Path | str, reason: str | None) -> str:
+    """The one line a command says on stderr for a file it cannot read: the file, then the field."""
+    return f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}"
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
 

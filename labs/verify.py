@@ -52,11 +52,12 @@ class VerifyReport:
                 "disagreements": [c.to_dict() for c in self.disagreements],
                 "checks": [c.to_dict() for c in self.checks], "skipped": self.skipped}
 
-    def lines(self) -> list[str]:
+    def lines(self, skipped: bool = True) -> list[str]:
+        """The report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
         out = [f"verify: {len(self.checks)} measured time(s) in {self.folder} re-derived from their traces"]
         for c in self.checks:
             out.append(f"  {'ok ' if c.ok else 'DISAGREES'} {Path(c.record).name}: {c.op}: {c.why}")
-        for s in self.skipped:
+        for s in self.skipped if skipped else ():
             out.append(f"  [skipped] {s['path']}: {s['reason']}")
         n = len(self.disagreements)
         out.append(f"{n} disagreement(s)" if n else "every measured time agrees with its traces")

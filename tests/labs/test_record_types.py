@@ -158,3 +158,46 @@ def test_the_types_declare_exactly_the_schema_fields():
     assert set(found) == expected
     assert list(typing.get_args(typing.get_type_hints(rt.LabRecord)["schema_version"])) == \
         list(records.SUPPORTED_VERSIONS)
+
+
+# ----------------------------------------------------------------- a malformed record is one line
+
+def _folder_with_two_bad(tmp_path: Path) -> Path:
+    """One good record (two misses, one left to explain), one with ``"ops": 5``, one not JSON."""
+    rec = synthetic.record(tmp_path, {"softmax": 3.0, "add": 2.5})
+    good = records.save_run(rec, tmp_path / "bench", "lab-0.1-gpu-good")
+    bad = json.loads(good.read_text(encoding="utf-8"))
+    bad["ops"] = 5
+    (good.parent / "lab-0.1-ops5.json").write_text(json.dumps(bad), encoding="utf-8")
+    (good.parent / "lab-0.1-notjson.json").write_text("{ not json", encoding="utf-8")
+    return good.parent
+
+
+@pytest.mark.parametrize("args, code", [
+    (["gate"], 0), (["gate", "--verify"], 0), (["progress"], 0), (["xprof"], 0),
+    (["explain", "--explanations", "WHY"], 0), (["site", "--records", "BENCH", "-o", "OUT"], 0)])
+def test_every_folder_command_says_one_line_per_bad_record_and_reads_the_rest(tmp_path, monkeypatch, args, code):
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    bench = _folder_with_two_bad(tmp_path)
+    (tmp_path / "why.yaml").write_text("add: x\n", encoding="utf-8")
+    monkeypatch.setenv("DRILL_STORE", str(tmp_path / "store.sqlite3"))
+    swap = {"WHY": str(tmp_path / "why.yaml"), "BENCH": str(bench), "OUT": str(tmp_path / "site")}
+    argv = [swap.get(a, a) for a in args]
+    if args[0] != "site":
+        argv += ["--bench", str(bench)]
+    res = CliRunner().invoke(cli, argv)
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    assert "Traceback" not in res.output and res.exit_code == code, res.output
+    err = res.stderr.splitlines()
+    (ops5,) = [l for l in err if "lab-0.1-ops5.json" in l]
+    (notjson,) = [l for l in err if "lab-0.1-notjson.json" in l]
+    assert ops5.startswith("drill: skipped ") and "$.ops: expected array, got int" in ops5
+    assert "is not JSON" in notjson
+    assert "lab-0.1-ops5.json" not in res.stdout and "lab-0.1-notjson.json" not in res.stdout
+    if args[0] == "gate" and len(args) == 1:
+        assert "lab-0.1-gpu-good.json" in res.stdout  # the good record is still judged
+    if args[0] == "explain":
+        assert "miss(es) explained" in res.stdout
