@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -95,21 +94,27 @@ def _joined(errors: list[str]) -> str:
     return "; ".join(errors[:MAX_ERRORS_SHOWN]) + more
 
 
-@functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[dataclasses.Field, ...]:  # type: ignore[type-arg]
-    return tuple(f for f in dataclasses.fields(cls) if f.name not in _PRIVATE)
+_FIELDS: dict[type, tuple[dataclasses.Field[Any], ...]] = {}  # per part type, computed once
+_HINTS: dict[type, dict[str, Any]] = {}
 
 
-@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    if cls not in _FIELDS:
+        _FIELDS[cls] = tuple(f for f in dataclasses.fields(cls) if f.name not in _PRIVATE)
+    return _FIELDS[cls]
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
-def _required_always(f: dataclasses.Field) -> bool:  # type: ignore[type-arg]
+def _required_always(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
-def required_since(f: dataclasses.Field) -> int | None:  # type: ignore[type-arg]
+def required_since(f: dataclasses.Field[Any]) -> int | None:
     """1 for a field every version requires, N for ``since(N)``, None for an optional one."""
     if _required_always(f):
         return 1
