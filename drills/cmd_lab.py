@@ -406,9 +406,11 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
         record_path = _newest_unexplained(records, runner, folder)
+    from labs.record_types import as_record
+
     record_path, record = _load_named(records, record_path, folder)
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)
-               and not (row.get("miss") or {}).get("revealed")]
+    pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
+               and not (row.miss is not None and row.miss.revealed)]
     if not pending:
         click.echo(f"{record_path}: no unexplained misses")
         return
@@ -420,50 +422,55 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         def reveal_all(rec: dict) -> None:  # under the folder's lock, on the record as it is on disk
             shown.clear()
             for row in pending:
-                shown.extend(runner.reveal(rec, row["op"]))
+                shown.extend(runner.reveal(rec, row.op))
         _update(records, record_path, reveal_all)
         for line in shown:
             click.echo(line)
         click.echo(f"{record_path}: {len(pending)} miss(es) revealed; they no longer count as explained")
         return
-    chosen = tuple(row["op"] for row in record["ops"])
+    chosen = tuple(row.op for row in record.ops)
     if explanations is not None:
         try:
             given = inputs.load_explanations(explanations, chosen)
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
-        wanted = {r["op"] for r in pending}
-        record = _save_explanations(record_path, {op: text for op, text in given.items() if op in wanted})
-        pending = [next(r for r in record["ops"] if r["op"] == row["op"]) for row in pending]
+        wanted = {r.op for r in pending}
+        record = as_record(_save_explanations(record_path, {op: text for op, text in given.items() if op in wanted}))
+        by_op = record.by_op()
+        pending = [by_op[row.op] for row in pending]
         for row in pending:
-            if row["op"] in given:
-                click.echo(f"{row['op']}: {row['miss']['why']}")
-                if row["miss"].get("accepted"):
-                    ev = records.op_evidence(record, row["op"])
+            if row.op in given and row.miss is not None:
+                click.echo(f"{row.op}: {row.miss.why}")
+                if row.miss.accepted:
+                    ev = records.op_evidence(record.to_dict(), row.op)
                     from generator import miss_reasons
                     found = miss_reasons.explanations(ev)
                     if found:
                         click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
     elif _interactive():
-        _ask_explanations(record, pending, _judgement_saver(records, runner, record_path), record_path)
+        data = record.to_dict()  # asked and judged on the dict, each attempt saved under the lock
+        rows = {row["op"]: row for row in data["ops"]}
+        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(records, runner, record_path),
+                          record_path)
+        record = as_record(data)
     else:
-        names = ", ".join(row["op"] for row in pending)
+        names = ", ".join(row.op for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
-    left = record["summary"]["unexplained"]
+    left = record.summary.unexplained
     click.echo("")
-    for line in evidence.table(record):
+    for line in evidence.table(record.to_dict()):
         click.echo(line)
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 
 
-def _load_named(records, record_path: Path, folder: Path) -> tuple[Path, dict]:
-    """The record RECORD names (a path, or a file name in the records folder) and its path; a record
-    that cannot be read is a usage error naming the file."""
+def _load_named(records, record_path: Path, folder: Path):
+    """The record RECORD names (a path, or a file name in the records folder) and its path, typed
+    (``labs.record_types.LabRecord``); a record that cannot be read is a usage error naming the file."""
     if not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
         record_path = folder / record_path
     try:
-        return record_path, records.load(record_path)
+        return record_path, records.load_typed(record_path)[0]
     except records.RecordError as exc:
         raise click.UsageError(f"{record_path}: {exc}") from None
 
@@ -471,21 +478,20 @@ def _load_named(records, record_path: Path, folder: Path) -> tuple[Path, dict]:
 def _say_skipped(folder: Path | None) -> None:
     """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
     others are still used."""
-    from generator.safeio import display_path
     from labs import records
 
     for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
         if loaded.record is None:
-            click.echo(f"drill: skipped {display_path(loaded.path)}: {loaded.error}", err=True)
+            click.echo(records.skipped_line(loaded.path, loaded.error), err=True)
 
 
 def _newest_unexplained(records, runner, folder: Path) -> Path:
     _say_skipped(folder)
     found = [l for l in records.scan(folder) if l.record is not None
-             and any(not runner.accepted(row) for row in runner.misses(l.record))]
+             and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
-    return max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]), l.path)).path
+    return max(found, key=lambda l: (l.record.started, l.path)).path
 
 
 @click.command()
@@ -510,20 +516,24 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     a miss lacks an accepted explanation the record is incomplete (drill
     explain), and the gate, which it can no longer pass, says FAIL.
     With records but none counted the gate is open (practice); with none,
-    pending. Unreadable records are listed and skipped.
+    pending. Unreadable records are skipped, one line each on stderr naming
+    the file and the field.
     """
     from labs import gate as lab_gate
+    from labs import records as lab_records
 
     _bench_folder(bench_dir)
     if verify:
         from labs import verify as lab_verify
 
         report = lab_verify.verify_folder(bench_dir)
-        if as_json:
+        if as_json:  # the JSON's "skipped" names each unreadable file and field
             click.echo(json.dumps(report.to_dict(), indent=2))
         else:
-            for line in report.lines():
+            for line in report.lines(skipped=False):
                 click.echo(line)
+            for skip in report.skipped:
+                click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
         if report.disagreements:
             sys.exit(1)
         return
@@ -531,8 +541,10 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    for line in lab_gate.format_lines(result):
+    for line in lab_gate.format_lines(result, skipped=False):
         click.echo(line)
+    for skip in result.skipped:  # one line each on stderr, naming the file and the field
+        click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
 
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
@@ -614,10 +626,9 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
         found = [l for l in records.scan(folder) if l.record is not None]
         if not found:
             raise click.UsageError(f"no lab record in {folder}; name one: drill xprof RECORD")
-        record_path = max(found, key=lambda l: (str(l.record.get("measurement_started_at") or l.record["date"]),
-                                                l.path)).path
+        record_path = max(found, key=lambda l: (l.record.started, l.path)).path
     record_path, record = _load_named(records, record_path, folder)
-    where = record.get("trace_dir")
+    where = record.trace_dir
     if not where:
         raise click.UsageError(f"{record_path}: the record kept no traces")
     root = Path(where) if Path(where).is_absolute() else Path(record_path).parent / where

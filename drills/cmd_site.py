@@ -71,6 +71,12 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
     except SiteError as exc:
         raise click.UsageError(str(exc)) from None
     elapsed_s = time.perf_counter() - started
+    if records_dir is not None:  # the page leaves an unreadable record of yours out: say which, and why
+        from labs import records as lab_records
+
+        for loaded in lab_records.scan(records_dir):
+            if loaded.record is None:
+                click.echo(lab_records.skipped_line(loaded.path, loaded.error), err=True)
     click.echo(f"wrote {result.out_dir / 'index.html'} (+ site.js, site.css) in {elapsed_s:.2f} s; "
                f"GATE 00 from {bench_dir}: {result.gate_status}")
     if serve:

@@ -26,6 +26,7 @@ from generator import families
 from generator.families.base import Mastery
 from labs import calibration_bias
 from labs import gate as lab_gate
+from labs.record_types import LabRecord, Miss
 
 LAB_TITLE = "LAB·0.1 Rooflines by hand"
 
@@ -65,39 +66,37 @@ def last_reviews(store) -> dict[str, dict]:
     return store.last_reviews()
 
 
-def miss_entries(record: dict) -> dict[str, dict]:
+def miss_entries(record: LabRecord) -> dict[str, Miss]:
     """op -> its ``miss`` object (``reasons``, ``text``, ``accepted``, ``why``; schema 3), where it has one."""
-    return {str(row.get("op")): row["miss"] for row in record.get("ops") or ()
-            if isinstance(row, dict) and isinstance(row.get("miss"), dict)}
+    return {row.op: row.miss for row in record.ops if row.miss is not None}
 
 
-def missed_ops(record: dict) -> list[str]:
+def missed_ops(record: LabRecord) -> list[str]:
     """The ops whose graded prediction missed by more than 2x (the record's own verdicts)."""
-    return [str(row.get("op")) for row in record.get("ops") or () if isinstance(row, dict) and row.get("verdict") == "miss"]
+    return [row.op for row in record.ops if row.verdict == "miss"]
 
 
-def accepted(record: dict, op: str, entry: dict) -> bool:
+def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     """The tool accepted this explanation, and still does: ``accepted: true`` in the record (an older
     record has no such field and never counts), and judging its text and reasons again against the
     record's own evidence (``generator.miss_reasons.judge``) accepts it, so an edited flag or a shrug
     ("overhead") never counts."""
-    if entry.get("accepted") is not True or entry.get("revealed"):  # a revealed answer never ticks Can-you 6
+    if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
     from generator import miss_reasons
     from labs import records
 
-    reasons = entry.get("reasons")
-    reasons = [str(r) for r in reasons] if isinstance(reasons, list) and reasons else None
+    reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
-        evidence = records.op_evidence(record, op)
-        corrected = entry.get("corrected_s")  # schema 4: the corrected estimate (older records lack it: not accepted)
-        return miss_reasons.judge(str(entry.get("text") or ""), evidence, reasons,
+        evidence = records.op_evidence(record.to_dict(), op)
+        corrected = entry.corrected_s  # schema 4: the corrected estimate (older records lack it: not accepted)
+        return miss_reasons.judge(str(entry.text or ""), evidence, reasons,
                                   float(corrected) if corrected is not None else None).accepted
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False  # evidence the catalogue cannot judge: not accepted
 
 
-def unaccepted(record: dict) -> list[str]:
+def unaccepted(record: LabRecord) -> list[str]:
     """The record's missed ops without an explanation the tool accepts (``accepted``)."""
     entries = miss_entries(record)
     return [op for op in missed_ops(record) if op not in entries or not accepted(record, op, entries[op])]
@@ -112,8 +111,7 @@ def accepted_records(lab_records) -> list[tuple[str, list[str]]]:
 
 def _lab_gap(rule: Mastery, lab_records) -> str:
     """What item 6 still needs: the newest record with a miss, and its misses not yet accepted."""
-    with_misses = [(str(record.get("measurement_started_at") or record.get("date") or ""), path, record)
-                   for path, record in lab_records if missed_ops(record)]
+    with_misses = [(record.started, path, record) for path, record in lab_records if missed_ops(record)]
     if not with_misses:
         return rule.what
     _, path, record = max(with_misses, key=lambda t: (t[0], t[1]))
@@ -186,8 +184,8 @@ def can_you(store, lab_records=()) -> list[CanYou]:
     return out
 
 
-def load_records(bench_dir: Path | None) -> list[tuple[str, dict]]:
-    """(path, record) for each readable record in the folder (unreadable ones: the gate lists them)."""
+def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
+    """(path, typed record) for each readable record in the folder (unreadable ones: the gate lists them)."""
     from labs import records
 
     folder = records.default_dir() if bench_dir is None else Path(bench_dir)

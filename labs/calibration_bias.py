@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from generator.units import fmt
+from labs.record_types import LabRecord
 
 WITHIN_FACTOR = 2.0  # the course's criterion, as labs.score.WITHIN_FACTOR
 TREND_FACTOR = 1.2  # the typical miss must shrink or grow by this much between the first and latest run
@@ -87,9 +88,19 @@ class PredictionBias:
                    d.get("leaning", "none"), d.get("trend", "none"))
 
 
-def learner_ratios(record: dict) -> list[tuple[str, str, float]]:
-    """(op, label, measured / the learner's predicted seconds) for each op the learner predicted."""
+def learner_ratios(record: LabRecord | dict) -> list[tuple[str, str, float]]:
+    """(op, label, measured / the learner's predicted seconds) for each op the learner predicted
+    (a typed record from the records folder, or a record dict as the lab builds it)."""
     out = []
+    if isinstance(record, LabRecord):
+        for op_row in record.ops:
+            learner = op_row.predictions.learner
+            predicted = learner.seconds if learner else None
+            if _positive(predicted) and _positive(op_row.measured.measured_s):
+                ratio = float(op_row.measured.measured_s) / float(predicted)  # type: ignore[arg-type]
+                if math.isfinite(ratio) and ratio > 0:
+                    out.append((op_row.op, op_row.label or op_row.op, ratio))
+        return out
     for row in record.get("ops") or ():
         if not isinstance(row, dict):
             continue
@@ -131,7 +142,7 @@ def _leaning(median_ratio: float) -> str:
     return "balanced"
 
 
-def prediction_bias(records: Iterable[tuple[str, dict]]) -> PredictionBias:
+def prediction_bias(records: Iterable[tuple[str, LabRecord | dict]]) -> PredictionBias:
     """The learner's bias and spread over ``records`` ((path, record) pairs, any order)."""
     runs: list[tuple[tuple, RunBias, list[tuple[str, str, float]]]] = []
     for path, record in records:
@@ -139,8 +150,12 @@ def prediction_bias(records: Iterable[tuple[str, dict]]) -> PredictionBias:
         if not found:
             continue
         ratios = [r for _, _, r in found]
-        started = str(record.get("measurement_started_at") or record.get("date") or "")
-        run = RunBias(str(path), started, str(record.get("device_kind", "")), int(record.get("size") or 0),
+        if isinstance(record, LabRecord):
+            started, kind, size = record.started, str(record.device_kind), int(record.size or 0)
+        else:
+            started = str(record.get("measurement_started_at") or record.get("date") or "")
+            kind, size = str(record.get("device_kind", "")), int(record.get("size") or 0)
+        run = RunBias(str(path), started, kind, size,
                       len(ratios), statistics.median(ratios), sum(map(_within, ratios)) / len(ratios),
                       _typical_miss(ratios))
         runs.append(((started, str(path)), run, found))

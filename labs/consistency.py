@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 
 from generator import catalogue, costs, roofline
+from labs.record_types import LabRecord, as_record
 
 FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
 PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
@@ -74,19 +75,20 @@ def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
     return found
 
 
-def trace_reasons(record: dict, folder: Path) -> list[str]:
+def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) -> list[str]:
     """``traces:`` and ``device planes:`` for one record in ``folder``."""
     from labs import verify
     from labs.ops import OPS
 
+    typed = as_record(record) if typed is None else typed
     why, planes = [], set()
-    for row in record["ops"]:
-        m = row["measured"]
-        if m.get("measured_from") != "device" or row["op"] not in OPS:
+    for row in typed.ops:
+        if row.measured.measured_from != "device" or row.op not in OPS:
             continue
-        check = verify.check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder, planes)
+        check = verify.check_measured(row.measured.to_dict(), OPS[row.op].module_name(), int(typed.reps), folder,
+                                      planes)
         if check[0]:
-            why.append(f"traces: {row['op']}: {check[0]}")
+            why.append(f"traces: {row.op}: {check[0]}")
     for name, (m, module) in probe_measurements(record).items():
         if m.get("measured_from") != "device":
             why.append(f"traces: {name}: wall clock, not device time")
@@ -226,7 +228,7 @@ def _floor(record: dict, row: dict) -> tuple[float, float, float] | None:
     return None
 
 
-def physics_reasons(record: dict) -> list[str]:
+def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
     """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
     (the catalogue's numbers, never the record's)."""
     from labs.ops import OPS
@@ -249,14 +251,15 @@ def physics_reasons(record: dict) -> list[str]:
         why.append(f"datasheet: the record's constants ({stored.get('peak_flops_per_s')!r} FLOP/s, "
                    f"{stored.get('hbm_bytes_per_s')!r} B/s) are not the {chip.display}'s "
                    f"({sheet.peak_flops_per_s:g} FLOP/s, {sheet.hbm_bytes_per_s:g} B/s)")
-    size = record.get("size")
-    for row in record["ops"]:
-        if row["op"] not in OPS or not isinstance(size, int):
+    typed = as_record(record) if typed is None else typed
+    size = typed.size
+    for row in typed.ops:
+        if row.op not in OPS or not isinstance(size, int):
             continue
-        floor_s = roofline.estimate(sheet, OPS[row["op"]].cost(size, dtype)).floor_s
-        measured = float(row["measured"]["measured_s"])
+        floor_s = roofline.estimate(sheet, OPS[row.op].cost(size, dtype)).floor_s
+        measured = float(row.measured.measured_s)
         if measured < (1 - FLOOR_SLACK) * floor_s:
-            why.append(f"datasheet floor: {row['op']} measured {measured:g} s, {100 * measured / floor_s:.0f}% of "
+            why.append(f"datasheet floor: {row.op} measured {measured:g} s, {100 * measured / floor_s:.0f}% of "
                        f"the {chip.display}'s roofline floor {floor_s:g} s: faster than that chip can run")
     probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
     for key, peak, unit in (("attained_flops_per_s", sheet.peak_flops_per_s, "FLOP/s"),
@@ -273,7 +276,11 @@ def physics_reasons(record: dict) -> list[str]:
     return why
 
 
-def reasons(record: dict, folder: Path) -> list[str]:
-    """Every consistency rule the record breaks (empty: it may count)."""
-    return [*schema_reasons(record), *trace_reasons(record, folder), *evidence_reasons(record),
-            *physics_reasons(record)]
+def reasons(record: LabRecord | dict, folder: Path) -> list[str]:
+    """Every consistency rule the record breaks (empty: it may count). The probe and evidence rules
+    read the stored dict defensively (their numbers are checked against each other, not typed
+    twice); the rows are read typed."""
+    typed = as_record(record)
+    data = typed.to_dict() if isinstance(record, LabRecord) else record
+    return [*schema_reasons(data), *trace_reasons(data, folder, typed), *evidence_reasons(data),
+            *physics_reasons(data, typed)]

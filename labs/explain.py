@@ -16,6 +16,7 @@ import datetime as _dt
 
 from generator import miss_reasons
 from labs import evidence
+from labs.record_types import OpRow
 
 
 def utc_now() -> str:
@@ -78,9 +79,13 @@ def reveal(record: dict, row: dict) -> list[str]:
             f"(measured {fmt(ev.measured_seconds, 's')})" for c in found]
 
 
-def accepted(row: dict) -> bool:
+def accepted(row: dict | OpRow) -> bool:
     """A miss counts as explained when its explanation was accepted and the answer was never revealed
-    (records before schema 3: any sentence)."""
+    (records before schema 3: any sentence). A typed row (``labs.record_types.OpRow``) or its dict."""
+    if isinstance(row, OpRow):
+        if row.miss is not None:
+            return bool(row.miss.accepted) and not row.miss.revealed
+        return bool((row.explanation or "").strip())
     miss = row.get("miss")
     if isinstance(miss, dict):
         return bool(miss.get("accepted")) and not miss.get("revealed")

@@ -53,6 +53,7 @@ from generator import catalogue
 from generator.safeio import display_path
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
+from labs.record_types import LabRecord, Measured, Miss, OpRow, as_record
 
 GATE = "GATE 00"
 CRITERION = "Latency predictions for five ops within 2x of measured, every miss explained"
@@ -137,26 +138,26 @@ def _close(a: float, b: float) -> bool:
 
 # ----------------------------------------------------------------- (a) predictions first
 
-def _learner_reasons(record: dict, by_op: dict) -> list[str]:
+def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
     """Why the learner's predictions cannot prove they came first (empty: they can)."""
     from labs.inputs import InputError, parse_prediction
 
-    lacking = [n for n in SEED_OPS if n in by_op and not by_op[n]["predictions"].get("learner")]
-    if lacking or record.get("graded") != "learner":
+    lacking = [n for n in SEED_OPS if n in by_op and not by_op[n].predictions.learner]
+    if lacking or record.graded != "learner":
         return [f"no prediction of yours for {', '.join(lacking) or 'the graded column'}: "
                 "graded on the datasheet or calibration, which the gate never counts (practice)"]
-    read = record.get("learner_predictions")
-    started = record.get("measurement_started_at")
+    read = record.learner_predictions
+    started = record.measurement_started_at
     if not read or not started:
         return ["the record does not say when your predictions were read and the measurement began "
-                f"(schema version {record.get('schema_version')})"]
+                f"(schema version {record.schema_version})"]
     why = []
-    texts = {n: row["predictions"]["learner"]["text"] for n, row in by_op.items()
-             if row["predictions"].get("learner")}
-    if records.predictions_sha256(texts) != read.get("sha256"):
+    learner = {n: row.predictions.learner for n, row in by_op.items() if row.predictions.learner}
+    texts = {n: p.text for n, p in learner.items()}
+    if records.predictions_sha256(texts) != read.sha256:
         why.append("the predictions in the record do not match their SHA-256 (edited after the run?)")
     for name, text in texts.items():
-        stored = by_op[name]["predictions"]["learner"]["seconds"]
+        stored = learner[name].seconds
         try:
             seconds = parse_prediction(text)
         except InputError:
@@ -165,59 +166,59 @@ def _learner_reasons(record: dict, by_op: dict) -> list[str]:
         if not _close(seconds, stored):
             why.append(f"{name}: your prediction reads '{text}' = {seconds:g} s but the record grades "
                        f"{stored:g} s (seconds edited after the run?)")
-    read_at, start = _instant(read.get("read_at")), _instant(started)
+    read_at, start = _instant(read.read_at), _instant(started)
     if read_at is None or start is None:
-        why.append(f"unreadable times: predictions read at {read.get('read_at')!r}, measurement began {started!r}")
+        why.append(f"unreadable times: predictions read at {read.read_at!r}, measurement began {started!r}")
     elif not read_at < start:
-        why.append(f"predictions read at {read.get('read_at')}, not before the measurement began at {started}")
+        why.append(f"predictions read at {read.read_at}, not before the measurement began at {started}")
     return why
 
 
 # ----------------------------------------------------------------- (b) device time, not noisy
 
-def _measured_reasons(name: str, m: dict) -> list[str]:
+def _measured_reasons(name: str, m: Measured) -> list[str]:
     from labs.measure import NOISY_SPREAD, noise_reasons, quantile
 
-    if m["measured_from"] != "device":
-        reason = m.get("measured_reason") or m.get("device_grouping") or "no device time"
+    if m.measured_from != "device":
+        reason = m.measured_reason or m.device_grouping or "no device time"
         return [f"{name}: wall clock, not device time ({reason})"]
-    median, runs = m.get("device_median_s"), m.get("device_runs") or 0
+    median, runs = m.device_median_s, m.device_runs or 0
     if median is None or runs < 1:
         return [f"{name}: labelled device time but the record has no device median and runs "
                 f"(device_median_s {median!r}, device_runs {runs!r})"]
-    if not _close(m["measured_s"], median):
-        return [f"{name}: measured {m['measured_s']:g} s is not the device median {median:g} s"]
+    if not _close(m.measured_s, median):
+        return [f"{name}: measured {m.measured_s:g} s is not the device median {median:g} s"]
     why = []
-    samples = m.get("device_runs_s")
-    medians = list(m.get("device_trace_medians_s") or [])
+    samples = m.device_runs_s
+    medians = list(m.device_trace_medians_s or [])
     if samples:
         ordered = sorted(float(x) for x in samples)
         if len(ordered) != runs or not _close(quantile(ordered, 0.5), median):
             why.append(f"{name}: the stored runs ({len(ordered)}, median {quantile(ordered, 0.5):g} s) do not "
                        f"give the stored device median {median:g} s over {runs} runs")
         _, noisy = noise_reasons(ordered, medians)
-    elif m.get("device_p20_s") is not None and m.get("device_p80_s") is not None and "noisy" in m:
+    elif m.device_p20_s is not None and m.device_p80_s is not None and m.has("noisy"):
         # Older records: (p80 - p20) / median bounds the IQR / median from above.
-        wide = (m["device_p80_s"] - m["device_p20_s"]) / median if median > 0 else math.inf
+        wide = (m.device_p80_s - m.device_p20_s) / median if median > 0 else math.inf
         _, noisy = noise_reasons([median], medians)
-        if wide > NOISY_SPREAD and not m.get("noisy"):
+        if wide > NOISY_SPREAD and not m.noisy:
             why.append(f"{name}: the noise check cannot be redone from the stored quantiles "
                        f"((p80 - p20) / median = {100 * wide:.0f}% > {100 * NOISY_SPREAD:.0f}%; "
                        f"schema version without the runs)")
     else:
         noisy = ()
         why.append(f"{name}: no noise check (one trace per op, no stored runs or quantiles)")
-    if noisy or m.get("noisy"):
-        why.append(f"{name}: noisy ({'; '.join(noisy or m.get('noisy_why') or [])})")
-    if m.get("device_grouping") == "split by count":
+    if noisy or m.noisy:
+        why.append(f"{name}: noisy ({'; '.join(noisy or m.noisy_why or [])})")
+    if m.device_grouping == "split by count":
         why.append(f"{name}: runs told apart by counting events (not by step markers or run ids)")
     return why
 
 
 # ----------------------------------------------------------------- (d) the device is what it says
 
-def _device_reasons(record: dict) -> list[str]:
-    platform, kind, chip_name = record["platform"], str(record["device_kind"]), record.get("chip")
+def _device_reasons(record: LabRecord) -> list[str]:
+    platform, kind, chip_name = record.platform, str(record.device_kind), record.chip
     why = []
     if platform not in ("gpu", "tpu"):
         why.append(f"{platform.upper()}: not real hardware (the gate needs a TPU or GPU)")
@@ -251,38 +252,39 @@ def stored_has_time(text: str) -> bool:
         return True
 
 
-def _judge_misses(record: dict, by_op: dict, graded: str) -> tuple[list[str], list[str], list[str], list[dict],
-                                                                 list[str], list[str]]:
+def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str
+                  ) -> tuple[list[str], list[str], list[str], list[dict], list[str], list[str]]:
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies)."""
     from generator import miss_reasons
 
     misses, explained, unexplained, judged, lacking, odd = [], [], [], [], set(), []
+    data = None  # the dict labs.evidence reads, made once and only for a miss
     for name in SEED_OPS:
         row = by_op.get(name)
         if row is None:
             continue
-        prediction = row["predictions"].get(graded)
-        ratio = score.ratio(row["measured"]["measured_s"], prediction and prediction["seconds"])
+        prediction = row.predictions.get(graded)
+        ratio = score.ratio(row.measured.measured_s, prediction and prediction.seconds)
         if score.within(ratio):
             continue
         misses.append(name)
-        stored = row.get("miss") if isinstance(row.get("miss"), dict) else None
-        text = (stored or {}).get("text") or row.get("explanation") or ""
-        given = {"text": text, "reasons": list((stored or {}).get("reasons") or []),
-                 "corrected_s": (stored or {}).get("corrected_s")}
+        stored: Miss | None = row.miss
+        text = (stored.text if stored else "") or row.explanation or ""
+        given = {"text": text, "reasons": list(stored.reasons if stored else ()),
+                 "corrected_s": stored.corrected_s if stored else None}
         try:
-            ev = records.op_evidence(record, name)
+            data = record.to_dict() if data is None else data
+            ev = records.op_evidence(data, name)
             lacking.update(ev.lacking)
             j = miss_reasons.judge(given["text"], ev, given["reasons"] or None, given["corrected_s"])
             ok, why = j.accepted, j.why
         except KeyError as exc:  # an unknown reason id or no roofline: not accepted
             ok, why = False, f"refused: {exc.args[0]}"
-        if ok and (stored or {}).get("revealed"):  # the answer was shown before it was given
+        if ok and stored and stored.revealed:  # the answer was shown before it was given
             ok, why = False, "revealed (drill explain --show): a miss explained after seeing the answer does not count"
         if not ok and text and given["corrected_s"] is None and not stored_has_time(text):
             lacking.add("a corrected time in the explanation (made before explanations were corrected estimates)")
-        if stored and stored.get("accepted") and not ok and not stored.get("revealed") \
-                and int(record.get("schema_version") or 0) >= 4:
+        if stored and stored.accepted and not ok and not stored.revealed and record.schema_version >= 4:
             odd.append(f"{name}: the record says its explanation was accepted, but the evidence does not "
                        "support it (edited?)")
         judged.append({"op": name, "text": text, "accepted": ok, "why": why})
@@ -292,12 +294,13 @@ def _judge_misses(record: dict, by_op: dict, graded: str) -> tuple[list[str], li
 
 # ----------------------------------------------------------------- one record
 
-def judge_record(record: dict, path: str = "") -> Row:
+def judge_record(record: LabRecord | dict, path: str = "") -> Row:
     """One record's row: re-derives each seed op's ratio against the graded prediction, re-judges
     every explanation, and lists every reason (a), (b) and (d) the record cannot count; (c) needs
-    the other records and the ledger (``apply_first_run_rule``)."""
-    graded = record["graded"]
-    by_op = {row["op"]: row for row in record["ops"]}
+    the other records and the ledger (``apply_first_run_rule``). A dict is read as a typed record."""
+    record = as_record(record)
+    graded = record.graded
+    by_op = record.by_op()
     missing = [name for name in SEED_OPS if name not in by_op]
     misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded)
     within = len(SEED_OPS) - len(missing) - len(misses)
@@ -308,7 +311,7 @@ def judge_record(record: dict, path: str = "") -> Row:
     blockers += learner
     for name in SEED_OPS:
         if name in by_op:
-            blockers += _measured_reasons(name, by_op[name]["measured"])
+            blockers += _measured_reasons(name, by_op[name].measured)
     blockers += odd
     if missing:
         verdict = "incomplete"
@@ -318,16 +321,15 @@ def judge_record(record: dict, path: str = "") -> Row:
         verdict = "incomplete"
     else:
         verdict = "pass" if not misses else "fail"
-    if not records.counted_size(record["size"]):
-        blockers.append(f"size: N={record['size']} is practice: a counted run is at "
+    if not records.counted_size(record.size):
+        blockers.append(f"size: N={record.size} is practice: a counted run is at "
                         f"N={' or '.join(map(str, records.COUNTED_SIZES))} (the seed's N, and the next size "
                         "where it fits the device's memory)")
-    takes_slot = (graded == "learner" and bool(record.get("learner_predictions"))
-                  and records.counted_size(record["size"]))
-    return Row(path, record["platform"], record["device_kind"], record["date"], record["size"], graded,
+    takes_slot = (graded == "learner" and bool(record.learner_predictions)
+                  and records.counted_size(record.size))
+    return Row(path, record.platform, record.device_kind, record.date, record.size, graded,
                "practice", verdict, within, len(SEED_OPS) - len(missing), False, [], misses, explained,
-               unexplained, missing, str(record.get("measurement_started_at") or record["date"]), judged,
-               lacking, takes_slot, blockers)
+               unexplained, missing, record.started, judged, lacking, takes_slot, blockers)
 
 
 def _verdict_reasons(row: Row) -> list[str]:
@@ -353,11 +355,10 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
     platform, device_kind, chip, N, schema version and start time), and (c): this run's place
     among the runs that took the device kind's slot, and earlier runs whose records are gone.
     Records older than the current schema never count (``consistency.schema_reasons``)."""
-    record = loaded.record or {}
-    if record.get("schema_version") != records.SCHEMA_VERSION:
+    record = loaded.record
+    if record is None or record.schema_version != records.SCHEMA_VERSION:
         return []
-    run = record.get("run") or {}
-    stem = run.get("stem") or loaded.path.stem
+    stem = (record.run.stem if record.run else None) or loaded.path.stem
     if ledger is None:
         return [f"ledger: the records folder has no ledger ({records.LEDGER_NAME}) to show this is your first "
                 "run (deleted?)"]
@@ -370,9 +371,10 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
                    "a record copied in or renamed")
         return why
     for ledger_key, record_key in records.LEDGER_FIELDS:
-        differ = next((e for e in mine if e.get(ledger_key) != record.get(record_key)), None)
+        stated = getattr(record, record_key)
+        differ = next((e for e in mine if e.get(ledger_key) != stated), None)
         if differ is not None:
-            why.append(f"ledger: {record_key} is {record.get(record_key)!r} in the record but "
+            why.append(f"ledger: {record_key} is {stated!r} in the record but "
                        f"{differ.get(ledger_key)!r} in its ledger line (edited?)")
     vouched = [e.get("sha256") for e in mine if e.get("sha256")]
     if not vouched:
@@ -387,7 +389,7 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
     # A line whose start time does not read counts as earlier.
     slot = records.slot_runs(ledger)
     index = next((i for i, e in enumerate(slot) if e.get("stem") == stem), len(slot))
-    started = _instant(record.get("measurement_started_at"))
+    started = _instant(record.measurement_started_at)
 
     def before(i: int, e: dict) -> bool:
         when = _instant(e.get("started_at"))
@@ -480,7 +482,8 @@ _HEADLINE = {"pass": "PASS", "fail": "FAIL",
              "practice": "OPEN (no record counts yet: practice only)", "pending": "OPEN (measured half pending)"}
 
 
-def format_lines(result: GateResult) -> list[str]:
+def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
+    """The gate's report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
     headline = _HEADLINE[result.status]
     if result.status == "fail" and any(r.counted and r.status == "incomplete" for r in result.rows):
         headline = "FAIL (and incomplete: explain every miss: drill explain)"
@@ -497,7 +500,7 @@ def format_lines(result: GateResult) -> list[str]:
             lines.append(f"      why not: {reason}")
         if row.lacking:
             lines.append(f"      evidence lacking (older record): {', '.join(row.lacking)}")
-    for skip in result.skipped:
+    for skip in result.skipped if skipped else ():
         lines.append(f"  [skipped] {skip['path']}: {skip['reason']}")
     lines.append("")
     lines.append("a record counts when your predictions for all five ops were read before the measurement, "

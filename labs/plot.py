@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import costs, roofline, safeio
+from labs.record_types import LabRecord, as_record
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -49,20 +50,19 @@ def roof_points(ceilings: roofline.Ceilings, intensities: list[float]) -> list[f
     return out
 
 
-def points(record: dict) -> list[dict]:
+def points(record: LabRecord | dict) -> list[dict]:
     """Per op with FLOPs: label, intensity and FLOP/s predicted by the model, by the learner
     (``None`` without a prediction of their own) and measured, as the plot draws them."""
     out = []
-    for row in record["ops"]:
-        if row["flops"] <= 0:
+    for row in as_record(record).ops:
+        if row.flops <= 0:
             continue
-        pred = row["predictions"].get("datasheet") or row["predictions"].get("calibrated")
-        mine = row["predictions"].get("learner")
-        mine_s = mine.get("seconds") if isinstance(mine, dict) else None
-        out.append({"label": row["label"], "intensity": row["intensity_flops_per_byte"],
-                    "model": pred["attainable_flops_per_s"] if pred else None,
-                    "learner": row["flops"] / mine_s if isinstance(mine_s, (int, float)) and mine_s > 0 else None,
-                    "measured": row["flops"] / row["measured"]["measured_s"]})
+        pred = row.predictions.datasheet or row.predictions.calibrated
+        mine_s = row.predictions.learner.seconds if row.predictions.learner else None
+        out.append({"label": row.label, "intensity": row.intensity_flops_per_byte,
+                    "model": pred.attainable_flops_per_s if pred else None,
+                    "learner": row.flops / mine_s if isinstance(mine_s, (int, float)) and mine_s > 0 else None,
+                    "measured": row.flops / row.measured.measured_s})
     return out
 
 
@@ -73,7 +73,7 @@ def plot_record(record: dict, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     rows = points(record)
-    skipped = [r["label"] for r in record["ops"] if r["flops"] <= 0]
+    skipped = [r.label for r in as_record(record).ops if r.flops <= 0]
     intensities = [r["intensity"] for r in rows]
     lo = min([0.05, *intensities]) / 2
     hi = max([1e4, *intensities]) * 2

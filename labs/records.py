@@ -35,14 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator import safeio
+from labs.record_types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
 
 if TYPE_CHECKING:
     from generator.miss_reasons import OpEvidence
 
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
-SCHEMA_NAME = "rudrite-kernels/lab-record"
-SCHEMA_VERSION = 4
-SUPPORTED_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 4  # SCHEMA_NAME and SUPPORTED_VERSIONS: labs.record_types (the typed record)
 RECORD_PREFIX = "lab-0.1"
 RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
@@ -97,10 +96,6 @@ def predictions_sha256(texts: dict[str, str]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-class RecordError(ValueError):
-    """A record that does not parse, has an unknown schema, or breaks the schema."""
-
-
 def load_schema() -> dict:
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
         return json.load(fh)
@@ -143,6 +138,12 @@ def schema_errors(value: Any, schema: dict, path: str = "$") -> list[str]:
 
 def validate(record: Any) -> None:
     """RecordError naming the first problems when ``record`` is not a valid current record."""
+    parse(record)
+
+
+def parse(record: Any) -> LabRecord:
+    """The typed record (``labs.record_types.LabRecord``) of a dict that passes the schema, its
+    version's required keys and the types; RecordError naming the first problems' field paths."""
     if not isinstance(record, dict):
         raise RecordError("not a JSON object")
     if record.get("schema") != SCHEMA_NAME:
@@ -175,6 +176,7 @@ def validate(record: Any) -> None:
     if errors:
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         raise RecordError("; ".join(errors[:3]) + more)
+    return LabRecord.from_dict(record)  # the types check each field again (a test keeps them and the schema in step)
 
 
 def record_text(record: dict) -> str:
@@ -187,7 +189,20 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def load_with_sha(path: Path) -> tuple[dict, str]:
-    """(the validated record at ``path``, SHA-256 of its bytes); RecordError when it cannot be used."""
+    """(the validated record at ``path`` as a dict, SHA-256 of its bytes); RecordError when it
+    cannot be used. For a read-modify-write (``update``); readers take ``load_typed``."""
+    record, digest = _read(path)
+    validate(record)
+    return record, digest
+
+
+def load_typed(path: Path) -> tuple[LabRecord, str]:
+    """(the typed record at ``path``, SHA-256 of its bytes); RecordError when it cannot be used."""
+    record, digest = _read(path)
+    return parse(record), digest
+
+
+def _read(path: Path) -> tuple[Any, str]:
     try:  # a regular file only, bounded in size, nesting and integer length (generator.safeio)
         data = safeio.read_bytes_bounded(path, RECORD_MAX_BYTES)
         text = data.decode("utf-8")
@@ -198,7 +213,6 @@ def load_with_sha(path: Path) -> tuple[dict, str]:
         raise RecordError("not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:
         raise RecordError(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-    validate(record)
     return record, sha256_bytes(data)
 
 
@@ -209,8 +223,10 @@ def load(path: Path) -> dict:
 
 @dataclass(frozen=True)
 class Loaded:
+    """One file of a records folder: its typed record, or why it cannot be read (one line naming
+    the field: ``skipped_line``)."""
     path: Path
-    record: dict | None
+    record: LabRecord | None
     error: str | None
     sha256: str | None = None  # of the file's bytes, compared with the ledger's
 
@@ -224,11 +240,16 @@ def scan(bench_dir: Path) -> list[Loaded]:
     found = []
     for path in sorted(bench_dir.glob("lab-*.json")):
         try:
-            record, digest = load_with_sha(path)
+            record, digest = load_typed(path)
             found.append(Loaded(path, record, None, digest))
         except RecordError as exc:
             found.append(Loaded(path, None, str(exc)))
     return found
+
+
+def skipped_line(path: Path | str, reason: str | None) -> str:
+    """The one line a command says on stderr for a file it cannot read: the file, then the field."""
+    return f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}"
 
 
 def slug(text: str) -> str:
@@ -364,9 +385,9 @@ def counted_size(size: object) -> bool:
     return size in COUNTED_SIZES
 
 
-def run_key(record: dict) -> str:
+def run_key(record: LabRecord | dict) -> str:
     """Runs compete for the one first-run slot per device kind (at a counted size)."""
-    return str(record.get("device_kind"))
+    return str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
 
 
 def slot_runs(entries: list[dict]) -> list[dict]:

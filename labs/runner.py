@@ -21,6 +21,7 @@ from generator import catalogue, roofline
 from generator.costs import OpCost
 from labs import ops as lab_ops
 from labs import records, score
+from labs.record_types import LabRecord, OpRow
 from labs.device import DeviceInfo
 from labs.timing import Rotation, plan_rotation
 
@@ -249,8 +250,13 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
 
 
 def misses(record: dict) -> list[dict]:
-    """The op rows whose graded prediction missed by more than 2x."""
+    """The op rows whose graded prediction missed by more than 2x (of the record being written)."""
     return [row for row in record["ops"] if row["verdict"] == "miss"]
+
+
+def typed_misses(record: LabRecord) -> list[OpRow]:
+    """``misses`` of a typed record (one read from the records folder)."""
+    return [row for row in record.ops if row.verdict == "miss"]
 
 
 def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
@@ -290,7 +296,7 @@ def explain(record: dict, explanations: dict) -> dict:
     return record
 
 
-def accepted(row: dict) -> bool:
+def accepted(row: dict | OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
     from labs import explain as lab_explain
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from generator.safeio import display_path
 from labs import profile, records
 from labs.ops import OPS
+from labs.record_types import LabRecord, OpRow
 
 TOLERANCE = 1e-6  # the same integer nanoseconds read twice: only float noise may differ
 
@@ -51,11 +52,12 @@ class VerifyReport:
                 "disagreements": [c.to_dict() for c in self.disagreements],
                 "checks": [c.to_dict() for c in self.checks], "skipped": self.skipped}
 
-    def lines(self) -> list[str]:
+    def lines(self, skipped: bool = True) -> list[str]:
+        """The report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
         out = [f"verify: {len(self.checks)} measured time(s) in {self.folder} re-derived from their traces"]
         for c in self.checks:
             out.append(f"  {'ok ' if c.ok else 'DISAGREES'} {Path(c.record).name}: {c.op}: {c.why}")
-        for s in self.skipped:
+        for s in self.skipped if skipped else ():
             out.append(f"  [skipped] {s['path']}: {s['reason']}")
         n = len(self.disagreements)
         out.append(f"{n} disagreement(s)" if n else "every measured time agrees with its traces")
@@ -120,16 +122,16 @@ def check_measured(m: dict, module: str, reps: int, folder: Path,
     return "", root, derived.p50_s
 
 
-def check_op(record: dict, row: dict, folder: Path, shown: str) -> Check | None:
-    m = row["measured"]
-    if m.get("measured_from") != "device":
+def check_op(record: LabRecord, row: OpRow, folder: Path, shown: str) -> Check | None:
+    m = row.measured
+    if m.measured_from != "device":
         return None
-    problem, root, derived = check_measured(m, OPS[row["op"]].module_name(), int(record["reps"]), folder)
-    stored = m.get("device_median_s")
+    problem, root, derived = check_measured(m.to_dict(), OPS[row.op].module_name(), int(record.reps), folder)
+    stored = m.device_median_s
     if problem:
-        return Check(shown, row["op"], stored, derived, False, problem)
-    return Check(shown, row["op"], stored, derived, True,
-                 f"{derived:g} s over {len(m.get('device_runs_s') or [])} runs in {m.get('traces')} traces")
+        return Check(shown, row.op, stored, derived, False, problem)
+    return Check(shown, row.op, stored, derived, True,
+                 f"{derived:g} s over {len(m.device_runs_s or ())} runs in {m.traces} traces")
 
 
 def verify_folder(bench_dir: Path | None = None) -> VerifyReport:
@@ -140,11 +142,11 @@ def verify_folder(bench_dir: Path | None = None) -> VerifyReport:
         if loaded.record is None:
             report.skipped.append({"path": shown, "reason": loaded.error})
             continue
-        for row in loaded.record["ops"]:
+        for row in loaded.record.ops:
             try:
                 check = check_op(loaded.record, row, folder, shown)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                check = Check(shown, str(row.get("op")), None, None, False, f"cannot re-derive: {exc!r}")
+                check = Check(shown, str(row.op), None, None, False, f"cannot re-derive: {exc!r}")
             if check is not None:
                 report.checks.append(check)
     return report

@@ -272,7 +272,7 @@ def calibration(records_dir: Path) -> dict:
 
     bias = calibration_bias.prediction_bias(
         (str(loaded.path), loaded.record) for loaded in lab_records.scan(records_dir)
-        if isinstance(loaded.record, dict))
+        if loaded.record is not None)
     ops = [{"op": o.op, "runs": o.predictions, "median_ratio": o.median_ratio, "within_2x": o.within_2x}
            for o in bias.ops]
     shown = progress.trend(bias)

@@ -1,0 +1,203 @@
+"""The typed record (labs.record_types): validated on load with field paths, round-trips exactly,
+and declares the same fields as labs/record.schema.json."""
+
+from __future__ import annotations
+
+import copy
+import json
+import typing
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labs import record_types as rt
+from labs import records
+from tests.labs import synthetic
+
+REPO = Path(__file__).resolve().parents[2]
+STORED = sorted([*REPO.glob("bench/lab-*.json"), *REPO.glob("tests/**/lab-*.json")])
+
+
+def _lab_written(tmp_path: Path) -> list[dict]:
+    """Records the lab's own assembly writes: GPU and CPU, explained and refused misses, saved."""
+    cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
+    made = [synthetic.record(tmp_path / "a", {"softmax": 3.0}, explanations={"softmax": "exp is slow"}),
+            synthetic.record(tmp_path / "b", dev=cpu, calibrate=synthetic.calibration(4e11, 4e10), size=256),
+            synthetic.record(tmp_path / "c", mine=False, wall_ops=("add",), noisy_ops=("softmax",))]
+    path = records.save_run(copy.deepcopy(made[0]), tmp_path / "bench", "lab-0.1-gpu")
+    return [*made, json.loads(path.read_text(encoding="utf-8"))]
+
+
+def _same_bytes(d: dict) -> None:
+    again = rt.LabRecord.from_dict(d).to_dict()
+    assert again == d and records.record_text(again) == records.record_text(d)
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda p: p.name)
+def test_every_stored_record_round_trips_to_the_same_bytes(path):
+    data = path.read_bytes()
+    record = json.loads(data)
+    again = rt.LabRecord.from_dict(record).to_dict()
+    assert json.dumps(again) == json.dumps(record)  # same keys, same order, same numbers
+    if data.decode() == records.record_text(record):  # written by the lab: the SHA-256 cannot change
+        assert records.sha256_bytes(records.record_text(again).encode()) == records.sha256_bytes(data)
+
+
+def test_every_record_the_lab_writes_round_trips(tmp_path):
+    for record in _lab_written(tmp_path):
+        _same_bytes(record)
+        assert rt.LabRecord.from_dict(record).ops[0].measured.measured_s == record["ops"][0]["measured"]["measured_s"]
+
+
+_KEY = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.floats(allow_nan=False,
+                     allow_infinity=False) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
+                     max_leaves=8)
+
+
+def _objects(value, path=()):
+    """Every JSON object inside ``value`` with its path."""
+    if isinstance(value, dict):
+        yield path, value
+        for k, v in value.items():
+            yield from _objects(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _objects(v, (*path, i))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_undeclared_keys_and_any_key_order_survive(data):
+    record = json.loads(STORED[-1].read_text(encoding="utf-8"))
+    places = list(_objects(record))
+    for _ in range(data.draw(st.integers(1, 6))):
+        _, obj = places[data.draw(st.integers(0, len(places) - 1))]
+        key = "x_" + data.draw(_KEY)  # never a declared name
+        obj[key] = data.draw(_JSON)
+        order = data.draw(st.permutations(list(obj)))
+        items = [(k, obj[k]) for k in order]
+        obj.clear()
+        obj.update(items)
+    _same_bytes(record)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda r: r["ops"][2]["measured"].__setitem__("measured_s", "fast"),
+     "$.ops[2].measured.measured_s: expected number, got str"),
+    (lambda r: r["ops"][0]["measured"].pop("measured_s"), "$.ops[0].measured: missing required key 'measured_s'"),
+    (lambda r: r.__setitem__("ops", 5), "$.ops: expected array, got int"),
+    (lambda r: r["ops"][1]["miss"].pop("attempts"), "$.ops[1].miss: missing required key 'attempts'"),  # version 4
+    (lambda r: r["ops"][0].__setitem__("verdict", "maybe"), "$.ops[0].verdict: 'maybe' is not one of"),
+    (lambda r: r["probes"].__setitem__("noisy", [1]), "$.probes.noisy[0]: expected string, got int"),
+])
+def test_from_dict_names_the_field_path(mutate, message):
+    record = json.loads(STORED[-1].read_text(encoding="utf-8"))
+    assert record["schema_version"] == records.SCHEMA_VERSION
+    mutate(record)
+    with pytest.raises(records.RecordError) as err:
+        rt.LabRecord.from_dict(record)
+    assert message in str(err.value)
+
+
+def test_a_version_1_record_needs_none_of_the_later_keys():
+    record = json.loads((REPO / "bench/lab-0.1-gpu-nvidia-h200-n4096-20261129T225015Z.json").read_text())
+    typed = rt.LabRecord.from_dict(record)
+    assert typed.schema_version == 1 and typed.probes is None and typed.ops[0].miss is None
+    assert not typed.has("probes") and "probes" not in typed.to_dict()
+
+
+# ----------------------------------------------------------------- the types and the schema agree
+
+def _walk(cls: type, node: dict, where: str, found: list[tuple[str, str, int | None]]) -> None:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in rt._fields(cls)}
+    assert set(fields) == set(node.get("properties", {})), (where, set(fields) ^ set(node.get("properties", {})))
+    always = {n for n, f in fields.items() if rt.required_since(f) == 1}
+    assert always == set(node.get("required", ())), (where, always ^ set(node.get("required", ())))
+    for name, f in fields.items():
+        sub = node["properties"][name]
+        hint = hints[name]
+        types = set(rt.json_types(hint))
+        declared = set(sub["type"] if isinstance(sub["type"], list) else [sub["type"]])
+        # A key no version requires reads as None when absent, so its hint may add "null".
+        assert types == declared or (rt.required_since(f) != 1 and types - {"null"} == declared), \
+            (f"{where}.{name}", types, declared)
+        arms = typing.get_args(hint) if rt._is_union(hint) else (hint,)
+        for arm in arms:
+            if typing.get_origin(arm) is typing.Literal:
+                assert list(typing.get_args(arm)) == sub["enum"], f"{where}.{name}"
+            if typing.get_origin(arm) is tuple:
+                (item,) = [a for a in typing.get_args(arm) if a is not Ellipsis]
+                items = sub["items"]
+                if isinstance(item, type) and issubclass(item, rt.Part):
+                    _walk(item, items, f"{where}.{name}[]", found)
+                else:
+                    assert set(rt.json_types(item)) == set(items["type"] if isinstance(items["type"], list)
+                                                           else [items["type"]]), f"{where}.{name}[]"
+            elif isinstance(arm, type) and issubclass(arm, rt.Part):
+                _walk(arm, sub, f"{where}.{name}", found)
+            elif typing.get_origin(arm) is not None and typing.get_origin(arm).__name__ == "Mapping":
+                assert "properties" not in sub, f"{where}.{name}: the schema declares keys the type does not"
+        if rt.required_since(f) not in (None, 1):
+            found.append((where, name, rt.required_since(f)))
+
+
+def test_the_types_declare_exactly_the_schema_fields():
+    found: list[tuple[str, str, int | None]] = []
+    _walk(rt.LabRecord, records.load_schema(), "$", found)
+    # The keys a later version requires are records.py's lists, no more, no fewer.
+    expected = ({("$", k, 2) for k in records.V2_REQUIRED} | {("$", k, 3) for k in records.V3_REQUIRED}
+                | {("$.ops[]", k, 3) for k in records.V3_OP_REQUIRED}
+                | {("$.ops[].measured", k, 2) for k in records.V2_MEASURED_REQUIRED}
+                | {("$.ops[].measured", k, 3) for k in records.V3_MEASURED_REQUIRED}
+                | {("$.ops[].miss", k, 4) for k in records.V4_MISS_REQUIRED})
+    assert set(found) == expected
+    assert list(typing.get_args(typing.get_type_hints(rt.LabRecord)["schema_version"])) == \
+        list(records.SUPPORTED_VERSIONS)
+
+
+# ----------------------------------------------------------------- a malformed record is one line
+
+def _folder_with_two_bad(tmp_path: Path) -> Path:
+    """One good record (two misses, one left to explain), one with ``"ops": 5``, one not JSON."""
+    rec = synthetic.record(tmp_path, {"softmax": 3.0, "add": 2.5})
+    good = records.save_run(rec, tmp_path / "bench", "lab-0.1-gpu-good")
+    bad = json.loads(good.read_text(encoding="utf-8"))
+    bad["ops"] = 5
+    (good.parent / "lab-0.1-ops5.json").write_text(json.dumps(bad), encoding="utf-8")
+    (good.parent / "lab-0.1-notjson.json").write_text("{ not json", encoding="utf-8")
+    return good.parent
+
+
+@pytest.mark.parametrize("args, code", [
+    (["gate"], 0), (["gate", "--verify"], 0), (["progress"], 0), (["xprof"], 0),
+    (["explain", "--explanations", "WHY"], 0), (["site", "--records", "BENCH", "-o", "OUT"], 0)])
+def test_every_folder_command_says_one_line_per_bad_record_and_reads_the_rest(tmp_path, monkeypatch, args, code):
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    bench = _folder_with_two_bad(tmp_path)
+    (tmp_path / "why.yaml").write_text("add: x\n", encoding="utf-8")
+    monkeypatch.setenv("DRILL_STORE", str(tmp_path / "store.sqlite3"))
+    swap = {"WHY": str(tmp_path / "why.yaml"), "BENCH": str(bench), "OUT": str(tmp_path / "site")}
+    argv = [swap.get(a, a) for a in args]
+    if args[0] != "site":
+        argv += ["--bench", str(bench)]
+    res = CliRunner().invoke(cli, argv)
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    assert "Traceback" not in res.output and res.exit_code == code, res.output
+    err = res.stderr.splitlines()
+    (ops5,) = [l for l in err if "lab-0.1-ops5.json" in l]
+    (notjson,) = [l for l in err if "lab-0.1-notjson.json" in l]
+    assert ops5.startswith("drill: skipped ") and "$.ops: expected array, got int" in ops5
+    assert "is not JSON" in notjson
+    assert "lab-0.1-ops5.json" not in res.stdout and "lab-0.1-notjson.json" not in res.stdout
+    if args[0] == "gate" and len(args) == 1:
+        assert "lab-0.1-gpu-good.json" in res.stdout  # the good record is still judged
+    if args[0] == "explain":
+        assert "miss(es) explained" in res.stdout
