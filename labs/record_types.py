@@ -62,11 +62,7 @@ class Part:
     def from_dict(cls: type[P], data: Any, path: str = "$", version: int | None = None) -> P:
         """The typed object of ``data``; RecordError naming the field path of each problem
         (``$.ops[2].measured.measured_s: expected number, got str``)."""
-        errors: list[str] = []
-        parsed = _parse_part(cls, data, path, version, errors)
-        if errors or parsed is None:
-            raise RecordError(_joined(errors or [f"{path}: expected object"]))
-        return parsed
+        return _checked(cls, data, path, version)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object again: the stored key order, undeclared keys kept (round-trips exactly)."""
@@ -87,6 +83,14 @@ class Part:
     def has(self, key: str) -> bool:
         """Whether the stored object holds ``key`` (a None field may be absent or null)."""
         return key in self._keys if self._keys else getattr(self, key, None) is not None or key in self._extra
+
+
+def _checked(cls: type[P], data: Any, path: str, version: int | None) -> P:
+    errors: list[str] = []
+    parsed = _parse_part(cls, data, path, version, errors)
+    if errors or parsed is None:
+        raise RecordError(_joined(errors or [f"{path}: expected object"]))
+    return parsed
 
 
 def _joined(errors: list[str]) -> str:
@@ -349,8 +353,10 @@ class Predictions(Part):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Measured(Part):
-    """One op's measurement (seconds): wall clock, device time from the traces, the noise verdict."""
+class CallMeasured(Part):
+    """One timed call's measurement (seconds), as ``labs.measure.Measurement.to_dict`` writes it:
+    wall clock, device time from the traces, the noise verdict. Both labs' rows hold one (the
+    collectives lab's as it is, LAB·0.1's with its buffer rotation: ``Measured``)."""
     wall_median_s: float
     wall_min_s: float
     wall_max_s: float
@@ -363,10 +369,6 @@ class Measured(Part):
     trace_dir: str | None
     measured_s: float
     measured_from: MeasuredFrom
-    buffer_sets: int
-    buffer_set_bytes: int
-    cache_bytes: int | None
-    defeats_cache: bool
     measured_reason: str | None = since(2)
     device_p20_s: float | None = since(2)
     device_p80_s: float | None = since(2)
@@ -378,6 +380,16 @@ class Measured(Part):
     trace_reader: str | None = optional()
     noisy: bool | None = since(2)
     noisy_why: tuple[str, ...] | None = since(2)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Measured(CallMeasured):
+    """One LAB·0.1 op's measurement: the call's (seconds), and the input buffer sets rotated
+    through (bytes) to defeat the cache."""
+    buffer_sets: int
+    buffer_set_bytes: int
+    cache_bytes: int | None
+    defeats_cache: bool
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -496,9 +508,32 @@ class Summary(Part):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class LabRecord(Part):
+class VersionedRecord(Part):
+    """A whole record: its ``schema`` name and ``schema_version`` are checked before its fields
+    (``SCHEMA``, ``VERSIONS``), and each field is then checked for that version."""
+    SCHEMA: ClassVar[str] = ""
+    VERSIONS: ClassVar[tuple[int, ...]] = ()
+
+    @classmethod
+    def from_dict(cls: type[P], data: Any, path: str = "$", version: int | None = None) -> P:
+        """A record of a known schema and version, every field checked for that version."""
+        if not isinstance(data, dict):
+            raise RecordError("not a JSON object")
+        schema, versions = getattr(cls, "SCHEMA"), getattr(cls, "VERSIONS")
+        if data.get("schema") != schema:
+            raise RecordError(f"unknown schema {data.get('schema')!r} (expected '{schema}')")
+        found = data.get("schema_version")
+        if not isinstance(found, (int, float)) or isinstance(found, bool) or found not in versions:
+            raise RecordError(f"unknown schema version {found!r} "
+                              f"(this tool reads {', '.join(map(str, versions))})")
+        return _checked(cls, data, path, int(found))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LabRecord(VersionedRecord):
     """A LAB·0.1 record (``labs/record.schema.json``, versions ``records.SUPPORTED_VERSIONS``)."""
     SCHEMA: ClassVar[str] = SCHEMA_NAME
+    VERSIONS: ClassVar[tuple[int, ...]] = SUPPORTED_VERSIONS
 
     schema: Literal["rudrite-kernels/lab-record"]
     schema_version: Literal[1, 2, 3, 4]
@@ -528,19 +563,6 @@ class LabRecord(Part):
     practice: bool | None = since(3)
     run: Run | None = since(3)
 
-    @classmethod
-    def from_dict(cls: type[P], data: Any, path: str = "$", version: int | None = None) -> P:
-        """A record of a known schema and version, every field checked for that version."""
-        if not isinstance(data, dict):
-            raise RecordError("not a JSON object")
-        if data.get("schema") != SCHEMA_NAME:
-            raise RecordError(f"unknown schema {data.get('schema')!r} (expected '{SCHEMA_NAME}')")
-        found = data.get("schema_version")
-        if found not in SUPPORTED_VERSIONS or isinstance(found, bool):
-            raise RecordError(f"unknown schema version {found!r} "
-                              f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
-        return super().from_dict.__func__(cls, data, path, int(found))  # type: ignore[attr-defined, no-any-return]
-
     def op(self, name: str) -> OpRow | None:
         """The row of op ``name`` (None when the record lacks it)."""
         return next((row for row in self.ops if row.op == name), None)
@@ -559,8 +581,8 @@ def as_record(record: LabRecord | Mapping[str, Any]) -> LabRecord:
     return record if isinstance(record, LabRecord) else LabRecord.from_dict(dict(record))
 
 
-def parts() -> list[type[Part]]:
-    """Every part type reachable from ``LabRecord`` (the schema test walks them)."""
+def parts(root: type[Part] | None = None) -> list[type[Part]]:
+    """Every part type reachable from ``root`` (default ``LabRecord``; the schema tests walk them)."""
     seen: list[type[Part]] = []
 
     def visit(hint: Any) -> None:
@@ -573,5 +595,5 @@ def parts() -> list[type[Part]]:
                 seen.append(arm)
                 for f in _fields(arm):
                     visit(_hints(arm)[f.name])
-    visit(LabRecord)
+    visit(LabRecord if root is None else root)
     return seen
