@@ -195,7 +195,8 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
 
 def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions, out_dir,
                     trace_dir, as_json: bool) -> None:
-    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py).
+    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py plans and
+    scores, labs/collectives_run.py measures, labs/collectives_record.py is the record).
 
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
@@ -203,16 +204,18 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     import sys
 
     from labs import collectives as lab
+    from labs import collectives_record as rec
+    from labs import collectives_run as on_devices
+    from labs import records
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     try:
-        lab.init_distributed()
+        on_devices.init_distributed()
     except lab.CollectivesLabError as exc:
         raise click.UsageError(str(exc)) from None
     from labs.device import detect
 
     device = detect()
-    from labs import records
     out_dir = out_dir if out_dir is not None else records.default_dir()  # the learner's records folder
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, out_dir=out_dir,
                           trace_dir=trace_dir)
@@ -221,7 +224,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
         learner = lab.load_predictions(predictions, plan) if predictions else {}
     except lab.CollectivesLabError as exc:
         raise click.UsageError(str(exc)) from None
-    lab.separate_process_traces(plan)
+    on_devices.separate_process_traces(plan)
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
     say(f"devices: {plan.devices} x {device.device_kind} ({device.platform}); mesh "
         f"{C.fmt_shape(plan.mesh_shape)} {plan.axis_names}; {plan.datasheet_note}")
@@ -229,12 +232,17 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
         learner = _ask(plan)
     steps = len(plan.rows) + 2
     count = iter(range(1, steps + 1))
-    record = lab.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
-    path = lab.save(plan, record) if lab.is_first_process() else None  # one record per run, from process 0
+    try:
+        record = on_devices.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
+        typed = rec.parse(record)  # the record as written, validated
+        # One record per run, from process 0.
+        path = rec.save(record, plan.options.out_dir, plan.stem) if on_devices.is_first_process() else None
+    except (lab.CollectivesLabError, records.RecordError) as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps({"path": str(path) if path else None, "record": record}, indent=2))
         return
-    for line in lab.report_lines(record):
+    for line in rec.report_lines(typed):
         click.echo(line)
     click.echo(f"record: {path}" if path else f"record: written by process 0 (this is process {os.environ.get('DRILL_PROCESS_ID')})")
 
@@ -247,11 +255,11 @@ def _ask(plan) -> dict[str, float]:
     out = {}
     for row in plan.rows:
         while True:
-            text = click.prompt(f"  {row['id']} [{si(row['bytes'], 'B')}]", default="", show_default=False).strip()
+            text = click.prompt(f"  {row.id} [{si(row.bytes, 'B')}]", default="", show_default=False).strip()
             if not text:
                 break
             try:
-                out[row["id"]] = parse_duration_seconds(text)
+                out[row.id] = parse_duration_seconds(text)
                 break
             except AnswerError as exc:
                 click.echo(f"  could not read that: {exc}", err=True)

@@ -1,11 +1,6 @@
 """The collectives lab: AllGather, AllReduce (psum), ReduceScatter (psum_scatter), AllToAll and one
 sharded matmul on a JAX device mesh, predicted from the catalogue, measured, scored, recorded.
 
-The engine is JAX's own SPMD machinery, nothing home-made: a ``jax.sharding.Mesh`` over all
-local devices, inputs placed with ``NamedSharding``, each op a ``jax.shard_map`` body under
-``jax.jit`` calling ``jax.lax.all_gather`` / ``psum`` / ``psum_scatter`` / ``all_to_all``.
-Every collective runs over all mesh axes at once (``axis_name=("x", "y")`` on a 2-D mesh).
-
 Sizes: ``V`` is the bytes of the full array, as in ``drill collective``: AllGather assembles
 V on every device from V/n shards; AllReduce sums n per-device arrays of V bytes; ReduceScatter
 leaves V/n of such a sum on each; AllToAll moves an array of V bytes in total. The sharded
@@ -23,38 +18,38 @@ Predictions, per row:
 
 Device time comes from the profiler trace exactly as the single-chip lab reads it
 (``labs.measure.measure_call``). Records go to ``<out>/collectives-0.1-...json`` (schema
-``labs/collectives.schema.json``), beside LAB·0.1's records; GATE 00 does not read them.
+``labs/collectives.schema.json``, typed as ``labs.collectives_record.CollectivesRecord``),
+beside LAB·0.1's records; GATE 00 does not read them.
 The counting rule is the gate's: only TPU/GPU records with two or more devices count;
 a CPU run (``XLA_FLAGS=--xla_force_host_platform_device_count=8``) is practice.
 
-Multi-host: on a TPU pod slice or several GPU hosts, run the same command on every host
-with ``DRILL_COORDINATOR=HOST:PORT DRILL_NUM_PROCESSES=N DRILL_PROCESS_ID=I`` in the
-environment (``init_distributed``: ``jax.distributed.initialize`` before any other jax
-call); the mesh then spans ``jax.devices()`` of all hosts, and only process 0 writes the
-record. On Cloud TPU, ``jax.distributed.initialize()`` needs no arguments
-(``DRILL_COORDINATOR=auto``).
+Three modules, one job each: this one plans, predicts, fits, scores and assembles the record
+(pure Python: no jax); ``labs.collectives_run`` builds the mesh and the shard_map programs,
+measures them and starts a multi-host run (jax, imported inside its functions, so ``drill lab
+--collectives --help`` and a bad option stay light); ``labs.collectives_record`` is the
+record's type, its validation, save and report. Stems, the records folder, paths and the save are
+``labs.records``'s, shared with LAB·0.1.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
-import os
-import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from generator import catalogue
 from generator import collectives as C
-from generator.units import DTYPE_BYTES, seconds, si
+from generator.units import DTYPE_BYTES, si
+from labs import collectives_record as rec
 from labs import records, score
 
-SCHEMA_PATH = Path(__file__).with_name("collectives.schema.json")
-SCHEMA_NAME = "rudrite-kernels/collectives-record"
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from labs.device import DeviceInfo
+    from labs.measure import Measurement
+
 RECORD_PREFIX = "collectives-0.1"
 LAB_NAME = "LAB·coll collectives on a device mesh"
 OPS = ("all_gather", "all_reduce", "reduce_scatter", "all_to_all")
@@ -77,23 +72,39 @@ class CollectivesLabError(ValueError):
 @dataclass
 class Options:
     mesh: str = "auto"  # "auto" (one axis of all devices) or "AxB[xC]"
-    sizes: tuple[float, ...] | None = None  # None: DEFAULT_SIZES (CPU_SIZES on a CPU)
+    sizes: tuple[float, ...] | None = None  # bytes of the full array; None: DEFAULT_SIZES (CPU_SIZES on a CPU)
     reps: int = 10
     dtype: str = "bf16"
     chip: str = "auto"
-    out_dir: Path = Path("bench")
-    trace_dir: Path | None = None
+    out_dir: Path = field(default_factory=records.default_dir)  # $DRILL_RECORDS or the user data dir
+    trace_dir: Path | None = None  # default: <out_dir>/traces/<record stem>
     trace: bool = True
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """One row to measure: an op at one size. ``bytes``: the full array's (C's for the sharded
+    matmul), ``asked_bytes``: the size asked for; ``shape``: (rows, cols), or (I, J, K)."""
+    id: str
+    op: str
+    asked_bytes: float
+    bytes: int
+    shape: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's first keys in the record."""
+        return {"id": self.id, "op": self.op, "asked_bytes": self.asked_bytes, "bytes": self.bytes,
+                "shape": list(self.shape)}
 
 
 @dataclass
 class Plan:
     options: Options
-    device: Any  # labs.device.DeviceInfo
+    device: Any  # labs.device.DeviceInfo (or a stand-in with its fields)
     mesh_shape: tuple[int, ...]
     chip: catalogue.Chip | None
     datasheet_note: str
-    rows: list[dict]
+    rows: list[RowPlan]
     stamp: str
     stem: str
     trace_dir: Path | None
@@ -106,6 +117,15 @@ class Plan:
     @property
     def axis_names(self) -> tuple[str, ...]:
         return AXIS_NAMES[:len(self.mesh_shape)]
+
+    @property
+    def matmul(self) -> RowPlan:
+        """The sharded matmul's row (every plan has one)."""
+        return next(r for r in self.rows if r.op == "sharded_matmul")
+
+    def stored_path(self, path: str | Path | None) -> str | None:
+        """A path as the record stores it (``records.stored_path``: relative to the records folder when inside)."""
+        return records.stored_path(self.options.out_dir, path)
 
 
 def parse_mesh(text: str, device_count: int) -> tuple[int, ...]:
@@ -142,7 +162,7 @@ def row_id(op: str, nbytes: float) -> str:
     return f"{op}@{si(nbytes, 'B', 3).replace(' ', '')}"
 
 
-def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan:
+def make_plan(options: Options, device: DeviceInfo | Any, now: _dt.datetime | None = None) -> Plan:
     """Check the options against the devices; decide every row; CollectivesLabError on anything that would fail."""
     if options.reps < 1:
         raise CollectivesLabError(f"--reps must be at least 1, got {options.reps}")
@@ -159,16 +179,13 @@ def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan
     shape = parse_mesh(options.mesh, device.device_count)
     n = math.prod(shape)
     chip, note = _chip(options.chip, device)
+    itemsize = DTYPE_BYTES[options.dtype]
     rows = []
     for nbytes in sorted(set(options.sizes)):
         r, c = layout(nbytes, n, options.dtype)
-        for op in OPS:
-            full = r * c * DTYPE_BYTES[options.dtype]
-            rows.append({"id": row_id(op, nbytes), "op": op, "asked_bytes": nbytes, "bytes": full,
-                         "shape": [r, c]})
+        rows += [RowPlan(row_id(op, nbytes), op, nbytes, r * c * itemsize, (r, c)) for op in OPS]
     i, j, k = matmul_dims(max(options.sizes), n, options.dtype)
-    rows.append({"id": "sharded_matmul", "op": "sharded_matmul", "asked_bytes": max(options.sizes),
-                 "bytes": i * k * DTYPE_BYTES[options.dtype], "shape": [i, j, k]})
+    rows.append(RowPlan("sharded_matmul", "sharded_matmul", max(options.sizes), i * k * itemsize, (i, j, k)))
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     stem = records.free_stem(options.out_dir, record_stem(device.platform, device.device_kind, n, stamp))
     try:
@@ -184,7 +201,7 @@ def make_plan(options: Options, device, now: _dt.datetime | None = None) -> Plan
     return Plan(options, device, shape, chip, note, rows, stamp, stem, trace_dir, notes)
 
 
-def _chip(name: str, device) -> tuple[catalogue.Chip | None, str]:
+def _chip(name: str, device: Any) -> tuple[catalogue.Chip | None, str]:
     if str(name).strip().lower() == "auto":
         chip = device.chip
     else:
@@ -203,25 +220,22 @@ def record_stem(platform: str, device_kind: str, devices: int, stamp: str) -> st
     return f"{RECORD_PREFIX}-{platform}-{records.slug(device_kind)}-d{devices}-{stamp}"
 
 
-def separate_process_traces(plan: "Plan") -> None:
-    """Multi-host: each process writes its traces in its own folder (``process-<index>``)."""
-    import jax
-
-    if jax.process_count() > 1 and plan.trace_dir is not None:
-        plan.trace_dir = plan.trace_dir / f"process-{jax.process_index()}"
-
-
-def is_first_process() -> bool:
-    """Process 0 writes the one record of a (multi-host) run."""
-    import jax
-
-    return jax.process_index() == 0
+def per_device_input_bytes(row: RowPlan, plan: Plan) -> int:
+    """Bytes of one device's inputs for ``row``: a V-byte array each for AllReduce and ReduceScatter,
+    V/n for AllGather and AllToAll, A and B's shards for the sharded matmul."""
+    itemsize = DTYPE_BYTES[plan.options.dtype]
+    if row.op == "sharded_matmul":
+        i, j, k = row.shape
+        return (i * j + j * k) * itemsize // plan.devices
+    if row.op in ("all_reduce", "reduce_scatter"):
+        return row.bytes
+    return row.bytes // plan.devices
 
 
-# --- predictions (pure Python) -------------------------------------------------------------
+# --- predictions, calibration, scoring ------------------------------------------------------
 
-def datasheet_prediction(plan: Plan, row: dict) -> dict | None:
-    """The catalogue chip's model for one row; None without a chip with ICI figures."""
+def datasheet_prediction(plan: Plan, row: RowPlan) -> dict[str, Any] | None:
+    """The catalogue chip's model for one row (seconds); None without a chip with ICI figures."""
     chip = plan.chip
     if chip is None:
         return None
@@ -230,10 +244,10 @@ def datasheet_prediction(plan: Plan, row: dict) -> dict | None:
         wrap = C.resolve_wrap(chip, plan.mesh_shape, "auto", plan.mesh_shape)
     except C.TopologyError:
         return None
-    t = C.chip_collective(cat, chip, MODEL_OP[row["op"]], row["bytes"], plan.mesh_shape, wrap)
+    t = C.chip_collective(cat, chip, MODEL_OP[row.op], row.bytes, plan.mesh_shape, wrap)
     out = _model_dict(t)
-    if row["op"] == "sharded_matmul":
-        i, j, k = row["shape"]
+    if row.op == "sharded_matmul":
+        i, j, k = row.shape
         flops = 2 * i * j * k / plan.devices
         dtype = plan.options.dtype
         peak = chip.peak_flops_per_s(dtype) if dtype in chip.peak_flops else None
@@ -244,13 +258,14 @@ def datasheet_prediction(plan: Plan, row: dict) -> dict | None:
     return out
 
 
-def _model_dict(t: C.CollectiveTime) -> dict:
+def _model_dict(t: C.CollectiveTime) -> dict[str, Any]:
     return {"seconds": t.t_s, "bound": t.bound, "t_bandwidth_s": t.t_bandwidth_s, "t_latency_s": t.t_latency_s,
             "hops": t.hops, "wrap": list(t.wrap)}
 
 
-def fit_calibration(plan: Plan, measured: dict[str, float], local_matmul_s: float | None) -> dict:
-    """Effective ring bandwidth (bytes/s) and per-hop latency (s) from this device's own AllGathers.
+def fit_calibration(plan: Plan, measured_s: dict[str, float], local_matmul_s: float | None) -> dict[str, Any]:
+    """Effective ring bandwidth (bytes/s) and per-hop latency (s) from this device's own AllGathers
+    (``measured_s``: row id -> seconds).
 
     The model the predictions use, fitted as it is: t = max(V / (W · n_axes), hops · α) on a
     ring with wraparound over the mesh axes. α from the smallest AllGather (its latency
@@ -258,192 +273,52 @@ def fit_calibration(plan: Plan, measured: dict[str, float], local_matmul_s: floa
     exactly whenever the time grows no faster than the bytes between them (the usual case);
     ``exact_on_fit`` says whether it did.
     """
-    gathers = sorted((r for r in plan.rows if r["op"] == "all_gather"), key=lambda r: r["bytes"])
+    gathers = sorted((r for r in plan.rows if r.op == "all_gather"), key=lambda r: r.bytes)
     small, large = gathers[0], gathers[-1]
     hops = sum(C.axis_gather_hops(n, True) for n in plan.mesh_shape)
     n_axes = len(plan.mesh_shape)
-    alpha = measured[small["id"]] / hops
-    w_bidi = large["bytes"] / (measured[large["id"]] * n_axes)
-    i, j, k = next(r["shape"] for r in plan.rows if r["op"] == "sharded_matmul")
+    alpha = measured_s[small.id] / hops
+    w_bidi = large.bytes / (measured_s[large.id] * n_axes)
+    i, j, k = plan.matmul.shape
     flops = 2 * i * j * k / plan.devices
-    exact = (small["bytes"] / (w_bidi * n_axes) <= measured[small["id"]] * (1 + 1e-12)
-             and hops * alpha <= measured[large["id"]] * (1 + 1e-12))
-    return {"w_bidi_bytes_per_s": w_bidi, "hop_latency_s": alpha, "fitted_on": [small["id"], large["id"]],
+    exact = (small.bytes / (w_bidi * n_axes) <= measured_s[small.id] * (1 + 1e-12)
+             and hops * alpha <= measured_s[large.id] * (1 + 1e-12))
+    return {"w_bidi_bytes_per_s": w_bidi, "hop_latency_s": alpha, "fitted_on": [small.id, large.id],
             "model": "max(V / (W * n_axes), hops * alpha)", "exact_on_fit": exact,
             "local_matmul_s": local_matmul_s,
             "flops_per_s": flops / local_matmul_s if local_matmul_s else None}
 
 
-def calibrated_prediction(plan: Plan, row: dict, cal: dict) -> dict:
+def calibrated_prediction(plan: Plan, row: RowPlan, cal: dict[str, Any]) -> dict[str, Any]:
+    """The same model with the fitted link (``fit_calibration``'s dict); seconds."""
     w = cal["w_bidi_bytes_per_s"]
-    t = C.collective_time(MODEL_OP[row["op"]], row["bytes"], plan.mesh_shape, (True,) * len(plan.mesh_shape),
+    t = C.collective_time(MODEL_OP[row.op], row.bytes, plan.mesh_shape, (True,) * len(plan.mesh_shape),
                           w / 2, w, cal["hop_latency_s"])
     out = _model_dict(t)
-    if row["op"] == "sharded_matmul" and cal["local_matmul_s"] is not None:
+    if row.op == "sharded_matmul" and cal["local_matmul_s"] is not None:
         out["t_math_s"] = cal["local_matmul_s"]
         out["seconds"] = cal["local_matmul_s"] + t.t_s
     return out
 
 
-def score_rows(plan: Plan, rows: list[dict], learner: dict[str, float], cal: dict) -> str:
-    """Fill predictions, ratios and verdicts in place; return the graded kind."""
-    covered = bool(learner) and all(r["id"] in learner for r in rows)
-    has_sheet = plan.chip is not None and all(datasheet_prediction(plan, r) is not None for r in rows)
+def score_rows(plan: Plan, measured_s: dict[str, float], learner: dict[str, float],
+               cal: dict[str, Any]) -> tuple[str, dict[str, dict[str, Any]]]:
+    """(the graded kind, row id -> its predictions, ratios, within_2x, verdict and explanation keys)."""
+    covered = bool(learner) and all(r.id in learner for r in plan.rows)
+    has_sheet = plan.chip is not None and all(datasheet_prediction(plan, r) is not None for r in plan.rows)
     graded = score.graded_kind({"learner": 1.0 if covered else None, "datasheet": 1.0 if has_sheet else None,
                                 "calibrated": 1.0})
-    for r in rows:
+    assert graded is not None  # "calibrated" is always given
+    scored = {}
+    for r in plan.rows:
         preds = {"datasheet": datasheet_prediction(plan, r), "calibrated": calibrated_prediction(plan, r, cal),
-                 "learner": {"seconds": learner[r["id"]]} if r["id"] in learner else None}
-        m = r["measured"]["measured_s"]
-        r["predictions"] = preds
-        r["ratios"] = {k: score.ratio(m, p["seconds"]) if p else None for k, p in preds.items()}
-        r["within_2x"] = {k: score.within(v) for k, v in r["ratios"].items()}
-        r["verdict"] = "hit" if r["within_2x"][graded] else "miss"
-        r["explanation"] = None
-    return graded
-
-
-# --- running on the devices (jax) ------------------------------------------------------------
-
-MIN_JAX = (0, 4, 30)  # the single-chip lab's minimum (pyproject's lab extra): shard_map exists from there on
-
-
-def _shard_map():
-    """``shard_map`` with its replication check turned off, on every jax the lab supports.
-
-    New jax: ``jax.shard_map(..., check_vma=False)``; before that (0.4.30 to 0.6):
-    ``jax.experimental.shard_map.shard_map(..., check_rep=False)``. Below ``MIN_JAX`` the
-    lab refuses with one line.
-    """
-    import inspect
-
-    import jax
-
-    version = tuple(int(p) for p in re.findall(r"\d+", jax.__version__)[:3])
-    if version < MIN_JAX:
-        raise CollectivesLabError(f"the collectives lab needs jax >= {'.'.join(map(str, MIN_JAX))}; "
-                                  f"this is jax {jax.__version__}")
-    smap = getattr(jax, "shard_map", None)
-    if smap is None:
-        from jax.experimental.shard_map import shard_map as smap  # older jax
-    params = inspect.signature(smap).parameters
-    check = next((name for name in ("check_vma", "check_rep") if name in params), None)
-    if check is None:
-        return smap
-    return lambda f, **kw: smap(f, **kw, **{check: False})
-
-
-def build(plan: Plan):
-    """The mesh and one jitted shard_map program per op: {op: (fn, make_input(row, seed))}."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-
-    mesh = Mesh(np.array(jax.devices()).reshape(plan.mesh_shape), plan.axis_names)
-    ax = plan.axis_names
-    smap = _shard_map()
-    dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
-    n = plan.devices
-
-    def program(name: str, body: Callable, in_specs, out_specs) -> Callable:
-        mapped = smap(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
-
-        def fn(*args):
-            return mapped(*args)
-
-        fn.__name__ = fn.__qualname__ = name  # the trace's module is jit_<name>
-        return jax.jit(fn)
-
-    programs = {
-        "all_gather": program("coll_all_gather", lambda x: jax.lax.all_gather(x, ax, tiled=True), P(ax), P()),
-        "all_reduce": program("coll_psum", lambda x: jax.lax.psum(x, ax), P(ax), P()),
-        "reduce_scatter": program("coll_psum_scatter",
-                                  lambda x: jax.lax.psum_scatter(x, ax, scatter_dimension=0, tiled=True), P(ax), P(ax)),
-        "all_to_all": program("coll_all_to_all", lambda x: jax.lax.all_to_all(x, ax, 0, 0, tiled=True), P(ax), P(ax)),
-        "sharded_matmul": program("coll_sharded_matmul", lambda a, b: jax.lax.psum(a @ b, ax),
-                                  (P(None, ax), P(ax, None)), P()),
-    }
-    def placed(key, shape, spec):
-        # Generated straight into its sharding: no full copy on one device, and the same
-        # program on every process of a multi-host run.
-        return jax.jit(lambda k: jax.random.normal(k, shape, dtype), out_shardings=NamedSharding(mesh, spec))(key)
-
-    def make_input(row: dict, seed: int):
-        key = jax.random.key(seed)
-        if row["op"] == "sharded_matmul":
-            i, j, k = row["shape"]
-            ka, kb = jax.random.split(key)
-            return (placed(ka, (i, j), P(None, ax)), placed(kb, (j, k), P(ax, None)))
-        rows, cols = row["shape"]
-        if row["op"] in ("all_reduce", "reduce_scatter"):
-            rows *= n  # every device holds a full V-byte array to be summed
-        return (placed(key, (rows, cols), P(ax)),)  # AllGather, AllToAll: V in total, V/n per device
-
-    return mesh, programs, make_input
-
-
-def measure_local_matmul(plan: Plan, trace_dir: Path | None):
-    """The per-device matmul of the sharded matmul, alone on one device (for calibration)."""
-    import jax
-    import jax.numpy as jnp
-
-    from labs import measure
-
-    i, j, k = next(r["shape"] for r in plan.rows if r["op"] == "sharded_matmul")
-    dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
-    a = jax.random.normal(jax.random.key(1), (i, j // plan.devices), dtype)
-    b = jax.random.normal(jax.random.key(2), (j // plan.devices, k), dtype)
-
-    def coll_local_matmul(x, y):
-        return x @ y
-
-    fn = jax.jit(coll_local_matmul)
-    return measure.measure_call(lambda _: fn(a, b), "jit_coll_local_matmul", plan.options.reps, trace_dir)
-
-
-def run(plan: Plan, learner: dict[str, float] | None = None, progress: Callable[[str], None] | None = None) -> dict:
-    """Measure every row and return the scored record (not yet saved)."""
-    from labs import measure
-
-    progress = progress or (lambda label: None)
-    progress("build mesh")
-    mesh, programs, make_input = build(plan)
-    sets = 2  # two input sets per row, alternated: a call never reuses the previous call's buffers
-    rows = []
-    for spec in plan.rows:
-        progress(f"measure {spec['id']}")
-        fn = programs[spec["op"]]
-        inputs = [make_input(spec, seed) for seed in range(sets)]
-        trace = plan.trace_dir / _safe(spec["id"]) if plan.trace_dir is not None else None
-        meas = measure.measure_call(lambda i: fn(*inputs[i % sets]), f"jit_{fn.__name__}", plan.options.reps, trace)
-        rows.append({**spec, "jax_op": JAX_OPS[spec["op"]], "per_device_input_bytes": _per_device(spec, plan),
-                     "measured": {**meas.to_dict(), "trace_dir": _stored(plan, meas.trace_dir)}})
-        del inputs
-    progress("local matmul (calibration)")
-    local = measure_local_matmul(plan, plan.trace_dir / "local_matmul" if plan.trace_dir is not None else None)
-    measured = {r["id"]: r["measured"]["measured_s"] for r in rows}
-    cal = fit_calibration(plan, measured, local.measured_s)
-    graded = score_rows(plan, rows, learner or {}, cal)
-    return assemble(plan, rows, graded, cal, mesh)
-
-
-def _per_device(row: dict, plan: Plan) -> int:
-    itemsize = DTYPE_BYTES[plan.options.dtype]
-    if row["op"] == "sharded_matmul":
-        i, j, k = row["shape"]
-        return (i * j + j * k) * itemsize // plan.devices
-    if row["op"] in ("all_reduce", "reduce_scatter"):
-        return row["bytes"]
-    return row["bytes"] // plan.devices
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
-
-
-def _stored(plan: Plan, path: str | None) -> str | None:
-    return records.stored_path(plan.options.out_dir, path)
+                 "learner": {"seconds": learner[r.id]} if r.id in learner else None}
+        m = measured_s[r.id]
+        ratios = {k: score.ratio(m, p["seconds"]) if p else None for k, p in preds.items()}
+        within = {k: score.within(v) for k, v in ratios.items()}
+        scored[r.id] = {"predictions": preds, "ratios": ratios, "within_2x": within,
+                        "verdict": "hit" if within[graded] else "miss", "explanation": None}
+    return graded, scored
 
 
 def counted(platform: str, devices: int) -> bool:
@@ -451,39 +326,55 @@ def counted(platform: str, devices: int) -> bool:
     return platform in ("gpu", "tpu") and devices >= 2
 
 
-def assemble(plan: Plan, rows: list[dict], graded: str, cal: dict, mesh=None) -> dict:
+# --- the record --------------------------------------------------------------------------------
+
+def assemble(plan: Plan, measured: dict[str, Measurement], local_matmul: Measurement | None,
+             learner: dict[str, float], process_count: int) -> dict[str, Any]:
+    """The scored record (a dict of ``labs/collectives.schema.json``) from each row's measurement
+    (row id -> ``labs.measure.Measurement``) and the local matmul's (None: not measured)."""
+    measured_s = {row_id: m.measured_s for row_id, m in measured.items()}
+    local_s = local_matmul.measured_s if local_matmul is not None else None
+    cal = fit_calibration(plan, measured_s, local_s)
+    graded, scored = score_rows(plan, measured_s, learner, cal)
+    rows = [{**r.to_dict(), "jax_op": JAX_OPS[r.op], "per_device_input_bytes": per_device_input_bytes(r, plan),
+             "measured": {**measured[r.id].to_dict(), "trace_dir": plan.stored_path(measured[r.id].trace_dir)},
+             **scored[r.id]} for r in plan.rows]
     d = plan.device
     missed = [r["id"] for r in rows if r["verdict"] == "miss"]
-    sources = []
-    if plan.chip is not None:
-        cat = catalogue.load()
-        figs = [plan.chip.figures["ici_bytes_per_s_bidi"], plan.chip.figures["ici_bytes_per_s_one_way"],
-                cat.fact(C.HOP_LATENCY_FACT)]
-        if "ici_wraparound" in plan.chip.figures:
-            figs.append(plan.chip.figures["ici_wraparound"])
-        sources = sorted({f.source.cite() for f in figs})
+    is_counted = counted(d.platform, plan.devices)
     return {
-        "schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, "lab": LAB_NAME,
+        "schema": rec.SCHEMA_NAME, "schema_version": rec.SCHEMA_VERSION, "lab": LAB_NAME,
         "date": _dt.datetime.strptime(plan.stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=_dt.timezone.utc).isoformat(),
         "host": d.host, "platform": d.platform, "device_kind": d.device_kind, "device_count": plan.devices,
-        "process_count": _process_count(), "chip": plan.chip.name if plan.chip else None,
+        "process_count": process_count, "chip": plan.chip.name if plan.chip else None,
         "jax_version": d.jax_version, "jaxlib_version": d.jaxlib_version, "python_version": d.python_version,
         "mesh": {"shape": list(plan.mesh_shape), "axes": list(plan.axis_names)},
         "dtype": plan.options.dtype, "reps": plan.options.reps,
-        "constants": {"datasheet": None if plan.chip is None else {
-            "chip": plan.chip.name,
-            "ici_bytes_per_s_one_way": plan.chip.value("ici_bytes_per_s_one_way"),
-            "ici_bytes_per_s_bidi": plan.chip.value("ici_bytes_per_s_bidi"),
-            "hop_latency_s": catalogue.load().fact(C.HOP_LATENCY_FACT).value,
-            "wrap": [C.wraps(plan.chip, n, plan.mesh_shape) for n in plan.mesh_shape], "sources": sources},
-            "datasheet_note": plan.datasheet_note, "calibrated": cal},
-        "trace_dir": _stored(plan, str(plan.trace_dir)) if plan.trace_dir is not None else None,
-        "graded": graded, "counted": counted(d.platform, plan.devices),
-        "status": "counted" if counted(d.platform, plan.devices) else "practice",
+        "constants": {"datasheet": _datasheet_constants(plan), "datasheet_note": plan.datasheet_note,
+                      "calibrated": cal},
+        "trace_dir": plan.stored_path(plan.trace_dir),
+        "graded": graded, "counted": is_counted, "status": "counted" if is_counted else "practice",
         "rows": rows, "notes": list(plan.notes),
         "summary": {"graded": graded, "rows": len(rows), "within_2x": len(rows) - len(missed), "misses": missed,
-                    "median_ratio": _median([r["ratios"][graded] for r in rows])},
+                    "median_ratio": _median([scored[r.id]["ratios"][graded] for r in plan.rows])},
     }
+
+
+def _datasheet_constants(plan: Plan) -> dict[str, Any] | None:
+    """The catalogue chip's link figures (bytes/s, s) and their sources; None without a chip."""
+    chip = plan.chip
+    if chip is None:
+        return None
+    cat = catalogue.load()
+    figs = [chip.figures["ici_bytes_per_s_bidi"], chip.figures["ici_bytes_per_s_one_way"],
+            cat.fact(C.HOP_LATENCY_FACT)]
+    if "ici_wraparound" in chip.figures:
+        figs.append(chip.figures["ici_wraparound"])
+    return {"chip": chip.name, "ici_bytes_per_s_one_way": chip.value("ici_bytes_per_s_one_way"),
+            "ici_bytes_per_s_bidi": chip.value("ici_bytes_per_s_bidi"),
+            "hop_latency_s": cat.fact(C.HOP_LATENCY_FACT).value,
+            "wrap": [C.wraps(chip, n, plan.mesh_shape) for n in plan.mesh_shape],
+            "sources": sorted({f.source.cite() for f in figs})}
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -491,68 +382,13 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(kept) if kept else None
 
 
-def _process_count() -> int:
-    import jax
-
-    return jax.process_count()
-
-
-# --- records -----------------------------------------------------------------------------
-
-def validate(record: Any) -> None:
-    """CollectivesLabError naming the first problems when ``record`` breaks the schema."""
-    if not isinstance(record, dict) or record.get("schema") != SCHEMA_NAME:
-        raise CollectivesLabError(f"not a collectives record (schema {SCHEMA_NAME})")
-    with open(SCHEMA_PATH, encoding="utf-8") as fh:
-        schema = json.load(fh)
-    errors = records.schema_errors(record, schema)
-    if errors:
-        raise CollectivesLabError("; ".join(errors[:3]))
-
-
-def save(plan: Plan, record: dict) -> Path:
-    """Validate, then write ``<out>/<stem>.json`` (``records.save_new``: under the records folder's
-    lock, atomically through ``generator.safeio``, never replacing an existing record)."""
-    validate(record)
-    try:
-        return records.save_new(records.record_text(record), plan.options.out_dir, plan.stem)
-    except records.RecordError as exc:
-        raise CollectivesLabError(str(exc)) from None
-
-
-def report_lines(record: dict) -> list[str]:
-    """The table a terminal shows: each row's measured time against its predictions."""
-    g = record["graded"]
-    lines = [f"{LAB_NAME}: {record['device_count']} x {record['device_kind']} ({record['platform']}), "
-             f"mesh {'x'.join(map(str, record['mesh']['shape']))} {tuple(record['mesh']['axes'])}, {record['dtype']}, "
-             f"{record['status']}",
-             f"graded on: {g}; calibrated link: W_bidi {record['constants']['calibrated']['w_bidi_bytes_per_s']:.3g} B/s, "
-             f"{seconds(record['constants']['calibrated']['hop_latency_s'])} per hop "
-             f"(fitted on {', '.join(record['constants']['calibrated']['fitted_on'])})",
-             f"{'row':<28} {'bytes':>10} {'measured':>10} {'datasheet':>10} {'calibrated':>10} {'learner':>10}  ratio  verdict"]
-    for r in record["rows"]:
-        p = r["predictions"]
-        cell = lambda k: seconds(p[k]["seconds"]) if p.get(k) else "-"  # noqa: E731
-        ratio = r["ratios"][g]
-        lines.append(f"{r['id']:<28} {si(r['bytes'], 'B'):>10} {seconds(r['measured']['measured_s']):>10} "
-                     f"{cell('datasheet'):>10} {cell('calibrated'):>10} {cell('learner'):>10}  "
-                     f"{score.describe_ratio(ratio):<6} {r['verdict']}")
-    for note in record["notes"]:
-        lines.append(f"note: {note}")
-    if record["constants"]["datasheet"] is None:
-        lines.append(f"note: {record['constants']['datasheet_note']}")
-    return lines
-
-
-# --- the learner's predictions and multi-host start -------------------------------------------
-
 def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
-    """A YAML/JSON file: row id (``all_gather@1MB``, ``sharded_matmul``) -> time with units."""
+    """A YAML/JSON file: row id (``all_gather@1MB``, ``sharded_matmul``) -> time with units (seconds)."""
     from labs.inputs import InputError, parse_prediction, read_mapping
 
     try:
         data = read_mapping(Path(path), "predictions")
-        ids = [r["id"] for r in plan.rows]
+        ids = [r.id for r in plan.rows]
         out = {}
         for key, value in data.items():
             if str(key) not in ids:
@@ -561,31 +397,3 @@ def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
         return out
     except InputError as exc:
         raise CollectivesLabError(str(exc)) from None
-
-
-def init_distributed(environ: dict[str, str] | None = None) -> bool:
-    """Multi-host: ``jax.distributed.initialize`` from DRILL_COORDINATOR / DRILL_NUM_PROCESSES /
-    DRILL_PROCESS_ID (``DRILL_COORDINATOR=auto``: the runtime's own detection, e.g. Cloud TPU).
-
-    Must run before any other jax call; False (nothing done) when DRILL_COORDINATOR is unset.
-    """
-    env = os.environ if environ is None else environ
-    addr = env.get("DRILL_COORDINATOR", "").strip()
-    if not addr:
-        return False
-    import jax
-
-    try:  # CPU processes need a cross-process collectives library; accelerators ignore this setting
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    except Exception:  # an older jax without the option: CPU multi-process collectives are then unsupported
-        pass
-    if addr == "auto":
-        jax.distributed.initialize()
-        return True
-    try:
-        count, pid = int(env["DRILL_NUM_PROCESSES"]), int(env["DRILL_PROCESS_ID"])
-    except (KeyError, ValueError):
-        raise CollectivesLabError("DRILL_COORDINATOR=HOST:PORT needs DRILL_NUM_PROCESSES and DRILL_PROCESS_ID "
-                                  "(integers)") from None
-    jax.distributed.initialize(coordinator_address=addr, num_processes=count, process_id=pid)
-    return True

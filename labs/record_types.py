@@ -399,6 +399,10 @@ class Ratios(Part):
     calibrated: float | None
     learner: float | None
 
+    def get(self, graded: str) -> float | None:
+        """The graded column's ratio (``record.graded``)."""
+        return {"datasheet": self.datasheet, "calibrated": self.calibrated, "learner": self.learner}[graded]
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Within2x(Part):

@@ -191,18 +191,20 @@ def sha256_bytes(data: bytes) -> str:
 def load_with_sha(path: Path) -> tuple[dict, str]:
     """(the validated record at ``path`` as a dict, SHA-256 of its bytes); RecordError when it
     cannot be used. For a read-modify-write (``update``); readers take ``load_typed``."""
-    record, digest = _read(path)
+    record, digest = read_json(path)
     validate(record)
     return record, digest
 
 
 def load_typed(path: Path) -> tuple[LabRecord, str]:
     """(the typed record at ``path``, SHA-256 of its bytes); RecordError when it cannot be used."""
-    record, digest = _read(path)
+    record, digest = read_json(path)
     return parse(record), digest
 
 
-def _read(path: Path) -> tuple[Any, str]:
+def read_json(path: Path) -> tuple[Any, str]:
+    """(the JSON value at ``path``, not yet validated, SHA-256 of its bytes); RecordError naming why
+    it cannot be read. Both labs' records are read through here."""
     try:  # a regular file only, bounded in size, nesting and integer length (generator.safeio)
         data = safeio.read_bytes_bounded(path, RECORD_MAX_BYTES)
         text = data.decode("utf-8")

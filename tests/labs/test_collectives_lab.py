@@ -1,5 +1,6 @@
-"""The collectives lab (labs/collectives.py): planning, predictions, calibration, records, and an end-to-end
-run on 8 forced CPU devices (XLA_FLAGS must be set before jax starts, so that run is a subprocess)."""
+"""The collectives lab (labs/collectives.py, labs/collectives_run.py): planning, predictions, calibration,
+scoring, and an end-to-end run on 8 forced CPU devices (XLA_FLAGS must be set before jax starts, so that run
+is a subprocess). Its typed record: tests/labs/test_collectives_record.py."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 from generator import catalogue
 from generator import collectives as C
 from labs import collectives as lab
+from labs import collectives_record as rec
+from labs import collectives_run as on_devices
 from tests.conftest import run_drill
 
 CAT = catalogue.load()
@@ -59,8 +62,8 @@ def test_layout_splits_evenly():
 
 def test_plan_rows_and_one_device_refused(tmp_path):
     plan = _plan(tmp_path, sizes=(64e3, 1e6))
-    assert [r["op"] for r in plan.rows] == [*lab.OPS, *lab.OPS, "sharded_matmul"]
-    assert plan.rows[0]["id"] == "all_gather@64kB"
+    assert [r.op for r in plan.rows] == [*lab.OPS, *lab.OPS, "sharded_matmul"]
+    assert plan.rows[0].id == "all_gather@64kB"
     with pytest.raises(lab.CollectivesLabError, match="at least two"):
         _plan(tmp_path, device=FakeDevice(device_count=1))
     with pytest.raises(lab.CollectivesLabError):
@@ -71,12 +74,12 @@ def test_plan_rows_and_one_device_refused(tmp_path):
 
 def test_datasheet_prediction_is_the_collective_model(tmp_path):
     plan = _plan(tmp_path, sizes=(1e6,))  # 16 v5e chips on one axis: wraparound
-    row = next(r for r in plan.rows if r["op"] == "all_reduce")
+    row = next(r for r in plan.rows if r.op == "all_reduce")
     pred = lab.datasheet_prediction(plan, row)
-    want = C.chip_collective(CAT, CAT.get("v5e"), "all_reduce", row["bytes"], (16,))
+    want = C.chip_collective(CAT, CAT.get("v5e"), "all_reduce", row.bytes, (16,))
     assert pred["seconds"] == pytest.approx(want.t_s) and pred["wrap"] == [True]
-    mm = next(r for r in plan.rows if r["op"] == "sharded_matmul")
-    i, j, k = mm["shape"]
+    mm = plan.matmul
+    i, j, k = mm.shape
     got = lab.datasheet_prediction(plan, mm)
     assert got["t_math_s"] == pytest.approx(2 * i * j * k / 16 / 1.97e14)
     gpu = _plan(tmp_path, device=FakeDevice(platform="gpu", device_kind="NVIDIA H200", chip=CAT.get("h200"), device_count=8))
@@ -86,21 +89,21 @@ def test_datasheet_prediction_is_the_collective_model(tmp_path):
 
 def test_calibration_fit_reproduces_its_two_rows(tmp_path):
     plan = _plan(tmp_path, sizes=(64e3, 16e6), device=FakeDevice(platform="cpu", device_kind="cpu", device_count=8))
-    small, large = (r for r in plan.rows if r["op"] == "all_gather")
-    measured = {small["id"]: 40e-6, large["id"]: 2e-3}
+    small, large = (r for r in plan.rows if r.op == "all_gather")
+    measured = {small.id: 40e-6, large.id: 2e-3}
     cal = lab.fit_calibration(plan, measured, local_matmul_s=1e-3)
     assert cal["hop_latency_s"] == pytest.approx(10e-6)  # 4 hops on a ring of 8
     assert cal["exact_on_fit"] and cal["model"].startswith("max(")
     for row in (small, large):  # the model the predictions use reproduces both fitting rows exactly
         pred = lab.calibrated_prediction(plan, row, cal)
-        assert pred["seconds"] == pytest.approx(measured[row["id"]], rel=1e-9)
+        assert pred["seconds"] == pytest.approx(measured[row.id], rel=1e-9)
         assert pred["seconds"] == max(pred["t_bandwidth_s"], pred["t_latency_s"])
-    rows = [{**r, "measured": {"measured_s": 1e-3}} for r in plan.rows]
-    graded = lab.score_rows(plan, rows, {}, cal)
-    assert graded == "calibrated" and all(r["verdict"] in ("hit", "miss") for r in rows)
-    learner = {r["id"]: 1e-3 for r in plan.rows}
-    assert lab.score_rows(plan, rows, learner, cal) == "learner"
-    assert all(r["verdict"] == "hit" for r in rows)
+    measured_s = {r.id: 1e-3 for r in plan.rows}
+    graded, scored = lab.score_rows(plan, measured_s, {}, cal)
+    assert graded == "calibrated" and all(s["verdict"] in ("hit", "miss") for s in scored.values())
+    learner = {r.id: 1e-3 for r in plan.rows}
+    graded, scored = lab.score_rows(plan, measured_s, learner, cal)
+    assert graded == "learner" and all(s["verdict"] == "hit" for s in scored.values())
 
 
 @settings(max_examples=200, deadline=None)
@@ -110,17 +113,17 @@ def test_the_fit_is_the_max_model_on_any_sublinear_pair(tmp_path_factory, small_
     fitting rows are predicted exactly."""
     plan = _plan(tmp_path_factory.mktemp("fit"), sizes=(64e3, 16e6),
                  device=FakeDevice(platform="cpu", device_kind="cpu", device_count=8))
-    small, large = (r for r in plan.rows if r["op"] == "all_gather")
-    measured = {small["id"]: small_s, large["id"]: small_s * (large["bytes"] / small["bytes"]) ** power}
+    small, large = (r for r in plan.rows if r.op == "all_gather")
+    measured = {small.id: small_s, large.id: small_s * (large.bytes / small.bytes) ** power}
     cal = lab.fit_calibration(plan, measured, local_matmul_s=None)
     assert cal["exact_on_fit"]
     for row in (small, large):
-        assert lab.calibrated_prediction(plan, row, cal)["seconds"] == pytest.approx(measured[row["id"]], rel=1e-9)
+        assert lab.calibrated_prediction(plan, row, cal)["seconds"] == pytest.approx(measured[row.id], rel=1e-9)
 
 
 def test_shard_map_passes_the_check_flag_this_jax_has():
     import inspect
-    smap = lab._shard_map()
+    smap = on_devices._shard_map()
     import jax
     base = getattr(jax, "shard_map", None)
     if base is None:
@@ -136,14 +139,14 @@ def test_counting_rule():
 
 
 def test_distributed_env():
-    assert lab.init_distributed({}) is False
+    assert on_devices.init_distributed({}) is False
     with pytest.raises(lab.CollectivesLabError, match="DRILL_NUM_PROCESSES"):
-        lab.init_distributed({"DRILL_COORDINATOR": "localhost:1234", "DRILL_NUM_PROCESSES": "two"})
+        on_devices.init_distributed({"DRILL_COORDINATOR": "localhost:1234", "DRILL_NUM_PROCESSES": "two"})
 
 
-def test_validate_refuses_other_records():
-    with pytest.raises(lab.CollectivesLabError):
-        lab.validate({"schema": "rudrite-kernels/lab-record"})
+def test_parse_refuses_other_records():
+    with pytest.raises(rec.RecordError, match="not a collectives record"):
+        rec.parse({"schema": "rudrite-kernels/lab-record"})
 
 
 @pytest.mark.slow
@@ -158,7 +161,8 @@ def test_end_to_end_on_8_forced_cpu_devices(tmp_path):
     path = Path(data["path"])
     assert path.parent == out and path.name.startswith("collectives-0.1-cpu-")
     record = json.loads(path.read_text())
-    lab.validate(record)
+    typed = rec.load(path)  # validated on load
+    assert typed.to_dict() == record and typed.rows[0].measured.measured_s == record["rows"][0]["measured"]["measured_s"]
     assert record["device_count"] == 8 and record["mesh"] == {"shape": [2, 4], "axes": ["x", "y"]}
     assert record["status"] == "practice" and record["counted"] is False and record["graded"] == "calibrated"
     ops = {r["op"] for r in record["rows"]}
@@ -251,7 +255,7 @@ def test_end_to_end_on_jax_0_5_2(tmp_path):
                          text=True, timeout=900, env={**os.environ, **FORCE8, "PYTHONPATH": str(REPO)})
     assert res.returncode == 0, res.stderr[-3000:]
     record = json.loads(Path(json.loads(res.stdout)["path"]).read_text())
-    lab.validate(record)
+    rec.parse(record)
     assert record["jax_version"] == "0.5.2" and record["device_count"] == 8
     assert all(r["measured"]["measured_from"] == "device" for r in record["rows"])
     cal = record["constants"]["calibrated"]
