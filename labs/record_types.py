@@ -539,7 +539,7 @@ class LabRecord(Part):
         if found not in SUPPORTED_VERSIONS or isinstance(found, bool):
             raise RecordError(f"unknown schema version {found!r} "
                               f"(this tool reads {', '.join(map(str, SUPPORTED_VERSIONS))})")
-        return super().from_dict.__func__(cls, data, path, int(found))  # type: ignore[attr-defined, no-any-return]
+        return super().from_dict(data, path, int(found))
 
     def op(self, name: str) -> OpRow | None:
         """The row of op ``name`` (None when the record lacks it)."""
