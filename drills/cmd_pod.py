@@ -207,6 +207,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     from labs import collectives_record as rec
     from labs import collectives_run as on_devices
     from labs import records
+    from labs.record_types import RecordError
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     try:
@@ -237,7 +238,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
         typed = rec.parse(record)  # the record as written, validated
         # One record per run, from process 0.
         path = rec.save(record, plan.options.out_dir, plan.stem) if on_devices.is_first_process() else None
-    except (lab.CollectivesLabError, records.RecordError) as exc:
+    except (lab.CollectivesLabError, RecordError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps({"path": str(path) if path else None, "record": record}, indent=2))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from generator import catalogue as catalogue_mod
-from generator import costs, roofline, transformer, units
+from generator import costs, roofline, units
 from generator.catalogue import Catalogue, Chip
 from generator.problem import Problem
 from generator.units import DTYPE_BYTES, fmt
@@ -339,6 +339,10 @@ def _vmem_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 
 def _transformer_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Each mistake is ``roofline.estimate`` on a tweaked step cost or tweaked ceilings."""
+    # Imported here: only the transformer family needs the step model, and every quiz's first draw
+    # imports this catalogue (the fair-draw rule), so its start-up does not pay for it (issue 25).
+    from generator import transformer
+
     p = problem.params
     chip = cat.get(p["chip"])
     model = transformer.Model(params=p["params"], layers=p["layers"], d_model=p["d_model"],

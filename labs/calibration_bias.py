@@ -97,7 +97,7 @@ def learner_ratios(record: LabRecord | dict) -> list[tuple[str, str, float]]:
             learner = op_row.predictions.learner
             predicted = learner.seconds if learner else None
             if _positive(predicted) and _positive(op_row.measured.measured_s):
-                ratio = float(op_row.measured.measured_s) / float(predicted)  # type: ignore[arg-type]
+                ratio = float(op_row.measured.measured_s) / float(predicted)  # type: ignore[arg-type]  # _positive: both are numbers > 0
                 if math.isfinite(ratio) and ratio > 0:
                     out.append((op_row.op, op_row.label or op_row.op, ratio))
         return out

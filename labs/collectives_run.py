@@ -47,7 +47,7 @@ def _shard_map() -> Callable[..., Any]:
     if version < MIN_JAX:
         raise CollectivesLabError(f"the collectives lab needs jax >= {'.'.join(map(str, MIN_JAX))}; "
                                   f"this is jax {jax.__version__}")
-    smap = getattr(jax, "shard_map", None)
+    smap: Any = getattr(jax, "shard_map", None)
     if smap is None:
         from jax.experimental.shard_map import shard_map as smap  # older jax
     params = inspect.signature(smap).parameters

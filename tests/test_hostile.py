@@ -440,11 +440,13 @@ def test_bad_records_are_listed_as_skipped_beside_a_good_one(tmp_path, command):
     proc = run(base, env=strict_utf8_env())  # text output on a strict UTF-8 stream
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
+    skipped = [line for line in proc.err.splitlines() if line.startswith("drill: skipped ")]
+    assert len(skipped) == 3, proc.err  # one line on stderr per file it cannot read
+    for path in hostile.values():
+        assert any(line.startswith(f"drill: skipped {path}: ") for line in skipped), proc.err
+    assert any("lab-0.1-\\xff\\xfe.json" in line for line in skipped), proc.err  # shown escaped
     if command == "gate":
         assert "FAIL" in out.splitlines()[0]  # the good record is still judged
-        for path in hostile.values():
-            assert f"[skipped] {path}" in out
-        assert "lab-0.1-\\xff\\xfe.json" in out
         data = json.loads(run([*base, "--json"], env=strict_utf8_env()).stdout)
         assert len(data["rows"]) == 1 and len(data["skipped"]) == 3
     else:
