@@ -15,6 +15,8 @@ Readers (gate, verify, progress, report, ``drill lab``) take the typed record; w
 the dict (``labs.runner``) and validate it with ``records.validate``. Pure Python: no jax.
 Over 400 lines, one job: the record's one type, its parts declared beside the small reader
 that checks and rebuilds them.
+The reader, ``VersionedRecord`` and ``CallMeasured`` (a timed call's measurement) also build
+the collectives lab's record (``labs.collectives_record``).
 """
 
 from __future__ import annotations
