@@ -45,6 +45,7 @@ from generator import collectives as C
 from generator.units import DTYPE_BYTES, si
 from labs import collectives_record as rec
 from labs import records, score
+from labs.options import RunOptions
 
 if TYPE_CHECKING:
     from labs.device import DeviceInfo
@@ -69,16 +70,12 @@ class CollectivesLabError(ValueError):
     """Bad options or a device set the lab cannot use; one line."""
 
 
-@dataclass
-class Options:
+@dataclass(kw_only=True)
+class Options(RunOptions):
+    """The collectives lab's options: the shared ones (``labs.options``) and the mesh and sizes."""
     mesh: str = "auto"  # "auto" (one axis of all devices) or "AxB[xC]"
     sizes: tuple[float, ...] | None = None  # bytes of the full array; None: DEFAULT_SIZES (CPU_SIZES on a CPU)
     reps: int = 10
-    dtype: str = "bf16"
-    chip: str = "auto"
-    out_dir: Path = field(default_factory=records.default_dir)  # $DRILL_RECORDS or the user data dir
-    trace_dir: Path | None = None  # default: <out_dir>/traces/<record stem>
-    trace: bool = True
 
 
 @dataclass(frozen=True)
@@ -187,9 +184,8 @@ def make_plan(options: Options, device: DeviceInfo | Any, now: _dt.datetime | No
     i, j, k = matmul_dims(max(options.sizes), n, options.dtype)
     rows.append(RowPlan("sharded_matmul", "sharded_matmul", max(options.sizes), i * k * itemsize, (i, j, k)))
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    stem = records.free_stem(options.out_dir, record_stem(device.platform, device.device_kind, n, stamp))
     try:
-        trace_dir = records.prepare_output(options.out_dir, stem, options.trace, options.trace_dir)
+        stem, trace_dir = options.claim_output(record_stem(device.platform, device.device_kind, n, stamp))
     except records.RecordError as exc:
         raise CollectivesLabError(str(exc)) from None
     notes = []

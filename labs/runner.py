@@ -23,6 +23,7 @@ from labs import ops as lab_ops
 from labs import records, score
 from labs.record_types import LabRecord, OpRow
 from labs.device import DeviceInfo
+from labs.options import RunOptions
 from labs.timing import Rotation, plan_rotation
 
 if TYPE_CHECKING:
@@ -65,17 +66,12 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
-@dataclass
-class LabOptions:
-    chip: str = "auto"
+@dataclass(kw_only=True)
+class LabOptions(RunOptions):
+    """LAB·0.1's options: the shared ones (``labs.options``) and the ops, N and calibration."""
     ops: tuple[str, ...] = lab_ops.SEED_OPS
     size: int = 4096
-    reps: int = 20
-    dtype: str = "bf16"
     calibrate: bool = False
-    out_dir: Path = field(default_factory=records.default_dir)  # $DRILL_RECORDS or the user data dir
-    trace_dir: Path | None = None  # default: <out_dir>/traces/<record stem>
-    trace: bool = True
 
 
 @dataclass
@@ -139,10 +135,9 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
             raise LabError(f"--size {options.size} is too large for {name} on this device: {exc}") from None
 
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    stem = records.free_stem(options.out_dir,
-                             records.record_stem(device.platform, device.device_kind, options.size, stamp))
     try:
-        trace_dir = records.prepare_output(options.out_dir, stem, options.trace, options.trace_dir)
+        stem, trace_dir = options.claim_output(
+            records.record_stem(device.platform, device.device_kind, options.size, stamp))
     except records.RecordError as exc:
         raise LabError(str(exc)) from None
 
