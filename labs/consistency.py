@@ -94,6 +94,19 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
 
     typed = as_record(record) if typed is None else typed
     why, planes = [], set()
+    cited: dict[Path, str] = {}  # trace folder -> the measurement that cites it
+
+    def own_traces(name: str, root: Path | None) -> None:
+        # An op and its fixed-cost probe time the same XLA module: one measurement's traces must
+        # never stand in for another's (the op's time at N swapped for the probe's small size).
+        if root is None:
+            return
+        key = root.resolve()
+        if key in cited:
+            why.append(f"traces: {cited[key]} and {name} cite the same traces ({root.name}): "
+                       "each measurement has its own")
+        else:
+            cited[key] = name
     for row in typed.ops:
         if row.measured.measured_from != "device" or row.op not in OPS:
             continue
@@ -101,6 +114,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
                                       planes)
         if check[0]:
             why.append(f"traces: {row.op}: {check[0]}")
+        own_traces(row.op, check[1])
     for name, (m, module) in probe_measurements(record).items():
         if m.get("measured_from") != "device":
             why.append(f"traces: {name}: wall clock, not device time")
@@ -110,6 +124,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
         check = verify.check_measured(m, module, reps, folder, planes)
         if check[0]:
             why.append(f"traces: {name}: {check[0]}")
+        own_traces(name, check[1])
     wanted = _PLANE.get(str(record.get("platform")))
     if wanted is not None:
         # The planes of every trace read above: one parse per trace file.

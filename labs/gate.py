@@ -310,6 +310,10 @@ def judge_record(record: LabRecord | dict, path: str = "") -> Row:
     misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded)
     within = len(SEED_OPS) - len(missing) - len(misses)
     blockers = _device_reasons(record)
+    for name in SEED_OPS:  # by_op keeps one row per op: a second row would go unjudged
+        rows_of = sum(1 for row in record.ops if row.op == name)
+        if rows_of > 1:
+            blockers.append(f"ops: {name} has {rows_of} rows (one measurement per op: edited?)")
     if missing:
         blockers.append(f"lacks {', '.join(missing)}")
     learner = _learner_reasons(record, by_op)

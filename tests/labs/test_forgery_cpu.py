@@ -217,3 +217,25 @@ def test_a_device_kind_with_lookalike_letters_is_refused(tmp_path, cpu_run):
     _edit(path, lambda rec: (_as_h200(rec), rec.update(size=4096, device_kind="NVIDIA \u041d200", chip=None)))
     _ledger_agrees(folder, path)
     _names(_why(folder, path), "device_kind 'NVIDIA \\u041d200'")
+
+
+def _borrow_probe_traces(rec: dict, op: str = "matmul") -> None:
+    """The op's measurement replaced by its fixed-cost probe's (the same XLA module at the probe's
+    small size): the times re-derive from those traces."""
+    probe = rec["probes"]["fixed_cost_by_op"][op]["measurement"]
+    for row in rec["ops"]:
+        if row["op"] == op:
+            row["measured"].update({k: v for k, v in probe.items() if k in row["measured"]})
+
+
+def test_an_op_timed_from_its_probes_traces_is_refused(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, _borrow_probe_traces)
+    why = _why(folder, path)
+    assert any(w.startswith("traces: matmul and fixed cost matmul cite the same traces") for w in why), why
+
+
+def test_a_second_row_for_one_op_is_refused(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, lambda rec: rec["ops"].append(json.loads(json.dumps(rec["ops"][0]))))
+    _names(_why(folder, path), f"ops: {json.loads(path.read_text())['ops'][0]['op']} has 2 rows")
