@@ -239,3 +239,14 @@ def test_a_second_row_for_one_op_is_refused(tmp_path, cpu_run):
     folder, path = _copy(tmp_path, cpu_run)
     _edit(path, lambda rec: rec["ops"].append(json.loads(json.dumps(rec["ops"][0]))))
     _names(_why(folder, path), f"ops: {json.loads(path.read_text())['ops'][0]['op']} has 2 rows")
+
+
+def test_a_measurement_with_more_trace_folders_than_the_lab_writes_is_refused_unread(tmp_path, cpu_run):
+    # Each trace is parsed under its own bound; the number of trace folders must be bounded too,
+    # or a thousand 16 KiB bombs make one --verify run for minutes.
+    folder, path = _copy(tmp_path, cpu_run)
+    rec = json.loads(path.read_text())
+    root = folder / rec["ops"][0]["measured"]["trace_dir"]
+    for k in range(4, 4 + 30):
+        shutil.copytree(root / "trace-1", root / f"trace-{k}")
+    _names(_why(folder, path), f"traces: {rec['ops'][0]['op']}: cannot re-derive: 33 trace folders")
