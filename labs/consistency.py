@@ -46,6 +46,18 @@ def _close(a, b, rel: float = REL) -> bool:
     return math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
 
 
+def _whole(value: object) -> int | None:
+    """An integer the schema accepts (``4096`` or ``4096.0``) as an int; None for anything else.
+    A size written as a float must not switch a rule off."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def schema_reasons(record: dict) -> list[str]:
     from labs.records import SCHEMA_VERSION
 
@@ -82,6 +94,19 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
 
     typed = as_record(record) if typed is None else typed
     why, planes = [], set()
+    cited: dict[Path, str] = {}  # trace folder -> the measurement that cites it
+
+    def own_traces(name: str, root: Path | None) -> None:
+        # An op and its fixed-cost probe time the same XLA module: one measurement's traces must
+        # never stand in for another's (the op's time at N swapped for the probe's small size).
+        if root is None:
+            return
+        key = root.resolve()
+        if key in cited:
+            why.append(f"traces: {cited[key]} and {name} cite the same traces ({root.name}): "
+                       "each measurement has its own")
+        else:
+            cited[key] = name
     for row in typed.ops:
         if row.measured.measured_from != "device" or row.op not in OPS:
             continue
@@ -89,6 +114,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
                                       planes)
         if check[0]:
             why.append(f"traces: {row.op}: {check[0]}")
+        own_traces(row.op, check[1])
     for name, (m, module) in probe_measurements(record).items():
         if m.get("measured_from") != "device":
             why.append(f"traces: {name}: wall clock, not device time")
@@ -98,6 +124,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
         check = verify.check_measured(m, module, reps, folder, planes)
         if check[0]:
             why.append(f"traces: {name}: {check[0]}")
+        own_traces(name, check[1])
     wanted = _PLANE.get(str(record.get("platform")))
     if wanted is not None:
         # The planes of every trace read above: one parse per trace file.
@@ -132,8 +159,11 @@ def evidence_reasons(record: dict) -> list[str]:
             if derived is None or not _close(stored, derived) or not _close(cal.get(cal_key), stored):
                 why.append(f"probes: {key} {stored!r} is not what its measurement gives "
                            f"({derived!r}; calibration says {cal.get(cal_key)!r}) (edited?)")
-        if isinstance(mm.get("dim"), int) and mm.get("flops") is not None:
-            expected = costs.cost("matmul", (mm["dim"],) * 3, record.get("dtype", "bf16")).flops
+        dim = _whole(mm.get("dim"))
+        if dim is None:
+            why.append(f"probes: the calibration matmul's dim {mm.get('dim')!r} is not a whole number")
+        else:
+            expected = costs.cost("matmul", (dim,) * 3, record.get("dtype", "bf16")).flops
             if not _close(expected, mm["flops"]):
                 why.append(f"probes: the calibration matmul counts {mm['flops']!r} FLOPs, but "
                            f"{mm['dim']}^3 is {expected:g}")
@@ -195,8 +225,11 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
         if not _close(device_s, entry["measurement"].get("measured_s")):
             why.append(f"probes: fixed cost {op}: device_s {device_s!r} s is not its measurement's "
                        f"{entry['measurement'].get('measured_s')!r} s (edited?)")
-        if attained is not None and isinstance(entry.get("size"), int):
-            expected = roofline.estimate(attained, OPS[op].cost(entry["size"], str(record.get("dtype")))).floor_s
+        probe_size = _whole(entry.get("size"))
+        if probe_size is None:
+            why.append(f"probes: fixed cost {op}: size {entry.get('size')!r} is not a whole number")
+        elif attained is not None:
+            expected = roofline.estimate(attained, OPS[op].cost(probe_size, str(record.get("dtype")))).floor_s
             if not _close(work_s, expected, 1e-6):
                 why.append(f"probes: fixed cost {op}: work_floor_s {work_s!r} s is not the roofline's "
                            f"{expected:g} s at the attained speeds (edited?)")
@@ -252,9 +285,11 @@ def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
                    f"{stored.get('hbm_bytes_per_s')!r} B/s) are not the {chip.display}'s "
                    f"({sheet.peak_flops_per_s:g} FLOP/s, {sheet.hbm_bytes_per_s:g} B/s)")
     typed = as_record(record) if typed is None else typed
-    size = typed.size
+    size = _whole(typed.size)
+    if size is None:
+        why.append(f"datasheet floor: N={typed.size!r} is not a whole number")
     for row in typed.ops:
-        if row.op not in OPS or not isinstance(size, int):
+        if row.op not in OPS or size is None:
             continue
         floor_s = roofline.estimate(sheet, OPS[row.op].cost(size, dtype)).floor_s
         measured = float(row.measured.measured_s)

@@ -220,6 +220,11 @@ def _measured_reasons(name: str, m: Measured) -> list[str]:
 def _device_reasons(record: LabRecord) -> list[str]:
     platform, kind, chip_name = record.platform, str(record.device_kind), record.chip
     why = []
+    if not (kind.isascii() and kind.isprintable()) or kind != " ".join(kind.split()):
+        # A device reports its kind in plain ASCII, single-spaced: a lookalike letter or an extra
+        # space would escape the catalogue (and its physics) while printing as the chip.
+        why.append(f"device_kind {ascii(kind)} is not as a device reports it (non-ASCII letters, control "
+                   "characters or extra spaces: edited?)")
     if platform not in ("gpu", "tpu"):
         why.append(f"{platform.upper()}: not real hardware (the gate needs a TPU or GPU)")
     cat = catalogue.load()
@@ -305,6 +310,10 @@ def judge_record(record: LabRecord | dict, path: str = "") -> Row:
     misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded)
     within = len(SEED_OPS) - len(missing) - len(misses)
     blockers = _device_reasons(record)
+    for name in SEED_OPS:  # by_op keeps one row per op: a second row would go unjudged
+        rows_of = sum(1 for row in record.ops if row.op == name)
+        if rows_of > 1:
+            blockers.append(f"ops: {name} has {rows_of} rows (one measurement per op: edited?)")
     if missing:
         blockers.append(f"lacks {', '.join(missing)}")
     learner = _learner_reasons(record, by_op)
@@ -397,7 +406,7 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
             return True
         return when < started or (when == started and i < index)
     earlier = [e for i, e in enumerate(slot) if e.get("stem") != stem
-               and e.get("device_kind") == records.run_key(record) and before(i, e)]
+               and records.run_key(e) == records.run_key(record) and before(i, e)]
     if earlier:
         gone = [str(e.get("stem")) for e in earlier if e.get("stem") not in present]
         text = (f"the ledger lists {len(earlier)} earlier run(s) with your predictions on {row.device_kind} "
@@ -416,7 +425,7 @@ def apply_first_run_rule(rows: list[Row]) -> None:
     for row in sorted(rows, key=_order):
         if not row.takes_slot:
             continue
-        key = row.device_kind
+        key = records.run_key({"device_kind": row.device_kind})
         if key in first:
             row.blockers.append(f"not your first run on {row.device_kind} "
                                 f"(the first is {Path(first[key].path).name}): practice, scored but not counted")

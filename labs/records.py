@@ -388,8 +388,18 @@ def counted_size(size: object) -> bool:
 
 
 def run_key(record: LabRecord | dict) -> str:
-    """Runs compete for the one first-run slot per device kind (at a counted size)."""
-    return str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
+    """Runs compete for the one first-run slot per device kind (at a counted size). A record or a
+    ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
+    spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
+    import unicodedata
+
+    from generator import catalogue
+
+    kind = str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
+    chip = catalogue.load().for_device_kind(kind)
+    if chip is not None:
+        return f"chip:{chip.name}"
+    return " ".join(unicodedata.normalize("NFKC", kind).casefold().split())
 
 
 def slot_runs(entries: list[dict]) -> list[dict]:
@@ -451,7 +461,7 @@ def save_run(record: dict, out_dir: Path, stem: str) -> Path:
         stem = free_stem(out_dir, stem, {str(e.get("stem")) for e in entries}, traces=False)
         path = out_dir / f"{stem}.json"
         practice = bool(record.get("practice")) or not counted_size(record.get("size"))
-        earlier = [str(e.get("stem")) for e in slot_runs(entries) if e.get("device_kind") == run_key(record)]
+        earlier = [str(e.get("stem")) for e in slot_runs(entries) if run_key(e) == run_key(record)]
         record["run"] = {"ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
                          "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
         validate(record)

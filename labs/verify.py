@@ -22,6 +22,9 @@ from labs.ops import OPS
 from labs.record_types import LabRecord, OpRow
 
 TOLERANCE = 1e-6  # the same integer nanoseconds read twice: only float noise may differ
+# Trace folders per measurement: the lab writes labs.measure.TRACES (3). Each trace's parse is
+# bounded (labs.profile); this bounds how many are parsed, so a record's reading stays bounded.
+MAX_TRACE_FOLDERS = 16
 
 
 @dataclass
@@ -75,6 +78,9 @@ def derive(trace_root: Path, module: str, reps: int,
     folders = sorted(p for p in trace_root.glob("trace-*") if p.is_dir())
     if not folders:
         return None, f"no traces in {display_path(trace_root)}"
+    if len(folders) > MAX_TRACE_FOLDERS:
+        return None, (f"{len(folders)} trace folders in {display_path(trace_root)}, more than the "
+                      f"{MAX_TRACE_FOLDERS} a lab measurement may keep (none read)")
     per_trace = []
     for folder in folders:
         try:

@@ -157,3 +157,96 @@ def test_gate_verify_agrees_with_the_lab_and_names_a_forged_time(tmp_path, cpu_r
     assert res.returncode == 0 and "every measured time agrees" in res.stdout, res.stdout
     _edit(path, lambda rec: rec["ops"][0]["measured"].update(measured_s=rec["ops"][0]["measured"]["measured_s"] / 3))
     _names(_why(folder, path), f"traces: {json.loads(path.read_text())['ops'][0]['op']}: ")
+
+
+# ----------------------------------------------------------------- red team (task F)
+
+def _ledger_agrees(folder: Path, path: Path) -> None:
+    """The ledger rewritten to vouch for the edited record: identity and SHA-256."""
+    rec = json.loads(path.read_text())
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    stem = path.stem
+    _edit_ledger(folder, lambda e: e.update(platform=rec["platform"], device_kind=rec["device_kind"],
+                                            chip=rec["chip"], size=rec["size"],
+                                            started_at=rec["measurement_started_at"],
+                                            sha256=digest if e["sha256"] else None)
+                 if e["stem"] == stem else None)
+
+
+def test_a_size_written_as_a_float_still_meets_the_datasheet_floor(tmp_path, cpu_run):
+    # N=8192 makes the CPU's N=256 times faster than an H200 can run; "size": 8192.0 is an integer
+    # to the schema, and must not switch the floor rule off.
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, lambda rec: (_as_h200(rec), rec.update(size=8192.0)))
+    _ledger_agrees(folder, path)
+    _names(_why(folder, path), "datasheet floor: matmul measured")
+
+
+def _second_run(folder: Path, path: Path, device_kind: str) -> Path:
+    """A copy of the record as a later run on ``device_kind``, with its own ledger lines."""
+    later = path.with_name(path.stem + "-2.json")
+    rec = json.loads(path.read_text())
+    rec["device_kind"] = device_kind
+    rec["run"]["stem"] = later.stem
+    rec["measurement_started_at"] = rec["measurement_started_at"].replace("+00:00", "1+00:00")
+    later.write_text(json.dumps(rec, indent=2) + "\n")
+    ledger = folder / records.LEDGER_NAME
+    lines = [json.loads(line) for line in ledger.read_text().splitlines() if json.loads(line)["stem"] == path.stem]
+    digest = hashlib.sha256(later.read_bytes()).hexdigest()
+    with ledger.open("a") as fh:
+        for e in lines:
+            fh.write(json.dumps(dict(e, stem=later.stem, device_kind=device_kind,
+                                     started_at=rec["measurement_started_at"],
+                                     sha256=digest if e["sha256"] else None)) + "\n")
+    return later
+
+
+@pytest.mark.parametrize("spelling", ["nvidia h200", "NVIDIA  H200 ", "NVIDIA H200 NVL"])
+def test_a_device_kind_spelled_another_way_is_no_fresh_first_run(tmp_path, cpu_run, spelling):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, lambda rec: (_as_h200(rec), rec.update(size=4096)))
+    _ledger_agrees(folder, path)
+    later = _second_run(folder, path, spelling)
+    why = _why(folder, later)
+    assert any("not your first run" in w or "earlier run(s)" in w for w in why), why
+
+
+def test_a_device_kind_with_lookalike_letters_is_refused(tmp_path, cpu_run):
+    # Cyrillic "Н" (U+041D): no catalogued chip, so no physics, yet it prints as an H200.
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, lambda rec: (_as_h200(rec), rec.update(size=4096, device_kind="NVIDIA \u041d200", chip=None)))
+    _ledger_agrees(folder, path)
+    _names(_why(folder, path), "device_kind 'NVIDIA \\u041d200'")
+
+
+def _borrow_probe_traces(rec: dict, op: str = "matmul") -> None:
+    """The op's measurement replaced by its fixed-cost probe's (the same XLA module at the probe's
+    small size): the times re-derive from those traces."""
+    probe = rec["probes"]["fixed_cost_by_op"][op]["measurement"]
+    for row in rec["ops"]:
+        if row["op"] == op:
+            row["measured"].update({k: v for k, v in probe.items() if k in row["measured"]})
+
+
+def test_an_op_timed_from_its_probes_traces_is_refused(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, _borrow_probe_traces)
+    why = _why(folder, path)
+    assert any(w.startswith("traces: matmul and fixed cost matmul cite the same traces") for w in why), why
+
+
+def test_a_second_row_for_one_op_is_refused(tmp_path, cpu_run):
+    folder, path = _copy(tmp_path, cpu_run)
+    _edit(path, lambda rec: rec["ops"].append(json.loads(json.dumps(rec["ops"][0]))))
+    _names(_why(folder, path), f"ops: {json.loads(path.read_text())['ops'][0]['op']} has 2 rows")
+
+
+def test_a_measurement_with_more_trace_folders_than_the_lab_writes_is_refused_unread(tmp_path, cpu_run):
+    # Each trace is parsed under its own bound; the number of trace folders must be bounded too,
+    # or a thousand 16 KiB bombs make one --verify run for minutes.
+    folder, path = _copy(tmp_path, cpu_run)
+    rec = json.loads(path.read_text())
+    root = folder / rec["ops"][0]["measured"]["trace_dir"]
+    for k in range(4, 4 + 30):
+        shutil.copytree(root / "trace-1", root / f"trace-{k}")
+    _names(_why(folder, path), f"traces: {rec['ops'][0]['op']}: cannot re-derive: 33 trace folders")
