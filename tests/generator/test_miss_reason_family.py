@@ -51,7 +51,8 @@ def test_every_key_is_the_corrected_time_drill_explain_accepts():
         assert not (1 / 2 <= ev.ratio <= 2), "a case is a miss over 2x"
         combos = miss_reasons.explanations(ev, 2)
         assert combos and p.answer.value == pytest.approx(miss_reasons.corrected_time(ev, combos[0]))
-        j = miss_reasons.judge(" + ".join(combos[0]), ev, None, p.answer.value)
+        words = " and ".join(miss_reasons.find(r).words[1] for r in combos[0])
+        j = miss_reasons.judge(" + ".join(combos[0]) + f": the numbers show {words}", ev, None, p.answer.value)
         assert j.accepted, (p.id, j.why)
         assert all(rid in " ".join(p.solution) for rid in combos[0])
 
