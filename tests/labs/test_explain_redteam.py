@@ -56,3 +56,23 @@ def test_a_reason_named_with_no_sentence_of_its_own_is_refused():
                  f"can't say, arithmetic = {floor}", f"learner-arithmetic: it just is = {floor}", f"for some reason my arithmetic was off = {floor}"):
         assert not mr.judge(text, ev).accepted, text
     assert mr.judge(f"learner-arithmetic: I typed ns for us, so the floor = {floor}", ev).accepted
+
+
+def test_the_trail_of_refused_attempts_is_counted_where_the_verdict_is_shown(tmp_path):
+    """Guessing leaves a trail: drill explain says how many refused attempts came before an accepted one."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    path = tmp_path / N128.name
+    shutil.copyfile(N128, path)
+    floor = us(mr.corrected_time(_ev(N128, "add"), ["learner-arithmetic"]))
+    why = tmp_path / "why.yaml"
+    for text, seen in ((f"I used GiB instead of GB: the floor = 3 us", "1 refused attempt"),
+                       (f"I used GiB instead of GB: the floor = 4 us", "2 refused attempts"),
+                       (f"I used GiB instead of GB and ns for us: the floor = {floor}", "after 2 refused attempts")):
+        why.write_text(f"add: '{text}'\n")
+        out = CliRunner().invoke(cli, ["explain", str(path), "--explanations", str(why)])
+        assert out.exit_code == 0 and seen in out.output, out.output
