@@ -440,7 +440,10 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         pending = [by_op[row.op] for row in pending]
         for row in pending:
             if row.op in given and row.miss is not None:
-                click.echo(f"{row.op}: {row.miss.why}")
+                refused = sum(a.verdict == "refused" for a in row.miss.attempts or ())
+                trail = "" if not refused else (f" ({'after ' if row.miss.accepted else ''}{refused} refused "
+                                                f"attempt{'s' if refused > 1 else ''}, kept in the record)")
+                click.echo(f"{row.op}: {row.miss.why}{trail}")
                 if row.miss.accepted:
                     ev = records.op_evidence(record.to_dict(), row.op)
                     from generator import miss_reasons

@@ -416,7 +416,8 @@ REASONS: tuple[MissReason, ...] = (
                _words("learner-arithmetic", "arithmetic", "miscalculated", "miscalculation", "miscounted",
                       "my math", "my maths", "calculation", "counted wrong", "typo", "wrong unit", "unit slip", "slip", "slipped",
                       "gib", "gb", "elements", "macs", "multiply-add", "multiply-adds", "sum of", "ms for us",
-                      "us for ms", "factor of 1000", "1000x", "forgot the output", "forgot the write",
+                      "us for ms", "ns for us", "us for ns", "ms for s", "s for ms", "typed", "mixed up", "wrong peak",
+                      "wrong bandwidth", "my floor", "factor of 1000", "1000x", "forgot the output", "forgot the write",
                       *misconceptions.BY_ID)),
     MissReason("fixed-cost",
                "a per-call launch/dispatch/sync cost dominates a small op",
@@ -480,7 +481,8 @@ SHRUGS: frozenset[str] = frozenset({
     "reasons", "n/a", "na", "none", "?", "whatever", "measurement error", "error", "timing", "magic",
 })
 HEDGES = ("i dont know", "i do not know", "dunno", "no idea", "not sure", "maybe", "perhaps", "i guess",
-          "who knows")
+          "who knows", "no clue", "not a clue", "beats me", "cant say", "cannot say", "hard to say", "cant tell",
+          "for some reason", "somehow", "it just is", "just because", "who cares", "no reason")
 
 
 def find(reason_id: str) -> MissReason:
@@ -556,23 +558,81 @@ def _phrase_pattern(phrase: str) -> str:
     return r"(?<![\w/])" + r"[\s\-]+".join(re.escape(w) for w in words) + r"(?![\w/])"
 
 
-_NEGATED = re.compile(r"\b(?:not|no|un|non)[\s\-]+(?=fused\b|cached\b|cache\b)")
+# Words that deny what follows them in the same clause ("no upcast", "it isn't launch-bound",
+# "nothing to do with the cache"): compared after ``_normal`` (apostrophes dropped).
+NEGATORS = frozenset({"not", "no", "never", "without", "isnt", "wasnt", "arent", "werent", "doesnt", "didnt",
+                      "dont", "cant", "cannot", "wont", "nothing", "neither", "nor", "non", "un", "hardly"})
+NEGATION_REACH = 5  # a negator denies a reason word at most this many words after it
+_CLAUSE = re.compile(r"[.;:!?,()]|\bbut\b|\bhowever\b|\bso\b|\bthough\b", re.IGNORECASE)
+
+
+def _mentions(text: str) -> tuple[list[str], list[str]]:
+    """(affirmed, denied): the reason ids a sentence names, by id or by whole words and phrases, and
+    those it denies (a negator at most ``NEGATION_REACH`` words before in the same clause). A phrase
+    that carries its own negator ("not fused", "no native bf16") affirms its reason."""
+    clauses = [" " + _normal(c.replace("_", "-").replace("-", " ")) + " "
+               for c in _CLAUSE.split(text.replace("’", "'"))]
+    affirmed, denied = [], []
+    for reason in REASONS:
+        said = refused = False
+        for phrase in (reason.id, *reason.words):
+            words = _normal(phrase.replace("-", " ")).split()
+            if not words:
+                continue
+            pattern = re.compile(_phrase_pattern(phrase))
+            for clause in clauses:
+                for m in pattern.finditer(clause):
+                    before = clause[:m.start()].split()[-NEGATION_REACH:]
+                    if words[0] not in NEGATORS and any(w in NEGATORS for w in before):
+                        refused = True
+                    else:
+                        said = True
+        if refused:
+            denied.append(reason.id)
+        elif said:
+            affirmed.append(reason.id)
+    return affirmed, denied
 
 
 def read_reasons(text: str) -> list[str]:
     """The reason ids a learner's sentence names, by id or by whole words and phrases mapped to them
     ("launch", "dispatch" -> fixed-cost; "upcast" -> emulated-dtype; "three passes", "XLA's bytes" ->
-    extra-traffic; "GiB" -> learner-arithmetic), in catalogue order. A negated word names the
-    opposite claim, not the word's reason: "not fused" is extra traffic, never less-traffic."""
-    low = " " + _normal(text.replace("_", "-").replace("-", " ")) + " "
-    negated = _NEGATED.sub("NEGATED_", low)
-    named = []
+    extra-traffic; "GiB" -> learner-arithmetic), in catalogue order. A denied reason is not named
+    ("no upcast", "it wasn't a typo"; ``denied_reasons``); "not fused" names extra traffic, never
+    less-traffic. A sentence that both says and denies a reason's words denies it."""
+    return _mentions(text)[0]
+
+
+def denied_reasons(text: str) -> list[str]:
+    """The reason ids a sentence denies ("no upcast" -> emulated-dtype), in catalogue order."""
+    return _mentions(text)[1]
+
+
+MIN_OWN_WORDS = 3  # a sentence says why in at least this many words besides reason ids and quantities
+
+
+def _without_ids(text: str) -> str:
+    """The sentence with the reason ids as written ("fixed-cost", "fixed_cost") taken out; the same
+    words spaced ("the fixed cost of a call") stay: they are the learner's own."""
+    low = text.lower().replace("_", "-")
     for reason in REASONS:
-        phrases = (reason.id, *reason.words)
-        hay = low if reason.id == "extra-traffic" else negated
-        if any(re.search(_phrase_pattern(p), hay) for p in phrases if _normal(p.replace("-", " "))):
-            named.append(reason.id)
-    return named
+        low = re.sub(r"(?<![\w-])" + re.escape(reason.id) + r"(?![\w-])", " ", low)
+    return low
+
+
+def own_words(text: str) -> list[str]:
+    """The sentence's words besides the reason ids and the quantities (numbers and their units)."""
+    low = _QUANTITY.sub(" ", _without_ids(text))
+    return [w for w in _normal(low).split() if any(c.isalpha() for c in w)]
+
+
+def _shows_working(text: str, named: list[str]) -> bool:
+    """Beyond the ids, the sentence names its reason in words or shows a number of its working
+    (a quantity before the corrected one): "per call", "three passes", "21 us floor + 38 us"."""
+    if set(named) & set(read_reasons(_without_ids(text))):
+        return True
+    before = text.rsplit("=", 1)[0] if "=" in text else ""
+    return bool(_QUANTITY.search(before))
 
 
 # --- reading a corrected time out of a sentence -----------------------------------------------------------
@@ -723,7 +783,11 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
         return refuse("a hedge is not an explanation: say what the numbers show")
     if not named:
         return refuse(f"your sentence names no reason; name one of {ids} and re-predict with it")
-    in_words = set(read_reasons(text))
+    affirmed, denied = _mentions(text)
+    against = [r for r in named if r in denied]
+    if against:
+        return refuse(f"your sentence denies {', '.join(against)} while naming it: say what the numbers show")
+    in_words = set(affirmed)
     silent = [r for r in named if r not in in_words]
     if silent:
         return refuse(f"your sentence does not say why ({', '.join(silent)} named, but the sentence says "
@@ -741,6 +805,9 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
     if corrected_s is None:
         return refuse(f"no corrected time: re-predict with your reason, a time with a unit "
                       f"(e.g. '{EXAMPLE}')", None)
+    if len(own_words(text)) < MIN_OWN_WORDS or not _shows_working(text, named):
+        return refuse("a reason's name is not a sentence: say in your own words what the numbers show "
+                      f"(e.g. '{EXAMPLE}')", corrected_s)
     contradicted = [f for f in (find(r).allowed(ev) for r in named) if not f.supported]
     if contradicted:
         return refuse("the evidence contradicts it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))

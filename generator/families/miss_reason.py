@@ -16,6 +16,7 @@ Only the cases the numbers explain are used: a miss no set of reasons accounts f
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,15 @@ CASE_KEYS = {"id", "op", "label", "shape", "dtype", "record", "date", "platform"
              "predicted_seconds", "prediction_text", "evidence"}
 MISCONCEPTION = "unsupported-reason"  # generator.misconceptions: re-predicting with a reason the numbers rule out
 MOST_REASONS = 2  # a case's key names at most two reasons (e.g. learner-arithmetic + fixed-cost)
+MIN_TOLERANCE = 0.02  # the narrowest a case's tolerance gets (relative), however near measured its key is
+
+
+def tolerance(spec_tolerance: float, right_seconds: list[float], measured_seconds: float) -> float:
+    """The case's relative tolerance: the family's, narrowed to half the distance from the measured time
+    printed in the prompt of every right answer (the key, and each ``also_right``), at least
+    ``MIN_TOLERANCE``: copying the measurement is no re-prediction."""
+    apart = [abs(measured_seconds - r) / r for r in right_seconds if r > 0]
+    return max(MIN_TOLERANCE, min([spec_tolerance, *(a / 2 for a in apart)]))
 
 
 def key_reasons(case: dict[str, Any]) -> tuple[str, ...] | None:
@@ -179,9 +189,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
     if others:
         steps.insert(-1, "also right: " + "; ".join(f"{' + '.join(c)} = {fmt(v, 's')}" for c, v in others))
     run = case["id"].removesuffix(f"-{case['op']}")  # the skill already names the op
-    return problem(spec, skill, run, spec.prompts["corrected"].format(**fields), Answer(value=value, unit="s"),
+    made = problem(spec, skill, run, spec.prompts["corrected"].format(**fields), Answer(value=value, unit="s"),
                    steps, dict(params), spec.hints["corrected"].format(**fields), (f"dtype::{case['dtype']}",),
                    also_right)
+    return dataclasses.replace(made, tolerance=tolerance(spec.tolerance, [value, *(v for _, v in others)], ev.measured_seconds))
 
 
 def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, float, str]]:

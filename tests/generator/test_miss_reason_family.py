@@ -42,7 +42,7 @@ def test_the_family_has_skills_and_problems():
     ops = {p.skill for p in PROBLEMS}
     assert len(ops) >= 3 and len(PROBLEMS) >= 10
     assert {p.family for p in PROBLEMS} == {"miss_reason"}
-    assert all(not p.answer.is_choice and p.answer.unit == "s" and p.tolerance == 0.15 for p in PROBLEMS)
+    assert all(not p.answer.is_choice and p.answer.unit == "s" and 0.02 <= p.tolerance <= 0.15 for p in PROBLEMS)
 
 
 def test_every_key_is_the_corrected_time_drill_explain_accepts():
@@ -51,7 +51,8 @@ def test_every_key_is_the_corrected_time_drill_explain_accepts():
         assert not (1 / 2 <= ev.ratio <= 2), "a case is a miss over 2x"
         combos = miss_reasons.explanations(ev, 2)
         assert combos and p.answer.value == pytest.approx(miss_reasons.corrected_time(ev, combos[0]))
-        j = miss_reasons.judge(" + ".join(combos[0]), ev, None, p.answer.value)
+        words = " and ".join(miss_reasons.find(r).words[1] for r in combos[0])
+        j = miss_reasons.judge(" + ".join(combos[0]) + f": the numbers show {words}", ev, None, p.answer.value)
         assert j.accepted, (p.id, j.why)
         assert all(rid in " ".join(p.solution) for rid in combos[0])
 
@@ -203,3 +204,22 @@ def test_every_explanation_a_case_supports_is_graded_right():
             assert grading.grade(prob, value, bands, 10.0, mistakes=list(mistakes)).correct, (name, combo)
             assert all(abs(m - value) > prob.tolerance * value for m in mistakes), (name, combo)
     assert with_two >= 1  # the data holds such a case (the check is not vacuous)
+
+
+def test_copying_the_measured_time_from_the_prompt_is_not_a_right_re_prediction():
+    """Two real CPU cases re-predict to within 15% of measured (the add at N=128: 7%; the matmul at
+    N=256: 14%): typing the prompt's measured time must not be graded right there."""
+    from drills import grading
+    from generator.generate import grading_bands
+
+    bands = grading_bands("miss_reason")
+    copied = 0
+    for p in {p.id: p for p in generate.generate(families=["miss_reason"], count=200, seed=0)}.values():
+        ev = _ev(_case_of(p))
+        assert grading.grade(p, p.answer.number, bands, None).correct, p.id
+        rights = [p.answer.number, *(float(o["value"]) for o in p.also_right)]
+        near = min(abs(ev.measured_seconds - r) / r for r in rights)
+        if near > 2 * miss_reason.MIN_TOLERANCE:
+            copied += near <= 0.15
+            assert not grading.grade(p, ev.measured_seconds, bands, None).correct, p.id
+    assert copied >= 2  # the cases this guards are among the drawn ones

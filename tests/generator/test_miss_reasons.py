@@ -29,6 +29,11 @@ def evidence(**over) -> mr.OpEvidence:
     return mr.OpEvidence(**base)
 
 
+def said(combo) -> str:
+    """The reasons in a learner's words (each one's first phrase after its id)."""
+    return " and ".join(mr.find(r).words[1] for r in combo)
+
+
 def us(seconds: float) -> str:
     return f"{seconds * 1e6:.6g} us"
 
@@ -205,7 +210,7 @@ def test_every_explanation_the_tool_finds_is_accepted_and_the_reference_never_is
             for c in found)
     for combo in found:
         t = mr.corrected_time(ev, combo)
-        j = mr.judge(" + ".join(combo) + f" = {us(t)}", ev)
+        j = mr.judge(" + ".join(combo) + f": the numbers show {said(combo)} = {us(t)}", ev)
         assert j.accepted, (combo, j.why)
         assert 1 / 1.5 <= t / ev.measured_seconds <= 1.5
         noisy = {"fixed cost": "fixed-cost", "copy": "below-peak-bandwidth", "matmul": "below-peak-compute"}
