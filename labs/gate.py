@@ -100,7 +100,10 @@ class Row:
                    f"{self.graded} predictions, shown for teaching)"
         text = f"{where}: {self.within_2x}/{self.ops} within 2x of your predictions"
         if self.explained:
-            text += f"; explained misses: {', '.join(self.explained)}"
+            # Guessing leaves a trail, and the public line shows it: a miss explained after refusals says how many.
+            refused = {j["op"]: j.get("refused_attempts", 0) for j in self.explanations}
+            text += "; explained misses: " + ", ".join(
+                f"{op} (after {refused[op]} refused)" if refused.get(op) else op for op in self.explained)
         if self.unexplained:
             text += f"; UNEXPLAINED: {', '.join(self.unexplained)}"
         return text
@@ -292,7 +295,8 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str
         if stored and stored.accepted and not ok and not stored.revealed and record.schema_version >= 4:
             odd.append(f"{name}: the record says its explanation was accepted, but the evidence does not "
                        "support it (edited?)")
-        judged.append({"op": name, "text": text, "accepted": ok, "why": why})
+        refused = sum(a.verdict == "refused" for a in (stored.attempts or ())) if stored else 0
+        judged.append({"op": name, "text": text, "accepted": ok, "why": why, "refused_attempts": refused})
         (explained if ok else unexplained).append(name)
     return misses, explained, unexplained, judged, sorted(lacking), odd
 

@@ -78,6 +78,9 @@ def test_refused_explanations_point_at_the_numbers_and_every_attempt_is_kept(tmp
     miss = _miss(path, "add")
     assert [a["verdict"] for a in miss["attempts"]] == ["refused", "accepted"]
     assert miss["attempts"][0]["text"] == text and miss["attempts"][1]["corrected_s"] == pytest.approx(63e-6)
+    (row,) = gate.evaluate(tmp_path / "bench").rows  # the public line shows the trail
+    assert "explained misses: add (after 1 refused)" in row.measured_text()
+    assert [j["refused_attempts"] for j in row.explanations if j["op"] == "add"] == [1]
 
 
 def test_an_explanation_may_name_reason_ids_and_give_the_corrected_time_apart(tmp_path):
