@@ -563,7 +563,30 @@ def _phrase_pattern(phrase: str) -> str:
 NEGATORS = frozenset({"not", "no", "never", "without", "isnt", "wasnt", "arent", "werent", "doesnt", "didnt",
                       "dont", "cant", "cannot", "wont", "nothing", "neither", "nor", "non", "un", "hardly"})
 NEGATION_REACH = 5  # a negator denies a reason word at most this many words after it
+# A verb between the negator and a shortfall reason's word takes the negation, and a negated success
+# affirms the shortfall: "does not reach peak bandwidth", "cannot use the MXU", "XLA does not fuse the three
+# passes", "could not hide the launch cost" each say their reason, where "no upcast", "not a typo" and "did
+# not use the cache" deny theirs (a benefit reason's words are denied by any negator).
+_REACH = ("reach", "reaches", "reached", "hit", "hits", "attain", "attains", "attained", "achieve", "achieves",
+          "achieved", "saturate", "saturates", "saturated", "use", "uses", "used", "get", "gets", "approach",
+          "approaches", "fill", "fills", "sustain", "sustains", "keep", "keeps", "come", "comes", "near")
+NEGATION_TAKERS: dict[str, frozenset[str]] = {
+    "below-peak-bandwidth": frozenset(_REACH),
+    "below-peak-compute": frozenset(_REACH),
+    "extra-traffic": frozenset({"fuse", "fuses", "merge", "merges", "combine", "combines", "avoid", "avoids",
+                                "avoided"}),
+    "fixed-cost": frozenset({"hide", "hides", "hidden", "overlap", "overlaps", "amortize", "amortizes",
+                             "amortized", "amortise", "amortises", "amortised"}),
+}
 _CLAUSE = re.compile(r"[.;:!?,()]|\bbut\b|\bhowever\b|\bso\b|\bthough\b", re.IGNORECASE)
+
+
+def _denies(before: list[str], reason_id: str) -> bool:
+    """Whether the words just before one of ``reason_id``'s words deny it: a negator among them, and
+    no verb that takes the negation (``NEGATION_TAKERS``) between the last negator and the word."""
+    negators = [i for i, w in enumerate(before) if w in NEGATORS]
+    takers = NEGATION_TAKERS.get(reason_id, frozenset())
+    return bool(negators) and not any(w in takers for w in before[negators[-1] + 1:])
 
 
 def _mentions(text: str) -> tuple[list[str], list[str]]:
@@ -583,7 +606,7 @@ def _mentions(text: str) -> tuple[list[str], list[str]]:
             for clause in clauses:
                 for m in pattern.finditer(clause):
                     before = clause[:m.start()].split()[-NEGATION_REACH:]
-                    if words[0] not in NEGATORS and any(w in NEGATORS for w in before):
+                    if words[0] not in NEGATORS and _denies(before, reason.id):
                         refused = True
                     else:
                         said = True

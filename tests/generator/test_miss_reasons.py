@@ -104,6 +104,25 @@ def test_reason_words_are_whole_words_and_read_experts():
     assert mr.read_reasons("overhead") == []
 
 
+@pytest.mark.parametrize("sentence, affirmed, denied", [
+    # a negated success says the shortfall (the verb takes the negation) ...
+    ("the add does not reach peak bandwidth: it streams at a third of it", ["below-peak-bandwidth"], []),
+    ("the copy never saturates HBM bandwidth", ["below-peak-bandwidth"], []),
+    ("the matmul cannot use the MXU fully, a third of peak flop/s", ["below-peak-compute"], []),
+    ("XLA does not fuse the three passes, so x is read three times", ["extra-traffic"], []),
+    ("could not hide the launch cost of each call", ["fixed-cost"], []),
+    # ... where a negated claim denies it
+    ("no upcast here", [], ["emulated-dtype"]),
+    ("it was not a typo", [], ["learner-arithmetic"]),
+    ("nothing to do with the cache", [], ["less-traffic"]),
+    ("the add did not use the cache", [], ["less-traffic"]),
+    ("it is not the bandwidth", [], ["below-peak-bandwidth"]),
+])
+def test_a_negation_denies_a_claim_but_a_negated_success_says_the_shortfall(sentence, affirmed, denied):
+    assert mr.read_reasons(sentence) == affirmed
+    assert mr.denied_reasons(sentence) == denied
+
+
 def test_a_prediction_2000x_off_is_explained_by_the_arithmetic_plus_a_machine_reason():
     ev = evidence(predicted_seconds=21e-6 / 2000)
     right = mr.corrected_time(ev, ["learner-arithmetic", "fixed-cost"])
