@@ -216,7 +216,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     assert res.returncode == 0 and f"{op}: refused: 'overhead' is a shrug" in res.stdout, res.stdout
     corrected = miss_reasons.corrected_time(evidence.op_evidence(rec, op), combo)
     why.write_text(f"{op}:\n  reasons: [{', '.join(combo)}]\n  corrected: {corrected * 1e6:.6g} us\n"
-                   f"  text: {' and '.join(combo)} from the record's numbers\n")
+                   f"  text: {' and '.join('the ' + rid.replace('-', ' ') for rid in combo)} from the record's numbers\n")
     res = run_drill("explain", str(path), "--explanations", str(why))
     assert res.returncode == 0 and f"{op}: accepted: {' + '.join(combo)} give" in res.stdout, res.stdout
     row = _row(_gate(folder), path)
