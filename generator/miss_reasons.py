@@ -589,32 +589,47 @@ def _denies(before: list[str], reason_id: str) -> bool:
     return bool(negators) and not any(w in takers for w in before[negators[-1] + 1:])
 
 
+# A rate with its number ("82.2 GFLOP/s", "35 GB/s") is working, not a reason: the floor's own arithmetic
+# quotes peaks. A rate named without a number ("the GB/s it attains") still reads as its reason.
+_RATE_QUANTITY = re.compile(r"(?<![\w.])[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?\s*[A-Za-zµμ]*/[A-Za-z]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _phrases() -> tuple[tuple[str, tuple[str, ...], "re.Pattern[str]"], ...]:
+    """(reason id, the phrase's words, its pattern) for every id and phrase, longest first."""
+    found = []
+    for reason in REASONS:
+        for phrase in (reason.id, *reason.words):
+            words = tuple(_normal(phrase.replace("-", " ")).split())
+            if words:
+                found.append((reason.id, words, re.compile(_phrase_pattern(phrase))))
+    return tuple(sorted(found, key=lambda item: -len(item[1])))
+
+
 def _mentions(text: str) -> tuple[list[str], list[str]]:
     """(affirmed, denied): the reason ids a sentence names, by id or by whole words and phrases, and
-    those it denies (a negator at most ``NEGATION_REACH`` words before in the same clause). A phrase
-    that carries its own negator ("not fused", "no native bf16") affirms its reason."""
-    clauses = [" " + _normal(c.replace("_", "-").replace("-", " ")) + " "
-               for c in _CLAUSE.split(text.replace("’", "'"))]
-    affirmed, denied = [], []
-    for reason in REASONS:
-        said = refused = False
-        for phrase in (reason.id, *reason.words):
-            words = _normal(phrase.replace("-", " ")).split()
-            if not words:
-                continue
-            pattern = re.compile(_phrase_pattern(phrase))
-            for clause in clauses:
-                for m in pattern.finditer(clause):
-                    before = clause[:m.start()].split()[-NEGATION_REACH:]
-                    if words[0] not in NEGATORS and _denies(before, reason.id):
-                        refused = True
-                    else:
-                        said = True
-        if refused:
-            denied.append(reason.id)
-        elif said:
-            affirmed.append(reason.id)
-    return affirmed, denied
+    those it denies (a negator at most ``NEGATION_REACH`` words before in the same clause). Longer
+    phrases are read first and their words are not read again: "wrong bandwidth" is the arithmetic,
+    not "bandwidth"; a phrase that carries its own negator ("not fused", "no native bf16") affirms
+    its reason."""
+    plain = _RATE_QUANTITY.sub(" ", text.replace("’", "'"))
+    clauses = [" " + _normal(c.replace("_", "-").replace("-", " ")) + " " for c in _CLAUSE.split(plain)]
+    said: set[str] = set()
+    refused: set[str] = set()
+    for clause in clauses:
+        taken: list[tuple[int, int]] = []  # spans a longer phrase has read
+        for reason_id, words, pattern in _phrases():
+            for m in pattern.finditer(clause):
+                if any(m.start() < end and start < m.end() for start, end in taken):
+                    continue
+                taken.append((m.start(), m.end()))
+                before = clause[:m.start()].split()[-NEGATION_REACH:]
+                if words[0] not in NEGATORS and _denies(before, reason_id):
+                    refused.add(reason_id)
+                else:
+                    said.add(reason_id)
+    order = [reason.id for reason in REASONS]
+    return ([r for r in order if r in said and r not in refused], [r for r in order if r in refused])
 
 
 def read_reasons(text: str) -> list[str]:

@@ -123,6 +123,20 @@ def test_a_negation_denies_a_claim_but_a_negated_success_says_the_shortfall(sent
     assert mr.denied_reasons(sentence) == denied
 
 
+@pytest.mark.parametrize("sentence, affirmed", [
+    # the floor's arithmetic quotes peaks: a rate with its number is working, not a claim about the rate
+    ("my arithmetic slipped a factor of 10: 2.15e9 FLOPs at 82.2 GFLOP/s = 26.1 ms", ["learner-arithmetic"]),
+    ("a typo: 6.29 MB at 35 GB/s is 178 us, not 17.8 us", ["learner-arithmetic"]),
+    ("it attains a third of the GB/s of the copy probe", ["below-peak-bandwidth"]),  # named, no number
+    # a longer phrase is read first and its words are not read again
+    ("I used the wrong bandwidth for this chip", ["learner-arithmetic"]),
+    ("not fused: three passes over x", ["extra-traffic"]),
+])
+def test_quoted_rates_are_working_and_longer_phrases_are_read_first(sentence, affirmed):
+    assert mr.read_reasons(sentence) == affirmed
+    assert mr.denied_reasons(sentence) == []
+
+
 def test_a_prediction_2000x_off_is_explained_by_the_arithmetic_plus_a_machine_reason():
     ev = evidence(predicted_seconds=21e-6 / 2000)
     right = mr.corrected_time(ev, ["learner-arithmetic", "fixed-cost"])
