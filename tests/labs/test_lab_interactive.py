@@ -51,9 +51,11 @@ def test_predict_then_measure_then_explain(tmp_path):
     child.expect("try again")
     child.expect(r"elementwise add: measured .*why\?")
     if found:  # re-predicted with what the record's numbers give for those reasons
-        answer = f"{' + '.join(found[0])} = {miss_reasons.corrected_time(ev, found[0]) * 1e6:.4g} us"
+        # the reasons said in words (a reason's id alone is not a sentence)
+        said = " and ".join("the " + rid.replace("-", " ") for rid in found[0])
+        answer = f"{said} from this record's numbers = {miss_reasons.corrected_time(ev, found[0]) * 1e6:.4g} us"
     else:  # nothing the evidence allows explains it on this run (noisy probes): the floor alone is refused
-        answer = f"learner-arithmetic = {ev.floor_seconds * 1e6:.4g} us"
+        answer = f"the learner arithmetic: the floor from this record's numbers = {ev.floor_seconds * 1e6:.4g} us"
     child.sendline(answer)
     child.expect("accepted: " if found else "refused: ")
     child.expect(r"why\?")
