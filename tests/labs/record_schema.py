@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import typing
 
+from hypothesis import strategies as st
+
 from labs import record_types as rt
 
 
@@ -42,3 +44,31 @@ def walk(cls: type, node: dict, where: str, found: list[tuple[str, str, int | No
                 assert "properties" not in sub, f"{where}.{name}: the schema declares keys the type does not"
         if rt.required_since(f) not in (None, 1):
             found.append((where, name, rt.required_since(f)))
+
+
+# Keys no record type declares, and JSON values, for the round-trip property tests of both labs' records.
+UNKNOWN_KEY = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12).map(lambda k: "x_" + k)
+JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53)
+                          | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(UNKNOWN_KEY, inner, max_size=3),
+                          max_leaves=8)
+
+
+def add_unknown_keys_and_shuffle(data, objects: list[dict]) -> None:
+    """Add 1-6 undeclared keys to objects drawn from ``objects`` (in place), each object's keys put
+    in a drawn order: what a newer writer might store, which a reader must keep as it is."""
+    for _ in range(data.draw(st.integers(1, 6))):
+        obj = objects[data.draw(st.integers(0, len(objects) - 1))]
+        obj[data.draw(UNKNOWN_KEY)] = data.draw(JSON_VALUE)
+        items = [(k, obj[k]) for k in data.draw(st.permutations(list(obj)))]
+        obj.clear()
+        obj.update(items)
+
+
+def json_objects(value) -> list[dict]:
+    """Every JSON object inside ``value``, ``value`` itself first."""
+    if isinstance(value, dict):
+        return [value] + [o for v in value.values() for o in json_objects(v)]
+    if isinstance(value, list):
+        return [o for v in value for o in json_objects(v)]
+    return []

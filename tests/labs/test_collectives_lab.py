@@ -4,38 +4,23 @@ is a subprocess). Its typed record: tests/labs/test_collectives_record.py."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import catalogue
 from generator import collectives as C
 from labs import collectives as lab
 from labs import collectives_record as rec
 from labs import collectives_run as on_devices
 from tests.conftest import run_drill
+from tests.labs.collectives_synthetic import CAT, NOW, FakeDevice
 
-CAT = catalogue.load()
 FORCE8 = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
-NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
 
-
-@dataclass
-class FakeDevice:
-    platform: str = "tpu"
-    device_kind: str = "TPU v5 lite"
-    chip: object = None
-    device_count: int = 16
-    host: str = "h"
-    jax_version: str = "0"
-    jaxlib_version: str = "0"
-    python_version: str = "3"
 
 
 def _plan(tmp_path, device=None, **opts):

@@ -17,7 +17,7 @@ from labs import collectives_record as rec
 from labs import record_types as rt
 from labs import records
 from tests.labs import collectives_synthetic as synthetic
-from tests.labs.record_schema import walk
+from tests.labs.record_schema import add_unknown_keys_and_shuffle, json_objects, walk
 
 # No collectives record is published in bench/ or kept in tests/ yet (none has run on a multi-chip
 # accelerator); the records checked here are the lab's own (``collectives_synthetic``), and the slow
@@ -77,35 +77,11 @@ def test_save_refuses_a_bad_record_and_writes_nothing(tmp_path):
     assert not list((tmp_path / "bench").glob("*.json")) if (tmp_path / "bench").exists() else True
 
 
-_KEY = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.floats(allow_nan=False,
-                     allow_infinity=False) | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
-                     max_leaves=8)
-
-
-def _objects(value):
-    if isinstance(value, dict):
-        yield value
-        for v in value.values():
-            yield from _objects(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _objects(v)
-
-
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_undeclared_keys_and_any_key_order_survive(tmp_path_factory, data):
     record = synthetic.record(tmp_path_factory.mktemp("keys"), trace=False, sizes=(64e3, 1e6))
-    places = list(_objects(record))
-    for _ in range(data.draw(st.integers(1, 6))):
-        obj = places[data.draw(st.integers(0, len(places) - 1))]
-        obj["x_" + data.draw(_KEY)] = data.draw(_JSON)  # never a declared name
-        order = data.draw(st.permutations(list(obj)))
-        items = [(k, obj[k]) for k in order]
-        obj.clear()
-        obj.update(items)
+    add_unknown_keys_and_shuffle(data, json_objects(record))
     _same_bytes(record)
 
 

@@ -5,31 +5,20 @@ and ``calibrated_prediction`` (the two public prediction functions), on a v5e pl
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
 import pytest
 
 from generator import catalogue
 from generator import collectives as C
 from labs import collectives as lab
+from tests.labs.collectives_synthetic import FakeDevice
 
 CAT = catalogue.load()
 
 
-@dataclass
-class _Device:
-    platform: str = "tpu"
-    device_kind: str = "TPU v5 lite"
-    chip: object = None
-    device_count: int = 16
-    host: str = "h"
-    jax_version: str = "0"
-    jaxlib_version: str = "0"
-    python_version: str = "3"
-
 
 def _sharded(tmp_path):
-    plan = lab.make_plan(lab.Options(out_dir=tmp_path, trace=False, sizes=(16e6,)), _Device(chip=CAT.get("v5e")),
+    plan = lab.make_plan(lab.Options(out_dir=tmp_path, trace=False, sizes=(16e6,)), FakeDevice(chip=CAT.get("v5e")),
                          dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc))
     return plan, plan.matmul
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from labs import record_types as rt
 from labs import records
 from tests.labs import synthetic
-from tests.labs.record_schema import walk
+from tests.labs.record_schema import add_unknown_keys_and_shuffle, json_objects, walk
 
 REPO = Path(__file__).resolve().parents[2]
 STORED = sorted([*REPO.glob("bench/lab-*.json"), *REPO.glob("tests/**/lab-*.json")])
@@ -52,37 +52,11 @@ def test_every_record_the_lab_writes_round_trips(tmp_path):
         assert rt.LabRecord.from_dict(record).ops[0].measured.measured_s == record["ops"][0]["measured"]["measured_s"]
 
 
-_KEY = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.floats(allow_nan=False,
-                     allow_infinity=False) | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
-                     max_leaves=8)
-
-
-def _objects(value, path=()):
-    """Every JSON object inside ``value`` with its path."""
-    if isinstance(value, dict):
-        yield path, value
-        for k, v in value.items():
-            yield from _objects(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _objects(v, (*path, i))
-
-
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_undeclared_keys_and_any_key_order_survive(data):
     record = json.loads(STORED[-1].read_text(encoding="utf-8"))
-    places = list(_objects(record))
-    for _ in range(data.draw(st.integers(1, 6))):
-        _, obj = places[data.draw(st.integers(0, len(places) - 1))]
-        key = "x_" + data.draw(_KEY)  # never a declared name
-        obj[key] = data.draw(_JSON)
-        order = data.draw(st.permutations(list(obj)))
-        items = [(k, obj[k]) for k in order]
-        obj.clear()
-        obj.update(items)
+    add_unknown_keys_and_shuffle(data, json_objects(record))
     _same_bytes(record)
 
 
