@@ -21,7 +21,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from generator import miss_reasons, safeio
+from generator import miss_reasons, safeio, startcache
 from generator.catalogue import Catalogue
 from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.problem import Answer, Problem
@@ -36,6 +36,7 @@ MASTERY = {6: Mastery("a lab record whose every miss has an accepted corrected e
                       "corrected time its numbers reproduce, never revealed (drill lab, drill explain; a CPU practice run counts)", lab=True)}
 PROMPTS = {"corrected": {"device", "size", "op", "predicted", "measured", "evidence"}}
 DATA_DIR = Path(__file__).with_name("data")
+GENERATOR_DIR = Path(__file__).resolve().parents[1]
 CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"
 MAX_CASES_BYTES = 4 * 1024 * 1024
 KEYS = {"cases_file"}
@@ -77,6 +78,18 @@ def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tup
     return out
 
 
+def _explained_ids(cases: dict[str, dict[str, Any]]) -> list[str]:
+    """The ids of the cases whose miss the evidence explains, in file order. Finding them tries every
+    reason on every case (tens of ms, before a quiz's first prompt), and the answer follows from the
+    cases file and the model's code alone: so it is kept in the start-up cache, keyed by the bytes of
+    every file under ``generator/`` (the cases file is one)."""
+    def build() -> list[str]:
+        return [cid for cid, case in cases.items() if key_reasons(case)]
+
+    ids = startcache.cached("miss_reason", startcache.files_under(GENERATOR_DIR), build)
+    return ids if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else build()
+
+
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required=KEYS, allowed=KEYS)
     name = check.text(p["cases_file"], ("params", "cases_file"))
@@ -101,7 +114,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         except (TypeError, ValueError, KeyError) as exc:
             check.fail(where, f"{name}: case {raw['id']}: unusable evidence: {exc}")
         cases[raw["id"]] = {**raw, "ev": ev}
-    usable = {cid: c for cid, c in cases.items() if key_reasons(c)}
+    usable = {cid: cases[cid] for cid in _explained_ids(cases) if cid in cases}
     if not usable:
         check.fail(("params", "cases_file"), f"{name}: no case whose miss the evidence explains")
     return {"cases": usable, "cases_file": name}

@@ -101,7 +101,8 @@ def test_an_unwritable_cache_directory_costs_time_not_correctness(tmp_path, monk
 
 def test_the_cache_gives_the_same_catalogue_specs_skills_and_problems_as_the_yaml(cache):
     cold = generate.Registry()  # empty cache: the YAML path, which writes the entries
-    assert {p.name.split("-")[0] for p in cache.glob("*.json")} == {"catalogue", "families", "specs", "skills"}
+    assert {p.name.split("-")[0] for p in cache.glob("*.json")} == {"catalogue", "families", "specs", "skills",
+                                                                   "miss_reason"}  # its explained cases
     cold_problems = [(p.id, p.prompt, p.answer, p.solution) for p in cold.generate(count=1, seed=5)]
     catalogue.load.cache_clear()
     families.forget()
@@ -141,3 +142,18 @@ def test_a_warm_start_parses_no_yaml_and_imports_only_the_drawn_family(tmp_path)
     assert "yaml" not in warm and "generator.specs" in warm
     assert sorted(m for m in warm if m.startswith("generator.families.")) == [
         "generator.families.base", "generator.families.ridge"]
+
+
+def test_the_cached_explained_cases_are_the_ones_the_model_explains(cache):
+    from generator import miss_reasons, safeio
+    from generator.families import miss_reason
+
+    spec = generate.Registry().specs["miss_reason"]  # the entry is written
+    (entry,) = cache.glob("miss_reason-*.json")
+    cached_ids = json.loads(entry.read_text())["value"]
+    assert cached_ids == list(spec.params["cases"]) and cached_ids
+    all_cases = safeio.read_json_bounded(miss_reason.DATA_DIR / spec.params["cases_file"],
+                                         miss_reason.MAX_CASES_BYTES)["cases"]
+    explained = [c["id"] for c in all_cases
+                 if miss_reason.key_reasons({**c, "ev": miss_reasons.OpEvidence.from_dict(c["evidence"])})]
+    assert cached_ids == explained
