@@ -47,19 +47,25 @@ def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
         f = tmp_path / f"{op}.yaml"
         f.write_text(f"{op}: {op} {BANDWIDTH} = {corrected_us:.4g} us\n")
         files.append(str(f))
-    start = FORK.Event()
-    procs = [FORK.Process(target=_explain_one, args=(str(path), f, start)) for f in files]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-    assert [p.exitcode for p in procs] == [0, 0]
+    assert _race(_explain_one, [(str(path), f) for f in files]) == [0, 0]
     rec = records.load(path)
     assert {r["op"] for r in rec["ops"] if (r.get("miss") or {}).get("accepted")} == {"add", "softmax"}
     row = gate.evaluate(tmp_path / "bench").rows[0]
     assert row.counted and row.explained == ["add", "softmax"], row.why_not  # the ledger vouches for the result
     assert not list((tmp_path / "bench").glob(".*.tmp"))
+
+
+def _race(target, arguments: list[tuple]) -> list[int | None]:
+    """Fork one process per argument tuple, release them together (``target``'s last argument is the
+    start event it waits on), and give their exit codes (None: still running after 60 s)."""
+    start = FORK.Event()
+    procs = [FORK.Process(target=target, args=(*args, start)) for args in arguments]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+    return [p.exitcode for p in procs]
 
 
 def _save_one(rec: dict, bench: str, start) -> None:
@@ -73,14 +79,7 @@ def test_two_saves_at_once_keep_both_records_and_both_ledger_lines(tmp_path, att
     first = synthetic.record(tmp_path, started_at="2026-11-29T12:00:00+00:00")
     second = synthetic.record(tmp_path, started_at="2026-11-29T12:00:01+00:00")
     bench = tmp_path / "bench"
-    start = FORK.Event()
-    procs = [FORK.Process(target=_save_one, args=(r, str(bench), start)) for r in (first, second)]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-    assert [p.exitcode for p in procs] == [0, 0]
+    assert _race(_save_one, [(r, str(bench)) for r in (first, second)]) == [0, 0]
     saved = sorted(bench.glob("lab-*.json"))
     assert [p.name for p in saved] == ["lab-0.1-gpu-same-2.json", "lab-0.1-gpu-same.json"]
     ledger = records.read_ledger(bench)
