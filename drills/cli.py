@@ -37,6 +37,7 @@ COMMANDS = {
     "check": "drills.cmd_check:check",
     "misconceptions": "drills.cmd_check:misconceptions",
     "miss-reasons": "drills.cmd_reasons:miss_reasons",
+    "hierarchy": "drills.cmd_hierarchy:hierarchy",
     "stats": "drills.cmd_quiz:stats",
     "store": "drills.cmd_quiz:store",
     "lab": "drills.cmd_lab:lab",

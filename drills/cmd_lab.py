@@ -204,7 +204,11 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
     if explained:
         record = _save_explanations(path, explained)
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)]
+    for row in runner.misses(record):
+        if (row.get("miss") or {}).get("finding"):
+            say(f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}")
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)
+               and not (row.get("miss") or {}).get("finding")]
     if pending and explained is None and _interactive() and not as_json:
         _ask_explanations(record, pending, _judgement_saver(records, runner, path), path)
 
@@ -322,11 +326,11 @@ def _judgement_saver(records, runner, path: Path):
     return lambda op, judgement: _update(records, path, lambda rec: runner.record_judgement(rec, op, judgement))
 
 
-WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the effect (an id from `drill miss-reasons`, "
-             "or words such as 'launch', 'upcast', 'three passes'), re-predict with it and say why, e.g. "
-             "'<reason>: <your working> = <time with a unit>'. It is accepted when the corrected time is within "
-             "1.5x of measured and this run's numbers give it for the reasons you name; 'overhead' or 'noise' is "
-             "not a reason. Blank skips (explain later: drill explain; give up: drill explain --show).")
+WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons first (ids from `drill miss-reasons`, "
+             "joined by '+'), then your working with this run's numbers and the corrected time, e.g. "
+             "'cache-level: 6.29 MB / 108 GB/s = 58 us'. It is accepted when your arithmetic gives the corrected "
+             "time, it is within 1.5x of measured (wider for a noisy probe) and this run's numbers give it for the "
+             "reasons you name. Blank skips (explain later: drill explain; give up: drill explain --show).")
 
 
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
@@ -409,8 +413,15 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     from labs.record_types import as_record
 
     record_path, record = _load_named(records, record_path, folder)
+    from labs import explain as lab_explain
+
+    data = record.to_dict()
+    findings = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
+    for op, found in findings.items():
+        if found:
+            click.echo(f"{op}: unexplained by the evidence, nothing to ask: {found}")
     pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
-               and not (row.miss is not None and row.miss.revealed)]
+               and not (row.miss is not None and row.miss.revealed) and not findings.get(row.op)]
     if not pending:
         click.echo(f"{record_path}: no unexplained misses")
         return

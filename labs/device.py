@@ -92,21 +92,31 @@ def _memory(dev, plat: str, chip: catalogue.Chip | None) -> tuple[float | None, 
     return None, "unknown"
 
 
-def cpu_cache_bytes(base: Path = _SYSFS_CACHES) -> int | None:
-    """The largest data or unified cache sysfs lists for cpu0 (bytes), or None."""
-    best = None
+def cpu_cache_levels(base: Path = _SYSFS_CACHES) -> list[tuple[str, int]]:
+    """(name, bytes) of each data or unified cache level sysfs lists for cpu0, smallest first
+    ("L1d", "L2", "L3"); empty when sysfs lists none."""
+    found: dict[str, int] = {}
     for index in sorted(base.glob("index*")):
         try:
             kind = (index / "type").read_text().strip()
             text = (index / "size").read_text().strip()
         except OSError:
             continue
-        if kind == "Instruction":
-            continue
+        try:
+            level = (index / "level").read_text().strip()
+        except OSError:
+            level = ""
         size = parse_cache_size(text)
-        if size is not None and (best is None or size > best):
-            best = size
-    return best
+        if kind == "Instruction" or size is None:
+            continue
+        found[f"L{level}{'d' if kind == 'Data' else ''}" if level.isdigit() else index.name] = size
+    return sorted(found.items(), key=lambda item: item[1])
+
+
+def cpu_cache_bytes(base: Path = _SYSFS_CACHES) -> int | None:
+    """The largest data or unified cache sysfs lists for cpu0 (bytes), or None."""
+    levels = cpu_cache_levels(base)
+    return levels[-1][1] if levels else None
 
 
 def parse_cache_size(text: str) -> int | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from generator import miss_reasons
+from generator.hierarchy import Hierarchy, HierarchyError
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
@@ -132,7 +133,7 @@ def _probe_dict(meas: "Measurement", stored_path) -> dict:
 
 
 def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: "Calibration",
-                stored_path, calibration_remeasured: bool = False) -> dict:
+                stored_path, calibration_remeasured: bool = False, hierarchy: Hierarchy | None = None) -> dict:
     """The record's ``probes``: the fixed cost per op kind and the two attained speeds, each with its
     spread and noise verdict (``noisy``: the probes still noisy after one re-measurement).
 
@@ -164,7 +165,7 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
             "fixed_cost_by_op": by_op,
             "attained_flops_per_s": calibration.flops_per_s, "attained_bytes_per_s": calibration.bytes_per_s,
             "calibration": calibration.to_dict(stored_path), "calibration_remeasured": calibration_remeasured,
-            "noisy": noisy}
+            "noisy": noisy, "hierarchy": hierarchy.to_dict() if hierarchy is not None else None}
 
 
 @dataclass
@@ -177,6 +178,7 @@ class Probed:
     measured_at: str
     shown_before_predictions: bool = False
     shown_at: str | None = None  # ISO 8601 UTC, when shown as the device's datasheet (labs.session)
+    hierarchy: Hierarchy | None = None  # EX·06 measured on this device (labs.hierarchy)
 
 
 def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:
@@ -184,6 +186,7 @@ def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probe
     import datetime as _dt
 
     from labs import calibrate as cal
+    from labs import hierarchy as lab_hierarchy
 
     progress = progress or (lambda label: None)
     o = plan.options
@@ -192,12 +195,17 @@ def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probe
     progress("fixed cost")
     fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
                               plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
-    return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    progress("hierarchy")
+    found = lab_hierarchy.measure_hierarchy(plan.device, o.size, tuple(dict.fromkeys((o.dtype, "f32"))),
+                                            trace_dir=plan.trace_dir / "hierarchy" if plan.trace_dir is not None else None)
+    return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                  hierarchy=found)
 
 
 def datasheet_constants(probed: Probed, stored_path) -> dict:
     """The measured datasheet as the record stores it: the constants predictions were made from."""
-    probes = probes_dict(probed.fixed, probed.calibration, stored_path, probed.calibration_remeasured)
+    probes = probes_dict(probed.fixed, probed.calibration, stored_path, probed.calibration_remeasured,
+                         probed.hierarchy)
     return {"dtype": probed.calibration.dtype, "peak_flops_per_s": probed.calibration.flops_per_s,
             "hbm_bytes_per_s": probed.calibration.bytes_per_s,
             "fixed_cost_by_op_s": {op: v["fixed_cost_s"] for op, v in probes["fixed_cost_by_op"].items()},
@@ -217,6 +225,10 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
     for op, (meas, _again, edge) in probed.fixed.items():
         lines.append(f"  fixed cost of a {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
+    if probed.hierarchy is not None:
+        from generator import hierarchy as model
+
+        lines.extend(model.lines(probed.hierarchy))
     lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
                  "for a small op.")
     return lines
@@ -302,6 +314,13 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
     working = float(sets * set_bytes) if sets and set_bytes else None
     cache = (record.get("device") or {}).get("cache_bytes")
     learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
+    measured_hierarchy = _hierarchy(probes, lacking)
+    level = measured_hierarchy.level_for(working) if (measured_hierarchy and working) else None
+    shape = tuple(int(x) for x in row.get("shape") or ())
+    is_matmul = str(row.get("cost_op") or "") == "matmul"
+    rate = measured_hierarchy.rate(record["dtype"], shape) if (measured_hierarchy and is_matmul) else None
+    f32_rate = measured_hierarchy.rate("f32", shape) if (measured_hierarchy and is_matmul) else None
+    calibration = probes.get("calibration") or {}
     return miss_reasons.OpEvidence(
         op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
         predicted_seconds=float(learner["seconds"]) if learner else None,
@@ -313,7 +332,40 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
         prediction_text=str(learner["text"]) if learner else "",
         cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
         lacking=tuple(lacking), noisy_probes=_noisy_probes(record, op), emulated_from=how,
-        working_set_bytes=working, cache_bytes=float(cache) if cache else None)
+        working_set_bytes=working, cache_bytes=float(cache) if cache else None,
+        level_name=level.name if level else "", level_size_bytes=level.size_bytes if level else None,
+        level_bytes_per_s=level.bytes_per_s if level else None,
+        level_main_memory=bool(level and level.main_memory), level_spread=level.spread if level else None,
+        shape_flops_per_s=rate.flops_per_s if rate else None, shape_spread=rate.spread if rate else None,
+        f32_shape_flops_per_s=f32_rate.flops_per_s if f32_rate else None,
+        catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
+        fixed_cost_spread=_number(per_op.get("spread")),
+        copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _spread_of(measurement: Any) -> float | None:
+    """A probe measurement's spread: its device runs' when traced, else its wall runs'."""
+    if not isinstance(measurement, dict):
+        return None
+    device = _number(measurement.get("device_spread"))
+    return device if device is not None else _number(measurement.get("wall_spread"))
+
+
+def _hierarchy(probes: dict, lacking: list[str]) -> Hierarchy | None:
+    """The record's measured hierarchy (its probes' ``hierarchy``), or None (``lacking`` says so)."""
+    stored = probes.get("hierarchy")
+    if not stored:
+        lacking.append("the measured hierarchy (cache levels and matmul rates per shape)")
+        return None
+    try:
+        return Hierarchy.from_dict(stored)
+    except HierarchyError as exc:
+        lacking.append(f"the measured hierarchy ({exc})")
+        return None
 
 
 def attach(record: dict) -> dict:
@@ -327,6 +379,8 @@ def attach(record: dict) -> dict:
             "floor_s": ev.floor_seconds, "bound": ev.bound, "emulated_dtype": ev.emulated_dtype,
             "emulated_from": ev.emulated_from, "noisy_probes": list(ev.noisy_probes),
             "working_set_bytes": ev.working_set_bytes, "cache_bytes": ev.cache_bytes,
+            "level": ev.level_name or None, "level_bytes_per_s": ev.level_bytes_per_s,
+            "shape_flops_per_s": ev.shape_flops_per_s, "f32_shape_flops_per_s": ev.f32_shape_flops_per_s,
             "lacking": list(ev.lacking),
         }
     return record

@@ -39,6 +39,34 @@ def judge(record: dict, op: str, given) -> miss_reasons.Judgement:
     return miss_reasons.judge(text, evidence.op_evidence(record, op), reasons, corrected)
 
 
+def finding(record: dict, op: str) -> str | None:
+    """Why no set of reasons the evidence allows explains ``op``'s miss (``miss_reasons.unexplainable``),
+    or None (it can be explained, or the record has no such miss)."""
+    try:
+        return miss_reasons.unexplainable(evidence.op_evidence(record, op))
+    except KeyError:
+        return None
+
+
+def mark_findings(record: dict) -> list[str]:
+    """Store each miss the evidence cannot explain as ``unexplained-by-evidence`` (its ``finding``) before
+    any "why?" is asked; returns "op: finding" lines."""
+    lines = []
+    for row in record["ops"]:
+        if row.get("verdict") != "miss" or not isinstance(row.get("miss"), dict):
+            continue
+        found = finding(record, row["op"])
+        row["miss"]["finding"] = found
+        if found:
+            if not row["miss"].get("accepted"):
+                row["miss"]["why"] = f"{UNEXPLAINED_BY_EVIDENCE}: {found}"
+            lines.append(f"{row['op']}: {found}")
+    return lines
+
+
+UNEXPLAINED_BY_EVIDENCE = "unexplained-by-evidence"
+
+
 def empty_miss(op: str) -> dict:
     return {"op": op, "reasons": [], "corrected_s": None, "text": "", "accepted": False,
             "why": "not explained yet", "revealed": False, "attempts": []}

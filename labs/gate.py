@@ -85,6 +85,7 @@ class Row:
     lacking: list[str] = field(default_factory=list)  # evidence the record does not have
     takes_slot: bool = False  # made with the learner's predictions: competes for the first-run slot
     blockers: list[str] = field(default_factory=list)  # why it cannot count (why_not's first part)
+    findings: list[str] = field(default_factory=list)  # misses the evidence cannot explain: "op: why"
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
@@ -106,6 +107,9 @@ class Row:
                 f"{op} (after {refused[op]} refused)" if refused.get(op) else op for op in self.explained)
         if self.unexplained:
             text += f"; UNEXPLAINED: {', '.join(self.unexplained)}"
+        if self.findings:
+            text += "; unexplained by the evidence (a finding, not blocking): " + ", ".join(
+                f.split(":", 1)[0] for f in self.findings)
         return text
 
 
@@ -260,12 +264,15 @@ def stored_has_time(text: str) -> bool:
         return True
 
 
-def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str
+def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findings: list[str] | None = None
                   ) -> tuple[list[str], list[str], list[str], list[dict], list[str], list[str]]:
-    """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies)."""
+    """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies);
+    a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
+    unexplained."""
     from generator import miss_reasons
 
     misses, explained, unexplained, judged, lacking, odd = [], [], [], [], set(), []
+    findings = findings if findings is not None else []
     data = None  # the dict labs.evidence reads, made once and only for a miss
     for name in SEED_OPS:
         row = by_op.get(name)
@@ -284,6 +291,12 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str
             data = record.to_dict() if data is None else data
             ev = records.op_evidence(data, name)
             lacking.update(ev.lacking)
+            finding = miss_reasons.unexplainable(ev)
+            if finding:
+                findings.append(f"{name}: {finding}")
+                judged.append({"op": name, "text": text, "accepted": False, "why": f"unexplained-by-evidence: {finding}",
+                               "refused_attempts": 0, "finding": True})
+                continue
             j = miss_reasons.judge(given["text"], ev, given["reasons"] or None, given["corrected_s"])
             ok, why = j.accepted, j.why
         except KeyError as exc:  # an unknown reason id or no roofline: not accepted
@@ -311,7 +324,8 @@ def judge_record(record: LabRecord | dict, path: str = "") -> Row:
     graded = record.graded
     by_op = record.by_op()
     missing = [name for name in SEED_OPS if name not in by_op]
-    misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded)
+    findings: list[str] = []
+    misses, explained, unexplained, judged, lacking, odd = _judge_misses(record, by_op, graded, findings)
     within = len(SEED_OPS) - len(missing) - len(misses)
     blockers = _device_reasons(record)
     for name in SEED_OPS:  # by_op keeps one row per op: a second row would go unjudged
@@ -342,7 +356,7 @@ def judge_record(record: LabRecord | dict, path: str = "") -> Row:
                   and records.counted_size(record.size))
     return Row(path, record.platform, record.device_kind, record.date, record.size, graded,
                "practice", verdict, within, len(SEED_OPS) - len(missing), False, [], misses, explained,
-               unexplained, missing, record.started, judged, lacking, takes_slot, blockers)
+               unexplained, missing, record.started, judged, lacking, takes_slot, blockers, findings)
 
 
 def _verdict_reasons(row: Row) -> list[str]:
@@ -460,6 +474,16 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
     return _evaluate(bench_dir, loaded_all, ledger, skipped)
 
 
+def _refusals_from_ledger(row: Row, stem: str, ledger: list[dict] | None) -> None:
+    """Each explanation's refused attempts: the most the record or any of its ledger lines counts, so a
+    record rewritten without its trail still shows it."""
+    counted = [e.get("refused_attempts") for e in ledger or [] if e.get("stem") == stem]
+    for judged in row.explanations:
+        seen = [c.get(judged["op"]) for c in counted if isinstance(c, dict)]
+        most = max([n for n in seen if isinstance(n, int) and not isinstance(n, bool)] or [0])
+        judged["refused_attempts"] = max(int(judged.get("refused_attempts") or 0), most)
+
+
 def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skipped: list[dict]) -> GateResult:
     from labs import consistency
 
@@ -474,6 +498,7 @@ def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skip
             row = judge_record(loaded.record, shown)
             row.blockers += consistency.reasons(loaded.record, loaded.path.parent)
             row.blockers += _ledger_reasons(loaded, row, ledger, present)
+            _refusals_from_ledger(row, loaded.path.stem, ledger)
             rows.append(row)
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             # valid by schema yet inconsistent: listed and skipped, never a crash

@@ -269,6 +269,7 @@ class Probes(Part):
     calibration: Mapping[str, Any] | None = optional()
     calibration_remeasured: bool | None = optional()
     noisy: tuple[str, ...] | None = optional()  # version 4: the probes noisy even re-measured
+    hierarchy: Mapping[str, Any] | None = optional()  # generator.hierarchy.Hierarchy.to_dict(), measured
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -435,6 +436,7 @@ class Miss(Part):
     corrected_s: float | None = since(4)
     revealed: bool | None = since(4)
     attempts: tuple[Attempt, ...] | None = since(4)
+    finding: str | None = optional()  # set when the evidence explains no set of reasons: unexplained-by-evidence
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -461,6 +463,10 @@ class Evidence(Part):
     noisy_probes: tuple[str, ...] | None = optional()
     working_set_bytes: float | None = optional()
     cache_bytes: float | None = optional()
+    level: str | None = optional()
+    level_bytes_per_s: float | None = optional()
+    shape_flops_per_s: float | None = optional()
+    f32_shape_flops_per_s: float | None = optional()
     lacking: tuple[str, ...] | None = optional()
     supported_reasons: tuple[str, ...] | None = optional()  # version 3 only (version 4 refuses it)
     findings: tuple[Finding, ...] | None = optional()

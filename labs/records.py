@@ -24,6 +24,7 @@ lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -375,7 +376,33 @@ def ledger_line(record: dict, stem: str, state: str, sha256: str | None) -> dict
             "schema_version": record.get("schema_version"), "started_at": record.get("measurement_started_at"),
             "practice": bool(record.get("practice")), "sha256": sha256,
             "predictions_sha256": (record.get("learner_predictions") or {}).get("sha256"),
-            "at": _utc_now()}
+            "refused_attempts": refused_attempts(record), "at": _utc_now()}
+
+
+def _attempts(record: dict) -> dict[str, list]:
+    """op -> its miss's attempts, as stored."""
+    out = {}
+    for row in record.get("ops") or []:
+        miss = row.get("miss") if isinstance(row, dict) else None
+        if isinstance(miss, dict) and isinstance(miss.get("attempts"), list):
+            out[str(row.get("op"))] = miss["attempts"]
+    return out
+
+
+def refused_attempts(record: dict) -> dict[str, int]:
+    """op -> how many of its miss's attempts were refused (the ledger keeps the count too)."""
+    return {op: sum(1 for a in attempts if isinstance(a, dict) and a.get("verdict") == "refused")
+            for op, attempts in _attempts(record).items() if attempts}
+
+
+def check_attempts_kept(before: dict, after: dict) -> None:
+    """RecordError unless every attempt ``before`` holds is still in ``after``, first and in order:
+    attempts are append-only (guessing leaves a trail no rewrite erases)."""
+    now = _attempts(after)
+    for op, old in _attempts(before).items():
+        if now.get(op, [])[:len(old)] != old:
+            raise RecordError(f"{op}: a change may not drop or rewrite an explanation attempt "
+                              f"({len(old)} stored); attempts are append-only")
 
 
 def _utc_now() -> str:
@@ -480,7 +507,9 @@ def update(path: Path, change) -> dict:
     path = Path(path)
     with folder_lock(path.parent):
         record, before = load_with_sha(path)
+        kept = copy.deepcopy(_attempts(record))
         change(record)
+        check_attempts_kept({"ops": [{"op": op, "miss": {"attempts": a}} for op, a in kept.items()]}, record)
         validate(record)
         text = record_text(record)
         _write_record(path, text)
@@ -507,6 +536,13 @@ def rewrite(record: dict, path: Path) -> Path:
     No ledger line: a saved run's record is changed with ``update``."""
     validate(record)
     path = Path(path)
+    if path.exists() and not path.is_symlink():
+        try:
+            on_disk = load_with_sha(path)[0]
+        except (OSError, RecordError):
+            on_disk = None  # an unreadable record holds no attempts to keep
+        if on_disk is not None:
+            check_attempts_kept(on_disk, record)
     _write_record(path, record_text(record))
     return path
 

@@ -169,7 +169,7 @@ Progress = Callable[[str], None]
 def step_labels(plan: Plan) -> list[str]:
     """The steps ``run`` reports: the probes run on every device (the miss reasons' evidence);
     with ``plan.calibrate`` they also predict ("calibrate")."""
-    labels = ["dispatch overhead", "calibrate" if plan.calibrate else "probes", "fixed cost"]
+    labels = ["dispatch overhead", "calibrate" if plan.calibrate else "probes", "fixed cost", "hierarchy"]
     labels += [f"measure {name}" for name in plan.options.ops]
     return labels
 
@@ -196,12 +196,14 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     else:
         progress("calibrate" if plan.calibrate else "probes")
         progress("fixed cost")
+        progress("hierarchy")
     calibration = probed.calibration if plan.calibrate else None
     measured = {}
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured)
+    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
+                                  probed.hierarchy)
     rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
                    probes=probes)
     if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
@@ -241,7 +243,12 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rec["probes"] = probes
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
-    return evidence.attach(rec)
+    evidence.attach(rec)
+    from labs import explain as lab_explain
+
+    lab_explain.mark_findings(rec)  # before any "why?": a miss the evidence cannot explain is a finding
+    rec["summary"] = _summary(rec["ops"], graded)
+    return rec
 
 
 def misses(record: dict) -> list[dict]:
@@ -286,6 +293,8 @@ def explain(record: dict, explanations: dict) -> dict:
         given = explanations.get(row["op"])
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
+        if (row.get("miss") or {}).get("finding"):
+            continue  # unexplained by the evidence: nothing to judge
         record_judgement(record, row["op"], judge_explanation(record, row["op"], given))
     record["summary"] = _summary(record["ops"], record["graded"])
     return record
@@ -300,7 +309,8 @@ def accepted(row: dict | OpRow) -> bool:
 
 def _summary(rows: list[dict], graded: str) -> dict:
     missed = [r["op"] for r in rows if r["verdict"] == "miss"]
-    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)]
+    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)
+                   and not (r.get("miss") or {}).get("finding")]
     return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
             "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}
 

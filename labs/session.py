@@ -96,6 +96,12 @@ def why_questions(record: dict) -> list[str]:
         if runner.accepted(row):
             continue
         predicted = row["predictions"][graded]
+        finding = (row.get("miss") or {}).get("finding")
+        if finding:
+            lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
+                         f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: unexplained by the "
+                         f"evidence (no \"why?\": nothing to answer): {finding}")
+            continue
         lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
                      f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "
                      "(a reason and your corrected time with a unit: `drill miss-reasons`)")

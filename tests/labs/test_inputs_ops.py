@@ -118,6 +118,18 @@ def test_cpu_cache_is_the_largest_data_cache(tmp_path):
     assert device.cpu_cache_bytes(tmp_path / "absent") is None
 
 
+def test_cpu_cache_levels_are_named_by_level_smallest_first(tmp_path):
+    for i, (level, kind, size) in enumerate([(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"),
+                                             (3, "Unified", "32768K")]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(kind + "\n")
+        (d / "size").write_text(size + "\n")
+    assert device.cpu_cache_levels(tmp_path) == [("L1d", 32 * 2**10), ("L2", 2**20), ("L3", 32 * 2**20)]
+    assert device.cpu_cache_levels(tmp_path / "absent") == []
+
+
 def test_unknown_cache_falls_back_to_the_largest_in_the_catalogue():
     size, where = device.largest_catalogue_cache()
     assert size == 134217728 and "vmem_bytes" in where  # v5e's 128 MiB VMEM beats B200's 126 MB L2

@@ -1,0 +1,229 @@
+"""One device's memory hierarchy and compute rates, as EX·06 lays them out: pure data.
+
+A ``Hierarchy`` is the levels a working set can live in, smallest and fastest first and
+main memory (DRAM, HBM) last, each with its size, its bandwidth and where both come
+from, plus the matmul rates per dtype and shape. It comes either from the catalogue
+(``from_chip``: a catalogued chip's published figures, EX·06's page) or from a
+measurement on the device the lab runs on (``labs.hierarchy``: "measured just now",
+each figure with its spread). ``level_for`` names the level an op's working set fits,
+which is what the miss reasons read. Units: bytes, bytes/s, FLOP/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from generator.units import fmt
+
+MEASURED = "measured just now"
+
+
+class HierarchyError(ValueError):
+    """A hierarchy that cannot be read: one line saying why."""
+
+
+def _num(d: Mapping[str, Any], key: str) -> float | None:
+    value = d.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise HierarchyError(f"hierarchy field '{key}' is not a number")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level a working set can live in. ``size_bytes`` None: main memory (its size is no limit
+    the lab meets); ``bytes_per_s`` None: not published; ``spread`` (IQR / median of the copy
+    runs) None for a catalogue figure; ``swept_bytes`` the copy's buffer at this level."""
+
+    name: str
+    what: str
+    size_bytes: float | None
+    bytes_per_s: float | None
+    source: str
+    spread: float | None = None
+    swept_bytes: float | None = None
+    main_memory: bool = False
+
+    def holds(self, working_set_bytes: float) -> bool:
+        """Whether a working set of this many bytes fits this level."""
+        return self.main_memory or (self.size_bytes is not None and working_set_bytes <= self.size_bytes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "what": self.what, "size_bytes": self.size_bytes,
+                "bytes_per_s": self.bytes_per_s, "source": self.source, "spread": self.spread,
+                "swept_bytes": self.swept_bytes, "main_memory": self.main_memory}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Level":
+        if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
+            raise HierarchyError("a hierarchy level needs a name")
+        return cls(str(d["name"]), str(d.get("what") or ""), _num(d, "size_bytes"), _num(d, "bytes_per_s"),
+                   str(d.get("source") or ""), _num(d, "spread"), _num(d, "swept_bytes"),
+                   bool(d.get("main_memory")))
+
+
+@dataclass(frozen=True)
+class MatmulRate:
+    """The FLOP/s one matmul shape attains in one dtype (``shape`` as ``generator.costs`` counts
+    it: B, D, F for [B,D] @ [D,F]); ``name`` says which ("square", "skinny")."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    flops_per_s: float
+    spread: float | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape),
+                "flops_per_s": self.flops_per_s, "spread": self.spread, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "MatmulRate":
+        if not isinstance(d, Mapping):
+            raise HierarchyError("a matmul rate is not an object")
+        rate = _num(d, "flops_per_s")
+        if rate is None or not rate > 0:
+            raise HierarchyError("a matmul rate needs a positive flops_per_s")
+        shape = d.get("shape") or []
+        if not isinstance(shape, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape):
+            raise HierarchyError("a matmul rate's shape is a list of integers")
+        return cls(str(d.get("name") or ""), str(d.get("dtype") or ""), tuple(shape), rate, _num(d, "spread"),
+                   str(d.get("source") or ""))
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A device's levels (fastest first, main memory last) and its matmul rates."""
+
+    device_kind: str
+    source: str  # MEASURED, or "catalogue"
+    levels: tuple[Level, ...]
+    matmul_rates: tuple[MatmulRate, ...] = ()
+    measured_at: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def measured(self) -> bool:
+        return self.source == MEASURED
+
+    @property
+    def main_memory(self) -> Level | None:
+        return next((lv for lv in self.levels if lv.main_memory), None)
+
+    def level_for(self, working_set_bytes: float) -> Level | None:
+        """The smallest level with a bandwidth that holds the working set (main memory when none
+        smaller does); None when no level has a bandwidth."""
+        for level in self.levels:
+            if level.bytes_per_s and level.holds(working_set_bytes):
+                return level
+        return None
+
+    def rate(self, dtype: str, shape: tuple[int, ...]) -> MatmulRate | None:
+        """The measured rate of this exact matmul shape in this dtype, or None."""
+        return next((r for r in self.matmul_rates if r.dtype == dtype and tuple(r.shape) == tuple(shape)), None)
+
+    def rates_for(self, dtype: str) -> list[MatmulRate]:
+        return [r for r in self.matmul_rates if r.dtype == dtype]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device_kind": self.device_kind, "source": self.source,
+                "levels": [lv.to_dict() for lv in self.levels],
+                "matmul_rates": [r.to_dict() for r in self.matmul_rates],
+                "measured_at": self.measured_at, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Hierarchy":
+        """HierarchyError (one line) for anything that is not a hierarchy."""
+        if not isinstance(d, Mapping):
+            raise HierarchyError("the hierarchy is not an object")
+        levels, rates = d.get("levels"), d.get("matmul_rates") or []
+        if not isinstance(levels, list) or not isinstance(rates, list):
+            raise HierarchyError("the hierarchy's levels and matmul_rates are lists")
+        notes = d.get("notes") or []
+        return cls(str(d.get("device_kind") or ""), str(d.get("source") or ""),
+                   tuple(Level.from_dict(x) for x in levels), tuple(MatmulRate.from_dict(x) for x in rates),
+                   str(d.get("measured_at") or ""), tuple(str(n) for n in notes) if isinstance(notes, list) else ())
+
+
+def separated_levels(h: Hierarchy) -> int:
+    """How many levels' bandwidths differ from the next slower measured level's by more than the
+    two spreads together (main memory counts as one): the levels a measurement tells apart."""
+    measured = [lv for lv in h.levels if lv.bytes_per_s]
+    if not measured:
+        return 0
+    apart = 1
+    for faster, slower in zip(measured, measured[1:]):
+        assert faster.bytes_per_s and slower.bytes_per_s
+        band = (faster.spread or 0.0) + (slower.spread or 0.0)
+        if abs(faster.bytes_per_s - slower.bytes_per_s) > band * min(faster.bytes_per_s, slower.bytes_per_s):
+            apart += 1
+    return apart
+
+
+# ----------------------------------------------------------------- from the catalogue (EX·06's page)
+
+def _figure_value(chip: Any, key: str) -> float | None:
+    fig = chip.figure(key)
+    return None if fig is None or fig.value is None else float(fig.value)
+
+
+def _figure_source(chip: Any, key: str) -> str:
+    fig = chip.figure(key)
+    return fig.source.cite() if fig is not None else "not published"
+
+
+def from_chip(chip: Any, cat: Any) -> Hierarchy:
+    """A catalogued chip's hierarchy as EX·06 shows it: HBM, then VMEM (TPU; its bandwidth from
+    the catalogue's VMEM-to-MXU ratio) or L2 and SMEM (GPU); the published bf16 peak as its one
+    rate. ``chip``: ``generator.catalogue.Chip``; ``cat`` its ``Catalogue``."""
+    hbm = Level("HBM", "off-chip high-bandwidth memory", _figure_value(chip, "hbm_bytes"),
+                float(chip.hbm_bytes_per_s), f"{_figure_source(chip, 'hbm_bytes_per_s')}", main_memory=True)
+    inner: list[Level] = []
+    if chip.kind == "tpu":
+        ratio = cat.fact("vmem_to_mxu_over_hbm_bandwidth")
+        inner.append(Level("VMEM", "on-chip scratchpad, managed by the kernel", _figure_value(chip, "vmem_bytes"),
+                           float(ratio.value) * float(chip.hbm_bytes_per_s),
+                           f"{_figure_source(chip, 'vmem_bytes')}; bandwidth about {ratio.value:g}x HBM "
+                           f"({ratio.source.cite()})"))
+        inner.append(Level("SMEM", "scalar memory, the TPU's scalar unit", _figure_value(chip, "smem_bytes"), None,
+                           _figure_source(chip, "smem_bytes")))
+    else:
+        inner.append(Level("SMEM", "per SM (shared memory)", _figure_value(chip, "smem_bytes_per_sm"), None,
+                           _figure_source(chip, "smem_bytes_per_sm")))
+        inner.append(Level("L2", "cache shared by all SMs", _figure_value(chip, "l2_bytes"), None,
+                           _figure_source(chip, "l2_bytes")))
+    rates = tuple(MatmulRate("peak", dtype, (), float(fig.value), None, fig.source.cite())
+                  for dtype, fig in chip.peak_flops.items() if fig.value is not None)
+    return Hierarchy(chip.name, "catalogue", (*inner, hbm), rates)
+
+
+# ----------------------------------------------------------------- shown as EX·06 lays it out
+
+def _size(value: float | None, main: bool) -> str:
+    if value is None:
+        return "main memory" if main else "not published"
+    return fmt(value, "B")
+
+
+def lines(h: Hierarchy) -> list[str]:
+    """EX·06 as text: one row per level (size, bandwidth, spread, source), then the matmul rates."""
+    title = (f"EX·06 memory hierarchy of this device ({h.device_kind}), {MEASURED}" if h.measured
+             else f"EX·06 memory hierarchy of {h.device_kind} (catalogue)")
+    head = f"  {'level':<7} {'size':>11} {'bandwidth':>13} {'spread':>7}  source"
+    out = [title, head]
+    for lv in h.levels:
+        bw = "not published" if lv.bytes_per_s is None else fmt(lv.bytes_per_s, "B/s")
+        spread = "-" if lv.spread is None else f"{100 * lv.spread:.0f}%"
+        out.append(f"  {lv.name:<7} {_size(lv.size_bytes, lv.main_memory):>11} {bw:>13} {spread:>7}  {lv.source}")
+    if h.matmul_rates:
+        out.append("  matmul rates:")
+        for r in h.matmul_rates:
+            shape = "x".join(map(str, r.shape)) if r.shape else "published peak"
+            spread = "" if r.spread is None else f", spread {100 * r.spread:.0f}%"
+            out.append(f"    {r.dtype:<5} {r.name:<7} {shape:<14} {fmt(r.flops_per_s, 'FLOP/s')}{spread}  ({r.source})")
+    out.extend(f"  note: {n}" for n in h.notes)
+    return out

@@ -1,0 +1,170 @@
+"""EX·06 as a lab: measure the memory hierarchy and matmul rates of the device jax runs on.
+
+The levels come from the device itself: on a CPU each data or unified cache level that
+sysfs lists for cpu0 (``labs.device.cpu_cache_levels``) and DRAM; on a GPU the
+catalogue's L2 and HBM; on a TPU HBM (VMEM is not reachable from a plain jitted op, and
+the hierarchy says so). Each level's bandwidth is a jitted in-place negate of a float32
+buffer sized to live in that level (half its size; main memory: several times the
+largest cache), run as many passes inside one call (``lax.fori_loop``) as it takes to
+move ``BYTES_PER_CALL``, so the call's dispatch is a small share of what is timed: the
+rate an XLA op attains with its working set in that level. Each probe is re-measured
+with more runs until its spread (IQR / median) is at most ``TARGET_SPREAD`` or its
+budget is spent; the spread is kept. The matmul rates are the lab's own shapes (the
+square N^3 and the skinny 8xNxN matmul) in each dtype asked for, so an emulated bf16
+shows as a measured rate, timed on the device (profiler traces) where a trace folder is
+given, as the lab times its ops. The result is a ``generator.hierarchy.Hierarchy``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from generator import costs
+from generator.hierarchy import MEASURED, Hierarchy, Level, MatmulRate
+from generator.units import DTYPE_BYTES
+from labs import measure
+from labs import ops as lab_ops
+from labs.device import DeviceInfo, cpu_cache_levels
+
+COPY_DTYPE = "f32"
+BYTES_PER_CALL = 64 * 2**20  # each timed call moves at least this much (read + write)
+MAIN_MEMORY_CACHE_MULTIPLE = 8  # the main-memory buffer: this many times the largest cache
+MIN_MAIN_MEMORY_BYTES = 256 * 2**20
+TARGET_SPREAD = 0.10  # re-measure a probe until its spread is at most this
+FIRST_REPS = 7
+MAX_REPS = 56
+PROBE_BUDGET_S = 4.0  # seconds of re-measuring per probe, at most
+LEVEL_SHARE = 0.5  # a level's buffer is this share of its size (room for the rest of the program)
+
+Progress = Callable[[str], None]
+
+
+def _steady(measure_once: Callable[[int], measure.Measurement]) -> measure.Measurement:
+    """``measure_once(reps)`` with more reps each time, until the spread is at most TARGET_SPREAD or the
+    budget is spent; the quietest measurement is kept."""
+    started = time.monotonic()
+    reps = FIRST_REPS
+    best = measure_once(reps)
+    while best.wall.spread > TARGET_SPREAD and time.monotonic() - started < PROBE_BUDGET_S and reps < MAX_REPS:
+        reps *= 2
+        again = measure_once(reps)
+        if again.wall.spread < best.wall.spread:
+            best = again
+    return best
+
+
+def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
+    """(bytes/s, spread, passes) of an in-place negate of a float32 buffer of about ``buffer_bytes``."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    cols = 256
+    elem = DTYPE_BYTES[COPY_DTYPE]
+    rows = max(1, buffer_bytes // (cols * elem))
+    size = rows * cols * elem
+    passes = max(1, math.ceil(BYTES_PER_CALL / (2 * size)))
+
+    def lab_hierarchy_copy(x: Any) -> Any:
+        return lax.fori_loop(0, passes, lambda i, y: -y, x)
+
+    fn = jax.jit(lab_hierarchy_copy, donate_argnums=0)
+    holder = [jnp.ones((rows, cols), lab_ops.jax_dtype(COPY_DTYPE))]
+
+    def step(i: int) -> Any:
+        holder[0] = fn(holder[0])
+        return holder[0]
+
+    meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_copy", reps, None))
+    holder.clear()
+    return 2 * size * passes / meas.measured_s, meas.wall.spread, passes
+
+
+def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None) -> tuple[float, float, str]:
+    """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``; FLOPs from
+    ``generator.costs``. With ``trace_dir``, device time from profiler traces, as the lab times its
+    ops (a small matmul's dispatch would otherwise dominate its wall time)."""
+    import jax
+
+    b, d, f = shape
+    dt = lab_ops.jax_dtype(dtype)
+
+    def lab_hierarchy_matmul(x: Any, y: Any) -> Any:
+        return x @ y
+
+    fn = jax.jit(lab_hierarchy_matmul)
+    keys = jax.random.split(jax.random.key(7), 4)
+    sets = [(jax.random.normal(keys[0], (b, d), dt), jax.random.normal(keys[1], (d, f), dt)),
+            (jax.random.normal(keys[2], (b, d), dt), jax.random.normal(keys[3], (d, f), dt))]
+    flops = costs.cost("matmul", shape, dtype).flops
+    if trace_dir is not None:
+        meas = measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul", FIRST_REPS,
+                                    Path(trace_dir) / f"matmul-{'x'.join(map(str, shape))}-{dtype}")
+        spread = meas.device.spread if meas.device is not None else meas.wall.spread
+    else:
+        meas = _steady(lambda reps: measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul",
+                                                         reps, None))
+        spread = meas.wall.spread
+    return flops / meas.measured_s, spread, meas.measured_from
+
+
+def level_plan(device: DeviceInfo) -> tuple[list[tuple[str, str, float | None, bool]], list[str]]:
+    """(name, what, size bytes, main memory?) of each level to sweep, fastest first, and notes."""
+    notes: list[str] = []
+    levels: list[tuple[str, str, float | None, bool]] = []
+    if device.platform == "cpu":
+        for name, size in cpu_cache_levels():
+            levels.append((name, f"CPU cache (sysfs: {name}, per cpu0)", float(size), False))
+        if not levels:
+            notes.append("sysfs lists no CPU caches here: only main memory is measured")
+        levels.append(("DRAM", "main memory", device.memory_bytes, True))
+    elif device.platform == "gpu":
+        chip = device.chip
+        l2 = chip.figure("l2_bytes") if chip is not None else None
+        if l2 is not None and l2.value:
+            levels.append(("L2", f"cache shared by all SMs ({l2.source.cite()})", float(l2.value), False))
+        else:
+            notes.append("no L2 size in the catalogue for this GPU: only HBM is measured")
+        levels.append(("HBM", "off-chip high-bandwidth memory", device.memory_bytes, True))
+    else:
+        levels.append(("HBM", "off-chip high-bandwidth memory", device.memory_bytes, True))
+        notes.append("VMEM is staged by the compiler inside a kernel; a plain jitted op cannot pin a "
+                     "working set there, so it is not swept")
+    return levels, notes
+
+
+def _main_buffer(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
+    largest = max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0))
+    wanted = max(MIN_MAIN_MEMORY_BYTES, MAIN_MEMORY_CACHE_MULTIPLE * int(largest))
+    if device.budget_bytes is not None:
+        wanted = min(wanted, int(device.budget_bytes // 2))
+    return wanted
+
+
+def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
+                      progress: Progress | None = None, trace_dir: Path | None = None) -> Hierarchy:
+    """This device's hierarchy: every level's copy rate and the lab's matmul shapes at N=``size``
+    in each of ``dtypes`` (device time from traces under ``trace_dir``, else wall time); ``progress``
+    is told each probe as it starts."""
+    progress = progress or (lambda label: None)
+    plan, notes = level_plan(device)
+    levels = []
+    for name, what, size_bytes, main in plan:
+        progress(f"copy in {name}")
+        buffer = _main_buffer(device, plan) if main else max(4096, int(LEVEL_SHARE * (size_bytes or 0)))
+        rate, spread, passes = copy_rate(buffer)
+        how = (f"{MEASURED}: in-place {COPY_DTYPE} negate of {buffer / 2**10:,.0f} KiB, {passes} pass(es) a call "
+               "(wall time)")
+        levels.append(Level(name, what, None if main else size_bytes, rate, how, spread, float(buffer), main))
+    rates = []
+    for dtype in dtypes:
+        for shape_name, shape in (("square", (size, size, size)), ("skinny", (lab_ops.SKINNY_ROWS, size, size))):
+            progress(f"matmul {shape_name} {dtype}")
+            flops_per_s, spread, how = matmul_rate(shape, dtype, trace_dir)
+            rates.append(MatmulRate(shape_name, dtype, shape, flops_per_s, spread, f"{MEASURED} ({how} time)"))
+    when = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return Hierarchy(device.device_kind, MEASURED, tuple(levels), tuple(rates), when, tuple(notes))
