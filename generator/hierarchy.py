@@ -11,6 +11,7 @@ which is what the miss reasons read. Units: bytes, bytes/s, FLOP/s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -33,6 +34,28 @@ def _num(d: Mapping[str, Any], key: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class CallRate:
+    """What one call attains streaming a level: ``call_bytes`` moved per call (read + write), its
+    bytes/s and spread. A small call cannot use every core; main memory is swept by call size."""
+
+    call_bytes: float
+    bytes_per_s: float
+    spread: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call_bytes": self.call_bytes, "bytes_per_s": self.bytes_per_s, "spread": self.spread}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CallRate":
+        if not isinstance(d, Mapping):
+            raise HierarchyError("a call rate is not an object")
+        size, rate = _num(d, "call_bytes"), _num(d, "bytes_per_s")
+        if not (size and size > 0 and rate and rate > 0):
+            raise HierarchyError("a call rate needs positive call_bytes and bytes_per_s")
+        return cls(size, rate, _num(d, "spread"))
+
+
+@dataclass(frozen=True)
 class Level:
     """One level a working set can live in. ``size_bytes`` None: main memory (its size is no limit
     the lab meets); ``bytes_per_s`` None: not published; ``spread`` (IQR / median of the copy
@@ -46,6 +69,13 @@ class Level:
     spread: float | None = None
     swept_bytes: float | None = None
     main_memory: bool = False
+    by_call: tuple[CallRate, ...] = ()
+
+    def for_call(self, call_bytes: float) -> CallRate | None:
+        """The swept call size nearest ``call_bytes`` (on a log scale), or None when not swept."""
+        if not self.by_call or call_bytes <= 0:
+            return None
+        return min(self.by_call, key=lambda c: abs(math.log(c.call_bytes / call_bytes)))
 
     def holds(self, working_set_bytes: float) -> bool:
         """Whether a working set of this many bytes fits this level."""
@@ -54,15 +84,19 @@ class Level:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "what": self.what, "size_bytes": self.size_bytes,
                 "bytes_per_s": self.bytes_per_s, "source": self.source, "spread": self.spread,
-                "swept_bytes": self.swept_bytes, "main_memory": self.main_memory}
+                "swept_bytes": self.swept_bytes, "main_memory": self.main_memory,
+                "by_call": [c.to_dict() for c in self.by_call]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Level":
         if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
             raise HierarchyError("a hierarchy level needs a name")
+        calls = d.get("by_call") or []
+        if not isinstance(calls, list):
+            raise HierarchyError("a level's by_call is a list")
         return cls(str(d["name"]), str(d.get("what") or ""), _num(d, "size_bytes"), _num(d, "bytes_per_s"),
                    str(d.get("source") or ""), _num(d, "spread"), _num(d, "swept_bytes"),
-                   bool(d.get("main_memory")))
+                   bool(d.get("main_memory")), tuple(CallRate.from_dict(c) for c in calls))
 
 
 @dataclass(frozen=True)
@@ -219,6 +253,10 @@ def lines(h: Hierarchy) -> list[str]:
         bw = "not published" if lv.bytes_per_s is None else fmt(lv.bytes_per_s, "B/s")
         spread = "-" if lv.spread is None else f"{100 * lv.spread:.0f}%"
         out.append(f"  {lv.name:<7} {_size(lv.size_bytes, lv.main_memory):>11} {bw:>13} {spread:>7}  {lv.source}")
+        for c in lv.by_call:
+            cs = "-" if c.spread is None else f"{100 * c.spread:.0f}%"
+            out.append(f"  {'':<7} {'calls of':>11} {fmt(c.bytes_per_s, 'B/s'):>13} {cs:>7}  "
+                       f"{fmt(c.call_bytes, 'B')} moved a call, rotated through {lv.name}")
     if h.matmul_rates:
         out.append("  matmul rates:")
         for r in h.matmul_rates:

@@ -14,6 +14,9 @@ A noisy probe is measured once more; still noisy, it says so, and supports nothi
 record's own numbers (pure Python) and ``attach`` stores those numbers as the op's
 ``evidence`` object, never which reasons they support (that is judged when the
 learner answers). Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+
+Over 400 lines, one job: the evidence of a miss, from the probes that measure it to the
+``OpEvidence`` and table a record's numbers make.
 """
 
 from __future__ import annotations
@@ -316,6 +319,7 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
     learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
     measured_hierarchy = _hierarchy(probes, lacking)
     level = measured_hierarchy.level_for(working) if (measured_hierarchy and working) else None
+    call = level.for_call(float(row["bytes"])) if level is not None else None  # main memory, by call size
     shape = tuple(int(x) for x in row.get("shape") or ())
     is_matmul = str(row.get("cost_op") or "") == "matmul"
     rate = measured_hierarchy.rate(record["dtype"], shape) if (measured_hierarchy and is_matmul) else None
@@ -333,14 +337,24 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
         cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
         lacking=tuple(lacking), noisy_probes=_noisy_probes(record, op), emulated_from=how,
         working_set_bytes=working, cache_bytes=float(cache) if cache else None,
-        level_name=level.name if level else "", level_size_bytes=level.size_bytes if level else None,
-        level_bytes_per_s=level.bytes_per_s if level else None,
-        level_main_memory=bool(level and level.main_memory), level_spread=level.spread if level else None,
+        level_name=_level_name(level, call), level_size_bytes=level.size_bytes if level else None,
+        level_bytes_per_s=(call.bytes_per_s if call else level.bytes_per_s) if level else None,
+        level_main_memory=bool(level and level.main_memory),
+        level_spread=(call.spread if call else level.spread) if level else None,
         shape_flops_per_s=rate.flops_per_s if rate else None, shape_spread=rate.spread if rate else None,
         f32_shape_flops_per_s=f32_rate.flops_per_s if f32_rate else None,
         catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")))
+
+
+def _level_name(level: Any, call: Any) -> str:
+    """The level an op's working set lives in, with the call size its rate was swept at."""
+    from generator.units import fmt
+
+    if level is None:
+        return ""
+    return f"{level.name} (calls of {fmt(call.call_bytes, 'B')})" if call is not None else str(level.name)
 
 
 def _number(value: Any) -> float | None:

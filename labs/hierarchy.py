@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator import costs
-from generator.hierarchy import MEASURED, Hierarchy, Level, MatmulRate
+from generator.hierarchy import MEASURED, CallRate, Hierarchy, Level, MatmulRate
 from generator.units import DTYPE_BYTES
 from labs import measure
 from labs import ops as lab_ops
@@ -82,6 +82,41 @@ def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
     meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_copy", reps, None))
     holder.clear()
     return 2 * size * passes / meas.measured_s, meas.wall.spread, passes
+
+
+CALL_SIZES_BYTES = (256 * 2**10, 2**20, 4 * 2**20, 16 * 2**20)  # a call's buffer, main memory swept by call
+ROTATED_CACHE_MULTIPLE = 3  # the rotated buffers total this many times the largest cache: from main memory
+
+
+def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | None) -> tuple[float, float]:
+    """(bytes/s, spread) of in-place negates of ``call_buffer_bytes`` each, rotated through buffers
+    totalling ``total_bytes`` (past every cache: each call streams from main memory, as the lab's
+    rotated ops do); device time under ``trace_dir``, else wall time."""
+    import jax
+    import jax.numpy as jnp
+
+    cols = 256
+    elem = DTYPE_BYTES[COPY_DTYPE]
+    rows = max(1, call_buffer_bytes // (cols * elem))
+    size = rows * cols * elem
+    count = max(2, math.ceil(total_bytes / size))
+
+    def lab_hierarchy_rotated_copy(x: Any) -> Any:
+        return -x
+
+    fn = jax.jit(lab_hierarchy_rotated_copy, donate_argnums=0)
+    bufs = [jnp.full((rows, cols), float(i), lab_ops.jax_dtype(COPY_DTYPE)) for i in range(count)]
+
+    def step(i: int) -> Any:
+        bufs[i % count] = fn(bufs[i % count])
+        return bufs[i % count]
+
+    reps = max(FIRST_REPS, min(MAX_REPS, count))
+    folder = None if trace_dir is None else Path(trace_dir) / f"rotated-{size}"
+    meas = measure.measure_call(step, "jit_lab_hierarchy_rotated_copy", reps, folder)
+    spread = meas.device.spread if meas.device is not None else meas.wall.spread
+    bufs.clear()
+    return 2 * size / meas.measured_s, spread
 
 
 def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None) -> tuple[float, float, str]:
@@ -145,6 +180,14 @@ def _main_buffer(device: DeviceInfo, levels: list[tuple[str, str, float | None, 
     return wanted
 
 
+def _rotated_total(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
+    largest = max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0))
+    total = max(64 * 2**20, ROTATED_CACHE_MULTIPLE * int(largest))
+    if device.budget_bytes is not None:
+        total = min(total, int(device.budget_bytes // 4))
+    return total
+
+
 def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
                       progress: Progress | None = None, trace_dir: Path | None = None) -> Hierarchy:
     """This device's hierarchy: every level's copy rate and the lab's matmul shapes at N=``size``
@@ -159,7 +202,17 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
         rate, spread, passes = copy_rate(buffer)
         how = (f"{MEASURED}: in-place {COPY_DTYPE} negate of {buffer / 2**10:,.0f} KiB, {passes} pass(es) a call "
                "(wall time)")
-        levels.append(Level(name, what, None if main else size_bytes, rate, how, spread, float(buffer), main))
+        by_call: list[CallRate] = []
+        if main:
+            total = _rotated_total(device, plan)
+            for call in CALL_SIZES_BYTES:
+                if call * 2 > total:
+                    continue
+                progress(f"copy from {name}, calls of {call // 2**10:,} KiB")
+                call_rate, call_spread = rotated_copy_rate(call, total, trace_dir)
+                by_call.append(CallRate(2.0 * call, call_rate, call_spread))
+        levels.append(Level(name, what, None if main else size_bytes, rate, how, spread, float(buffer), main,
+                            tuple(by_call)))
     rates = []
     for dtype in dtypes:
         for shape_name, shape in (("square", (size, size, size)), ("skinny", (lab_ops.SKINNY_ROWS, size, size))):

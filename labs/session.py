@@ -100,7 +100,7 @@ def why_questions(record: dict) -> list[str]:
         if finding:
             lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
                          f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: unexplained by the "
-                         f"evidence (no \"why?\": nothing to answer): {finding}")
+                         f"evidence, nothing to ask: {finding}")
             continue
         lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
                      f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "

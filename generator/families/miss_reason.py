@@ -73,18 +73,38 @@ def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tup
     out: list[tuple[tuple[str, ...], float]] = []
     for combo in found[1:]:
         value = miss_reasons.corrected_time(ev, combo)
-        if abs(value - right) > tolerance * right and all(abs(value - v) > tolerance * v for _, v in out):
+        # Apart by the narrowest tolerance a case gets: the case's own tolerance narrows toward it (``tolerance``),
+        # so an explanation within the family's tolerance of the key may still lie outside the case's.
+        if abs(value - right) > MIN_TOLERANCE * right and all(abs(value - v) > MIN_TOLERANCE * v for _, v in out):
             out.append((combo, value))
     return out
 
 
-def _explained_ids(cases: dict[str, dict[str, Any]]) -> list[str]:
-    """The ids of the cases whose miss the evidence explains, in file order. Finding them tries every
-    reason on every case (tens of ms, before a quiz's first prompt), and the answer follows from the
-    cases file and the model's code alone: so it is kept in the start-up cache, keyed by the bytes of
-    every file under ``generator/`` (the cases file is one)."""
+def _wrong_lands_on_key(case: dict[str, Any], within: float) -> bool:
+    """Some reason outside every explanation, re-predicted as ``wrong_reasons`` does, gives a time within
+    ``within`` of the key: the wrong method would be graded right, so the case teaches nothing."""
+    ev = case["ev"]
+    key = key_reasons(case) or ()
+    right = miss_reasons.corrected_time(ev, key)
+    explaining = {r for combo in miss_reasons.explanations(ev, MOST_REASONS) for r in combo}
+    base = ("learner-arithmetic",) if "learner-arithmetic" in key else ()
+    for reason in miss_reasons.REASONS:
+        if reason.id in key or reason.id in explaining:
+            continue
+        value = miss_reasons.corrected_time(ev, (*base, reason.id))
+        if abs(value - right) <= within * right:
+            return True
+    return False
+
+
+def _explained_ids(cases: dict[str, dict[str, Any]], within: float) -> list[str]:
+    """The ids of the cases whose miss the evidence explains and where no wrong method lands within
+    ``within`` of the key, in file order. Finding them tries every reason on every case (tens of ms,
+    before a quiz's first prompt), and the answer follows from the cases file and the model's code
+    alone: so it is kept in the start-up cache, keyed by the bytes of every file under ``generator/``
+    (the cases file and the family's spec among them)."""
     def build() -> list[str]:
-        return [cid for cid, case in cases.items() if key_reasons(case)]
+        return [cid for cid, case in cases.items() if key_reasons(case) and not _wrong_lands_on_key(case, within)]
 
     ids = startcache.cached("miss_reason", startcache.files_under(GENERATOR_DIR), build)
     return ids if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else build()
@@ -114,7 +134,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         except (TypeError, ValueError, KeyError) as exc:
             check.fail(where, f"{name}: case {raw['id']}: unusable evidence: {exc}")
         cases[raw["id"]] = {**raw, "ev": ev}
-    usable = {cid: cases[cid] for cid in _explained_ids(cases) if cid in cases}
+    usable = {cid: cases[cid] for cid in _explained_ids(cases, float(spec.tolerance)) if cid in cases}
     if not usable:
         check.fail(("params", "cases_file"), f"{name}: no case whose miss the evidence explains")
     return {"cases": usable, "cases_file": name}
@@ -194,7 +214,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
               f"{miss_reasons.find(rid).corrected_time}" for rid in key]
     steps.append(f"{' + '.join(key)} = {fmt(value, 's')}, within {miss_reasons.CORRECTED_FACTOR}x of measured "
                  f"{fmt(ev.measured_seconds, 's')}")
-    steps.append(f"[lab record {case['record']}, {case['device_kind']}, {case['date'][:10]}; "
+    steps.append(f"[lab record {case['record'].rsplit('/', 1)[-1]}, {case['device_kind']}, {case['date'][:10]}; "
                  f"reasons and their corrected times: drill miss-reasons]")
     others = other_explanations(case, spec.tolerance)
     also_right = tuple({"value": v, "note": f"{' + '.join(combo)} gives {fmt(v, 's')}: this record's numbers "

@@ -1,7 +1,9 @@
 """`drill progress`: Can-you ticks from quiz results and by hand, labs from records, streak, gate."""
 
 import json
+import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -133,13 +135,17 @@ def _cpu_record(tmp_path, ratios, **kw):
 
 
 def _with_misses(record, entries):
-    """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None."""
+    """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None
+    (the text's {bytes} and {rate} then filled with the op's own counted bytes and copy-probe rate)."""
     for op, (reasons, text, accepted) in entries.items():
         row = next(r for r in record["ops"] if r["op"] == op)
         assert row["verdict"] == "miss"
         if accepted is None:  # re-predicted with the reasons' own corrected time (issue 22)
             from generator import miss_reasons
-            corrected = miss_reasons.corrected_time(records.op_evidence(record, op), reasons) if reasons else None
+            from generator.units import fmt
+            ev = records.op_evidence(record, op)
+            text = text.format(bytes=fmt(ev.model_bytes, "B"), rate=fmt(ev.attained_bytes_per_s or 0, "B/s"))
+            corrected = miss_reasons.corrected_time(ev, reasons) if reasons else None
             runner.record_judgement(record, op, runner.judge_explanation(record, op, {
                 "reasons": reasons, "text": text, "corrected_s": corrected}))
         else:  # written by hand: what an edited record says
@@ -155,8 +161,9 @@ def _item_six(tmp_path, record, name="lab-0.1-cpu"):
         return {i.number: i for i in progress.can_you(store, progress.load_records(bench))}[6]
 
 
-# the synthetic CPU run's copy probe attains a third of the calibrated bandwidth the floor uses
-STREAMS = (["below-peak-bandwidth"], "it streams at the copy probe's bandwidth, a third of what the floor uses")
+# the synthetic CPU run's copy probe attains a third of the calibrated bandwidth the floor uses; the working
+# uses the record's own numbers (filled in by _with_misses)
+STREAMS = (["below-peak-bandwidth"], "it streams {bytes} at the copy probe's {rate}, a third of what the floor uses")
 
 
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
@@ -172,7 +179,10 @@ def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(
     {"add": (["fixed-cost"], "launch overhead", True), "softmax": (*STREAMS, None)},  # the record has no fixed cost
     {"add": ([], "overhead", None), "softmax": (*STREAMS, None)},  # refused by the tool
     {"softmax": (*STREAMS, None)},  # one miss not explained (an interrupted "why?")
-], ids=["overhead", "unsupported", "refused", "unexplained"])
+    # the reason named, but the working uses none of the record's numbers: refused by the tool
+    {"add": (["below-peak-bandwidth"], "it streams at the copy probe's bandwidth, a third of what the floor uses", None),
+     "softmax": (*STREAMS, None)},
+], ids=["overhead", "unsupported", "refused", "unexplained", "no-record-numbers"])
 def test_item_six_never_ticks_from_a_shrug_a_refusal_or_an_unexplained_miss(tmp_path, entries):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}), entries)
     item = _item_six(tmp_path, rec)
@@ -276,3 +286,22 @@ def test_calibration_without_predictions_of_yours(tmp_path):
     assert data["calibration"]["runs"] == [] and data["calibration"]["median_ratio"] is None
     res = _invoke("--store", str(tmp_path / "s.sqlite3"), "--bench", str(bench))
     assert "no predictions of yours in these records yet" in res.output
+
+
+FINDINGS = Path(__file__).resolve().parents[1] / "labs" / "fixtures" / "hierarchy"  # drill lab runs with probes.hierarchy
+
+
+@pytest.mark.parametrize("name, asked", [
+    ("lab-0.1-cpu-cpu-n256-20261202T060507Z.json", []),  # every miss a finding of the measured hierarchy
+    ("lab-0.1-cpu-cpu-n128-20261202T060459Z.json", ["skinny_matmul", "softmax", "reduce_sum"]),  # add is one
+])
+def test_a_miss_the_evidence_cannot_explain_is_never_asked_and_never_ticks_item_six(tmp_path, name, asked):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    shutil.copyfile(FINDINGS / name, bench / name)
+    ((_, record),) = progress.load_records(bench)
+    assert progress.missed_ops(record) and progress.unaccepted(record) == asked
+    assert progress.accepted_records([(bench / name, record)]) == []  # nothing explained: no tick from findings
+    with Store.open(tmp_path / "s.sqlite3") as store:
+        item = {i.number: i for i in progress.can_you(store, progress.load_records(bench))}[6]
+    assert not item.ticked and item.evidence == []

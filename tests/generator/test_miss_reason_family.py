@@ -51,8 +51,8 @@ def test_every_key_is_the_corrected_time_drill_explain_accepts():
         assert not (1 / 2 <= ev.ratio <= 2), "a case is a miss over 2x"
         combos = miss_reasons.explanations(ev, 2)
         assert combos and p.answer.value == pytest.approx(miss_reasons.corrected_time(ev, combos[0]))
-        words = " and ".join(miss_reasons.find(r).words[1] for r in combos[0])
-        j = miss_reasons.judge(" + ".join(combos[0]) + f": the numbers show {words}", ev, None, p.answer.value)
+        numbers = ", ".join(f"{v:.6g} {u}" for _, v, u in miss_reasons.needed_numbers(ev, combos[0]))
+        j = miss_reasons.judge(" + ".join(combos[0]) + f": from {numbers}", ev, None, p.answer.value)
         assert j.accepted, (p.id, j.why)
         assert all(rid in " ".join(p.solution) for rid in combos[0])
 
@@ -69,7 +69,8 @@ def test_the_prompt_gives_the_op_the_prediction_the_measurement_and_the_evidence
         if ev.fixed_cost_seconds is not None:
             assert fmt(ev.fixed_cost_seconds, "s") in p.prompt
         assert not any(r.id in p.prompt for r in miss_reasons.REASONS)  # the prompt never names the answer
-        assert case["record"] in p.solution[-1] or case["record"] in " ".join(p.solution)
+        name = case["record"].rsplit("/", 1)[-1]
+        assert any(name in step for step in p.solution) and "tests/" not in " ".join(p.solution)  # by name
 
 
 def test_ids_round_trip_through_drill_check_and_a_wrong_reasons_time_says_its_flaw():

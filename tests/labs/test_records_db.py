@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
+from generator.units import fmt
 from labs import gate, records
 from tests.labs import synthetic
 
-BANDWIDTH = "streams at a third of the HBM bandwidth"
 FORK = multiprocessing.get_context("fork")
 
 
@@ -43,9 +43,12 @@ def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
     rec = records.load(path)
     files = []
     for op in ("add", "softmax"):  # a corrected estimate the record's own numbers reproduce
-        corrected_us = miss_reasons.corrected_time(evidence.op_evidence(rec, op), ["below-peak-bandwidth"]) * 1e6
+        ev = evidence.op_evidence(rec, op)
+        corrected_us = miss_reasons.corrected_time(ev, ["below-peak-bandwidth"]) * 1e6
+        text = (f"below-peak-bandwidth: {op} moves {fmt(ev.model_bytes, 'B')} / the copy probe's "
+                f"{fmt(ev.attained_bytes_per_s, 'B/s')} = {corrected_us:.4g} us")
         f = tmp_path / f"{op}.yaml"
-        f.write_text(f"{op}: {op} {BANDWIDTH} = {corrected_us:.4g} us\n")
+        f.write_text(f"{op}: {json.dumps(text)}\n")
         files.append(str(f))
     assert _race(_explain_one, [(str(path), f) for f in files]) == [0, 0]
     rec = records.load(path)
@@ -214,3 +217,41 @@ def test_verify_json_is_standard_json(tmp_path):
     path.write_text(json.dumps(rec).replace("Infinity", "1e309"))
     res = CliRunner().invoke(cli, ["gate", "--verify", "--json", "--bench", str(path.parent)])
     json.loads(res.output, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+
+
+def test_attempts_are_append_only_and_the_ledger_counts_the_refused_ones(tmp_path):
+    path = _record_with_two_misses(tmp_path)
+    res = CliRunner().invoke(cli, ["explain", str(path), "--explanations", str(_why(tmp_path, "add: overhead\n"))])
+    assert res.exit_code == 0 and "add: refused" in res.output, res.output
+    ledger = records.read_ledger(path.parent)
+    assert ledger[-1]["state"] == "rewritten" and ledger[-1]["refused_attempts"] == {"add": 1}
+    before = path.read_bytes()
+
+    def drop(rec):  # erase the refused attempt: the trail a guess leaves
+        next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"] = []
+
+    def reword(rec):
+        next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"][0]["text"] = "below-peak-bandwidth: ..."
+
+    for change in (drop, reword):
+        with pytest.raises(records.RecordError, match="append-only"):
+            records.update(path, change)
+        assert path.read_bytes() == before  # refused before anything is written
+    rec = records.load(path)
+    next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"] = []
+    with pytest.raises(records.RecordError, match="append-only"):
+        records.rewrite(rec, path)
+    assert path.read_bytes() == before and len(records.read_ledger(path.parent)) == len(ledger)
+
+    def append(rec):  # a new attempt after the kept ones is allowed
+        attempts = next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"]
+        attempts.append(dict(attempts[0], text="x"))
+
+    records.update(path, append)
+    assert records.read_ledger(path.parent)[-1]["refused_attempts"] == {"add": 2}
+
+
+def _why(tmp_path, text):
+    f = tmp_path / "why.yaml"
+    f.write_text(text)
+    return f

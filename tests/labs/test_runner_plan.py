@@ -93,10 +93,15 @@ def test_explain_attaches_sentences_only_to_misses(tmp_path):
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["matmul"]["miss"]["text"] == "cuBLAS picked a small tile."
     assert rows["add"]["explanation"] is None and rows["add"]["miss"] is None
-    # "tile" names below-peak-compute, but a sentence without a corrected time re-predicts nothing: refused,
-    # and the attempt is kept
+    # "tile" names no reason (only a prefix of ids before ':' does): refused, and the attempt is kept
+    assert rows["matmul"]["miss"]["reasons"] == [] and not rows["matmul"]["miss"]["accepted"]
+    assert "name your reasons first" in rows["matmul"]["miss"]["why"] and len(rows["matmul"]["miss"]["attempts"]) == 1
+    # named, but a sentence without a corrected time re-predicts nothing: refused, both attempts kept
+    runner.explain(rec, {"matmul": "below-peak-compute: cuBLAS picked a\nsmall tile."})
+    rows = {r["op"]: r for r in rec["ops"]}
+    assert rows["matmul"]["miss"]["text"] == "below-peak-compute: cuBLAS picked a small tile."
     assert rows["matmul"]["miss"]["reasons"] == ["below-peak-compute"] and not rows["matmul"]["miss"]["accepted"]
-    assert "no corrected time" in rows["matmul"]["miss"]["why"] and len(rows["matmul"]["miss"]["attempts"]) == 1
+    assert "no corrected time" in rows["matmul"]["miss"]["why"] and len(rows["matmul"]["miss"]["attempts"]) == 2
     assert rows["matmul"]["explanation"] is None
     assert rec["summary"]["unexplained"] == ["matmul"] and not rec["summary"]["criterion_met"]
 

@@ -4,6 +4,8 @@ and stored as the record's constants; no measuring without five predictions unle
 
 import pytest
 
+from generator import miss_reasons
+from generator.units import fmt
 from labs import records, runner, session
 from tests.labs import synthetic
 
@@ -28,11 +30,18 @@ def test_why_then_explain_then_the_evidence(tmp_path):
     lines = session.explain(rec, path, {"add": "overhead"})
     assert lines[0].startswith("add: refused") and "still unexplained: add (try again)" in lines
     assert any(line.startswith("miss: elementwise add (3.00x (slower)): REFUSED 'overhead'") for line in lines)
+    # words alone name no reason: refused, and still asked
     lines = session.explain(rec, path, {"add": "it streams at a third of the HBM bandwidth, 3 x 21 us = 63 us"})
+    assert lines[0].startswith("add: refused: name your reasons first") and "still unexplained: add (try again)" in lines
+    ev = records.op_evidence(rec, "add")  # the reason named first, the working in the record's own numbers
+    corrected = fmt(miss_reasons.corrected_time(ev, ["below-peak-bandwidth"]), "s")
+    lines = session.explain(rec, path, {"add": f"below-peak-bandwidth: it streams {fmt(ev.model_bytes, 'B')} at "
+                                               f"the copy probe's {fmt(ev.attained_bytes_per_s, 'B/s')} = {corrected}"})
     assert lines[0].startswith("add: accepted: below-peak-bandwidth") and "every miss explained" in lines
     assert any("explained by: below-peak-bandwidth" in line for line in lines)  # shown only once accepted
     assert any(line.endswith("[below-peak-bandwidth]") and line.startswith("miss: elementwise add") for line in lines)
-    assert records.load(path)["ops"][2]["miss"]["accepted"] is True
+    miss = records.load(path)["ops"][2]["miss"]
+    assert miss["accepted"] is True and [a["verdict"] for a in miss["attempts"]] == ["refused", "refused", "accepted"]
 
 
 def _cpu_plan_with_fake_probes(tmp_path, monkeypatch):
@@ -97,3 +106,15 @@ def test_a_catalogued_chip_measures_no_probes_before_the_predictions(tmp_path, m
     monkeypatch.setattr(evidence, "measure_probes", lambda *a, **k: pytest.fail("probed a catalogued chip"))
     shown: list[str] = []
     assert session.measured_datasheet(synthetic.plan(tmp_path), shown.append) is None and shown == []
+
+
+def test_a_miss_the_evidence_cannot_explain_is_shown_as_a_finding_never_asked_why():
+    from tests.conftest import REPO
+
+    rec = records.load(REPO / "tests" / "labs" / "fixtures" / "hierarchy"
+                       / "lab-0.1-cpu-cpu-n128-20261202T060459Z.json")  # add: no reason its evidence allows explains it
+    questions = {q.split(":", 1)[0]: q for q in session.why_questions(rec)}
+    assert sorted(questions) == ["add", "reduce_sum", "skinny_matmul", "softmax"]
+    assert "unexplained by the evidence" in questions["add"] and "why? (" not in questions["add"]
+    assert "no reason the evidence allows" in questions["add"]
+    assert all("why? (" in questions[op] for op in ("skinny_matmul", "softmax", "reduce_sum"))

@@ -1,0 +1,206 @@
+"""EX·06 as a lab: the measured hierarchy, and explaining real CPU misses with it.
+
+The records under fixtures/hierarchy/ were made by `drill lab` on a 2-core CPU (bf16 and f32,
+N=128, 256 and 1024), each with the predictions a learner makes from the datasheet the lab shows.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import catalogue
+from generator import hierarchy as model
+from generator import miss_reasons as mr
+from labs import explain, records, runner, session
+from tests.conftest import invoke_drill
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
+RECORDS = sorted(FIXTURES.glob("lab-*.json"))
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _misses() -> list[tuple[Path, dict, str, mr.OpEvidence]]:
+    out = []
+    for path in RECORDS:
+        rec = _load(path)
+        for row in rec["ops"]:
+            if row["verdict"] == "miss":
+                out.append((path, rec, row["op"], records.op_evidence(rec, row["op"])))
+    return out
+
+
+def honest(ev: mr.OpEvidence, combo: tuple[str, ...]) -> str:
+    """What a learner who read the hierarchy writes: the reasons, the record's numbers, the time."""
+    numbers = ", ".join(f"{v:.4g} {u}" for _, v, u in mr.needed_numbers(ev, combo))
+    return f"{' + '.join(combo)}: from {numbers} = {mr.corrected_time(ev, combo) * 1e6:.4g} us"
+
+
+def test_the_checked_in_records_were_made_by_the_lab_with_a_measured_hierarchy():
+    assert len(RECORDS) >= 6
+    assert {(r["dtype"], r["size"]) for r in map(_load, RECORDS)} >= {("bf16", 128), ("f32", 1024)}
+    for path in RECORDS:
+        rec = _load(path)
+        records.validate(rec)
+        h = model.Hierarchy.from_dict(rec["probes"]["hierarchy"])
+        assert h.measured and [lv.name for lv in h.levels][-1] == "DRAM"
+        assert all(lv.bytes_per_s and lv.spread is not None for lv in h.levels)
+        assert {r.dtype for r in h.matmul_rates} == {rec["dtype"], "f32"}
+
+
+def test_every_explainable_miss_takes_an_honest_sentence_on_the_first_try():
+    explained = 0
+    for path, rec, op, ev in _misses():
+        found = mr.explanations(ev)
+        if not found:
+            continue
+        explained += 1
+        for combo in found:
+            j = mr.judge(honest(ev, combo), ev)
+            assert j.accepted, (path.name, op, combo, j.why)
+    assert explained >= 3
+
+
+@pytest.mark.parametrize("nonsense", ["gib: lorem ipsum dolor = 230 ms", "arithmetic: purple elephants dance = 243 ms",
+                                      "learner-arithmetic: I blame the weather today = 250 ms",
+                                      "fixed-cost: overhead = 40 us", "cache-level: it was cached = 30 us"])
+def test_nonsense_is_refused_on_every_real_miss(nonsense):
+    for path, rec, op, ev in _misses():
+        assert not mr.judge(nonsense, ev).accepted, (path.name, op)
+
+
+def test_wrong_arithmetic_is_refused_even_with_the_right_reason():
+    for path, rec, op, ev in _misses():
+        for combo in mr.explanations(ev):
+            right = mr.corrected_time(ev, combo)
+            if "fixed-cost" not in combo or ev.fixed_cost_seconds is None:
+                continue
+            floor = right - ev.fixed_cost_seconds
+            text = (f"{' + '.join(combo)}: {floor * 1e6:.4g} us + {ev.fixed_cost_seconds * 1e6:.4g} us "
+                    f"= {right * 1.1 * 1e6:.4g} us")
+            j = mr.judge(text, ev)
+            assert not j.accepted and "your working gives" in j.why, (path.name, op, j.why)
+            return
+    pytest.fail("no real miss explained with the fixed cost")
+
+
+def test_an_unexplainable_miss_is_said_to_be_so_before_any_why():
+    found = [(path, rec, op) for path, rec, op, ev in _misses() if mr.unexplainable(ev)]
+    assert found, "the records hold a miss the evidence cannot explain"
+    path, rec, op = found[0]
+    for row in rec["ops"]:  # as the lab stored it: a finding, not a question
+        if row["op"] == op:
+            assert row["miss"]["finding"] and row["miss"]["why"].startswith(explain.UNEXPLAINED_BY_EVIDENCE)
+    assert op not in rec["summary"]["unexplained"]
+    lines = session.why_questions(rec)
+    mine = [line for line in lines if line.startswith(f"{op}:")]
+    assert mine and "unexplained by the evidence, nothing to ask" in mine[0] and "why?" not in mine[0]
+
+
+def test_the_gate_shows_an_unexplainable_miss_as_a_finding(tmp_path):
+    from labs import gate
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    for path in RECORDS:
+        shutil.copy(path, bench / path.name)
+    result = gate.evaluate(bench)
+    rows = [r for r in result.rows if r.findings]
+    assert rows
+    for row in rows:
+        assert not set(f.split(":", 1)[0] for f in row.findings) & set(row.unexplained)
+        assert "unexplained by the evidence" in row.measured_text()
+
+
+def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
+    path, rec, op, ev = next(m for m in _misses() if mr.explanations(m[3]))
+    target = tmp_path / path.name
+    shutil.copy(path, target)
+    refused = mr.judge("fixed-cost: lorem ipsum = 1 us", ev)
+    records.update(target, lambda r: runner.record_judgement(r, op, refused))
+
+    def erase(r: dict) -> None:
+        for row in r["ops"]:
+            if row["op"] == op:
+                row["miss"]["attempts"] = []
+
+    with pytest.raises(records.RecordError, match="append-only"):
+        records.update(target, erase)
+
+    def reword(r: dict) -> None:
+        for row in r["ops"]:
+            if row["op"] == op:
+                row["miss"]["attempts"][0]["verdict"] = "accepted"
+
+    with pytest.raises(records.RecordError, match="append-only"):
+        records.update(target, reword)
+    stored = _load(target)
+    assert [a["verdict"] for a in next(r for r in stored["ops"] if r["op"] == op)["miss"]["attempts"]][-1] == "refused"
+    with pytest.raises(records.RecordError, match="append-only"):
+        records.rewrite(rec, target)  # the checked-in record has no attempt: writing it over drops one
+
+
+def test_a_ledger_line_keeps_the_count_of_refused_attempts():
+    path, rec, op, ev = next(m for m in _misses() if mr.explanations(m[3]))
+    data = json.loads(json.dumps(rec))
+    runner.record_judgement(data, op, mr.judge("fixed-cost: lorem ipsum = 1 us", ev))
+    assert records.ledger_line(data, "stem", "rewritten", None)["refused_attempts"] == {op: 1}
+
+
+def test_the_catalogue_hierarchy_is_ex06_from_the_catalogue():
+    cat = catalogue.load()
+    v5e = model.from_chip(cat.get("v5e"), cat)
+    assert [lv.name for lv in v5e.levels] == ["VMEM", "SMEM", "HBM"]
+    assert v5e.main_memory is not None and v5e.main_memory.bytes_per_s == cat.get("v5e").hbm_bytes_per_s
+    vmem = v5e.levels[0]
+    assert vmem.bytes_per_s == pytest.approx(cat.fact("vmem_to_mxu_over_hbm_bandwidth").value * 8.2e11, rel=0.01)
+    assert v5e.level_for(vmem.size_bytes / 2) is vmem and v5e.level_for(1e12) is v5e.main_memory
+    h100 = model.from_chip(cat.get("h100"), cat)
+    assert [lv.name for lv in h100.levels] == ["SMEM", "L2", "HBM"]
+    assert h100.level_for(1e6) is h100.main_memory  # L2's bandwidth is not published: no level to use
+
+
+def test_drill_hierarchy_chip_prints_ex06_and_json():
+    res = invoke_drill("hierarchy", "--chip", "v5e")
+    assert res.returncode == 0, res.stderr
+    assert "EX·06 memory hierarchy of v5e (catalogue)" in res.stdout and "VMEM" in res.stdout
+    data = json.loads(invoke_drill("hierarchy", "--chip", "v5e", "--json").stdout)
+    assert model.Hierarchy.from_dict(data).to_dict() == data
+    bad = invoke_drill("hierarchy", "--chip", "nope")
+    assert bad.returncode == 2 and "unknown chip" in bad.stderr and "Traceback" not in bad.stderr
+    assert invoke_drill("hierarchy", "--dtype", "fp4").returncode == 2
+
+
+def test_a_hierarchy_round_trips_and_refuses_what_is_not_one():
+    h = model.Hierarchy.from_dict(_load(RECORDS[0])["probes"]["hierarchy"])
+    assert model.Hierarchy.from_dict(h.to_dict()) == h
+    for bad in ({"levels": "x"}, {"levels": [{"size_bytes": 1}]}, {"levels": [{"name": "L1", "bytes_per_s": "fast"}]},
+                {"levels": [], "matmul_rates": [{"flops_per_s": -1}]}, []):
+        with pytest.raises(model.HierarchyError):
+            model.Hierarchy.from_dict(bad)
+
+
+def test_separated_levels_counts_bandwidths_apart_by_more_than_their_spreads():
+    def h(*levels):
+        return model.Hierarchy("x", model.MEASURED, tuple(model.Level(n, "", s, b, "", sp) for n, s, b, sp in levels))
+
+    assert model.separated_levels(h(("L1", 1e4, 100e9, 0.05), ("L2", 1e6, 80e9, 0.05), ("DRAM", None, 40e9, 0.05))) == 3
+    assert model.separated_levels(h(("L1", 1e4, 100e9, 0.3), ("L2", 1e6, 80e9, 0.3), ("DRAM", None, 40e9, 0.05))) == 2
+    assert model.separated_levels(h()) == 0
+
+
+@pytest.mark.slow
+def test_drill_hierarchy_measures_this_cpu():
+    res = invoke_drill("hierarchy", "--size", "128", "--dtype", "f32", "--json")
+    assert res.returncode == 0, res.stderr
+    h = model.Hierarchy.from_dict(json.loads(res.stdout))
+    assert h.measured and h.levels[-1].name == "DRAM" and h.levels[-1].main_memory
+    assert all(lv.bytes_per_s and lv.bytes_per_s > 0 and lv.spread is not None for lv in h.levels)
+    assert [(r.name, r.shape) for r in h.matmul_rates] == [("square", (128, 128, 128)), ("skinny", (8, 128, 128))]
+    assert "measuring: copy in DRAM" in res.stderr
