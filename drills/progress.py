@@ -130,8 +130,12 @@ def _lab_gap(rule: Mastery, lab_records) -> str:
     if not with_misses:
         return rule.what
     _, path, record = max(with_misses, key=lambda t: (t[0], t[1]))
+    left = unaccepted(record)
+    if not left:  # every miss of the newest record is a finding: another run's miss is needed
+        return (f"{rule.what}; in {Path(path).name}, no miss the evidence can explain (each is unexplained by "
+                "the evidence): explain a miss of another run (drill lab, then drill explain)")
     return (f"{rule.what}; in {Path(path).name}, still no accepted explanation for "
-            f"{', '.join(unaccepted(record))} (drill explain)")
+            f"{', '.join(left)} (drill explain)")
 
 
 def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:

@@ -370,6 +370,9 @@ def _verdict_reasons(row: Row) -> list[str]:
     for j in row.explanations:
         if j["accepted"]:
             continue
+        if j.get("finding"):  # the evidence explains it by no reason: nothing to ask
+            why.append(f"{j['op']}: {j['why']}")
+            continue
         if not j["text"]:
             why.append(f"{j['op']}: miss not explained yet; explain it: drill explain")
         else:  # the refusal names the numbers to look at

@@ -14,8 +14,8 @@ from typing import Any
 
 from generator.miss_reasons.evidence import FORMULA_TOLERANCE, OpEvidence
 from generator.miss_reasons.reading import (HEDGES, WORKING_TOLERANCE, CorrectedError, _normal, check_seconds,
-                                            corrected_from_sentence, is_shrug, reason_id, split_reasons,
-                                            uses_record_numbers, working_seconds)
+                                            corrected_from_sentence, is_shrug, needed_numbers, reason_id,
+                                            split_reasons, uses_record_numbers, working_seconds)
 from generator.miss_reasons.reasons import (BY_ID, _idle, _log_off, _t, band, corrected_time, explanations, find)
 from generator.units import fmt
 
@@ -130,9 +130,13 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
     if corrected_s is None:
         return refuse(f"no corrected time: re-predict with your reason, a time with a unit "
                       f"(e.g. '{EXAMPLE}')", None)
+    contradicted = [f for f in (find(r).allowed(ev) for r in named) if not f.supported]
+    if contradicted and not needed_numbers(ev, named):  # nothing to quote: say why the evidence refuses it
+        return refuse("the evidence contradicts it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))
     working = sentence.rsplit("=", 1)[0] if "=" in sentence else sentence
     if not uses_record_numbers(working, ev, named):
-        return refuse(f"your working uses none of this record's numbers that {' + '.join(named)} rest on: "
+        rest = "rests" if len(named) == 1 else "rest"
+        return refuse(f"your working uses none of this record's numbers that {' + '.join(named)} {rest} on: "
                       "show the arithmetic with them", corrected_s)
     shown = working_seconds(working)
     if shown is not None and abs(shown - corrected_s) > WORKING_TOLERANCE * shown:

@@ -334,3 +334,11 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
                         if w.misconception.id != "wrong-dtype-peak")
         mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
         assert mine == theirs and mine, op
+
+
+def test_a_reason_with_no_number_in_the_record_is_refused_for_the_evidence_not_the_working():
+    ev = evidence(fixed_cost_seconds=None)
+    j = mr.judge("fixed-cost: 21 µs floor + 39 µs per call = 60 µs", ev)
+    assert not j.accepted and "contradicts" in j.why and "no fixed cost probe" in j.why
+    j = mr.judge("fixed-cost: lorem ipsum = 59 us", evidence())
+    assert "that fixed-cost rests on" in j.why

@@ -204,3 +204,25 @@ def test_drill_hierarchy_measures_this_cpu():
     assert all(lv.bytes_per_s and lv.bytes_per_s > 0 and lv.spread is not None for lv in h.levels)
     assert [(r.name, r.shape) for r in h.matmul_rates] == [("square", (128, 128, 128)), ("skinny", (8, 128, 128))]
     assert "measuring: copy in DRAM" in res.stderr
+
+
+def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_checklist(tmp_path):
+    from drills import progress
+    from labs import gate
+    from labs.record_types import as_record
+
+    path = next(p for p in RECORDS
+                if all(mr.unexplainable(records.op_evidence(_load(p), r["op"])) for r in _load(p)["ops"]
+                       if r["verdict"] == "miss"))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    shutil.copy(path, bench / path.name)
+    (row,) = gate.evaluate(bench).rows
+    assert row.findings and not row.unexplained
+    assert not any("drill explain" in why for why in row.why_not), row.why_not
+    record = as_record(_load(path))
+    assert progress.unaccepted(record) == [] and progress.accepted_records([(path, record)]) == []
+    from generator.families.base import Mastery
+
+    rule = Mastery("every miss of a lab record explained", lab=True)
+    assert "no miss the evidence can explain" in progress._lab_gap(rule, [(path, record)])
