@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator import catalogue, families, startcache
+from generator import families as families_mod  # ``skills`` takes a parameter named families
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
@@ -156,10 +157,17 @@ class Registry:
 
     # --- selection ---------------------------------------------------------------
     def skills(self, families: list[str] | None = None, chips: list[str] | None = None) -> list[Skill]:
+        """The skills of ``families`` (default all) on ``chips`` (default all; a skill without a chip is
+        kept, except a family of practice on the lab's own device, ``DEVICE_PRACTICE``, which a chip
+        filter leaves out unless the family is asked for by name)."""
         wanted = None if not families else {normalize_family(f) for f in families}
         names = None if not chips else {self.catalogue.get(c).name for c in chips}
+        device_practice = set() if (names is None or wanted is not None) else {
+            name for name in {s.family for s in self.all_skills}
+            if getattr(families_mod.module(name), "DEVICE_PRACTICE", False)}
         return [s for s in self.all_skills
-                if (wanted is None or s.family in wanted) and (names is None or s.chip is None or s.chip in names)]
+                if (wanted is None or s.family in wanted) and (names is None or s.chip is None or s.chip in names)
+                and s.family not in device_practice]
 
     def skill(self, skill_id: str) -> Skill:
         try:

@@ -224,3 +224,10 @@ def test_copying_the_measured_time_from_the_prompt_is_not_a_right_re_prediction(
             copied += near <= 0.15
             assert not grading.grade(p, ev.measured_seconds, bands, None).correct, p.id
     assert copied >= 2  # the cases this guards are among the drawn ones
+
+
+def test_a_chip_filtered_quiz_leaves_the_device_practice_out_unless_asked():
+    assert "miss_reason" not in {s.family for s in generate.skills(None, ["v5e"])}
+    assert "miss_reason" in {s.family for s in generate.skills(["miss_reason"], ["v5e"])}
+    assert "miss_reason" in {s.family for s in generate.skills()}
+    assert "vocabulary" in {s.family for s in generate.skills(None, ["v5e"])}  # other chip-free skills stay
