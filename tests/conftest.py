@@ -5,15 +5,64 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 
+# One Hypothesis profile for the whole suite: no per-example deadline and no too_slow health check (a busy
+# machine is slow, not wrong), and under CI (CI set) the same examples every run, so a run that passes
+# passes again.
+settings.register_profile("drill", deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          derandomize=bool(os.environ.get("CI")))
+settings.load_profile("drill")
 
-def run_drill(*args: str, input: str | None = None, env: dict | None = None, timeout: float = 120):
-    """Run the real `drill` entry point in a fresh process."""
+TIME_SCALE_ENV = "DRILL_TEST_TIME_SCALE"  # multiplies every wall-clock limit below (default 1)
+MIN_BOUND_S = 60.0
+
+
+def bound(seconds: float = MIN_BOUND_S) -> float:
+    """The wall-clock limit for a child process, or for a wait that must end: ``seconds`` times the
+    ``DRILL_TEST_TIME_SCALE`` environment variable (default 1), and never under 60 s. A limit only turns a
+    hang into a failure; no test asserts how long anything took."""
+    raw = os.environ.get(TIME_SCALE_ENV, "").strip()
+    try:
+        scale = float(raw) if raw else 1.0
+    except ValueError:
+        raise pytest.UsageError(f"{TIME_SCALE_ENV}={raw!r} is not a number") from None
+    if not scale > 0:
+        raise pytest.UsageError(f"{TIME_SCALE_ENV}={raw!r} must be positive")
+    return max(MIN_BOUND_S, seconds * scale)
+
+
+def finishes(action, seconds: float = MIN_BOUND_S):
+    """Run ``action()`` in a daemon thread and return what it returns (or raise what it raised); fail the
+    test when it has not finished within ``bound(seconds)``, a hang (a FIFO opened for writing, a runaway
+    computation) rather than a stalled suite."""
+    import threading
+
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = action()
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(bound(seconds))
+    if worker.is_alive():
+        pytest.fail(f"did not finish within {bound(seconds):g} s (a hang)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def run_drill(*args: str, input: str | None = None, env: dict | None = None, timeout: float | None = None):
+    """Run the real `drill` entry point in a fresh process, within ``bound(timeout)`` (default 120 s)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "drills.cli", *args], input=input, text=True,
-                          capture_output=True, cwd=REPO, env=full_env, timeout=timeout)
+                          capture_output=True, cwd=REPO, env=full_env, timeout=bound(timeout or 120))
 
 
 def pytest_configure(config):

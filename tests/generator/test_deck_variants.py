@@ -173,7 +173,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from generator.export import rotation  # noqa: E402
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, rotation.MODULUS - 1), st.integers(-40_000, 80_000), st.integers(1, 64),
        st.one_of(st.none(), st.integers(0, 63)))
 def test_rotation_invariants(seed, day, k, last):

@@ -231,7 +231,7 @@ def evidences(draw):
         working_set_bytes=draw(st.none() | counts), cache_bytes=draw(st.none() | counts))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(evidences())
 def test_every_explanation_the_tool_finds_is_accepted_and_the_reference_never_is(ev):
     assert [f.reason_id for f in mr.assess(ev)] == [r.id for r in mr.REASONS]
@@ -253,7 +253,7 @@ def test_every_explanation_the_tool_finds_is_accepted_and_the_reference_never_is
             assert not mr.judge(" + ".join(combo) + f" = {us(ev.reference_seconds)}", ev).accepted
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(evidences(), st.floats(min_value=1e-9, max_value=10.0), st.lists(st.sampled_from(sorted(mr.BY_ID)),
                                                                        min_size=1, max_size=3, unique=True))
 def test_an_accepted_estimate_is_close_to_measured_and_to_what_its_reasons_give(ev, corrected, named):
@@ -266,7 +266,7 @@ def test_an_accepted_estimate_is_close_to_measured_and_to_what_its_reasons_give(
         assert j.why.startswith("refused:") and "look at:" in j.why
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(evidences(), st.integers(min_value=-20, max_value=20))
 def test_explanations_do_not_depend_on_the_time_scale(ev, n):
     """Every time x2^n and every rate /2^n (exact in binary): the same reasons explain the miss."""
@@ -281,7 +281,7 @@ def test_explanations_do_not_depend_on_the_time_scale(ev, n):
     assert mr.explanations(scaled, most=2) == mr.explanations(ev, most=2)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(evidences())
 def test_evidence_round_trips(ev):
     assert mr.OpEvidence.from_dict(ev.to_dict()) == ev
