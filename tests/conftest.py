@@ -75,22 +75,30 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def invoke_drill(*args: str, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def invoke_drill(*args: str, input: str | None = None, env: dict | None = None,
+                 cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run `drill` in this process through click's ``CliRunner`` (no interpreter start-up): the same
     ``drills.cli.main`` the entry point calls, so its one-line errors and exit codes are the real ones.
-    Returns what ``run_drill`` returns. Tests of signals, pipes, closed descriptors and the interpreter's
-    own exit use ``run_drill``."""
+    ``cwd``: the working directory for the call (``run_drill`` runs in the repository; default: this
+    process's). Returns what ``run_drill`` returns. Tests of signals, pipes, closed descriptors and the
+    interpreter's own exit use ``run_drill``."""
     from click.testing import CliRunner
 
     from drills.cli import main
 
-    with CliRunner().isolation(input=input, env=env) as (out, err, _):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    before = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        with CliRunner().isolation(input=input, env=env) as (out, err, _):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    finally:
+        os.chdir(before)
     return subprocess.CompletedProcess(["drill", *args], code, stdout, stderr)
 
 

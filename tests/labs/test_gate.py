@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from drills.cmd_lab import gate as gate_command
 from labs import gate, records, runner
 from labs.ops import SEED_OPS
-from tests.conftest import run_drill
+from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -309,7 +309,7 @@ def test_gate_json_has_status_counted_and_why_not(tmp_path, kwargs, status, coun
 
 def test_gate_and_explain_refuse_a_bench_folder_that_does_not_exist(tmp_path):
     for verb in ("gate", "explain"):
-        res = run_drill(verb, "--bench", str(tmp_path / "nope"))
+        res = invoke_drill(verb, "--bench", str(tmp_path / "nope"))
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, (verb, res.stderr)
         assert "does not exist" in res.stderr and "Traceback" not in res.stderr
 

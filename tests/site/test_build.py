@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from drills.site import build, data, highlight, markdown, sections
 from generator import catalogue, costs
 from labs import ops as lab_ops
-from tests.conftest import REPO, bound, run_drill
+from tests.conftest import REPO, bound, invoke_drill
 from tests.procs import reap
 
 
@@ -24,7 +24,7 @@ def site_data(index_html: str) -> dict:
 
 def test_drill_site_builds_the_page(tmp_path):
     out = tmp_path / "site"
-    res = run_drill("site", "-o", str(out))
+    res = invoke_drill("site", "-o", str(out), cwd=REPO)
     assert res.returncode == 0, res.stderr
     from labs import gate
     expected = gate.evaluate(REPO / "bench").status  # the course's published records, judged by the gate's rules
@@ -97,7 +97,8 @@ def test_a_formula_that_is_not_a_cubic_in_n_refuses_to_export(monkeypatch):
 def test_the_reference_is_what_drill_roofline_prints(chip, op, n, dtype):
     ref = data.python_case(chip, op, n, dtype)
     shape = ",".join(str(d) for d in lab_ops.OPS[op].cost_shape(n))
-    res = run_drill("roofline", "--chip", chip, "--op", lab_ops.OPS[op].cost_op, "--shape", shape, "--dtype", dtype)
+    res = invoke_drill("roofline", "--chip", chip, "--op", lab_ops.OPS[op].cost_op, "--shape", shape,
+                       "--dtype", dtype, cwd=REPO)
     assert res.returncode == 0, res.stderr
     printed = res.stdout.splitlines()
     assert printed[0] == ref["header"]
@@ -108,7 +109,7 @@ def test_the_reference_is_what_drill_roofline_prints(chip, op, n, dtype):
 
 def test_an_unpublished_dtype_gives_the_cli_error():
     ref = data.python_case("v5e", "add", 64, "fp8")
-    res = run_drill("roofline", "--chip", "v5e", "--op", "add", "--shape", "64,64", "--dtype", "fp8")
+    res = invoke_drill("roofline", "--chip", "v5e", "--op", "add", "--shape", "64,64", "--dtype", "fp8", cwd=REPO)
     assert res.returncode == 2 and ref["error"] in res.stderr
 
 
@@ -127,7 +128,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     args = [str(afile) if a == "FILE" else str(tmp_path / "no-such-folder") if a == "MISSING" else a for a in args]
     if "-o" not in args:
         args += ["-o", str(tmp_path / "out")]
-    res = run_drill("site", *args)
+    res = invoke_drill("site", *args, cwd=REPO)
     assert res.returncode == 2 and message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert afile.read_text() == "keep me"
@@ -135,12 +136,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 def test_a_foreign_index_html_is_never_overwritten(tmp_path):
     (tmp_path / "index.html").write_text("<html>my own page</html>")
-    res = run_drill("site", "-o", str(tmp_path))
+    res = invoke_drill("site", "-o", str(tmp_path), cwd=REPO)
     assert res.returncode == 2 and "not written by drill site" in res.stderr
     assert (tmp_path / "index.html").read_text() == "<html>my own page</html>"
     # a folder drill site wrote before is rebuilt in place
-    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
-    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
+    assert invoke_drill("site", "-o", str(tmp_path / "ours"), cwd=REPO).returncode == 0
+    assert invoke_drill("site", "-o", str(tmp_path / "ours"), cwd=REPO).returncode == 0
 
 
 def test_the_site_path_imports_no_jax(tmp_path):
@@ -320,7 +321,7 @@ SAMPLE_COLAB = ("https://colab.research.google.com/github/someone/rudrite-kernel
 
 def test_the_open_in_colab_link_is_built_from_the_repository_address(tmp_path):
     out = tmp_path / "site"
-    res = run_drill("site", "-o", str(out), "--repo-url", SAMPLE_REPO)
+    res = invoke_drill("site", "-o", str(out), "--repo-url", SAMPLE_REPO, cwd=REPO)
     assert res.returncode == 0, res.stderr
     page = (out / "index.html").read_text(encoding="utf-8")
     m = re.search(r'<a id="open-in-colab" href="([^"]+)">', page)
