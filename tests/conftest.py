@@ -1,4 +1,5 @@
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,6 +64,20 @@ def run_drill(*args: str, input: str | None = None, env: dict | None = None, tim
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "drills.cli", *args], input=input, text=True,
                           capture_output=True, cwd=REPO, env=full_env, timeout=bound(timeout or 120))
+
+
+SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.M)
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """With the slow set deselected (``-m "not slow"``, pyproject's default), a test module marked slow as a
+    whole (``pytestmark = pytest.mark.slow``) is not imported: none of its tests would run, and it may import
+    the slow set's tools (Anki, pexpect, Jupyter), which only the ``slow`` extra installs. Any other
+    ``-m`` collects it as usual."""
+    if config.getoption("markexpr", "") != "not slow" or collection_path.suffix != ".py" \
+            or not collection_path.name.startswith("test_"):
+        return None
+    return True if SLOW_MODULE.search(collection_path.read_text(encoding="utf-8")) else None
 
 
 def pytest_configure(config):

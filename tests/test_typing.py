@@ -14,7 +14,7 @@ from tests.conftest import REPO
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # Python 3.10: mypy (a test dependency) brings tomli there
+else:  # Python 3.10: the test extra installs tomli there
     import tomli as tomllib
 
 IGNORE = re.compile(r"#\s*type:\s*ignore(?P<codes>\[[a-z, -]+\])?(?P<rest>.*)$")

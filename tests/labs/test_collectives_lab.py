@@ -106,6 +106,7 @@ def test_the_fit_is_the_max_model_on_any_sublinear_pair(tmp_path_factory, small_
         assert lab.calibrated_prediction(plan, row, cal)["seconds"] == pytest.approx(measured[row.id], rel=1e-9)
 
 
+@pytest.mark.slow  # imports jax (the lab extra; the slow set's install)
 def test_shard_map_passes_the_check_flag_this_jax_has():
     import inspect
     smap = on_devices._shard_map()

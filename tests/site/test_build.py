@@ -306,8 +306,9 @@ def test_ci_installs_the_browser_the_site_tests_drive():
     install = ci.index("apt-get install -y -qq chromium")
     assert "command -v chromium" in ci and install < ci.index(".venv/bin/pytest")
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    test_extra = pyproject.split("\ntest = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
-    assert '"playwright' in test_extra
+    slow_extra = pyproject.split("\nslow = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
+    assert '"playwright' in slow_extra  # the slow set's extra, which CI installs before the slow set
+    assert ci.index("pip install -q -e '.[slow]'") < ci.index(".venv/bin/pytest -m slow")
     # and the fast set runs a second time on Python 3.12, in its own venv
     assert "python3.12" in ci and '.venv-py312/bin/pytest -m "not slow"' in ci
 
