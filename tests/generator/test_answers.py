@@ -160,6 +160,31 @@ def test_huge_power_is_refused_at_once() -> None:
         finishes(lambda: parse_quantity("9**9**9**9**9"))  # big-integer arithmetic would not finish
 
 
+@pytest.mark.parametrize("text,seconds", [("5 ps", 5e-12), ("5 psec", 5e-12), ("5 picoseconds", 5e-12),
+                                          ("5 ns", 5e-9), ("5 nanoseconds", 5e-9)])
+def test_picoseconds_are_a_thousandth_of_a_nanosecond(text: str, seconds: float) -> None:
+    assert parse_duration_seconds(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text,value,dims", [("2 kilobytes", 2e3, (0, 1, 0)), ("2 kiloflops", 2e3, (0, 0, 1)),
+                                             ("3 megabytes", 3e6, (0, 1, 0)), ("1 kibibyte", 1024.0, (0, 1, 0))])
+def test_spelled_prefixes_from_kilo_up_are_read(text: str, value: float, dims: tuple) -> None:
+    q = parse_quantity(text)
+    assert q.value == pytest.approx(value, rel=1e-12) and q.dims == dims and q.has_unit
+
+
+@pytest.mark.parametrize("factor,base_first", [(1.0, True), (10.0, True), (0.1, True), (20.0, False),
+                                               (0.05, False), (100.0, False), (0.01, False)])
+def test_a_bare_number_within_ten_times_the_key_is_offered_the_base_unit_first(factor: float,
+                                                                               base_first: bool) -> None:
+    key = 5.1e16
+    text = repr(key * factor)
+    with pytest.raises(NeedsUnitError) as info:
+        parse_number(text, "FLOP/s", key=key)
+    first = str(info.value).split("e.g. ", 1)[1]
+    assert first.startswith(f"{text} FLOP/s") == base_first, str(info.value)
+
+
 def test_quantity_reports_dims_and_whether_a_unit_was_typed() -> None:
     q = parse_quantity("1.6 TB/s")
     assert q.dims == (-1, 1, 0) and q.has_unit and q.value == pytest.approx(1.6e12)

@@ -65,6 +65,40 @@ def test_deep_nesting_and_huge_integers_are_clean_errors(tmp_path):
         safeio.read_json_bounded(text)
 
 
+def test_an_integer_over_forty_digits_is_refused_and_forty_is_read():
+    assert safeio.loads_bounded('{"n": ' + "9" * 40 + "}") == {"n": int("9" * 40)}
+    assert safeio.loads_bounded("-" + "1" * 40) == -int("1" * 40)
+    for text in ("1" * 41, "-" + "1" * 41, "[" + "7" * 41 + "]"):
+        with pytest.raises(safeio.SafeIOError, match="an integer of 41 digits"):
+            safeio.loads_bounded(text)
+
+
+def test_check_regular_refuses_what_is_not_a_regular_file(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "plain").write_text("x")
+    assert stat.S_ISREG(safeio.check_regular(tmp_path / "plain").st_mode)
+    for path, kind in ((tmp_path, "a directory"), (fifo, r"a FIFO \(named pipe\)"),
+                       ("/dev/null", "a character device")):
+        with pytest.raises(safeio.SafeIOError, match=f"is {kind}, not a regular file"):
+            safeio.check_regular(path)
+
+
+def test_read_entry_refuses_a_file_with_a_second_name(tmp_path):
+    (tmp_path / "own.txt").write_text("own")
+    dir_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert safeio.read_entry_bounded(dir_fd, "own.txt") == b"own"
+        os.link(tmp_path / "own.txt", tmp_path / "second.txt")  # two links: either name may be changed elsewhere
+        for name in ("own.txt", "second.txt"):
+            with pytest.raises(safeio.SafeIOError, match="has 2 links"):
+                safeio.read_entry_bounded(dir_fd, name)
+        os.unlink(tmp_path / "second.txt")
+        assert safeio.read_entry_bounded(dir_fd, "own.txt") == b"own"
+    finally:
+        os.close(dir_fd)
+
+
 @settings(max_examples=60)
 @given(st.recursive(st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.text(max_size=5),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
