@@ -421,3 +421,42 @@ def test_a_record_copied_into_another_folder_keeps_no_ledger_vouching(tmp_path):
     (other / path.name).write_bytes(path.read_bytes())
     (row,) = gate.evaluate(other).rows
     assert not row.counted and any(w.startswith("ledger: the records folder has no ledger") for w in row.why_not)
+
+
+# --------------------------------------------------------------- the consistency rules' thresholds
+
+def _why_not(tmp_path, rec, edit=None) -> list[str]:
+    """The gate's reasons against ``rec`` saved by drill (and ``edit``-ed through drill's own update)."""
+    path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
+    if edit is not None:
+        records.update(path, edit)
+    return _only_row(tmp_path / "bench")[1].why_not
+
+
+@pytest.mark.parametrize("ratio,refused", [(0.85, True), (0.89, True), (0.91, False), (1.0, False)])
+def test_an_op_more_than_a_tenth_under_the_roofline_floor_never_counts(tmp_path, ratio, refused):
+    why = _why_not(tmp_path, synthetic.record(tmp_path, {"add": ratio}))
+    assert any(w.startswith("datasheet floor: add measured") for w in why) == refused, why
+
+
+@pytest.mark.parametrize("fraction,refused", [(1.05, False), (1.09, False), (1.15, True), (1.5, True)])
+def test_a_probe_more_than_a_tenth_over_the_datasheet_never_counts(tmp_path, fraction, refused):
+    p = synthetic.plan(tmp_path)
+    probes = synthetic.probes_for(p, fraction * p.datasheet.peak_flops_per_s, 0.5 * p.datasheet.hbm_bytes_per_s)
+    why = _why_not(tmp_path, synthetic.record(tmp_path, probes=probes))
+    attained = [w for w in why if w.startswith("attained:")]
+    assert bool(attained) == refused, why
+    if refused:
+        assert "FLOP/s is" in attained[0] and "plausible: 10% to 110%" in attained[0]
+
+
+def test_an_op_timed_from_its_fixed_cost_probes_traces_never_counts(tmp_path):
+    """The op's measurement replaced by its fixed-cost probe's (the same XLA module, so the traces
+    re-derive the times): two measurements may not cite one trace folder."""
+    def borrow(rec):
+        probe = rec["probes"]["fixed_cost_by_op"]["matmul"]["measurement"]
+        (row,) = [r for r in rec["ops"] if r["op"] == "matmul"]
+        row["measured"].update({k: v for k, v in probe.items() if k in row["measured"]})
+    why = _why_not(tmp_path, synthetic.record(tmp_path), borrow)
+    assert any(w.startswith("traces: matmul and fixed cost matmul cite the same traces") for w in why), why
+    assert not any(w.startswith("traces: matmul:") for w in why), why  # the borrowed traces themselves re-derive
