@@ -322,3 +322,29 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
                         if w.misconception.id != "wrong-dtype-peak")
         mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
         assert mine == theirs and mine, op
+
+
+def test_a_wrong_method_matches_within_ten_percent_only():
+    """The 1000x unit slip (21 ms for this 21 µs floor) is far from every other wrong method: 5% off it is
+    that slip, 15% off it is no method's number."""
+    from generator import misconceptions
+
+    ev = evidence()
+    (slip,) = [v for mid, v, _ in mr.wrong_methods(ev) if mid == "unit-slip-1000" and v > ev.floor_seconds]
+    name = misconceptions.BY_ID["unit-slip-1000"].name
+    for factor in (0.95, 1.05):
+        found = mr.matching_misconception(dataclasses.replace(ev, predicted_seconds=slip * factor))
+        assert found is not None and found[0] == name, factor
+    for factor in (0.85, 1.15):
+        assert mr.matching_misconception(dataclasses.replace(ev, predicted_seconds=slip * factor)) is None, factor
+
+
+def test_a_corrected_time_exactly_as_far_as_the_prediction_is_no_closer():
+    """Predicted 50 µs, measured 60 µs: a corrected 50 µs is refused as no closer (not for its formula);
+    51 µs is closer, and is judged on its formula instead."""
+    ev = evidence(predicted_seconds=50e-6, prediction_text="50us")
+    text = "fixed-cost: the per-call cost = 50 us"
+    same = mr.judge(text, ev, reasons=["fixed-cost"], corrected_s=ev.reference_seconds)
+    assert not same.accepted and "is no closer to measured 60 µs than 50 µs was" in same.why, same.why
+    closer = mr.judge(text, ev, reasons=["fixed-cost"], corrected_s=51e-6)
+    assert "no closer" not in closer.why and "do not give 51 µs" in closer.why, closer.why
