@@ -1,4 +1,6 @@
-"""Hostile input with real `drill` processes: no traceback, no hang, nothing damaged.
+"""Hostile input to `drill`: no traceback, no hang, nothing damaged. Special files, streams, locales and
+signals go to real `drill` processes (``run``); input that is hostile only to drill's parsing and checks
+(damaged stores and rows, huge numbers, non-numbers) runs `drill` in this process (``invoke``).
 
 One test (or one parametrised test) per class of the issue:
 1. the writer never replaces a device, a FIFO, a link or a read-only file, and keeps modes;
@@ -12,7 +14,7 @@ One test (or one parametrised test) per class of the issue:
 9. escaping in the Anki deck description and the roofline SVG;
 10. `parse_choice` on values that are not text.
 
-Every process runs with a timeout (a hang fails the test, it does not stall the suite).
+Every process runs with a timeout, ``bound()`` (a hang fails the test, it does not stall the suite).
 Devices are scratch nodes made with mknod in a temporary folder, never the real /dev as
 root: a regressed writer must not be able to replace the machine's /dev/null.
 Permission tests hold as root too: the file policy treats a file or directory with
@@ -39,7 +41,7 @@ import pytest
 
 from generator import answers
 from drills.store import ReviewRecord, Store
-from tests.conftest import bound
+from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
 from tests.procs import reap
 
@@ -52,6 +54,17 @@ def run(args: list[str], *, stdin: bytes | str | None = None, env: dict | None =
                           stdout=stdout if stdout is not None else subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env or drill_env(), timeout=bound(timeout or 60))
     proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]  # the same, decoded stderr
+    return proc
+
+
+def invoke(args: list[str], *, stdin: str = "") -> subprocess.CompletedProcess:
+    """`drill` with ``args`` in this process (``invoke_drill``), read like ``run``'s result (bytes, and ``err``).
+    For input hostile to drill's parsing and checks, not to the process: no FIFO, device, closed or redirected
+    stream, signal or locale (those use ``run``). An exception that escapes drill fails the test here as a
+    traceback would in a process."""
+    res = invoke_drill(*args, input=stdin, env={"DRILL_STORE": None})
+    proc = subprocess.CompletedProcess(res.args, res.returncode, res.stdout.encode(), res.stderr.encode())
+    proc.err = res.stderr  # type: ignore[attr-defined]  # the same attribute run's results have
     return proc
 
 
@@ -238,7 +251,7 @@ def test_damaged_store_is_one_line_and_byte_identical(tmp_path, damage, command)
     apply, reason = DAMAGE[damage]
     apply(path)
     before, names = fingerprint(path), listing(tmp_path)
-    proc = run([command[0], "--store", str(path), *command[1:]], stdin="1us\n")
+    proc = invoke([command[0], "--store", str(path), *command[1:]], stdin="1us\n")
     one_line_error(proc, 1, str(path), reason)
     assert fingerprint(path) == before  # header counters included: nothing was written
     assert listing(tmp_path) == names  # no -wal, -shm or -journal left beside it
@@ -251,7 +264,7 @@ def test_damaged_review_rows_are_named_by_the_full_check(tmp_path, damage, comma
     apply, reason = REVIEW_DAMAGE[damage]
     apply(path)
     before, names = fingerprint(path), listing(tmp_path)
-    proc = run([*command, "--store", str(path)])
+    proc = invoke([*command, "--store", str(path)])
     one_line_error(proc, 1, str(path), reason)
     assert fingerprint(path) == before and listing(tmp_path) == names
 
@@ -261,10 +274,10 @@ def test_stats_and_progress_leave_a_healthy_store_byte_identical(tmp_path):
     (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
     before, names = fingerprint(path), listing(tmp_path)
     for args in (["stats"], ["stats", "--json"], ["progress", "--bench", str(tmp_path / "empty-bench")]):
-        proc = run([*args, "--store", str(path)])
+        proc = invoke([*args, "--store", str(path)])
         assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
         assert fingerprint(path) == before and listing(tmp_path) == names
-    assert json.loads(run(["stats", "--json", "--store", str(path)]).stdout)["reviews"] == 3
+    assert json.loads(invoke(["stats", "--json", "--store", str(path)]).stdout)["reviews"] == 3
 
 
 # -- 4. special files -----------------------------------------------------------------------------
@@ -352,7 +365,7 @@ def _with(args: list[str], option: str, value: str) -> list[str]:
     ["lab", "--reps", HUGE],
 ], ids=lambda a: " ".join(x if len(x) < 20 else f"<{len(x)} chars>" for x in a[:1] + a[-2:]))
 def test_huge_numbers_are_one_line_usage_errors(args):
-    proc = run(args)
+    proc = invoke(args)
     line = one_line_error(proc, 2)
     assert "Invalid value" in line or "out of range" in line or "limit" in line
     assert proc.stdout == b""
@@ -842,8 +855,8 @@ def test_damaged_rows_are_one_line_and_untouched(tmp_path, damage, command):
     conn.commit()
     conn.close()
     before, names = fingerprint(store), listing(tmp_path)
-    proc = run([command, "--store", str(store), *(["--family", "floor"] if command == "quiz" else [])],
-               stdin="1us\n1us\n")
+    proc = invoke([command, "--store", str(store), *(["--family", "floor"] if command == "quiz" else [])],
+                  stdin="1us\n1us\n")
     one_line_error(proc, 1, str(store), "not a usable drill store", "row")
     assert fingerprint(store) == before and listing(tmp_path) == names
 
@@ -930,21 +943,21 @@ def test_output_into_a_closed_pipe_exits_141_quietly(args):
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-inf", "1e400"])
 def test_check_seconds_that_are_not_a_number_are_refused(value):
-    proc = run(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", value])
+    proc = invoke(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", value])
     one_line_error(proc, 2, "--seconds")
     assert proc.stdout == b""
 
 
 def test_check_seconds_minus_zero_is_zero_seconds():
-    proc = run(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", "-0",
-                "--json"])
+    proc = invoke(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", "-0",
+                   "--json"])
     assert proc.returncode == 0, proc.err
     assert json.loads(proc.stdout)["status"] == "graded"
 
 
 def test_stats_on_a_path_with_no_store_says_so_and_creates_nothing(tmp_path):
     missing = tmp_path / "typo" / "drill.sqlite3"
-    proc = run(["stats", "--store", str(missing)])
+    proc = invoke(["stats", "--store", str(missing)])
     one_line_error(proc, 1, f"no store at {missing}", "nothing was created")
     assert not (tmp_path / "typo").exists() and listing(tmp_path) == set()
 
