@@ -1,4 +1,6 @@
-"""Hostile input with real `drill` processes (issue 11): no traceback, bounded time, nothing damaged.
+"""Hostile input to `drill`: no traceback, no hang, nothing damaged. Special files, streams, locales and
+signals go to real `drill` processes (``run``); input that is hostile only to drill's parsing and checks
+(damaged stores and rows, huge numbers, non-numbers) runs `drill` in this process (``invoke``).
 
 One test (or one parametrised test) per class of the issue:
 1. the writer never replaces a device, a FIFO, a link or a read-only file, and keeps modes;
@@ -12,7 +14,7 @@ One test (or one parametrised test) per class of the issue:
 9. escaping in the Anki deck description and the roofline SVG;
 10. `parse_choice` on values that are not text.
 
-Every process runs with a timeout (a hang fails the test, it does not stall the suite).
+Every process runs with a timeout, ``bound()`` (a hang fails the test, it does not stall the suite).
 Devices are scratch nodes made with mknod in a temporary folder, never the real /dev as
 root: a regressed writer must not be able to replace the machine's /dev/null.
 Permission tests hold as root too: the file policy treats a file or directory with
@@ -39,21 +41,30 @@ import pytest
 
 from generator import answers
 from drills.store import ReviewRecord, Store
+from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
 from tests.procs import reap
 
-BOUND = 10  # seconds: a hang (blocking on a FIFO, reading /dev/zero) fails long before this
-
-
 def run(args: list[str], *, stdin: bytes | str | None = None, env: dict | None = None,
-        timeout: float = BOUND, stdout=None) -> subprocess.CompletedProcess:
+        timeout: float | None = None, stdout=None) -> subprocess.CompletedProcess:
+    """Run `drill` with ``args`` in a fresh process; a hang (blocking on a FIFO, reading /dev/zero) raises
+    TimeoutExpired after ``bound(timeout)``."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    started = time.monotonic()
     proc = subprocess.run(DRILL + args, input=data if data is not None else b"",
                           stdout=stdout if stdout is not None else subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env or drill_env(), timeout=timeout)
-    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]  # an extra attribute the tests read
+                          stderr=subprocess.PIPE, env=env or drill_env(), timeout=bound(timeout or 60))
     proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]  # the same, decoded stderr
+    return proc
+
+
+def invoke(args: list[str], *, stdin: str = "") -> subprocess.CompletedProcess:
+    """`drill` with ``args`` in this process (``invoke_drill``), read like ``run``'s result (bytes, and ``err``).
+    For input hostile to drill's parsing and checks, not to the process: no FIFO, device, closed or redirected
+    stream, signal or locale (those use ``run``). An exception that escapes drill fails the test here as a
+    traceback would in a process."""
+    res = invoke_drill(*args, input=stdin, env={"DRILL_STORE": None})
+    proc = subprocess.CompletedProcess(res.args, res.returncode, res.stdout.encode(), res.stderr.encode())
+    proc.err = res.stderr  # type: ignore[attr-defined]  # the same attribute run's results have
     return proc
 
 
@@ -141,7 +152,7 @@ def test_export_never_replaces_a_fifo_or_a_read_only_file_and_writes_through_a_l
     os.mkfifo(fifo)
     proc = run(["export", "--format", "json", "--family", "ridge", "-o", str(fifo)])
     one_line_error(proc, 1, "FIFO", "refusing to replace it")
-    assert proc.elapsed < BOUND and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
     ro = tmp_path / "ro.csv"
     ro.write_text("my notes\n")
@@ -240,7 +251,7 @@ def test_damaged_store_is_one_line_and_byte_identical(tmp_path, damage, command)
     apply, reason = DAMAGE[damage]
     apply(path)
     before, names = fingerprint(path), listing(tmp_path)
-    proc = run([command[0], "--store", str(path), *command[1:]], stdin="1us\n")
+    proc = invoke([command[0], "--store", str(path), *command[1:]], stdin="1us\n")
     one_line_error(proc, 1, str(path), reason)
     assert fingerprint(path) == before  # header counters included: nothing was written
     assert listing(tmp_path) == names  # no -wal, -shm or -journal left beside it
@@ -253,7 +264,7 @@ def test_damaged_review_rows_are_named_by_the_full_check(tmp_path, damage, comma
     apply, reason = REVIEW_DAMAGE[damage]
     apply(path)
     before, names = fingerprint(path), listing(tmp_path)
-    proc = run([*command, "--store", str(path)])
+    proc = invoke([*command, "--store", str(path)])
     one_line_error(proc, 1, str(path), reason)
     assert fingerprint(path) == before and listing(tmp_path) == names
 
@@ -263,10 +274,10 @@ def test_stats_and_progress_leave_a_healthy_store_byte_identical(tmp_path):
     (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
     before, names = fingerprint(path), listing(tmp_path)
     for args in (["stats"], ["stats", "--json"], ["progress", "--bench", str(tmp_path / "empty-bench")]):
-        proc = run([*args, "--store", str(path)])
+        proc = invoke([*args, "--store", str(path)])
         assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
         assert fingerprint(path) == before and listing(tmp_path) == names
-    assert json.loads(run(["stats", "--json", "--store", str(path)]).stdout)["reviews"] == 3
+    assert json.loads(invoke(["stats", "--json", "--store", str(path)]).stdout)["reviews"] == 3
 
 
 # -- 4. special files -----------------------------------------------------------------------------
@@ -324,7 +335,6 @@ def test_special_lab_record_is_skipped_without_hanging(tmp_path, kind, command):
         args += ["--store", str(tmp_path / "s.db")]
     proc = run(args)
     assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
-    assert proc.elapsed < BOUND
     if command == "gate":
         skipped = json.loads(proc.stdout)["skipped"]
         assert [s["path"] for s in skipped] == [str(odd)] and "not a regular file" in skipped[0]["reason"]
@@ -355,7 +365,7 @@ def _with(args: list[str], option: str, value: str) -> list[str]:
     ["lab", "--reps", HUGE],
 ], ids=lambda a: " ".join(x if len(x) < 20 else f"<{len(x)} chars>" for x in a[:1] + a[-2:]))
 def test_huge_numbers_are_one_line_usage_errors(args):
-    proc = run(args)
+    proc = invoke(args)
     line = one_line_error(proc, 2)
     assert "Invalid value" in line or "out of range" in line or "limit" in line
     assert proc.stdout == b""
@@ -398,7 +408,7 @@ def test_quiz_whose_stdout_closes_exits_quietly_with_its_reviews_saved(tmp_path)
         proc.stdout.close()  # the reader goes away: the next printed answer meets a closed pipe
         proc.stdin.write(b"2us\n3us\n")
         proc.stdin.close()
-        code = proc.wait(BOUND)
+        code = proc.wait(bound())
         err = proc.stderr.read().decode()
     finally:
         reap(proc)
@@ -486,7 +496,6 @@ def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
         locked.chmod(0o755)
     line = one_line_error(proc, 2, "not writable")
     assert "nothing measured" in line
-    assert proc.elapsed < BOUND
     assert not bench.exists() or not list(bench.glob("lab-*.json"))  # nothing measured, nothing saved
     assert list(locked.iterdir()) == []
 
@@ -502,7 +511,7 @@ def test_deck_description_is_escaped(tmp_path):
     bound.write_text(bound.read_text().replace("title: Compute- or memory-bound",
                                                "title: \"<script>alert(1)</script> & bound\""))
     out = tmp_path / "d.apkg"
-    proc = run(["deck", "--family", "bound", "--chip", "v5e", "--specs", str(specs), "-o", str(out)], timeout=60)
+    proc = run(["deck", "--family", "bound", "--chip", "v5e", "--specs", str(specs), "-o", str(out)])
     assert proc.returncode == 0, proc.err
     with zipfile.ZipFile(out) as z:
         (tmp_path / "c.db").write_bytes(z.read("collection.anki2"))
@@ -566,8 +575,10 @@ class Quiz:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def wait_for(self, text: str, timeout: float = BOUND) -> str:
-        """Collect output until a line contains ``text``; the output since the last wait."""
+    def wait_for(self, text: str, timeout: float | None = None) -> str:
+        """Collect output until a line contains ``text``; the output since the last wait. Fails when no such
+        line comes within ``bound(timeout)``."""
+        timeout = bound(timeout or 60)
         deadline, chunk = time.monotonic() + timeout, []
         while True:
             try:
@@ -581,14 +592,14 @@ class Quiz:
 
     def finish(self) -> tuple[int, str]:
         self.proc.stdin.close()
-        code = self.proc.wait(BOUND)
+        code = self.proc.wait(bound())
         return code, self.proc.stderr.read()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        self.pump.join(BOUND)  # stdout at its end: closing it now leaves the pump no read to fail
+        self.pump.join(bound())  # stdout at its end: closing it now leaves the pump no read to fail
         reap(self.proc)
 
 
@@ -600,7 +611,6 @@ def test_undo_never_undoes_another_sessions_review_two_processes(tmp_path):
     first, second = planned_problems(store, QuizOptions(families=("ridge",), chips=("v5e",), count=2,
                                                         new_per_day=2, seed=3))
     a, b = Quiz(args), Quiz(args)
-    started = time.monotonic()
     try:
         a.wait_for("[1/2]")
         b.wait_for("[1/2]")  # both planned before either answered: the same skill first
@@ -635,7 +645,6 @@ def test_undo_never_undoes_another_sessions_review_two_processes(tmp_path):
         a.kill()
         b.kill()
     assert code_a == code_b == 0 and "Traceback" not in err_a + err_b, err_a + err_b
-    assert time.monotonic() - started < 4 * BOUND
 
 
 # -- 19.2 the file policy: site targets, store side files, read-only stores, bounded reads -------
@@ -663,7 +672,6 @@ def test_site_never_replaces_or_blocks_on_what_is_not_its_regular_file(tmp_path,
     proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "empty-bench")])
     line = one_line_error(proc, 2, str(target))
     assert ("read-only" if kind == "read-only" else "not a regular file") in line
-    assert proc.elapsed < BOUND
     assert fingerprint(target) == before and listing(out) == names  # nothing written, nothing replaced
 
 
@@ -676,7 +684,7 @@ def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
     (out / "site.css").symlink_to(real)
     (tmp_path / "empty-bench").mkdir()  # a --bench folder that does not exist is a usage error
     proc = run(["site", "-o", str(out), "--bench", str(tmp_path / "empty-bench")])
-    assert proc.returncode == 0 and proc.elapsed < BOUND, proc.err
+    assert proc.returncode == 0, proc.err
     assert (out / "site.css").is_symlink() and real.read_text() != "old\n"
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
     assert listing(out) == {"index.html", "site.js", "site.css"}
@@ -744,7 +752,7 @@ def test_store_side_files_that_are_not_regular_are_refused_untouched(tmp_path, k
     before, side_before, names = fingerprint(store), fingerprint(side), listing(tmp_path)
     proc = run([command[0], "--store", str(store), *command[1:]], stdin="1\n")
     line = one_line_error(proc, 1, str(side), "not a regular file", "untouched")
-    assert "Move it aside" not in line and proc.elapsed < BOUND  # a FIFO -journal never hangs
+    assert "Move it aside" not in line  # a FIFO -journal never hangs (run's bound)
     assert fingerprint(side) == side_before and fingerprint(store) == before and listing(tmp_path) == names
     assert b"[1/" not in proc.stdout  # refused before any question
 
@@ -755,7 +763,7 @@ def test_read_only_store_is_refused_before_the_first_question_even_for_root(tmp_
     before, names = fingerprint(store), listing(tmp_path)
     proc = run(["quiz", "--store", str(store), "--count", "1"], stdin="1\n")
     one_line_error(proc, 1, str(store), "read-only", "0444")
-    assert b"[1/" not in proc.stdout and proc.elapsed < BOUND
+    assert b"[1/" not in proc.stdout
     assert fingerprint(store) == before and listing(tmp_path) == names  # no -wal or -shm left behind
     stats = run(["stats", "--store", str(store)])  # a read is still allowed, and writes nothing
     assert stats.returncode == 0 and listing(tmp_path) == names and fingerprint(store) == before
@@ -772,10 +780,10 @@ def test_yaml_alias_bomb_fails_fast_without_expanding(tmp_path, option):
     bomb.write_text(BOMB)
     assert len(bomb.read_bytes()) < 420  # the 409-byte class
     before = fingerprint(bomb)
-    proc = run(["lab", option, str(bomb)], timeout=60)
+    proc = run(["lab", option, str(bomb)])
     line = one_line_error(proc, 2, str(bomb), "aliases expand")
     assert "lol" not in line and len(line) < 400  # the error never shows the input
-    assert proc.elapsed < 30 and fingerprint(bomb) == before
+    assert fingerprint(bomb) == before
 
 
 def test_quiz_input_line_without_a_newline_is_bounded(tmp_path):
@@ -785,7 +793,7 @@ def test_quiz_input_line_without_a_newline_is_bounded(tmp_path):
     proc = run(["quiz", "--family", "floor", "--count", "2", "--new", "2", "--seed", "1", "--store", str(store)],
                stdin=endless)
     out = proc.stdout.decode()
-    assert proc.returncode == 2 and "Traceback" not in proc.err and proc.elapsed < BOUND, proc.err
+    assert proc.returncode == 2 and "Traceback" not in proc.err, proc.err
     assert "longer than 4096 characters" in out and "1 review saved" in out
     with Store.open(store) as s:  # the answer before the endless line is kept
         assert [r["given"] for r in s.reviews()] == [right_answer(first)]
@@ -808,16 +816,15 @@ time.sleep(120)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["begin_exclusive", "locking_mode"])
-def test_locked_store_waits_the_stated_time_then_names_the_holder(tmp_path, how):
+def test_locked_store_is_refused_with_the_wait_and_the_holder(tmp_path, how):
     store = healthy_store(tmp_path / "drill.sqlite3")
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store), how], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        proc = run(["quiz", "--store", str(store), "--count", "1"], stdin="1\n", timeout=LOCK_TIMEOUT_S + BOUND)
+        proc = run(["quiz", "--store", str(store), "--count", "1"], stdin="1\n", timeout=LOCK_TIMEOUT_S + 60)
         line = one_line_error(proc, 1, str(store), "is in use by another process", f"(PID {holder.pid})",
                               f"waited {LOCK_TIMEOUT_S:g} s")
         assert "Move it aside" not in line and b"[1/" not in proc.stdout
-        assert LOCK_TIMEOUT_S - 0.5 <= proc.elapsed <= LOCK_TIMEOUT_S + 4
     finally:
         reap(holder)
     with Store.open(store, readonly=True) as s:  # damage check: the store is whole and unchanged
@@ -848,10 +855,10 @@ def test_damaged_rows_are_one_line_and_untouched(tmp_path, damage, command):
     conn.commit()
     conn.close()
     before, names = fingerprint(store), listing(tmp_path)
-    proc = run([command, "--store", str(store), *(["--family", "floor"] if command == "quiz" else [])],
-               stdin="1us\n1us\n")
+    proc = invoke([command, "--store", str(store), *(["--family", "floor"] if command == "quiz" else [])],
+                  stdin="1us\n1us\n")
     one_line_error(proc, 1, str(store), "not a usable drill store", "row")
-    assert proc.elapsed < BOUND and fingerprint(store) == before and listing(tmp_path) == names
+    assert fingerprint(store) == before and listing(tmp_path) == names
 
 
 # -- 19.5 closed streams, ASCII-only encodings, float limits, -o - -------------------------------
@@ -860,10 +867,8 @@ ROOF = ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "4096,4096,409
 
 
 def _shell(command: str, *, env: dict | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    started = time.monotonic()
     proc = subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, env=env or drill_env(),
-                          timeout=BOUND)
-    proc.elapsed = time.monotonic() - started  # type: ignore[attr-defined]  # an extra attribute the tests read
+                          timeout=bound())
     proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]  # the same, decoded stderr
     return proc
 
@@ -875,7 +880,6 @@ def test_closed_standard_streams_are_no_traceback(tmp_path):
     for verb in (" ".join(ROOF), "chips", "misconceptions", f"stats --store {store}"):
         proc = _shell(f"{drill} {verb} >&-")
         one_line_error(proc, 1, "standard output is closed")
-        assert proc.elapsed < BOUND
     proc = _shell(f"{drill} quiz --store {store} --family floor <&-")  # a closed stdin is an empty one
     assert proc.returncode == 0 and "Traceback" not in proc.err and b"End of input: 0 reviews saved" in proc.stdout
     proc = _shell(f"{drill} quiz --store {store} --family floor >&- 2>&-; echo rc=$?")
@@ -891,7 +895,7 @@ def test_ascii_only_encodings_print_ascii_spellings(tmp_path, encoding):
     for args, stdin in ((ROOF, ""), (["misconceptions"], ""),
                         (["quiz", "--store", str(tmp_path / "s.db"), "--family", "floor", "--count", "1"], "1ms\n")):
         proc = run(args, env=env, stdin=stdin)
-        assert proc.returncode == 0 and "Traceback" not in proc.err and proc.elapsed < BOUND, proc.err
+        assert proc.returncode == 0 and "Traceback" not in proc.err, proc.err
         proc.stdout.decode(encoding)  # what was printed is valid in that encoding
         if encoding == "ascii":
             assert proc.stdout.isascii()
@@ -935,26 +939,25 @@ def test_output_into_a_closed_pipe_exits_141_quietly(args):
     finally:
         os.close(write_end)
     assert proc.returncode == 141 and proc.err == "", (proc.returncode, proc.err)
-    assert proc.elapsed < BOUND
 
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-inf", "1e400"])
 def test_check_seconds_that_are_not_a_number_are_refused(value):
-    proc = run(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", value])
+    proc = invoke(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", value])
     one_line_error(proc, 2, "--seconds")
     assert proc.stdout == b""
 
 
 def test_check_seconds_minus_zero_is_zero_seconds():
-    proc = run(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", "-0",
-                "--json"])
+    proc = invoke(["check", "--problem-id", "pod:v5e:flops:16x16", "--answer", "5.1e16 FLOP/s", "--seconds", "-0",
+                   "--json"])
     assert proc.returncode == 0, proc.err
     assert json.loads(proc.stdout)["status"] == "graded"
 
 
 def test_stats_on_a_path_with_no_store_says_so_and_creates_nothing(tmp_path):
     missing = tmp_path / "typo" / "drill.sqlite3"
-    proc = run(["stats", "--store", str(missing)])
+    proc = invoke(["stats", "--store", str(missing)])
     one_line_error(proc, 1, f"no store at {missing}", "nothing was created")
     assert not (tmp_path / "typo").exists() and listing(tmp_path) == set()
 

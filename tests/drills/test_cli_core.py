@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, invoke_drill
+from tests.conftest import REPO, bound, invoke_drill
 
 ROOFLINE_KEYS = {"chip", "op", "shape", "dtype", "flops", "bytes", "intensity_flops_per_byte",
                  "ridge_flops_per_byte", "bound", "t_math_s", "t_comms_s", "floor_s", "upper_s",
@@ -77,7 +77,7 @@ def test_generator_and_core_commands_do_not_import_jax_or_numpy():
     code = ("import sys, generator, generator.catalogue, generator.costs, generator.roofline, drills.cmd_core;"
             "from generator import catalogue; catalogue.load();"
             "bad = [m for m in ('jax', 'numpy') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
-    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound())
     assert res.returncode == 0, res.stdout + res.stderr
 
 

@@ -214,3 +214,35 @@ def test_collective_one_way_bandwidth_for_a_ring_is_named() -> None:
     assert p.answer.value == pytest.approx(V / bidi)
     assert_named(p, f"{V / one_way * 1e3:.3f} ms", "one-way-vs-bidirectional")
     assert_named(p, f"{V / 2 / bidi * 1e3:.3f} ms", "elements-not-bytes")
+
+
+def _ridge_problems():
+    return [p for p in generate.generate(families=["ridge"], count=1, seed=0) if not p.answer.is_choice]
+
+
+def test_the_closest_named_mistake_comes_first() -> None:
+    """Where an answer lands within tolerance of several named mistakes, the nearest is named first."""
+    from generator.misconceptions import _rel, diagnose_all
+
+    several = 0
+    for p in _ridge_problems():
+        for wrong in wrong_answers(p):
+            given = float(wrong.value)
+            found = diagnose_all(p, given)
+            distances = [_rel(given, float(w.value)) for w in found]
+            assert distances == sorted(distances), (p.id, given, [w.misconception.id for w in found])
+            several += len(found) > 1 and distances[0] < distances[-1]
+    assert several  # the case the order is for: more than one candidate, at different distances
+
+
+def test_a_problem_without_a_tolerance_of_its_own_reads_five_percent() -> None:
+    """Tolerance 0 means the 5% default: a GB/GiB slip (7.4% off) is named, 4% off is the key."""
+    import dataclasses
+
+    from generator.misconceptions import GIB_PER_GB, diagnose_all
+
+    (p, *_) = [p for p in _ridge_problems() if any(w.misconception.id == "gb-gib" for w in wrong_answers(p))]
+    untoleranced = dataclasses.replace(p, tolerance=0.0)
+    key = p.answer.number
+    assert [w.misconception.id for w in diagnose_all(untoleranced, key * GIB_PER_GB)][:1] == ["gb-gib"]
+    assert diagnose_all(untoleranced, key * 1.04) == []

@@ -19,6 +19,7 @@ from drills.quiz_io import QuizIO
 from drills.store import ReviewRecord, Store
 from generator import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
+from tests.conftest import bound
 
 V5E = ("v5e",)
 
@@ -203,13 +204,13 @@ def test_twenty_problem_scripted_quiz_records_twenty_reviews(tmp_path: Path) -> 
     proc = subprocess.run(
         DRILL + ["quiz", "--store", str(store), "--count", "20", "--new", "20", "--seed", "2026", "--json"],
         input=script([right_answer(p) for p in problems]), capture_output=True, text=True, env=drill_env(),
-        timeout=120)
+        timeout=bound(120))
     assert proc.returncode == 0, proc.stderr
     out = json_lines(proc.stdout)
     assert len(out) == 20 and all(o["correct"] for o in out)
     assert len({o["family"] for o in out}) >= 5  # a mixed session
     stats = subprocess.run(DRILL + ["stats", "--store", str(store), "--json"], capture_output=True, text=True,
-                           env=drill_env(), timeout=60)
+                           env=drill_env(), timeout=bound(60))
     numbers = json.loads(stats.stdout)
     assert numbers["reviews"] == 20 and numbers["skills_seen"] == 20
     with Store.open(store) as s:
@@ -228,7 +229,7 @@ def test_quiz_imports_neither_jax_nor_numpy(tmp_path: Path) -> None:
         "print('HEAVY', heavy, 'quiz' in sys.modules.get('drills.cmd_quiz').__name__)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], input="", capture_output=True, text=True,
-                          env=drill_env(), timeout=60)
+                          env=drill_env(), timeout=bound(60))
     assert proc.returncode == 0, proc.stderr
     assert "[1/3]" in proc.stdout  # it really ran a quiz
     assert "HEAVY [] True" in proc.stdout
@@ -359,9 +360,9 @@ def test_a_quiz_under_faketime_a_year_ahead_then_the_real_clock(tmp_path: Path) 
     store = tmp_path / "s.db"
     args = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--count", "3", "--seed", "1"]
     ahead = subprocess.run(["faketime", "-f", "+365d", *DRILL, *args], input="1us\n1us\n1us\n", capture_output=True,
-                           text=True, env=drill_env(), timeout=120)
+                           text=True, env=drill_env(), timeout=bound(120))
     assert ahead.returncode == 0, ahead.stderr
     real = subprocess.run([*DRILL, *args, "--new", "0"], input="", capture_output=True, text=True,
-                          env=drill_env(), timeout=120)
+                          env=drill_env(), timeout=bound(120))
     assert real.returncode == 0 and "dated in the future" in real.stdout
     assert "next review in 365 days" not in real.stdout and "next review in" in real.stdout

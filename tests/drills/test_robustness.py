@@ -22,6 +22,7 @@ from drills.store import ReviewRecord, Store
 from generator import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
 from tests.procs import reap
+from tests.conftest import bound
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,7 @@ def integrity_ok(path: Path) -> bool:
 def test_ctrl_c_on_a_terminal_keeps_answered_reviews_and_exits_130(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     problems = planned_problems(store, QuizOptions(chips=V5E, count=5, new_per_day=5, seed=1))
-    child = pexpect.spawn(DRILL[0], quiz_args(store, 5, 1), env=drill_env(), encoding="utf-8", timeout=30)
+    child = pexpect.spawn(DRILL[0], quiz_args(store, 5, 1), env=drill_env(), encoding="utf-8", timeout=bound(30))
     for problem in problems[:2]:
         child.expect_exact("answer> ")
         child.sendline(right_answer(problem))
@@ -63,10 +64,10 @@ def test_terminal_offers_cram_when_nothing_is_due_and_ctrl_d_ends_cleanly(tmp_pa
     store = tmp_path / "s.db"
     (problem,) = planned_problems(store, QuizOptions(chips=V5E, count=1, new_per_day=1, seed=8))
     first = subprocess.run(DRILL + quiz_args(store, 1, 8), input=script([right_answer(problem)]),
-                           capture_output=True, text=True, env=drill_env(), timeout=60)
+                           capture_output=True, text=True, env=drill_env(), timeout=bound(60))
     assert first.returncode == 0
     child = pexpect.spawn(DRILL[0], ["quiz", "--store", str(store), "--chip", "v5e", "--new", "0", "--count", "2"],
-                          env=drill_env(), encoding="utf-8", timeout=30)
+                          env=drill_env(), encoding="utf-8", timeout=bound(30))
     child.expect_exact("Nothing is due now; next review in")
     child.expect_exact("[c]ram, [n]ew skills, or [q]uit? ")
     child.sendline("c")
@@ -91,7 +92,7 @@ def test_sigint_in_a_pipe_exits_130_too(tmp_path: Path) -> None:
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["problem_id"] == problems[0].id  # committed, then printed
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=bound(30))
     assert proc.returncode == 130
     assert "Interrupted: 1 review saved" in err
     with Store.open(store) as s:
@@ -102,7 +103,7 @@ def test_end_of_input_mid_quiz_keeps_answered_reviews_and_exits_0(tmp_path: Path
     store = tmp_path / "s.db"
     problems = planned_problems(store, QuizOptions(chips=V5E, count=6, new_per_day=6, seed=3))
     proc = subprocess.run(DRILL + quiz_args(store, 6, 3), input=script([right_answer(p) for p in problems[:3]]),
-                          capture_output=True, text=True, env=drill_env(), timeout=60)
+                          capture_output=True, text=True, env=drill_env(), timeout=bound(60))
     assert proc.returncode == 0
     assert "End of input: 3 reviews saved" in proc.stdout
     with Store.open(store) as s:
@@ -144,8 +145,8 @@ def test_sigkill_at_any_moment_loses_nothing_printed(tmp_path: Path, delay_s: fl
         pass
     time.sleep(delay_s)
     proc.kill()
-    proc.wait(timeout=30)
-    reader.join(timeout=30)
+    proc.wait(timeout=bound(30))
+    reader.join(timeout=bound(30))
     reap(proc)
     confirmed = [json.loads(line)["problem_id"] for line in printed if line.strip()]
     assert integrity_ok(store) if store.exists() else not confirmed
@@ -187,7 +188,7 @@ def test_two_quizzes_on_one_store_record_everything(tmp_path: Path) -> None:
     results = [None, None]
 
     def feed(i: int) -> None:
-        results[i] = procs[i].communicate(answers, timeout=120)
+        results[i] = procs[i].communicate(answers, timeout=bound(120))
 
     threads = [threading.Thread(target=feed, args=(i,)) for i in range(2)]
     for t in threads:
@@ -230,7 +231,7 @@ def test_a_bad_store_file_is_refused_and_never_touched(tmp_path: Path, content: 
     path.write_bytes(content)
     before = set(tmp_path.iterdir())
     proc = subprocess.run(DRILL + [command[0], "--store", str(path), *command[1:]], input="1\n",
-                          capture_output=True, text=True, env=drill_env(), timeout=60)
+                          capture_output=True, text=True, env=drill_env(), timeout=bound(60))
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
@@ -242,13 +243,13 @@ def test_a_bad_store_file_is_refused_and_never_touched(tmp_path: Path, content: 
 def test_store_from_drill_store_env(tmp_path: Path) -> None:
     path = tmp_path / "from-env.sqlite3"
     env = {**drill_env(), "DRILL_STORE": str(path)}
-    missing = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    missing = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=bound(60))
     assert missing.returncode == 1 and f"no store at {path}" in missing.stderr  # a read creates nothing
     assert not path.exists()
     quiz = subprocess.run(DRILL + ["quiz", "--count", "1"], input="q\n", capture_output=True, text=True,
-                          env=env, timeout=60)
+                          env=env, timeout=bound(60))
     assert quiz.returncode == 0, quiz.stderr
-    proc = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(DRILL + ["stats", "--json"], capture_output=True, text=True, env=env, timeout=bound(60))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["store"] == str(path) and path.exists()
     assert os.path.getsize(path) > 0

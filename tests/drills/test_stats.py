@@ -11,6 +11,7 @@ from fsrs import Card, Rating, Scheduler, State
 
 from drills.stats import compute_stats, streak_days, summary_lines
 from drills.store import ReviewRecord, Store, iso
+from tests.conftest import bound
 
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=timezone.utc)
 
@@ -106,12 +107,12 @@ def full_disk(tmp_path: Path):
     mount = tmp_path / "small"
     mount.mkdir()
     if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-                                           capture_output=True).returncode != 0:
+                                           capture_output=True, timeout=bound()).returncode != 0:
         pytest.skip("needs root and a tmpfs mount (the message itself is tested in test_store.py)")
     try:
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], check=True)
+        subprocess.run(["umount", str(mount)], check=True, timeout=bound())
 
 
 def test_a_full_disk_says_the_disk_is_full_in_quiz_and_stats(full_disk: Path) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import answers
@@ -20,6 +19,7 @@ from generator.answers import (
     parse_number,
     parse_quantity,
 )
+from tests.conftest import finishes
 
 T_87 = 2 * 2048**3 / 1.97e14  # the course page's floor latency: 87.2 µs
 
@@ -156,11 +156,33 @@ def test_refused_with_one_line(text: str, fragment: str) -> None:
 
 
 def test_huge_power_is_refused_at_once() -> None:
-    start = time.perf_counter()
     with pytest.raises(AnswerError):
-        parse_quantity("9**9**9**9**9")
-    # Generous: a guard against big-integer arithmetic sneaking in, not a benchmark.
-    assert time.perf_counter() - start < 1.0
+        finishes(lambda: parse_quantity("9**9**9**9**9"))  # big-integer arithmetic would not finish
+
+
+@pytest.mark.parametrize("text,seconds", [("5 ps", 5e-12), ("5 psec", 5e-12), ("5 picoseconds", 5e-12),
+                                          ("5 ns", 5e-9), ("5 nanoseconds", 5e-9)])
+def test_picoseconds_are_a_thousandth_of_a_nanosecond(text: str, seconds: float) -> None:
+    assert parse_duration_seconds(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text,value,dims", [("2 kilobytes", 2e3, (0, 1, 0)), ("2 kiloflops", 2e3, (0, 0, 1)),
+                                             ("3 megabytes", 3e6, (0, 1, 0)), ("1 kibibyte", 1024.0, (0, 1, 0))])
+def test_spelled_prefixes_from_kilo_up_are_read(text: str, value: float, dims: tuple) -> None:
+    q = parse_quantity(text)
+    assert q.value == pytest.approx(value, rel=1e-12) and q.dims == dims and q.has_unit
+
+
+@pytest.mark.parametrize("factor,base_first", [(1.0, True), (10.0, True), (0.1, True), (20.0, False),
+                                               (0.05, False), (100.0, False), (0.01, False)])
+def test_a_bare_number_within_ten_times_the_key_is_offered_the_base_unit_first(factor: float,
+                                                                               base_first: bool) -> None:
+    key = 5.1e16
+    text = repr(key * factor)
+    with pytest.raises(NeedsUnitError) as info:
+        parse_number(text, "FLOP/s", key=key)
+    first = str(info.value).split("e.g. ", 1)[1]
+    assert first.startswith(f"{text} FLOP/s") == base_first, str(info.value)
 
 
 def test_quantity_reports_dims_and_whether_a_unit_was_typed() -> None:
@@ -241,30 +263,27 @@ ALPHABET = list("0123456789.eE+-*/^()  ,_'\"") + ["**", "us", "µs", "ms", "s", 
 
 
 def _check_parser_contains_itself(text: str) -> None:
-    start = time.perf_counter()
     try:
         value = parse_duration_seconds(text)
     except AnswerError as exc:
         assert str(exc) and "\n" not in str(exc)
     else:
         assert isinstance(value, float) and math.isfinite(value)
-    # Generous bound against runaway inputs (the parser does linear work in the input length).
-    assert time.perf_counter() - start < 0.5
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(st.text(max_size=300))
 def test_fuzz_arbitrary_text(text: str) -> None:
     _check_parser_contains_itself(text)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join))
 def test_fuzz_answer_like_text(text: str) -> None:
     _check_parser_contains_itself(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=300), st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=4, unique=True))
 def test_fuzz_choices(text: str, choices: list[str]) -> None:
     try:

@@ -120,8 +120,8 @@ def test_v6e_has_one_tensorcore_citing_the_cloud_tpu_page():
 def test_drill_chips_json_shows_one_tensorcore_on_v6e():
     import json
 
-    from tests.conftest import run_drill
-    res = run_drill("chips", "--json")
+    from tests.conftest import invoke_drill
+    res = invoke_drill("chips", "--json")
     assert res.returncode == 0, res.stderr
     v6e = next(c for c in json.loads(res.stdout) if c["name"] == "v6e")
     assert v6e["figures"]["tensorcores_per_chip"]["value"] == 1 and v6e["tensorcores_per_chip"] == 1

@@ -10,7 +10,7 @@ import pytest
 
 from drills.cli import main
 from generator.specs import SPECS_DIR
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 SEED_7B = ["transformer", "--params", "7B", "--layers", "32", "--d-model", "4096", "--batch", "8",
            "--seq", "4096", "--chip", "v5e"]
@@ -127,7 +127,7 @@ def test_generate_commands_import_neither_jax_nor_numpy():
             "generator.export.tabular; g.generate(count=1); "
             "assert 'jax' not in sys.modules and 'numpy' not in sys.modules, "
             "[m for m in sys.modules if m in ('jax', 'numpy')]")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound(120))
     assert result.returncode == 0, result.stderr
 
 

@@ -173,7 +173,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from generator.export import rotation  # noqa: E402
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, rotation.MODULUS - 1), st.integers(-40_000, 80_000), st.integers(1, 64),
        st.one_of(st.none(), st.integers(0, 63)))
 def test_rotation_invariants(seed, day, k, last):
@@ -188,3 +188,25 @@ def test_rotation_invariants(seed, day, k, last):
         assert rotation.day_pick(seed, day, k) != rotation.day_pick(seed, day + 1, k)
     start = day - day % k
     assert sorted(rotation.day_pick(seed, d, k) for d in range(start, start + k)) == list(range(k))
+
+
+def test_two_variants_never_show_the_last_one_again():
+    """K = 2 on every day of many notes, whichever was shown last (the days where both neighbours agree
+    included)."""
+    for seed in range(1, 200):
+        for day in range(-30, 30):
+            for last in (0, 1):
+                assert rotation.pick(seed, day, 2, last) == 1 - last, (seed, day, last)
+
+
+def test_a_block_never_starts_with_the_previous_blocks_last_variant():
+    """Without memory, the first day of each block differs from the day before it (K >= 3), on every
+    block boundary of many notes: the case a shuffle alone gets wrong about once in K."""
+    boundaries = 0
+    for k in (3, 4, 5, 8, 16):
+        for seed in range(1, 120):
+            for block in range(-3, 12):
+                day = block * k
+                assert rotation.day_pick(seed, day, k) != rotation.day_pick(seed, day - 1, k), (k, seed, block)
+                boundaries += 1
+    assert boundaries == 5 * 119 * 15

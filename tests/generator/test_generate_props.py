@@ -4,7 +4,7 @@ import math
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import catalogue, costs, roofline
@@ -14,7 +14,7 @@ from generator.problem import Problem
 
 CAT = catalogue.load()
 SKILL_IDS = [s.id for s in registry().all_skills]
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=60)
 
 
 @FAST
@@ -27,7 +27,7 @@ def test_draw_is_reproducible_and_round_trips(skill_id, seed):
 
 
 @pytest.mark.slow  # 15 draws of every family's problems: ~10 s
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.integers(0, 10**6), st.lists(st.sampled_from(FAMILY_NAMES), min_size=1, max_size=3, unique=True))
 def test_a_skills_problems_do_not_depend_on_the_selection(seed, families):
     everything = {p.id: p for p in generate(count=2, seed=seed)}
@@ -35,7 +35,7 @@ def test_a_skills_problems_do_not_depend_on_the_selection(seed, families):
         assert everything[p.id] == p
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.integers(0, 10**6))
 def test_same_seed_same_problems_other_seed_other_draws(seed):
     a = generate(families=["bound", "floor"], chips=["v5e"], count=3, seed=seed)

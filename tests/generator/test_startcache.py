@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator import catalogue, families, generate, startcache
+from tests.conftest import bound
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,7 +129,7 @@ def _start(cache: Path, code: str) -> list[str]:
     env.pop(families.EXTRA_PACKAGES_ENV, None)
     probe = ("import atexit, json, sys; atexit.register(lambda: sys.stderr.write('MODULES ' + "
              "json.dumps(sorted(sys.modules)) + chr(10)));" + code)
-    res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=bound(120))
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stderr.splitlines() if x.startswith("MODULES "))
     return json.loads(line[len("MODULES "):])

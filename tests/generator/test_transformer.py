@@ -58,7 +58,7 @@ def test_grouped_query_attention_shrinks_the_cache_only():
     assert gqa.flops == mha.flops and gqa.bytes_weights == mha.bytes_weights
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.sampled_from(catalogue.load().chips), st.integers(1, 256), st.integers(128, 32768),
        st.sampled_from([(1_230_000_000, 16, 2048), (7_000_000_000, 32, 4096), (70_000_000_000, 80, 8192)]))
 def test_step_properties(chip, batch, seq, sizes):

@@ -105,7 +105,7 @@ def test_a_record_made_by_the_runner(tmp_path):
 _ratio = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.dictionaries(st.sampled_from(OPS), _ratio, min_size=1), min_size=1, max_size=6),
        st.floats(min_value=0.01, max_value=100))
 def test_invariants(runs, scale):

@@ -77,7 +77,7 @@ def test_save_refuses_a_bad_record_and_writes_nothing(tmp_path):
     assert not list((tmp_path / "bench").glob("*.json")) if (tmp_path / "bench").exists() else True
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(data=st.data())
 def test_undeclared_keys_and_any_key_order_survive(tmp_path_factory, data):
     record = synthetic.record(tmp_path_factory.mktemp("keys"), trace=False, sizes=(64e3, 1e6))

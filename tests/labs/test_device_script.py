@@ -9,7 +9,7 @@ import tarfile
 import pytest
 
 from labs import records
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ def test_device_script_leaves_records_plots_traces_and_the_gate(tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, "OUT": str(out), "REPS": "2", "PYTHON": sys.executable}
     res = subprocess.run(["bash", str(REPO / "bench" / "device_lab.sh"), "64", "128"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=bound(300))
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     files = [p for p in out.rglob("*") if p.is_file()]
     assert len(files) <= MAX_FILES

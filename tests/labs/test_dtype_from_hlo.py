@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +54,7 @@ def _version(text: str) -> tuple[int, ...]:
 def test_emulated_dtype_is_read_from_the_optimized_hlo_on_every_jax():
     seen = []
     for python in _pythons():
-        res = subprocess.run([python, "-c", SCRIPT], cwd=str(REPO), capture_output=True, text=True, timeout=300)
+        res = subprocess.run([python, "-c", SCRIPT], cwd=str(REPO), capture_output=True, text=True, timeout=bound(300))
         assert res.returncode == 0, res.stderr[-2000:]
         got = json.loads(res.stdout.strip().splitlines()[-1])
         bf16, f32 = got["bf16"], got["f32"]

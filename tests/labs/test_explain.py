@@ -9,7 +9,7 @@ from drills.cli import cli
 from generator import miss_reasons
 from generator.units import fmt
 from labs import gate, records
-from tests.conftest import run_drill
+from tests.conftest import REPO, invoke_drill
 from tests.labs import synthetic
 
 # On the synthetic H200 records the copy probe attains a third of the HBM peak and the fixed cost is
@@ -147,7 +147,7 @@ def test_show_reveals_the_answer_and_the_miss_never_counts(tmp_path):
 def test_without_file_or_terminal_is_a_usage_error_and_the_record_is_untouched(tmp_path):
     path = _failing_record(tmp_path)
     before = path.read_bytes()
-    res = run_drill("explain", str(path), input="")
+    res = invoke_drill("explain", str(path), input="", cwd=REPO)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "--explanations" in res.stderr and "Traceback" not in res.stderr
     assert path.read_bytes() == before
@@ -171,7 +171,7 @@ def test_bad_explanations_files_are_one_line_and_change_nothing(tmp_path, conten
     before = path.read_bytes()
     expl = tmp_path / "why.yaml"
     expl.write_text(content)
-    res = run_drill("explain", str(path), "--explanations", str(expl))
+    res = invoke_drill("explain", str(path), "--explanations", str(expl), cwd=REPO)
     assert res.returncode == 2 and message in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert path.read_bytes() == before
@@ -182,7 +182,7 @@ def test_a_huge_explanations_file_is_refused(tmp_path):
     before = path.read_bytes()
     expl = tmp_path / "why.yaml"
     expl.write_text("add: " + "y" * (2 << 20) + "\n")
-    res = run_drill("explain", str(path), "--explanations", str(expl))
+    res = invoke_drill("explain", str(path), "--explanations", str(expl), cwd=REPO)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert path.read_bytes() == before
 
@@ -190,7 +190,7 @@ def test_a_huge_explanations_file_is_refused(tmp_path):
 def test_a_broken_record_is_one_line_exit_2(tmp_path):
     bad = tmp_path / "lab-0.1-broken.json"
     bad.write_text("{not json")
-    res = run_drill("explain", str(bad))
+    res = invoke_drill("explain", str(bad), cwd=REPO)
     assert res.returncode == 2 and "not JSON" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 

@@ -16,7 +16,7 @@ from generator import miss_reasons
 from generator.units import fmt
 from labs import gate, records, runner
 from labs.ops import SEED_OPS
-from tests.conftest import run_drill
+from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -318,7 +318,7 @@ def test_gate_json_has_status_counted_and_why_not(tmp_path, kwargs, status, coun
 
 def test_gate_and_explain_refuse_a_bench_folder_that_does_not_exist(tmp_path):
     for verb in ("gate", "explain"):
-        res = run_drill(verb, "--bench", str(tmp_path / "nope"))
+        res = invoke_drill(verb, "--bench", str(tmp_path / "nope"))
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, (verb, res.stderr)
         assert "does not exist" in res.stderr and "Traceback" not in res.stderr
 
@@ -346,17 +346,21 @@ def test_the_courses_published_h200_records_are_shown_not_counted_as_the_learner
     assert data["skipped"] == []
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.fixture(scope="module")
+def clean_record(tmp_path_factory) -> dict:
+    """One synthetic record for the module's property tests, which edit deep copies of it."""
+    return synthetic.record(tmp_path_factory.mktemp("clean-record"))
+
+
+@settings(max_examples=60)
 @given(op=st.sampled_from(SEED_OPS), factor=st.floats(min_value=1e-3, max_value=1e3).filter(
     lambda f: abs(f - 1) > 1e-6))
-def test_any_edit_of_a_predictions_seconds_is_caught(op, factor):
+def test_any_edit_of_a_predictions_seconds_is_caught(clean_record, op, factor):
     """Property: scaling one stored prediction by any factor (the text, and so the SHA, unchanged)
     blocks the record and names that op; the untouched record is not blocked for it."""
     import copy
-    import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        rec = synthetic.record(Path(tmp))
+    rec = copy.deepcopy(clean_record)
     assert not any("seconds edited" in w for w in gate.judge_record(rec).blockers)
     edited = copy.deepcopy(rec)
     row = next(r for r in edited["ops"] if r["op"] == op)
@@ -479,3 +483,42 @@ def test_the_gate_shows_the_most_refused_attempts_of_the_record_and_its_ledger(t
     _, row = _only_row(bench)
     assert "explained misses: add (after 2 refused)" in row.measured_text()
     assert [j["refused_attempts"] for j in row.explanations if j["op"] == "add"] == [2]
+
+
+# --------------------------------------------------------------- the consistency rules' thresholds
+
+def _why_not(tmp_path, rec, edit=None) -> list[str]:
+    """The gate's reasons against ``rec`` saved by drill (and ``edit``-ed through drill's own update)."""
+    path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
+    if edit is not None:
+        records.update(path, edit)
+    return _only_row(tmp_path / "bench")[1].why_not
+
+
+@pytest.mark.parametrize("ratio,refused", [(0.85, True), (0.89, True), (0.91, False), (1.0, False)])
+def test_an_op_more_than_a_tenth_under_the_roofline_floor_never_counts(tmp_path, ratio, refused):
+    why = _why_not(tmp_path, synthetic.record(tmp_path, {"add": ratio}))
+    assert any(w.startswith("datasheet floor: add measured") for w in why) == refused, why
+
+
+@pytest.mark.parametrize("fraction,refused", [(1.05, False), (1.09, False), (1.15, True), (1.5, True)])
+def test_a_probe_more_than_a_tenth_over_the_datasheet_never_counts(tmp_path, fraction, refused):
+    p = synthetic.plan(tmp_path)
+    probes = synthetic.probes_for(p, fraction * p.datasheet.peak_flops_per_s, 0.5 * p.datasheet.hbm_bytes_per_s)
+    why = _why_not(tmp_path, synthetic.record(tmp_path, probes=probes))
+    attained = [w for w in why if w.startswith("attained:")]
+    assert bool(attained) == refused, why
+    if refused:
+        assert "FLOP/s is" in attained[0] and "plausible: 10% to 110%" in attained[0]
+
+
+def test_an_op_timed_from_its_fixed_cost_probes_traces_never_counts(tmp_path):
+    """The op's measurement replaced by its fixed-cost probe's (the same XLA module, so the traces
+    re-derive the times): two measurements may not cite one trace folder."""
+    def borrow(rec):
+        probe = rec["probes"]["fixed_cost_by_op"]["matmul"]["measurement"]
+        (row,) = [r for r in rec["ops"] if r["op"] == "matmul"]
+        row["measured"].update({k: v for k, v in probe.items() if k in row["measured"]})
+    why = _why_not(tmp_path, synthetic.record(tmp_path), borrow)
+    assert any(w.startswith("traces: matmul and fixed cost matmul cite the same traces") for w in why), why
+    assert not any(w.startswith("traces: matmul:") for w in why), why  # the borrowed traces themselves re-derive

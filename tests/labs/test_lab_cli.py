@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from labs import records
-from tests.conftest import REPO, run_drill
+from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
 
@@ -129,7 +129,7 @@ def test_the_lab_imports_nothing_the_gpu_box_lacks(tmp_path):
         "print('IMPORTED', bad, file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(REPO)])}
     env.pop("DRILL_CACHE_DIR", None)
-    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300,
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound(300),
                          env=env)
     assert res.returncode == 0, res.stderr
     assert "IMPORTED []" in res.stderr

@@ -8,7 +8,7 @@ import pexpect
 import pytest
 
 from labs import records
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ def test_predict_then_measure_then_explain(tmp_path):
     out = tmp_path / "bench"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", "lab", "--size", "128", "--reps", "3",
                                            "--ops", "add,reduce_sum", "--out", str(out)],
-                          cwd=str(REPO), encoding="utf-8", timeout=120, dimensions=(40, 200))
+                          cwd=str(REPO), encoding="utf-8", timeout=bound(120), dimensions=(40, 200))
     child.expect("This device's datasheet")  # a CPU has no catalogue entry: its probes first
     child.expect(r"memory bandwidth \(an in-place copy\): [\d.]+ .B/s")
     child.expect(r"fixed cost of a add call")

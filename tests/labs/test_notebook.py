@@ -10,7 +10,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from labs import records
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def _prepare(nb, out, *, predictions: dict | None = None, explanations: dict | N
 
 
 def _run(nb, tmp_path):
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+    client = NotebookClient(nb, timeout=bound(300), kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
 
@@ -180,7 +180,7 @@ def test_a_failed_install_says_what_to_do_instead_of_a_pip_traceback(tmp_path):
     setup = setup.replace('REPO_URL = ""', f'REPO_URL = {str(tmp_path / "no-such-repo")!r}', 1)
     # -S: no site-packages, so the lab is not importable and pip cannot run: the install fails
     res = subprocess.run([sys.executable, "-S", "-c", setup], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=bound(120))
     assert res.returncode != 0
     assert "Could not install the lab from REPO_URL=" in res.stdout and "What to do" in res.stdout
     assert "pip wheel" in res.stdout and "StopHere" in res.stderr and "pip._internal" not in res.stderr

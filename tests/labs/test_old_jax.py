@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from labs import records
-from tests.conftest import REPO
+from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
@@ -49,10 +49,10 @@ def test_drill_lab_on_an_old_jax_measures_every_op_on_the_device(old_jax, tmp_pa
     old_python, version, has_options = old_jax
     probe = subprocess.run([old_python, "-c", "import jax; print(jax.__version__, "
                             "getattr(jax.profiler, 'ProfileData', None), hasattr(jax.profiler, 'ProfileOptions'))"],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=bound(120))
     assert probe.stdout.split() == [version, "None", has_options], probe.stdout + probe.stderr
     res = subprocess.run([old_python, "-m", "drills.cli", "lab", "--size", "256", "--reps", "3", "--json",
-                          "--out", str(tmp_path / "rec")], cwd=REPO, capture_output=True, text=True, timeout=900,
+                          "--out", str(tmp_path / "rec")], cwd=REPO, capture_output=True, text=True, timeout=bound(900),
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout)

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from drills.cli import cli
 from generator.units import fmt
 from labs import gate, records
+from tests.conftest import bound
 from tests.labs import synthetic
 
 FORK = multiprocessing.get_context("fork")
@@ -60,14 +61,14 @@ def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
 
 def _race(target, arguments: list[tuple]) -> list[int | None]:
     """Fork one process per argument tuple, release them together (``target``'s last argument is the
-    start event it waits on), and give their exit codes (None: still running after 60 s)."""
+    start event it waits on), and give their exit codes (None: still running after ``bound()``)."""
     start = FORK.Event()
     procs = [FORK.Process(target=target, args=(*args, start)) for args in arguments]
     for p in procs:
         p.start()
     start.set()
     for p in procs:
-        p.join(60)
+        p.join(bound())
     return [p.exitcode for p in procs]
 
 
@@ -128,7 +129,7 @@ def test_a_kill_at_each_file_step_leaves_a_folder_every_command_reads(tmp_path, 
     killed = synthetic.record(tmp_path, started_at="2026-11-29T12:00:00+00:00")
     p = FORK.Process(target=_kill_at, args=(step, after, killed, str(bench)))
     p.start()
-    p.join(60)
+    p.join(bound())
     assert p.exitcode == -signal.SIGKILL
     _every_command_reads(bench)
     took_slot = step > 1 or after  # its pending line reached the ledger
@@ -169,19 +170,19 @@ def _trace_file(bench: Path, op: str) -> Path:
     return found
 
 
-def test_a_trace_bomb_is_refused_quickly_in_bounded_memory(tmp_path):
+def test_a_trace_bomb_is_refused_in_bounded_memory(tmp_path):
     path = _record_with_two_misses(tmp_path)
     bench = path.parent
     _bomb(_trace_file(bench, "matmul"))
     # Peak memory from VmHWM: ru_maxrss survives exec, so it would report pytest's own peak.
-    code = ("import re, time, json; from labs import verify; t = time.monotonic(); "
+    code = ("import re, json; from labs import verify; "
             f"r = verify.verify_folder({str(bench)!r}); "
             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
-            "print(json.dumps([time.monotonic() - t, hwm, [c.why for c in r.disagreements]]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+            "print(json.dumps([hwm, [c.why for c in r.disagreements]]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=bound())
     assert out.returncode == 0, out.stderr
-    seconds, maxrss_kib, why = json.loads(out.stdout)
-    assert seconds < 2 and maxrss_kib < 200 * 1024, (seconds, maxrss_kib)
+    maxrss_kib, why = json.loads(out.stdout)
+    assert maxrss_kib < 200 * 1024, maxrss_kib
     assert len(why) == 1 and "refused" in why[0] and "\n" not in why[0]
     row = gate.evaluate(bench).rows[0]
     assert not row.counted and any(w.startswith("traces: matmul:") and "refused" in w for w in row.why_not)

@@ -19,7 +19,7 @@ import pytest
 
 from labs import records
 from labs.ops import SEED_OPS
-from tests.conftest import REPO, run_drill
+from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
 
@@ -226,7 +226,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
 def test_an_interrupted_why_leaves_an_incomplete_record_the_ledger_vouches_for(tmp_path, runs):
     out = tmp_path / "b"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", *LAB, "--out", str(out)], cwd=str(REPO),
-                          encoding="utf-8", timeout=300, dimensions=(40, 200),
+                          encoding="utf-8", timeout=bound(300), dimensions=(40, 200),
                           # Ctrl-C live in the child whatever this worker inherited (xdist, a background job)
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for op in SEED_OPS:

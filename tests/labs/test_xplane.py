@@ -108,7 +108,7 @@ def test_malformed_bytes_raise_one_clear_error(data, fragment):
         xplane.parse(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=200))
 def test_any_bytes_parse_or_raise_xplane_error_only(data):
     try:
@@ -117,7 +117,7 @@ def test_any_bytes_parse_or_raise_xplane_error_only(data):
         pass
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.integers(min_value=0, max_value=200_000))
 def test_truncating_a_real_trace_never_reads_out_of_bounds(cut):
     data = gzip.decompress((TRACES / NEW).read_bytes())

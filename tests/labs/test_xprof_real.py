@@ -55,15 +55,15 @@ from click.testing import CliRunner
 from drills.cli import cli
 from labs import profile, records
 from labs.ops import OPS, SEED_OPS
-from tests.conftest import run_drill
+from tests.conftest import bound, run_drill
 from tests.labs import synthetic
 
 pytestmark = pytest.mark.slow
 
 # xprof's own command, as `drill xprof` prints it (it binds every interface; the test talks to 127.0.0.1).
 XPROF = Path(sys.executable).with_name("xprof")
-START_TIMEOUT_S = 90  # XProf's start-up (imports, gRPC server)
-REQUEST_TIMEOUT_S = 60  # one tool's conversion of one small trace
+START_TIMEOUT_S = bound(90)  # XProf's start-up (imports, gRPC server)
+REQUEST_TIMEOUT_S = bound(60)  # one tool's conversion of one small trace
 CPU_REPS = 3  # timed calls per trace: 4 markers, the first dropped, as the record does
 # An opcode the op's compiled module must hold (anywhere, fused computations included).
 OP_OPCODE = {"matmul": "dot", "skinny_matmul": "dot", "add": "add", "softmax": "exponential",
@@ -120,7 +120,7 @@ def _xprof(logdir: Path, log_path: Path) -> Iterator[int]:
         finally:
             server.terminate()
             try:
-                server.wait(20)
+                server.wait(bound(20))
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()

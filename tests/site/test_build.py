@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from drills.site import build, data, highlight, markdown, sections
 from generator import catalogue, costs
 from labs import ops as lab_ops
-from tests.conftest import REPO, run_drill
+from tests.conftest import REPO, bound, invoke_drill
 from tests.procs import reap
 
 
@@ -24,7 +24,7 @@ def site_data(index_html: str) -> dict:
 
 def test_drill_site_builds_the_page(tmp_path):
     out = tmp_path / "site"
-    res = run_drill("site", "-o", str(out))
+    res = invoke_drill("site", "-o", str(out), cwd=REPO)
     assert res.returncode == 0, res.stderr
     from labs import gate
     expected = gate.evaluate(REPO / "bench").status  # the course's published records, judged by the gate's rules
@@ -63,7 +63,7 @@ def _page_ops() -> dict:
     return {o["name"]: o for o in data.playground_data()["ops"]}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(op=st.sampled_from(data.PAGE_OPS), dtype=st.sampled_from(["bf16", "f32", "fp8", "int8"]),
        n=st.integers(1, data.MAX_N))
 def test_exported_polynomials_are_the_python_costs(op, dtype, n):
@@ -97,7 +97,8 @@ def test_a_formula_that_is_not_a_cubic_in_n_refuses_to_export(monkeypatch):
 def test_the_reference_is_what_drill_roofline_prints(chip, op, n, dtype):
     ref = data.python_case(chip, op, n, dtype)
     shape = ",".join(str(d) for d in lab_ops.OPS[op].cost_shape(n))
-    res = run_drill("roofline", "--chip", chip, "--op", lab_ops.OPS[op].cost_op, "--shape", shape, "--dtype", dtype)
+    res = invoke_drill("roofline", "--chip", chip, "--op", lab_ops.OPS[op].cost_op, "--shape", shape,
+                       "--dtype", dtype, cwd=REPO)
     assert res.returncode == 0, res.stderr
     printed = res.stdout.splitlines()
     assert printed[0] == ref["header"]
@@ -108,7 +109,7 @@ def test_the_reference_is_what_drill_roofline_prints(chip, op, n, dtype):
 
 def test_an_unpublished_dtype_gives_the_cli_error():
     ref = data.python_case("v5e", "add", 64, "fp8")
-    res = run_drill("roofline", "--chip", "v5e", "--op", "add", "--shape", "64,64", "--dtype", "fp8")
+    res = invoke_drill("roofline", "--chip", "v5e", "--op", "add", "--shape", "64,64", "--dtype", "fp8", cwd=REPO)
     assert res.returncode == 2 and ref["error"] in res.stderr
 
 
@@ -127,7 +128,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     args = [str(afile) if a == "FILE" else str(tmp_path / "no-such-folder") if a == "MISSING" else a for a in args]
     if "-o" not in args:
         args += ["-o", str(tmp_path / "out")]
-    res = run_drill("site", *args)
+    res = invoke_drill("site", *args, cwd=REPO)
     assert res.returncode == 2 and message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert afile.read_text() == "keep me"
@@ -135,19 +136,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 def test_a_foreign_index_html_is_never_overwritten(tmp_path):
     (tmp_path / "index.html").write_text("<html>my own page</html>")
-    res = run_drill("site", "-o", str(tmp_path))
+    res = invoke_drill("site", "-o", str(tmp_path), cwd=REPO)
     assert res.returncode == 2 and "not written by drill site" in res.stderr
     assert (tmp_path / "index.html").read_text() == "<html>my own page</html>"
     # a folder drill site wrote before is rebuilt in place
-    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
-    assert run_drill("site", "-o", str(tmp_path / "ours")).returncode == 0
+    assert invoke_drill("site", "-o", str(tmp_path / "ours"), cwd=REPO).returncode == 0
+    assert invoke_drill("site", "-o", str(tmp_path / "ours"), cwd=REPO).returncode == 0
 
 
 def test_the_site_path_imports_no_jax(tmp_path):
     code = ("import sys; from pathlib import Path; from drills.site import build; "
             f"build.build(Path({str(tmp_path)!r}), Path('bench')); "
             "assert not any(m == 'jax' or m.startswith('jax.') for m in sys.modules), 'jax imported'")
-    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound(120))
     assert res.returncode == 0, res.stderr
 
 
@@ -163,7 +164,7 @@ def test_markdown_escapes_text_and_refuses_unsafe_links():
     assert "<ul><li>one</li><li>two</li></ul>" in out and '<h1 id="t-b">T &lt;b&gt;</h1>' in out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_markdown_never_emits_a_tag_from_the_text(text):
     out = markdown.render(text)
@@ -172,7 +173,7 @@ def test_markdown_never_emits_a_tag_from_the_text(text):
     assert "javascript:" not in " ".join(re.findall(r'href="([^"]*)"', out)).lower()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 @example("\r\x80")  # Python 3.12's tokenizer raised UnicodeDecodeError on this
 def test_highlighting_reads_back_as_the_source(source):
@@ -276,20 +277,20 @@ def test_serve_answers_on_localhost_until_stopped(tmp_path):
 
     proc = subprocess.Popen([sys.executable, "-m", "drills.cli", "site", "-o", str(tmp_path / "s"), "--serve",
                              "--port", "0"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killer = threading.Timer(60, proc.kill)  # never hang the suite
+    killer = threading.Timer(bound(60), proc.kill)  # never hang the suite
     killer.start()
     try:
         assert proc.stdout.readline().startswith("wrote ")
         line = proc.stdout.readline()
         m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/)", line)
         assert m, line
-        with urllib.request.urlopen(m.group(1) + "index.html", timeout=10) as resp:
+        with urllib.request.urlopen(m.group(1) + "index.html", timeout=bound(10)) as resp:
             body = resp.read().decode("utf-8")
         assert 'id="ex01-chip"' in body
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=bound(20))
         finally:
             killer.cancel()
             if proc.poll() is None:
@@ -305,8 +306,9 @@ def test_ci_installs_the_browser_the_site_tests_drive():
     install = ci.index("apt-get install -y -qq chromium")
     assert "command -v chromium" in ci and install < ci.index(".venv/bin/pytest")
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    test_extra = pyproject.split("\ntest = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
-    assert '"playwright' in test_extra
+    slow_extra = pyproject.split("\nslow = [", 1)[1].split("\n]", 1)[0]  # tomllib needs Python 3.11
+    assert '"playwright' in slow_extra  # the slow set's extra, which CI installs before the slow set
+    assert ci.index("pip install -q -e '.[slow]'") < ci.index(".venv/bin/pytest -m slow")
     # and the fast set runs a second time on Python 3.12, in its own venv
     assert "python3.12" in ci and '.venv-py312/bin/pytest -m "not slow"' in ci
 
@@ -320,7 +322,7 @@ SAMPLE_COLAB = ("https://colab.research.google.com/github/someone/rudrite-kernel
 
 def test_the_open_in_colab_link_is_built_from_the_repository_address(tmp_path):
     out = tmp_path / "site"
-    res = run_drill("site", "-o", str(out), "--repo-url", SAMPLE_REPO)
+    res = invoke_drill("site", "-o", str(out), "--repo-url", SAMPLE_REPO, cwd=REPO)
     assert res.returncode == 0, res.stderr
     page = (out / "index.html").read_text(encoding="utf-8")
     m = re.search(r'<a id="open-in-colab" href="([^"]+)">', page)
@@ -463,7 +465,7 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
     secret.write_text("outside the site")
     proc = subprocess.Popen([sys.executable, "-m", "drills.cli", "site", "-o", str(out), "--serve", "--port", "0"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killer = threading.Timer(60, proc.kill)
+    killer = threading.Timer(bound(60), proc.kill)
     killer.start()
     try:
         assert proc.stdout.readline().startswith("wrote ")
@@ -480,7 +482,7 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
 
         def status(path):
             try:
-                with urllib.request.urlopen(base + path, timeout=10) as resp:
+                with urllib.request.urlopen(base + path, timeout=bound(10)) as resp:
                     return resp.status, resp.read()
             except urllib.error.HTTPError as err:
                 return err.code, err.read()
@@ -492,14 +494,14 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
             code, body = status(path)
             assert code == 404 and b"outside the site" not in body and b"Directory listing" not in body, path
         assert status("/%00")[0] == 400 and status("/%ff")[0] == 400
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:  # a raw NUL byte in the path
+        with socket.create_connection(("127.0.0.1", port), timeout=bound(10)) as sock:  # a raw NUL byte in the path
             sock.sendall(b"GET /index.html\x00.js HTTP/1.0\r\n\r\n")
             answer = sock.recv(200)
         assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), answer
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=bound(20))
         finally:
             killer.cancel()
             if proc.poll() is None:
@@ -526,7 +528,7 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
     script.write_text(install + "\n", encoding="utf-8")
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("PIP_")}
     env.update({"PIP_NO_INDEX": "1", "FORCE_COLOR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
-    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=bound(120), env=env)
     line = next(l for l in res.stdout.splitlines() if l.startswith("Could not install the lab"))
     why = line.split(": ", 1)[1]
     assert "\x1b" not in line and not why.startswith("[") and why.strip(), line
@@ -539,7 +541,7 @@ def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     res = subprocess.run([sys.executable, "-m", "drills.cli", "site", "-o", str(tmp_path / "out")], cwd=elsewhere,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=bound(120))
     assert res.returncode == 0, res.stderr
     assert f"GATE 00 from {REPO / 'bench'}: {gate.evaluate(REPO / 'bench').status}" in res.stdout
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
