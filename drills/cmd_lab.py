@@ -20,6 +20,8 @@ import click
 MAX_LAB_SIZE = 2**20  # N = 1,048,576: one NxN bf16 operand is 2 TiB, beyond any one device's memory
 MAX_LAB_REPS = 10_000
 JAX_MISSING = "jax is not installed; the lab needs the `lab` extra: pip install 'rudrite-kernels[lab]'"
+CPU_DEFAULT_SIZE = 1024  # N when --size is not given on a CPU: the whole lab in under a minute on 2 cores
+ACCELERATOR_DEFAULT_SIZE = 4096  # N when --size is not given on a TPU or GPU: the seed's N, a counted size
 
 
 def _require_jax() -> None:
@@ -87,9 +89,11 @@ def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> 
 @click.option("--ops", "ops_text", default="seed", show_default=True,
               help="Comma-separated ops: matmul, skinny_matmul, add, softmax, reduce_sum, embedding; "
                    "'seed' is the seed's five (e.g. --ops seed,embedding).")
-@click.option("--size", "-n", type=click.IntRange(max=MAX_LAB_SIZE), default=4096, show_default=True,
+@click.option("--size", "-n", type=click.IntRange(max=MAX_LAB_SIZE), default=None,
               help="N: matmul NxNxN, skinny matmul 8xNxN, add/softmax/reduce_sum over NxN, embedding N rows of NxN; "
-                   f"at most 2^20 = {MAX_LAB_SIZE:,}, and the inputs must fit the device's memory.")
+                   f"at most 2^20 = {MAX_LAB_SIZE:,}, and the inputs must fit the device's memory "
+                   f"[default: {CPU_DEFAULT_SIZE} on a CPU (under a minute on 2 cores), {ACCELERATOR_DEFAULT_SIZE} "
+                   "on a TPU or GPU (a counted size)].")
 @click.option("--reps", type=click.IntRange(max=MAX_LAB_REPS), default=20, show_default=True,
               help=f"Timed runs per trace, three traces per op (after compile and warm-up), 1 to {MAX_LAB_REPS:,}; "
                    "p20/p50/p80 and spread are reported.")
@@ -160,11 +164,13 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         except ImportError:
             raise click.UsageError("--plot needs matplotlib (the `lab` extra)") from None
 
+    device = detect()
+    if size is None:
+        size = CPU_DEFAULT_SIZE if device.platform == "cpu" else ACCELERATOR_DEFAULT_SIZE
     options = runner.LabOptions(chip=chip, ops=chosen, size=size, reps=reps, dtype=dtype,
                                 calibrate=calibrate, out_dir=out_dir if out_dir is not None else records.default_dir(),
                                 trace_dir=trace_dir)
     _check_targets(options.out_dir, trace_dir, plot)
-    device = detect()
     try:
         plan = runner.make_plan(options, device)
     except runner.LabError as exc:

@@ -4,6 +4,7 @@ import pytest
 
 from generator import catalogue, costs, roofline
 from labs import ops, runner
+from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
 
@@ -113,3 +114,21 @@ def test_partial_learner_predictions_are_scored_but_not_graded(tmp_path):
     mm = rec["ops"][0]
     assert mm["predictions"]["learner"] == {"seconds": 1e-3, "text": "1ms"}
     assert mm["ratios"]["learner"] == pytest.approx(mm["measured"]["measured_s"] / 1e-3)
+
+
+@pytest.mark.parametrize("platform, kind, want", [("cpu", "cpu", 1024), ("gpu", "NVIDIA H200", 4096)])
+def test_drill_lab_without_size_runs_1024_on_a_cpu_and_the_counted_size_elsewhere(tmp_path, monkeypatch, platform,
+                                                                                   kind, want):
+    from labs import device as lab_device
+
+    seen = {}
+
+    def plan(options, dev, now=None):
+        seen["size"] = options.size
+        raise runner.LabError("stop before measuring")
+
+    monkeypatch.setattr(lab_device, "detect", lambda: synthetic.device(platform, kind))
+    monkeypatch.setattr(runner, "make_plan", plan)
+    res = invoke_drill("lab", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and "stop before measuring" in res.stderr
+    assert seen["size"] == want
