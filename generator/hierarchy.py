@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from generator.roofline import Ceilings
 from generator.units import fmt
 
 MEASURED = "measured just now"
@@ -162,6 +163,27 @@ class Hierarchy:
 
     def rates_for(self, dtype: str) -> list[MatmulRate]:
         return [r for r in self.matmul_rates if r.dtype == dtype]
+
+    def stream_rate(self, working_set_bytes: float, call_bytes: float) -> float | None:
+        """The bytes/s an op streams at: the level its working set fits, at the swept call size nearest
+        ``call_bytes`` where that level was swept by call size; None when no level has a bandwidth."""
+        level = self.level_for(working_set_bytes)
+        if level is None:
+            return None
+        call = level.for_call(call_bytes)
+        return call.bytes_per_s if call is not None else level.bytes_per_s
+
+    def ceilings_for(self, fallback: Ceilings, cost_op: str, shape: tuple[int, ...], working_set_bytes: float,
+                     call_bytes: float) -> Ceilings:
+        """``fallback`` with this op's own measured rates in place of its two numbers: the matmul rate of
+        this exact shape and dtype, and the stream rate of its working set and call size (each kept
+        from ``fallback`` where the hierarchy has none)."""
+        rate = self.rate(fallback.dtype, shape) if cost_op == "matmul" else None
+        stream = self.stream_rate(working_set_bytes, call_bytes)
+        return Ceilings(f"{fallback.name}, from the measured hierarchy",
+                        rate.flops_per_s if rate else fallback.peak_flops_per_s,
+                        stream if stream else fallback.hbm_bytes_per_s, fallback.dtype,
+                        f"{MEASURED}: this shape's matmul rate and its working set's level")
 
     def to_dict(self) -> dict[str, Any]:
         return {"device_kind": self.device_kind, "source": self.source,

@@ -226,3 +226,22 @@ def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_
 
     rule = Mastery("every miss of a lab record explained", lab=True)
     assert "no miss the evidence can explain" in progress._lab_gap(rule, [(path, record)])
+
+
+def test_main_memory_is_read_at_the_swept_call_size_nearest_the_ops():
+    from generator import roofline
+
+    dram = model.Level("DRAM", "", None, 50e9, "", 0.02, 256e6, True,
+                       (model.CallRate(0.5e6, 20e9, 0.1), model.CallRate(8e6, 45e9, 0.05)))
+    l3 = model.Level("L3", "", 32e6, 100e9, "", 0.03)
+    h = model.Hierarchy("cpu", model.MEASURED, (l3, dram),
+                        (model.MatmulRate("skinny", "bf16", (8, 1024, 1024), 20e9, 0.1, ""),))
+    assert dram.for_call(0.4e6).bytes_per_s == 20e9 and dram.for_call(6e6).bytes_per_s == 45e9
+    assert h.stream_rate(10e6, 1e6) == 100e9  # fits L3: its one rate
+    assert h.stream_rate(100e6, 0.6e6) == 20e9 and h.stream_rate(100e6, 20e6) == 45e9
+    base = roofline.Ceilings("cal", 8e9, 50e9, "bf16")
+    skinny = h.ceilings_for(base, "matmul", (8, 1024, 1024), 100e6, 16.8e6)
+    assert skinny.peak_flops_per_s == 20e9 and skinny.hbm_bytes_per_s == 45e9
+    add = h.ceilings_for(base, "add", (1024, 1024), 100e6, 0.6e6)
+    assert add.peak_flops_per_s == 8e9 and add.hbm_bytes_per_s == 20e9
+    assert model.Hierarchy.from_dict(h.to_dict()) == h

@@ -1,0 +1,67 @@
+"""How close predictions from the measured hierarchy come, against the lab's calibrated ones.
+
+For every op of every lab record given (default: the CPU records checked in under
+tests/labs/fixtures/hierarchy/, made by `drill lab` with a measured hierarchy), three
+predictions of the same op, each through ``generator.roofline.estimate``:
+- calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s);
+- hierarchy: the floor at this op's own measured rates (its matmul shape's rate in its dtype, the
+  stream rate of the level its rotated working set lives in at its call size:
+  ``generator.hierarchy.Hierarchy.ceilings_for``), plus this op kind's measured fixed cost;
+- calibrated + fixed cost: the baseline with the same fixed cost, so the ratio shows what the
+  hierarchy itself adds.
+It prints each op's relative error |predicted - measured| / measured and the median of each
+column over all ops (the target for the hierarchy column: at most 15%).
+
+    python bench/bench_hierarchy_predictions.py [RECORD.json ...]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
+    """(label, measured s, calibrated s, calibrated + fixed s, hierarchy s) for each op."""
+    from generator import costs, hierarchy, roofline
+
+    probes = record.get("probes") or {}
+    h = hierarchy.Hierarchy.from_dict(probes["hierarchy"])
+    consts = record["constants"]["calibrated"]
+    base = roofline.Ceilings("calibrated", consts["peak_flops_per_s"], consts["hbm_bytes_per_s"], record["dtype"])
+    out = []
+    for row in record["ops"]:
+        cost = costs.cost(row["cost_op"], tuple(row["shape"]), row["dtype"])
+        measured = row["measured"]
+        working = float(measured["buffer_sets"] * measured["buffer_set_bytes"])
+        fixed = float(((probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}).get("fixed_cost_s") or 0.0)
+        ceilings = h.ceilings_for(base, row["cost_op"], tuple(row["shape"]), working, float(cost.bytes))
+        calibrated = roofline.estimate(base, cost).floor_s
+        mine = roofline.estimate(ceilings, cost).floor_s + fixed
+        label = f"{record['dtype']} N={record['size']} {row['op']}"
+        out.append((label, float(measured["measured_s"]), calibrated, calibrated + fixed, mine))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(a) for a in argv] or sorted((REPO / "tests" / "labs" / "fixtures" / "hierarchy").glob("lab-*.json"))
+    rows = [p for path in paths for p in predictions(json.loads(path.read_text()))]
+    err = lambda pred, meas: abs(pred - meas) / meas  # noqa: E731
+    print(f"{'op':<28} {'measured':>10} {'calibrated':>11} {'+fixed':>9} {'hierarchy':>10}")
+    for label, meas, cal, cal_fixed, mine in rows:
+        print(f"{label:<28} {meas * 1e6:>8.1f}us {err(cal, meas):>10.0%} {err(cal_fixed, meas):>8.0%} "
+              f"{err(mine, meas):>9.0%}")
+    medians = [statistics.median(err(r[i], r[1]) for r in rows) for i in (2, 3, 4)]
+    print(f"median relative error over {len(rows)} ops from {len(paths)} records: calibrated {medians[0]:.0%}, "
+          f"calibrated + fixed cost {medians[1]:.0%}, hierarchy {medians[2]:.0%} "
+          f"(ratio hierarchy / calibrated {medians[2] / medians[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
