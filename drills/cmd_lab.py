@@ -400,6 +400,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
+    from generator.termsafe import visible
     from labs import evidence, inputs, records, runner
 
     _bench_folder(bench_dir)
@@ -443,7 +444,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                 refused = sum(a.verdict == "refused" for a in row.miss.attempts or ())
                 trail = "" if not refused else (f" ({'after ' if row.miss.accepted else ''}{refused} refused "
                                                 f"attempt{'s' if refused > 1 else ''}, kept in the record)")
-                click.echo(f"{row.op}: {row.miss.why}{trail}")
+                click.echo(visible(f"{row.op}: {row.miss.why}{trail}"))
                 if row.miss.accepted:
                     ev = records.op_evidence(record.to_dict(), row.op)
                     from generator import miss_reasons
@@ -462,7 +463,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     left = record.summary.unexplained
     click.echo("")
     for line in evidence.table(record.to_dict()):
-        click.echo(line)
+        click.echo(visible(line))
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 

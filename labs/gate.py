@@ -51,6 +51,7 @@ from pathlib import Path
 
 from generator import catalogue
 from generator.safeio import display_path
+from generator.termsafe import visible_lines
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
 from labs.record_types import LabRecord, Measured, Miss, OpRow, as_record
@@ -496,7 +497,8 @@ _HEADLINE = {"pass": "PASS", "fail": "FAIL",
 
 
 def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
-    """The gate's report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
+    """The gate's report, each line safe for a terminal (``generator.termsafe``); ``skipped`` False
+    leaves out the unreadable files (the CLI says them on stderr)."""
     headline = _HEADLINE[result.status]
     if result.status == "fail" and any(r.counted and r.status == "incomplete" for r in result.rows):
         headline = "FAIL (and incomplete: explain every miss: drill explain)"
@@ -522,4 +524,4 @@ def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
                  "its traces re-derive every time on the claimed device and it is physically possible "
                  "on the claimed chip; it passes when all five are within 2x and every miss has an accepted "
                  f"explanation; ops judged: {', '.join(OPS[n].label for n in SEED_OPS)}")
-    return lines
+    return visible_lines(lines)  # a record's strings can not move the cursor or erase "[not counted]"

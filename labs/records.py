@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator import safeio
+from generator.termsafe import visible
 from labs.record_types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
 
 if TYPE_CHECKING:
@@ -251,7 +252,7 @@ def scan(bench_dir: Path) -> list[Loaded]:
 
 def skipped_line(path: Path | str, reason: str | None) -> str:
     """The one line a command says on stderr for a file it cannot read: the file, then the field."""
-    return f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}"
+    return visible(f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}")
 
 
 def slug(text: str) -> str:

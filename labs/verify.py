@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.safeio import display_path
+from generator.termsafe import visible_lines
 from labs import profile, records
 from labs.ops import OPS
 from labs.record_types import LabRecord, OpRow
@@ -64,7 +65,7 @@ class VerifyReport:
             out.append(f"  [skipped] {s['path']}: {s['reason']}")
         n = len(self.disagreements)
         out.append(f"{n} disagreement(s)" if n else "every measured time agrees with its traces")
-        return out
+        return visible_lines(out)
 
 
 def _close(a: float, b: float) -> bool:
