@@ -167,6 +167,8 @@ def check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
     except (UnicodeError, ValueError) as exc:
         raise bad_file(path, one_line(exc)) from None
     if app_id == APPLICATION_ID:
+        if found < 0:
+            raise bad_file(path, f"schema version {found}, which no drill writes (0 to {SCHEMA_VERSION})")
         if found > SCHEMA_VERSION:
             raise StoreError(f"{shown(path)} was written by a newer version of drill (schema {found}); "
                              f"upgrade drill")

@@ -536,3 +536,37 @@ def test_store_check_finds_tallies_that_disagree_with_the_log(tmp_path: Path) ->
         s._conn.execute("UPDATE tallies SET correct = 5 WHERE family = 'a'")
         (problem,) = s.check()
         assert "tallies row of family 'a'" in problem
+
+
+# -- a version no drill writes; a schema missing its triggers or indexes ----------------------------
+
+def _tamper(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def _refused_by_check_and_quiz(path: Path, words: str) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    before = path.read_bytes()
+    for args in (["store", "check"], ["quiz", "--count", "1"], ["stats"]):
+        result = CliRunner().invoke(cli, [*args, "--store", str(path)], input="q\n")
+        assert result.exit_code != 0 and "Traceback" not in result.output and result.exception is not None
+        assert isinstance(result.exception, SystemExit), result.exception
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], (args, result.output)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("version", [-1, -(2 ** 31)])
+def test_a_negative_schema_version_is_refused_in_one_line(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+    _tamper(path, f"PRAGMA user_version = {version}")
+    _refused_by_check_and_quiz(path, f"schema version {version}, which no drill writes (0 to {SCHEMA_VERSION})")
