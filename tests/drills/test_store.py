@@ -570,3 +570,23 @@ def test_a_negative_schema_version_is_refused_in_one_line(tmp_path: Path, versio
         s.record_review(review(), now=T0)
     _tamper(path, f"PRAGMA user_version = {version}")
     _refused_by_check_and_quiz(path, f"schema version {version}, which no drill writes (0 to {SCHEMA_VERSION})")
+
+
+@pytest.mark.parametrize("kind, name", [("trigger", "tallies_insert"), ("trigger", "tallies_delete"),
+                                        ("trigger", "tallies_update"), ("index", "reviews_by_time"),
+                                        ("index", "reviews_recalls")])
+def test_a_store_without_one_of_its_triggers_or_indexes_is_refused_at_open(tmp_path: Path, kind, name) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+    _tamper(path, f"DROP {kind.upper()} {name}")
+    _refused_by_check_and_quiz(path, f"without the {kind} {name}")
+
+
+def test_a_trigger_that_is_not_drills_own_is_refused_at_open(tmp_path: Path) -> None:
+    """The tallies_insert trigger replaced by one that counts nothing: stats would say 3 when 7 are stored."""
+    path = tmp_path / "drill.sqlite3"
+    Store.open(path).close()
+    _tamper(path, "DROP TRIGGER tallies_insert",
+            "CREATE TRIGGER tallies_insert AFTER INSERT ON reviews BEGIN SELECT 1; END")
+    _refused_by_check_and_quiz(path, "a trigger tallies_insert that is not the one drill makes")
