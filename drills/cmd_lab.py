@@ -63,7 +63,8 @@ def _check_sizes(sizes: str) -> None:
 
 
 def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
-    """Every write target proven writable before anything is measured (UsageError, one line)."""
+    """Every write target proven writable, and the ledger read as saving will read it, before
+    anything is measured (UsageError, one line)."""
     from generator import safeio
     from labs import records
 
@@ -72,6 +73,7 @@ def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> 
         ledger = Path(out_dir) / records.LEDGER_NAME
         if ledger.exists() or ledger.is_symlink():
             safeio.check_target(ledger)
+            records.check_ledger(out_dir)  # read as save_run will read it, fully
         if trace_dir is not None:
             records.check_writable(trace_dir)
         if plot is not None:

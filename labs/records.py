@@ -73,6 +73,7 @@ LEDGER_FIELDS = (("platform", "platform"), ("device_kind", "device_kind"), ("chi
                  ("size", "size"), ("schema_version", "schema_version"),
                  ("started_at", "measurement_started_at"))
 LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
+LEDGER_HEADROOM_BYTES = 64 * 1024  # room proven free before measuring for the lines a run appends
 
 RECORDS_ENV = "DRILL_RECORDS"
 # The same application name as drills.store.APP_NAME (labs never imports drills; a test checks
@@ -336,32 +337,50 @@ def _sweep_tmp(folder: Path) -> None:
 
 def read_ledger(folder: Path) -> list[dict]:
     """The records folder's ledger: one JSON object per line, oldest first ([] when absent).
-    RecordError when it exists but cannot be read (not a regular file, too large)."""
+    A line that is not UTF-8 or not a JSON object is a damaged line (``{"damaged": True}``), never
+    an error. RecordError when it exists but cannot be read (not a regular file, too large)."""
+    return [_ledger_entry(line, folder) for line in _ledger_bytes(folder).splitlines()]
+
+
+def _ledger_bytes(folder: Path) -> bytes:
     path = Path(folder) / LEDGER_NAME
     if not path.exists() and not path.is_symlink():
-        return []
+        return b""
     try:
-        text = safeio.read_text_bounded(path, LEDGER_MAX_BYTES)
+        return safeio.read_bytes_bounded(path, LEDGER_MAX_BYTES)
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
-    entries = []
-    for line in text.splitlines():
-        try:
-            entry = safeio.loads_bounded(line, 4, str(path))
-        except Exception:  # a damaged line: skipped, and the gate says the ledger is damaged
-            entry = {"damaged": True}
-        entries.append(entry if isinstance(entry, dict) else {"damaged": True})
+
+
+def _ledger_entry(line: bytes, folder: Path) -> dict:
+    try:
+        entry = safeio.loads_bounded(line.decode("utf-8"), 4, str(Path(folder) / LEDGER_NAME))
+    except Exception:  # a damaged line (a bad byte, not JSON): skipped, and the gate says the ledger is damaged
+        return {"damaged": True}
+    return entry if isinstance(entry, dict) else {"damaged": True}
+
+
+def check_ledger(folder: Path) -> list[dict]:
+    """Read the ledger as ``save_run`` will (RecordError, one line, if it cannot be), and prove the
+    two lines a run appends will fit under ``LEDGER_MAX_BYTES``: called before anything is measured."""
+    size = len(_ledger_bytes(folder))
+    entries = read_ledger(folder)
+    if size + LEDGER_HEADROOM_BYTES > LEDGER_MAX_BYTES:
+        raise RecordError(f"ledger: {safeio.display_path(Path(folder) / LEDGER_NAME)} holds {size:,} bytes, too "
+                          f"near the {LEDGER_MAX_BYTES:,} a ledger may hold to add a run; move it aside "
+                          f"(the gate then counts no earlier run from it)")
     return entries
 
 
 def _append_ledger(folder: Path, entry: dict) -> None:
     """Append one line to the ledger (call under ``folder_lock``): the whole file is rewritten
-    atomically, so a kill leaves the old ledger or the new one, never half a line."""
-    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    atomically, so a kill leaves the old ledger or the new one, never half a line. Its bytes are
+    kept as they are, a damaged line included."""
+    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     ledger = Path(folder) / LEDGER_NAME
+    old = _ledger_bytes(folder)
     try:
-        old = safeio.read_text_bounded(ledger, LEDGER_MAX_BYTES) if ledger.exists() or ledger.is_symlink() else ""
-        safeio.write_text(ledger, old + ("" if not old or old.endswith("\n") else "\n") + line + "\n")
+        safeio.write_bytes(ledger, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line + b"\n")
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
 
