@@ -443,6 +443,8 @@ def apply_first_run_rule(rows: list[Row]) -> None:
 
 
 def evaluate(bench_dir: Path | None = None) -> GateResult:
+    """The gate over a records folder, read under its shared lock; ``records.FolderLocked`` (one
+    line naming the holder's PID) when another command holds the folder past the wait."""
     bench_dir = records.default_dir() if bench_dir is None else Path(bench_dir)
     skipped: list[dict] = []
     if not bench_dir.is_dir():
@@ -455,6 +457,8 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
             except records.RecordError as exc:
                 ledger = None
                 skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
+    except records.FolderLocked:
+        raise  # a gate read while another command holds the folder would be a false "pending"
     except records.RecordError as exc:
         skipped.append({"path": display_path(bench_dir), "reason": str(exc)})
         loaded_all, ledger = [], None

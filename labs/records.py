@@ -279,13 +279,19 @@ def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset = frozenset(
 
 # ----------------------------------------------------------------- the folder's lock
 
+class FolderLocked(RecordError, OSError):
+    """Another process held the records folder's lock past the wait: a one-line error (an
+    ``OSError``, so a command that does not catch it still reports it in one line, exit 1)."""
+
+
 @contextlib.contextmanager
-def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S):
+def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None):
     """Hold an flock on ``folder/.lock`` (exclusive for a write, ``shared`` for a read) for the block.
 
     Every save and explain takes it exclusively, so their read-modify-writes of the ledger and
     of a record never interleave. A reader of a folder it cannot write (the course's ``bench/``,
-    a read-only copy) reads without the lock. RecordError after ``wait_s`` (never a hang)."""
+    a read-only copy) reads without the lock. ``FolderLocked`` after ``wait_s`` (default
+    ``LOCK_WAIT_S``; never a hang), naming the process that holds it (``generator.lockinfo``)."""
     import fcntl
     import time
 
@@ -303,6 +309,7 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise RecordError(f"{safeio.display_path(path)} is not a regular file; refusing to use it as a lock")
+        wait_s = LOCK_WAIT_S if wait_s is None else wait_s
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -310,8 +317,13 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise RecordError(f"{safeio.display_path(folder)} is locked by another drill command "
-                                      f"for over {wait_s:.0f} s ({LOCK_NAME}); try again") from None
+                    from generator.lockinfo import lock_holder
+
+                    pid = lock_holder([path])
+                    who = f" (PID {pid})" if pid else ""
+                    raise FolderLocked(f"{safeio.display_path(folder)} is locked by another drill command{who} "
+                                       f"for over {wait_s:g} s ({LOCK_NAME}); nothing was read or changed; "
+                                       f"try again when it has finished") from None
                 time.sleep(0.01)
         if not shared:
             _sweep_tmp(folder)
