@@ -590,3 +590,19 @@ def test_a_trigger_that_is_not_drills_own_is_refused_at_open(tmp_path: Path) -> 
     _tamper(path, "DROP TRIGGER tallies_insert",
             "CREATE TRIGGER tallies_insert AFTER INSERT ON reviews BEGIN SELECT 1; END")
     _refused_by_check_and_quiz(path, "a trigger tallies_insert that is not the one drill makes")
+
+
+def test_a_store_path_that_is_a_dangling_symlink_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    link = tmp_path / "drill.sqlite3"
+    link.symlink_to(tmp_path / "elsewhere" / "gone.sqlite3")
+    for args in (["stats"], ["store", "check"], ["quiz", "--count", "1"]):
+        result = CliRunner().invoke(cli, [*args, "--store", str(link)], input="q\n")
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code != 0 and len(lines) == 1, (args, result.output)
+        assert "is a symbolic link to" in lines[0] and "which does not exist" in lines[0]
+        assert "the file is empty" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["drill.sqlite3"] and link.is_symlink()
