@@ -225,9 +225,9 @@ class Store:
         ``now`` defaults to the moment the write lock is held, so reviews from two
         quizzes reach each card in the order of their timestamps; a callable ``now`` (the quiz's
         clock) is read at that moment too. A clock read so (``now`` None or callable) that is
-        before the newest review (a clock behind) dates the review at the newest review's time, so the log never goes back in time. A card last
-        reviewed after ``now`` (the clock ran ahead) is reviewed as if that review
-        had been made now (``drills.store_clock.clamp_card``).
+        before the newest review (a clock behind) dates the review at the newest review's time,
+        so the log never goes back in time. A card last reviewed after an explicit ``now`` is
+        reviewed as if that review had been made then (``drills.store_clock.clamp_card``).
         """
         scheduler = scheduler or Scheduler()
         try:
@@ -347,7 +347,7 @@ class Store:
 
     def cards(self, now: datetime | None = None) -> dict[str, CardRow]:
         """Every skill seen so far with its FSRS card; with ``now``, a card last reviewed after ``now``
-        (the clock ran ahead) is read as reviewed now (``clamp_card``)."""
+        is read as reviewed now (``clamp_card``)."""
         cached = self._cards_cache
         if cached is not None and cached[1] is not None and cached[0] == self._version_key():
             loaded = {skill: CardRow(skill, card, reviews, introduced)
@@ -462,7 +462,7 @@ class Store:
         return int(n), int(ok or 0)
 
     def future_reviews(self, now: datetime) -> tuple[int, str | None]:
-        """(how many reviews are dated after ``now``, the latest such time): the clock ran ahead."""
+        """(how many reviews are dated after ``now``, the latest such time): the clock is behind them."""
         n = int(self._query("SELECT COUNT(*) FROM reviews WHERE reviewed_at > ?", (iso(now),))[0][0])
         if not n:
             return 0, None

@@ -1,4 +1,4 @@
-"""Times in the store, calendar days in any time zone, and the rule for a clock that ran ahead.
+"""Times in the store, calendar days in any time zone, and the rule for a clock behind the store.
 
 Stored times are ISO 8601 strings in UTC with a fixed format, so they sort as text.
 
@@ -93,7 +93,7 @@ def start_of_day(moment: datetime, zone: tzinfo | None = None) -> datetime:
 
 
 def clamp_card(card: Card, now: datetime) -> Card:
-    """``card`` as if its last review, dated after ``now`` (the clock ran ahead), had been made now:
+    """``card`` as if its last review, dated after ``now``, had been made now:
     a copy with ``last_review = now`` and ``due`` moved back by the same amount; else ``card``."""
     last = card.last_review
     if last is None or last <= now:
