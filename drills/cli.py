@@ -213,6 +213,11 @@ def cli() -> None:
 
     Predict before you measure: `drill roofline` works an estimate, `drill quiz`
     drills it with spaced repetition, `drill lab` times it on the real chip.
+
+    Environment: DRILL_STORE (the review store), DRILL_CACHE_DIR (the start-up
+    cache), DRILL_FAMILY_PACKAGES (more problem-family packages: importable
+    package names, comma-separated, each with its specs in a `specs` folder
+    beside it; a name that is not one is refused in one line).
     """
 
 
@@ -245,6 +250,13 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(exc.format_message().split())  # one line, always
         _say_error(f"{where}: error: {message}")
         sys.exit(exc.exit_code)
+    except ImportError as exc:
+        from generator.families import FamilyPackageError
+
+        if not isinstance(exc, FamilyPackageError):
+            raise
+        _say_error(f"drill: error: {exc}")
+        sys.exit(2)
     except OSError as exc:
         if _is_output_error(exc):
             _output_failed("", exc)

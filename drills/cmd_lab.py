@@ -65,7 +65,8 @@ def _check_sizes(sizes: str) -> None:
 
 
 def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
-    """Every write target proven writable before anything is measured (UsageError, one line)."""
+    """Every write target proven writable, and the ledger read as saving will read it, before
+    anything is measured (UsageError, one line)."""
     from generator import safeio
     from labs import records
 
@@ -74,6 +75,7 @@ def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> 
         ledger = Path(out_dir) / records.LEDGER_NAME
         if ledger.exists() or ledger.is_symlink():
             safeio.check_target(ledger)
+            records.check_ledger(out_dir)  # read as save_run will read it, fully
         if trace_dir is not None:
             records.check_writable(trace_dir)
         if plot is not None:
@@ -410,6 +412,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
+    from generator.termsafe import visible
     from labs import evidence, inputs, records, runner
 
     _bench_folder(bench_dir)
@@ -460,7 +463,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                 refused = sum(a.verdict == "refused" for a in row.miss.attempts or ())
                 trail = "" if not refused else (f" ({'after ' if row.miss.accepted else ''}{refused} refused "
                                                 f"attempt{'s' if refused > 1 else ''}, kept in the record)")
-                click.echo(f"{row.op}: {row.miss.why}{trail}")
+                click.echo(visible(f"{row.op}: {row.miss.why}{trail}"))
                 if row.miss.accepted:
                     ev = records.op_evidence(record.to_dict(), row.op)
                     from generator import miss_reasons
@@ -479,7 +482,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     left = record.summary.unexplained
     click.echo("")
     for line in evidence.table(record.to_dict()):
-        click.echo(line)
+        click.echo(visible(line))
     click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
                + (f"; still unexplained: {', '.join(left)}" if left else ""))
 

@@ -18,15 +18,16 @@ from generator.units import sci, seconds, si
 
 
 def _bytes(text: str) -> float:
-    """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``)."""
+    """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``), from
+    one byte up to 1e21 B (UsageError otherwise)."""
     from generator.answers import AnswerError, parse_number
 
     try:
         value = parse_number(text, "B", "B")  # a bare number on the command line is bytes
     except AnswerError as exc:
         raise click.UsageError(f"--bytes '{text}': {exc}") from None
-    if not (value > 0 and value < 1e21):
-        raise click.UsageError(f"--bytes must be a positive size below 1e21 B, got '{text}'")
+    if not (value >= 1 and value < 1e21):  # below one byte is no message: it once divided by zero
+        raise click.UsageError(f"--bytes must be at least one byte and below 1e21 B, got '{text}'")
     return value
 
 

@@ -92,10 +92,10 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     """Totals from the review store: reviews, due now and today, skills learned,
     retention over 30 days, current streak, accuracy per family and per chip.
 
-    Reviews dated in the future (the clock ran ahead when they were made) count
-    as made now, and a one-line warning on stderr says how many there are."""
+    A clock behind the newest review is the clock's fault: the numbers are read at
+    the newest review's time, and a one-line warning on stderr says so."""
     from drills.stats import compute_stats, summary_lines
-    from drills.store_clock import future_warning
+    from drills.store_clock import behind_warning, parse_iso
 
     store = open_store(store_path, readonly=True)  # a read never writes, not even the header
     try:
@@ -106,7 +106,7 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-    warning = future_warning(numbers["future_reviews"], numbers["future_latest"])
+    warning = behind_warning(numbers["future_reviews"], numbers["future_latest"], parse_iso(numbers["clock"]))
     if warning:
         click.echo(warning, err=True)
     if as_json:

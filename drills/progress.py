@@ -24,6 +24,7 @@ from pathlib import Path
 
 from generator import families
 from generator.families.base import Mastery
+from generator.termsafe import visible_lines
 from labs import calibration_bias
 from labs import gate as lab_gate
 from labs.record_types import LabRecord, Miss
@@ -313,4 +314,4 @@ def format_lines(data: dict) -> list[str]:
     shown = trend(bias)
     for line in calibration_bias.format_lines(bias):  # its trend line becomes the one the page shows too
         lines.append(f"  {shown.line()}" if shown and line.startswith("  trend:") else line)
-    return lines
+    return visible_lines(lines)  # strings from records and the store, shown safe for a terminal

@@ -5,9 +5,9 @@ Plan: skills due now come first, most overdue first; then new skills, at most
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
 problems. (Over 400 lines, one job: the session loop and its planning share the
-session's state; the reading and grading live in ``drills.assess``.) Reviews dated in the future (the clock ran ahead) count as made now
-(``drills.store_clock``): the session starts by re-dating them to now and
-scheduling their skills from now, once, with a one-line warning. ``cram`` practises
+session's state; the reading and grading live in ``drills.assess``.) A clock behind the newest review is the
+clock's fault (``drills.store_clock``): the session says so in one line, runs on
+the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
 Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,
@@ -45,7 +45,7 @@ from fsrs import Scheduler
 from drills import grading
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
-from drills.store_clock import future_warning
+from drills.store_clock import behind_warning
 from drills.store_clock import start_of_day as _start_of_day
 from generator import generate
 from generator.problem import Problem
@@ -187,10 +187,7 @@ class Session:
             self.io.say("No skills match the chosen --family/--chip.")
             return 2
         try:
-            if not self.options.cram:  # the clock rule, made permanent (drills.store_clock)
-                redated, latest = self.store.settle_future(self.now())
-                if redated:
-                    self.io.say(f"{future_warning(redated, latest)}; re-dated to now.")
+            self._run_on_store_time()
             plan = plan_session(self.store, list(self.skills.values()), self.options, self.now())
             if not plan.skill_ids:
                 plan = self._nothing_due()
@@ -214,6 +211,19 @@ class Session:
             return 0
         self._summary()
         return 0
+
+    def _run_on_store_time(self) -> None:
+        """A clock behind the newest review (``drills.store_clock``): say so, and run this session on
+        the store's time (the newest review's, advancing with the session's own clock) so skills are
+        scheduled from the newest review. Nothing in the store is written."""
+        clock = self.now()
+        count, latest = self.store.future_reviews(clock)
+        if not count:
+            return
+        self.io.say(behind_warning(count, latest, clock) or "")
+        ahead = self.store.store_time(clock) - clock
+        base = self.now
+        self.now = lambda: base() + ahead
 
     def _nothing_due(self) -> Plan | None:
         next_due = self.store.next_due(self.now())

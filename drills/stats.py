@@ -13,9 +13,10 @@ Days (today, the streak) are calendar days in the time zone of ``now``
   when there has been no review yet today (the streak is not broken until the day ends).
 - ``accuracy_by_family`` / ``accuracy_by_chip``: {name: {"reviews", "correct", "accuracy"}}, all reviews;
   skills without a chip are listed under "any".
-- ``future_reviews`` / ``future_latest``: reviews dated after now (the clock ran ahead when they were
-  made) and the latest such time; they count as made now (``drills.store_clock``), and ``drill stats``
-  prints a one-line warning about them.
+- ``future_reviews`` / ``future_latest``: reviews dated after the clock (the clock is behind the
+  store) and the latest such time; the numbers are then read at the store's time, the newest
+  review's (``drills.store_clock``), and ``drill stats`` prints a one-line warning naming the clock.
+- ``clock``: the clock's time the numbers were asked at (the warning names it).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     indexed ranges of ``reviewed_at``, so the cost follows the skills and the
     last 30 days, not the history. Days are in ``now``'s zone when ``now`` is
     given with one, else in the local zone (any ``$TZ``, ``UTC-24`` included).
-    Reviews dated after ``now`` follow the clock rule (``drills.store_clock``):
-    counted as made now, their cards read as reviewed now.
+    A ``now`` behind the newest review is the clock's fault (``drills.store_clock``):
+    everything is read at the newest review's time instead.
     """
     zone: tzinfo | None = None
     if now is None:
@@ -50,6 +51,10 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
         now = datetime.fromtimestamp(now.timestamp(), timezone.utc)  # a naive time is local wall-clock time
     else:
         zone = now.tzinfo
+    clock = now
+    future, latest = store.future_reviews(clock)
+    if future:
+        now = store.store_time(clock).astimezone(now.tzinfo)
     today = local_date(now, zone)
     start_of_today = day_start(today, zone)
     end_of_today = day_start(today + timedelta(days=1), zone)
@@ -59,7 +64,6 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     recalls, recalled = store.recalls_since(now - timedelta(days=RETENTION_WINDOW_DAYS))
     next_due = min((row.due for row in cards.values()), default=None)
     last = store.last_review_at()
-    future, latest = store.future_reviews(now)
 
     return {
         "store": display_path(store.path),  # bytes that are not UTF-8 as \\xNN, not a lone surrogate
@@ -79,6 +83,7 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
         "last_review": iso(min(last, now)) if last else None,  # a review dated in the future counts as now
         "future_reviews": future,
         "future_latest": latest,
+        "clock": iso(clock),
     }
 
 

@@ -224,9 +224,10 @@ class Store:
         written under ``BEGIN IMMEDIATE`` so a concurrent quiz can not interleave.
         ``now`` defaults to the moment the write lock is held, so reviews from two
         quizzes reach each card in the order of their timestamps; a callable ``now`` (the quiz's
-        clock) is read at that moment too. A card last
-        reviewed after ``now`` (the clock ran ahead) is reviewed as if that review
-        had been made now (``drills.store_clock.clamp_card``).
+        clock) is read at that moment too. A clock read so (``now`` None or callable) that is
+        before the newest review (a clock behind) dates the review at the newest review's time,
+        so the log never goes back in time. A card last reviewed after an explicit ``now`` is
+        reviewed as if that review had been made then (``drills.store_clock.clamp_card``).
         """
         scheduler = scheduler or Scheduler()
         try:
@@ -234,40 +235,23 @@ class Store:
         except sqlite3.Error as exc:
             raise store_error(self.path, exc) from None
 
-    def settle_future(self, now: datetime | None = None) -> tuple[int, str | None]:
-        """The clock rule, made permanent by the quiz (which writes; ``drill stats`` only reads it so):
-        reviews dated after ``now`` are re-dated to ``now``, and the cards they left are moved back by
-        as much as the clock was ahead (their ``due_after`` with them, so undo still matches). One
-        transaction; returns (how many reviews were re-dated, the latest date they had)."""
-        now = now or utc_now()
-        if not self._query("SELECT EXISTS (SELECT 1 FROM reviews WHERE reviewed_at > ?)", (iso(now),))[0][0]:
-            return 0, None  # the usual case: no write lock taken, nothing written
+    def newest_review_at(self) -> datetime | None:
+        """The time of the newest review in the log (by ``reviewed_at``, through its index), checked as read."""
+        row = self._query("SELECT id, reviewed_at FROM reviews ORDER BY reviewed_at DESC LIMIT 1")
+        if not row:
+            return None
         try:
-            with self._transaction():
-                rows = self._conn.execute(  # ORDER BY id would make SQLite scan the log instead of the index
-                    "SELECT id, reviewed_at, due_after FROM reviews WHERE reviewed_at > ? ORDER BY reviewed_at, id",
-                    (iso(now),)).fetchall()
-                if not rows:
-                    return 0, None
-                for rid, reviewed_at, due_after in rows:
-                    try:
-                        ahead = _aware(reviewed_at) - now
-                        moved = iso(_aware(due_after) - ahead) if due_after is not None else None
-                    except ValueError as exc:
-                        raise bad_file(self.path, f"reviews row {rid}: {one_line(exc)}") from None
-                    self._conn.execute("UPDATE reviews SET reviewed_at = ?, due_after = ? WHERE id = ?",
-                                       (iso(now), moved, rid))
-                for skill, text in self._conn.execute("SELECT skill, card FROM cards WHERE updated_at > ?",
-                                                      (iso(now),)).fetchall():
-                    try:
-                        card = clamp_card(_card(text), now)
-                    except ValueError as exc:
-                        raise bad_file(self.path, f"the cards row of skill '{skill}': {one_line(exc)}") from None
-                    self._conn.execute("UPDATE cards SET card = ?, due = ?, updated_at = ? WHERE skill = ?",
-                                       (json.dumps(card.to_dict()), iso(card.due), iso(now), skill))
-                return len(rows), rows[-1][1] if rows else None
-        except sqlite3.Error as exc:
-            raise store_error(self.path, exc) from None
+            return _aware(row[0][1])
+        except ValueError as exc:
+            raise bad_file(self.path, f"reviews row {row[0][0]}: {one_line(exc)}") from None
+
+    def store_time(self, clock: datetime | None = None) -> datetime:
+        """The time to schedule from: ``clock`` (default: now), or the newest review's time when the
+        clock is behind it (``drills.store_clock.store_time``). Reads only; writes nothing."""
+        from drills.store_clock import store_time
+
+        clock = clock or utc_now()
+        return store_time(clock, self.newest_review_at())
 
     def undo_review(self, review_id: int) -> bool:
         """Remove one review and put its skill's card back exactly as it was before it; one transaction.
@@ -318,7 +302,14 @@ class Store:
     def _record(self, review: ReviewRecord, scheduler: Scheduler,
                 now: datetime | Callable[[], datetime] | None) -> Card | None:
         with self._transaction():
+            live = now is None or callable(now)  # a clock read now, not a time the caller chose
             now = now() if callable(now) else (now or utc_now())
+            newest = self._conn.execute("SELECT MAX(reviewed_at) FROM reviews").fetchone()[0] if live else None
+            if newest is not None and newest > iso(now):  # the clock is behind: never date before the log
+                try:
+                    now = _aware(newest)
+                except ValueError as exc:
+                    raise bad_file(self.path, f"a damaged reviewed_at: {one_line(exc)}") from None
             row = self._conn.execute(
                 "SELECT card, reviews, introduced_at FROM cards WHERE skill = ?", (review.skill,)).fetchone()
             try:
@@ -356,7 +347,7 @@ class Store:
 
     def cards(self, now: datetime | None = None) -> dict[str, CardRow]:
         """Every skill seen so far with its FSRS card; with ``now``, a card last reviewed after ``now``
-        (the clock ran ahead) is read as reviewed now (``clamp_card``)."""
+        is read as reviewed now (``clamp_card``)."""
         cached = self._cards_cache
         if cached is not None and cached[1] is not None and cached[0] == self._version_key():
             loaded = {skill: CardRow(skill, card, reviews, introduced)
@@ -471,7 +462,7 @@ class Store:
         return int(n), int(ok or 0)
 
     def future_reviews(self, now: datetime) -> tuple[int, str | None]:
-        """(how many reviews are dated after ``now``, the latest such time): the clock ran ahead."""
+        """(how many reviews are dated after ``now``, the latest such time): the clock is behind them."""
         n = int(self._query("SELECT COUNT(*) FROM reviews WHERE reviewed_at > ?", (iso(now),))[0][0])
         if not n:
             return 0, None

@@ -1,4 +1,4 @@
-"""Times in the store, calendar days in any time zone, and the rule for a clock that ran ahead.
+"""Times in the store, calendar days in any time zone, and the rule for a clock behind the store.
 
 Stored times are ISO 8601 strings in UTC with a fixed format, so they sort as text.
 
@@ -7,17 +7,16 @@ Calendar days are computed from the zone's offset in seconds (``time.localtime``
 glibc accepts ``TZ=UTC-24`` and ``TZ=UTC+24`` (offsets of a whole day), which
 ``datetime.timezone`` refuses with ValueError.
 
-The clock that ran ahead: a review dated after now (a quiz run under a clock
-set forward, then the real clock) is treated as made now. Its skill's card is
-read as if reviewed now, its schedule moved back by as much as the clock was
-ahead (``clamp_card``), so it is due when the learner expects and a new review
-starts from it; it counts among today's reviews; and the quiz and ``drill stats``
-print a one-line warning naming how many reviews are dated in the future.
-``drill stats`` (which never writes) applies the rule as it reads; the quiz makes
-it permanent when it starts (``Store.settle_future``): those reviews are re-dated
-to now and their cards stored as moved, once, so the schedule then runs on the
-real clock (a rule applied only on reading would push the due time ahead of
-every reading).
+A clock behind the store: a review dated after now (a quiz made under the real
+clock, then a clock set back by a dead RTC battery or a restored VM snapshot; or
+a quiz under a clock set forward, then the real clock) is the clock's fault, never
+the store's. History is never rewritten because of a clock: the quiz and ``drill
+stats`` run on the store's time, the newest review's (``store_time``), so every
+skill is scheduled from the newest review, today is the newest review's day, and
+a one-line warning (``behind_warning``) says the clock is behind and that nothing
+was changed. A review made then is dated at the store's time, never before the
+newest review, so the log stays in order. ``clamp_card`` remains the reading of a
+card whose last review is after a given time, for callers that pass such a time.
 """
 
 from __future__ import annotations
@@ -94,7 +93,7 @@ def start_of_day(moment: datetime, zone: tzinfo | None = None) -> datetime:
 
 
 def clamp_card(card: Card, now: datetime) -> Card:
-    """``card`` as if its last review, dated after ``now`` (the clock ran ahead), had been made now:
+    """``card`` as if its last review, dated after ``now``, had been made now:
     a copy with ``last_review = now`` and ``due`` moved back by the same amount; else ``card``."""
     last = card.last_review
     if last is None or last <= now:
@@ -106,11 +105,20 @@ def clamp_card(card: Card, now: datetime) -> Card:
     return moved
 
 
-def future_warning(count: int, latest: str | None) -> str | None:
-    """The one-line warning for reviews dated after now, or None."""
+def store_time(clock: datetime, newest: datetime | None) -> datetime:
+    """The time the store runs on: ``clock``, or the newest review's time when the clock is behind it."""
+    return newest if newest is not None and newest > clock else clock
+
+
+def behind_warning(count: int, latest: str | None, clock: datetime | None = None) -> str | None:
+    """The one-line warning for ``count`` reviews dated after the clock (the newest at ``latest``), or None."""
     if not count:
         return None
-    when = f" (the latest {latest[:16].replace('T', ' ')} UTC)" if latest else ""
-    return (f"warning: {count} review{'s are' if count != 1 else ' is'} dated in the future{when}: the clock "
-            f"ran ahead when {'they were' if count != 1 else 'it was'} made; counted as made now, and "
-            f"{'their skills are' if count != 1 else 'its skill is'} scheduled from now")
+    reads = f" (it reads {iso(clock)[:16].replace('T', ' ')} UTC)" if clock is not None else ""
+    when = f" ({latest[:16].replace('T', ' ')} UTC)" if latest else ""
+    return (f"warning: the clock{reads} is behind the newest review{when}: the clock is wrong, not the store; "
+            f"{count} review{'s are' if count != 1 else ' is'} dated after it; scheduled from the newest "
+            f"review, and nothing in the store was changed")
+
+
+future_warning = behind_warning  # the name older callers use

@@ -137,11 +137,19 @@ def check_writable(path: pathlib.Path) -> None:
 
 
 def check_file(path: pathlib.Path) -> bool:
-    """Refuse a path that is not a regular file, or a non-empty file without the SQLite header,
-    reading only and never blocking (``generator.safeio``). True when there is a store to check."""
+    """Refuse a path that is not a regular file (a dangling symbolic link included), or a non-empty
+    file without the SQLite header, reading only and never blocking (``generator.safeio``). True
+    when there is a store to check."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):  # a new store (mkdir reports a bad parent)
+        if os.path.islink(path):  # a dangling link: neither an empty file nor a place to create one
+            try:
+                target = safeio.display_path(os.readlink(path))
+            except OSError:
+                target = "a missing file"
+            raise StoreError(f"{shown(path)} is a symbolic link to {target}, which does not exist; "
+                             f"nothing was created: point the link at a store, or pass --store PATH") from None
         return False
     except OSError as exc:
         raise StoreError(f"can not read the store {shown(path)}: {exc.strerror or exc}") from None

@@ -11,14 +11,12 @@ the disk is full.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import sqlite3
 import time
 from typing import Any
 
 from drills.store_files import StoreError, bad_file, disk_full, disk_full_error, one_line, shown
-from generator import safeio
 
 LOCK_TIMEOUT_S = 5.0  # the longest a command waits, in total, for another process's lock on the store
 
@@ -77,31 +75,8 @@ def in_use(path: pathlib.Path) -> StoreError:
 
 
 def lock_holder(path: pathlib.Path) -> int | None:
-    """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``.
+    """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``
+    (``generator.lockinfo``); None where ``/proc/locks`` is missing or shows no one."""
+    from generator.lockinfo import lock_holder as holder
 
-    Read-only (no file is opened and closed, which would drop this process's
-    own SQLite locks); None where ``/proc/locks`` is missing or shows no one.
-    """
-    keys = set()
-    for candidate in (path, pathlib.Path(f"{path}-shm")):
-        try:
-            st = os.stat(candidate)
-        except OSError:
-            continue
-        keys.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
-    try:
-        text = safeio.read_bytes_bounded("/proc/locks", 1 << 20).decode("ascii", "replace")
-    except OSError:
-        return None
-    writers, others = [], []
-    for line in text.splitlines():
-        fields = line.replace("->", "").split()
-        try:
-            kind, pid, dev = fields[3], int(fields[4]), fields[5].split(":")
-            key = (int(dev[0], 16), int(dev[1], 16), int(dev[2]))
-        except (IndexError, ValueError):
-            continue
-        if key in keys and pid not in (os.getpid(), 0, -1):
-            (writers if kind == "WRITE" else others).append(pid)
-    found = writers or others
-    return found[0] if found else None
+    return holder((path, pathlib.Path(f"{path}-shm")))

@@ -167,6 +167,8 @@ def check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
     except (UnicodeError, ValueError) as exc:
         raise bad_file(path, one_line(exc)) from None
     if app_id == APPLICATION_ID:
+        if found < 0:
+            raise bad_file(path, f"schema version {found}, which no drill writes (0 to {SCHEMA_VERSION})")
         if found > SCHEMA_VERSION:
             raise StoreError(f"{shown(path)} was written by a newer version of drill (schema {found}); "
                              f"upgrade drill")
@@ -176,7 +178,8 @@ def check_database(conn: sqlite3.Connection, path: pathlib.Path) -> None:
 
 
 def check_schema(conn: sqlite3.Connection, path: pathlib.Path) -> None:
-    """Reads only: a store past version 0 has the tables and columns its version promises."""
+    """Reads only: a store past version 0 has the tables, columns, indexes and triggers its version
+    promises (each trigger exactly as drill makes it: the tallies depend on them)."""
     if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         return  # an empty database: the schema is created on the first write
     found = version(conn)
@@ -187,6 +190,36 @@ def check_schema(conn: sqlite3.Connection, path: pathlib.Path) -> None:
                              f"{', '.join(sorted(wanted - names))}")
     if found >= 2 and "card_before" not in columns(conn, "reviews"):
         raise bad_file(path, f"schema {found} without the column reviews.card_before")
+    present = {(kind, name): (table, sql) for kind, name, table, sql in conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('index', 'trigger')")}
+    for (kind, name), (table, sql, since) in _OBJECTS.items():
+        if found < since:
+            continue
+        have = present.get((kind, name))
+        if have is None:
+            raise bad_file(path, f"schema {found} without the {kind} {name}")
+        if have[0] != table or (kind == "trigger" and _normal(have[1]) != sql):
+            raise bad_file(path, f"schema {found} with a {kind} {name} that is not the one drill makes")
+
+
+def _normal(sql: object) -> str:
+    """A CREATE statement as SQLite keeps it (no IF NOT EXISTS), whitespace collapsed."""
+    return " ".join(str(sql).replace("IF NOT EXISTS ", "").split())
+
+
+def _objects() -> dict[tuple[str, str], tuple[str, str, int]]:
+    """(type, name) -> (table, normalised SQL, the version that adds it) of every index and trigger."""
+    out: dict[tuple[str, str], tuple[str, str, int]] = {}
+    for since, script in ((1, _V1), (3, _V3)):
+        for statement in _statements(script):
+            words = _normal(statement).split()
+            if words[:2] in (["CREATE", "INDEX"], ["CREATE", "TRIGGER"]):
+                table = words[words.index("ON") + 1].split("(")[0]
+                out[(words[1].lower(), words[2])] = (table, _normal(statement).rstrip(";"), since)
+    return out
+
+
+_OBJECTS = _objects()
 
 
 def needs_migration(conn: sqlite3.Connection) -> bool:

@@ -4,9 +4,22 @@ Nothing is checked in. ``cached(name, inputs, build)`` returns ``build()``'s val
 from ``<cache dir>/<name>-<key>.json`` when that file holds it, where ``key`` is a checksum over
 the names and bytes of ``inputs`` (the files the value is built from): edit any of them, even a
 comment, and the key changes, so a stale entry is never read. The value is built on first use
-and written atomically (``generator.safeio``); an entry that can not be read, is not JSON or is
-not the expected shape is ignored and rebuilt: a damaged cache costs time, never correctness.
-A value JSON can not keep exactly (a date, a non-text key) is used but not cached.
+and written atomically (``generator.safeio``).
+
+An entry is one header line, ``{"format": 2, "key": ..., "hash": ...}``, then the value's JSON;
+``hash`` is a checksum of those value bytes, so an entry whose value was edited or bit-flipped is
+not its own and is rebuilt, like one that can not be read, is not JSON or is not the expected
+shape: a damaged cache costs time, never correctness (the checksum notices damage and edits; it
+is not a defence against someone who can write the user's files). A value JSON can not keep
+exactly (a date, a non-text key) is used but not cached.
+
+The cache deletes only what it can prove it wrote: when a new entry is written, an older file of
+the same name is removed only if it is a regular file (not a link), named ``<name>-<hex key>.json``,
+untouched for ``STALE_AFTER_S``, and its content is an entry whose header names that same key and
+whose checksum matches (or an entry of the first format, an object of exactly ``format`` 1, that
+key and ``value``). A user's ``skills-matrix.json`` in the folder is never touched. A cache folder
+that is a symbolic link, or an entry that is one, is never followed: nothing is read from or
+written there, and every start builds.
 
 The cache directory is ``platformdirs.user_cache_dir("rudrite-kernels")``, or ``$DRILL_CACHE_DIR``
 when set (tests point it at a temporary folder). This module imports only ``safeio``, so any
@@ -17,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 import zlib
 from pathlib import Path
@@ -24,7 +38,7 @@ from typing import Any, Callable, Iterable
 
 from generator import safeio
 
-FORMAT = 1
+FORMAT = 2
 APP = "rudrite-kernels"
 MAX_ENTRY_BYTES = 16 << 20
 MAX_INPUT_BYTES = 4 << 20
@@ -77,6 +91,33 @@ def files_under(folder: Path, suffixes: tuple[str, ...] = (".py", ".yaml", ".jso
     return sorted(found)
 
 
+def _digest(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+
+
+def _split(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """(header, value bytes) of an entry in this format, or None."""
+    head, newline, body = data.partition(b"\n")
+    if not newline or len(head) > 200:
+        return None
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return None
+    return (header, body) if isinstance(header, dict) else None
+
+
+def _own_folder(folder: Path) -> bool:
+    """The cache folder is usable: a real folder, or nothing yet (created when first written);
+    never a symbolic link, whatever it points at."""
+    try:
+        return not stat.S_ISLNK(folder.lstat().st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
     """``build()``'s value, from the cache entry for ``inputs``' content when there is a good one."""
     try:
@@ -84,39 +125,71 @@ def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
     except (OSError, UnicodeError):  # an input we can not read: build from the inputs, which will say why
         return build()
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not _own_folder(folder):
         return build()
     path = folder / f"{name}-{entry_key}.json"
+    if os.path.islink(path):  # not ours to read or replace
+        return build()
     try:
-        data = json.loads(safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES))
-        if isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == entry_key and "value" in data:
-            return data["value"]
+        parts = _split(safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES))
+        if parts is not None:
+            header, body = parts
+            if (header.get("format") == FORMAT and header.get("key") == entry_key
+                    and header.get("hash") == _digest(body)):
+                return json.loads(body)
     except (OSError, ValueError, RecursionError):  # missing, unreadable, not JSON, too deep: rebuild
         pass
     value = build()
     try:
-        text = json.dumps({"format": FORMAT, "key": entry_key, "value": value}, ensure_ascii=False,
-                          separators=(",", ":"))
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a date, a set, a NaN key...: JSON can not keep it
         return value
-    if same(json.loads(text)["value"], value):
-        _store(path, name, text)
+    if same(json.loads(text), value):
+        body = text.encode("utf-8")
+        head = json.dumps({"format": FORMAT, "key": entry_key, "hash": _digest(body)}, separators=(",", ":"))
+        _store(path, name, head.encode() + b"\n" + body)
     return value
 
 
-def _store(path: Path, name: str, text: str) -> None:
+def _store(path: Path, name: str, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        safeio.write_text(path, text)
+        if not _own_folder(path.parent):
+            return
+        safeio.write_bytes(path, data)
     except OSError:  # a read-only or full cache directory: the next start builds again
         return
     now = time.time()
     for old in path.parent.glob(f"{name}-*.json"):
         try:
-            if old != path and now - old.lstat().st_mtime > STALE_AFTER_S:
+            st = old.lstat()
+            if (old != path and stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_AFTER_S
+                    and _written_here(old, name)):
                 old.unlink()
         except OSError:
             pass
+
+
+def _written_here(path: Path, name: str) -> bool:
+    """``path`` is provably an entry this module wrote: named with a key, and holding an entry of that key."""
+    entry_key = path.name[len(name) + 1:-len(".json")]
+    if len(entry_key) < 17 or any(c not in "0123456789abcdef" for c in entry_key):
+        return False
+    try:
+        data = safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES)
+    except OSError:
+        return False
+    parts = _split(data)
+    if parts is not None:
+        header, body = parts
+        return (set(header) == {"format", "key", "hash"} and header["key"] == entry_key
+                and header["hash"] == _digest(body))
+    try:
+        old = json.loads(data)  # the first format: one object
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(old, dict) and set(old) == {"format", "key", "value"} and old["format"] == 1 \
+        and old["key"] == entry_key
 
 
 def same(a: Any, b: Any) -> bool:

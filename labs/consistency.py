@@ -6,7 +6,11 @@ Each function returns why-not lines, each starting with the rule it names:
   copy) is re-derived from the kept traces (``labs.verify``: ``drill gate --verify`` is the
   verbose report of the same check);
 - ``device planes:`` the traces were made on the claimed platform: a GPU record's traces hold a
-  ``/device:GPU`` plane, a TPU record's a ``/device:TPU`` plane;
+  ``/device:GPU`` plane, a TPU record's a ``/device:TPU`` plane, and that plane's lines are device
+  streams, not host threads (``tf_XLA...``, ``python``: a CPU trace whose plane was renamed);
+- ``traces:`` also: every trace a record uses lies under its own ``traces/<name>/`` (its
+  ``trace_dir``) in its records folder, and the traces of one measurement are each their own, never one trace copied (two
+  byte-identical, or with the module's events at the same times: ``labs.verify.derive``);
 - ``probes:`` / ``evidence:`` the probe numbers agree with their own measurements and each op's
   stored evidence agrees with the probes and the constants;
 - ``datasheet:`` a catalogued chip's record carries that chip's datasheet constants;
@@ -30,11 +34,15 @@ import re
 from pathlib import Path
 
 from generator import catalogue, costs, roofline
+from generator.safeio import display_path
 from labs.record_types import LabRecord, as_record
 
 FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
 PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
 REL = 1e-9  # numbers copied from one another: only float noise may differ
+# Line names of host threads (XLA's CPU runtime, the Python thread that runs the lab, thread pools):
+# a device plane's lines are its streams ("Stream #13", "XLA Modules", "XLA Ops"), never these.
+_HOST_THREAD = re.compile(r"^(tf_|python\d*$|MainThread$|Thread-\d|ThreadPoolExecutor-|pool-)")
 _PLANE = {"gpu": re.compile(r"^/device:GPU", re.IGNORECASE), "tpu": re.compile(r"^/device:TPU", re.IGNORECASE)}
 
 
@@ -93,8 +101,16 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
     from labs.ops import OPS
 
     typed = as_record(record) if typed is None else typed
-    why, planes = [], set()
+    why: list[str] = []
+    planes: set[str] = set()
+    lines: set[str] = set()
     cited: dict[Path, str] = {}  # trace folder -> the measurement that cites it
+
+    where = record.get("trace_dir")
+    own = (Path(folder) / where).resolve() if isinstance(where, str) and where else None
+    if own is None or own.parent != (Path(folder) / "traces").resolve():
+        why.append(f"traces: the record's own trace folder {where!r} is not traces/<name> in its records folder")
+        own = None
 
     def own_traces(name: str, root: Path | None) -> None:
         # An op and its fixed-cost probe time the same XLA module: one measurement's traces must
@@ -102,6 +118,9 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
         if root is None:
             return
         key = root.resolve()
+        if own is not None and own not in key.parents:
+            why.append(f"traces: {name}: its traces ({display_path(root)}) are not under the record's own "
+                       f"{where}/: another run's traces")
         if key in cited:
             why.append(f"traces: {cited[key]} and {name} cite the same traces ({root.name}): "
                        "each measurement has its own")
@@ -111,7 +130,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
         if row.measured.measured_from != "device" or row.op not in OPS:
             continue
         check = verify.check_measured(row.measured.to_dict(), OPS[row.op].module_name(), int(typed.reps), folder,
-                                      planes)
+                                      planes, lines)
         if check[0]:
             why.append(f"traces: {row.op}: {check[0]}")
         own_traces(row.op, check[1])
@@ -121,7 +140,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
             continue
         runs, traces = m.get("device_runs"), m.get("traces")
         reps = runs // traces if isinstance(runs, int) and isinstance(traces, int) and traces > 0 else 0
-        check = verify.check_measured(m, module, reps, folder, planes)
+        check = verify.check_measured(m, module, reps, folder, planes, lines)
         if check[0]:
             why.append(f"traces: {name}: {check[0]}")
         own_traces(name, check[1])
@@ -132,6 +151,10 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
             shown = ", ".join(sorted(planes)[:4]) or "none readable"
             why.append(f"device planes: platform '{record.get('platform')}' but the traces hold no "
                        f"/device:{str(record.get('platform')).upper()} plane (planes: {shown})")
+        threads = sorted(n for n in lines if _HOST_THREAD.match(n))
+        if threads:
+            why.append(f"device planes: the device plane's lines are host threads ({', '.join(threads[:3])}), "
+                       "not device streams: a host trace relabelled")
     return why
 
 

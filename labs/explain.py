@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from generator import miss_reasons
+from generator.termsafe import visible
 from labs import evidence
 from labs.record_types import OpRow
 
@@ -101,10 +102,10 @@ def reveal(record: dict, row: dict) -> list[str]:
 
     found = miss_reasons.explanations(ev)
     if not found:
-        return [f"{row['op']}: no set of reasons the evidence allows brings the estimate within "
-                f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}"]
-    return [f"{row['op']}: {' + '.join(c)} = {fmt(miss_reasons.corrected_time(ev, c), 's')} "
-            f"(measured {fmt(ev.measured_seconds, 's')})" for c in found]
+        return [visible(f"{row['op']}: no set of reasons the evidence allows brings the estimate within "
+                        f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}")]
+    return [visible(f"{row['op']}: {' + '.join(c)} = {fmt(miss_reasons.corrected_time(ev, c), 's')} "
+                    f"(measured {fmt(ev.measured_seconds, 's')})") for c in found]
 
 
 def accepted(row: dict | OpRow) -> bool:

@@ -51,6 +51,7 @@ from pathlib import Path
 
 from generator import catalogue
 from generator.safeio import display_path
+from generator.termsafe import visible_lines
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
 from labs.record_types import LabRecord, Measured, Miss, OpRow, as_record
@@ -459,6 +460,8 @@ def apply_first_run_rule(rows: list[Row]) -> None:
 
 
 def evaluate(bench_dir: Path | None = None) -> GateResult:
+    """The gate over a records folder, read under its shared lock; ``records.FolderLocked`` (one
+    line naming the holder's PID) when another command holds the folder past the wait."""
     bench_dir = records.default_dir() if bench_dir is None else Path(bench_dir)
     skipped: list[dict] = []
     if not bench_dir.is_dir():
@@ -471,6 +474,8 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
             except records.RecordError as exc:
                 ledger = None
                 skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
+    except records.FolderLocked:
+        raise  # a gate read while another command holds the folder would be a false "pending"
     except records.RecordError as exc:
         skipped.append({"path": display_path(bench_dir), "reason": str(exc)})
         loaded_all, ledger = [], None
@@ -524,7 +529,8 @@ _HEADLINE = {"pass": "PASS", "fail": "FAIL",
 
 
 def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
-    """The gate's report; ``skipped`` False leaves out the unreadable files (the CLI says them on stderr)."""
+    """The gate's report, each line safe for a terminal (``generator.termsafe``); ``skipped`` False
+    leaves out the unreadable files (the CLI says them on stderr)."""
     headline = _HEADLINE[result.status]
     if result.status == "fail" and any(r.counted and r.status == "incomplete" for r in result.rows):
         headline = "FAIL (and incomplete: explain every miss: drill explain)"
@@ -550,4 +556,4 @@ def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
                  "its traces re-derive every time on the claimed device and it is physically possible "
                  "on the claimed chip; it passes when all five are within 2x and every miss has an accepted "
                  f"explanation; ops judged: {', '.join(OPS[n].label for n in SEED_OPS)}")
-    return lines
+    return visible_lines(lines)  # a record's strings can not move the cursor or erase "[not counted]"

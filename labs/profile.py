@@ -235,6 +235,8 @@ class ModuleTimes:
     stray: int = 0
     reader: str = ""
     planes: tuple[str, ...] = ()  # the trace's plane names (which device it came from)
+    device_lines: tuple[str, ...] = ()  # the line names of its device planes (device streams, not threads)
+    timeline: tuple[tuple[float, float], ...] = ()  # (start, end) ns of the module's events, in time order
 
 
 def _stats(event) -> dict:
@@ -412,6 +414,8 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     profile = load(files[-1], reader)
     result.reader = type(profile).__module__ + "." + type(profile).__name__
     result.planes = tuple(str(p.name) for p in profile.planes)
+    result.device_lines = tuple(str(line.name) for p in profile.planes if _DEVICE_PLANE.match(str(p.name))
+                                for line in p.lines)
     labelled = collect_events(profile)
     events = [e for e in labelled if _same_module(e.module, module)]
     markers = collect_markers(profile, module)
@@ -423,6 +427,7 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     if events and all(e.end_ns <= e.start_ns for e in events):  # an instant marks a moment, not device time
         grouping.uncertain = "the module's only events are zero-duration instants, which are not device time"
     grouping.how += note
+    result.timeline = tuple(sorted((float(e.start_ns), float(e.end_ns)) for e in events))
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
     if grouping.uncertain:
         return result

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator import safeio
+from generator.termsafe import visible
 from labs.record_types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ LEDGER_FIELDS = (("platform", "platform"), ("device_kind", "device_kind"), ("chi
                  ("size", "size"), ("schema_version", "schema_version"),
                  ("started_at", "measurement_started_at"))
 LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
+LEDGER_HEADROOM_BYTES = 64 * 1024  # room proven free before measuring for the lines a run appends
 
 RECORDS_ENV = "DRILL_RECORDS"
 # The same application name as drills.store.APP_NAME (labs never imports drills; a test checks
@@ -252,7 +254,7 @@ def scan(bench_dir: Path) -> list[Loaded]:
 
 def skipped_line(path: Path | str, reason: str | None) -> str:
     """The one line a command says on stderr for a file it cannot read: the file, then the field."""
-    return f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}"
+    return visible(f"drill: skipped {safeio.display_path(Path(path)) if isinstance(path, Path) else path}: {reason}")
 
 
 def slug(text: str) -> str:
@@ -278,13 +280,19 @@ def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset = frozenset(
 
 # ----------------------------------------------------------------- the folder's lock
 
+class FolderLocked(RecordError, OSError):
+    """Another process held the records folder's lock past the wait: a one-line error (an
+    ``OSError``, so a command that does not catch it still reports it in one line, exit 1)."""
+
+
 @contextlib.contextmanager
-def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S):
+def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None):
     """Hold an flock on ``folder/.lock`` (exclusive for a write, ``shared`` for a read) for the block.
 
     Every save and explain takes it exclusively, so their read-modify-writes of the ledger and
     of a record never interleave. A reader of a folder it cannot write (the course's ``bench/``,
-    a read-only copy) reads without the lock. RecordError after ``wait_s`` (never a hang)."""
+    a read-only copy) reads without the lock. ``FolderLocked`` after ``wait_s`` (default
+    ``LOCK_WAIT_S``; never a hang), naming the process that holds it (``generator.lockinfo``)."""
     import fcntl
     import time
 
@@ -302,6 +310,7 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise RecordError(f"{safeio.display_path(path)} is not a regular file; refusing to use it as a lock")
+        wait_s = LOCK_WAIT_S if wait_s is None else wait_s
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -309,8 +318,13 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float = LOCK_WAIT_S)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise RecordError(f"{safeio.display_path(folder)} is locked by another drill command "
-                                      f"for over {wait_s:.0f} s ({LOCK_NAME}); try again") from None
+                    from generator.lockinfo import lock_holder
+
+                    pid = lock_holder([path])
+                    who = f" (PID {pid})" if pid else ""
+                    raise FolderLocked(f"{safeio.display_path(folder)} is locked by another drill command{who} "
+                                       f"for over {wait_s:g} s ({LOCK_NAME}); nothing was read or changed; "
+                                       f"try again when it has finished") from None
                 time.sleep(0.01)
         if not shared:
             _sweep_tmp(folder)
@@ -336,32 +350,50 @@ def _sweep_tmp(folder: Path) -> None:
 
 def read_ledger(folder: Path) -> list[dict]:
     """The records folder's ledger: one JSON object per line, oldest first ([] when absent).
-    RecordError when it exists but cannot be read (not a regular file, too large)."""
+    A line that is not UTF-8 or not a JSON object is a damaged line (``{"damaged": True}``), never
+    an error. RecordError when it exists but cannot be read (not a regular file, too large)."""
+    return [_ledger_entry(line, folder) for line in _ledger_bytes(folder).splitlines()]
+
+
+def _ledger_bytes(folder: Path) -> bytes:
     path = Path(folder) / LEDGER_NAME
     if not path.exists() and not path.is_symlink():
-        return []
+        return b""
     try:
-        text = safeio.read_text_bounded(path, LEDGER_MAX_BYTES)
+        return safeio.read_bytes_bounded(path, LEDGER_MAX_BYTES)
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
-    entries = []
-    for line in text.splitlines():
-        try:
-            entry = safeio.loads_bounded(line, 4, str(path))
-        except Exception:  # a damaged line: skipped, and the gate says the ledger is damaged
-            entry = {"damaged": True}
-        entries.append(entry if isinstance(entry, dict) else {"damaged": True})
+
+
+def _ledger_entry(line: bytes, folder: Path) -> dict:
+    try:
+        entry = safeio.loads_bounded(line.decode("utf-8"), 4, str(Path(folder) / LEDGER_NAME))
+    except Exception:  # a damaged line (a bad byte, not JSON): skipped, and the gate says the ledger is damaged
+        return {"damaged": True}
+    return entry if isinstance(entry, dict) else {"damaged": True}
+
+
+def check_ledger(folder: Path) -> list[dict]:
+    """Read the ledger as ``save_run`` will (RecordError, one line, if it cannot be), and prove the
+    two lines a run appends will fit under ``LEDGER_MAX_BYTES``: called before anything is measured."""
+    size = len(_ledger_bytes(folder))
+    entries = read_ledger(folder)
+    if size + LEDGER_HEADROOM_BYTES > LEDGER_MAX_BYTES:
+        raise RecordError(f"ledger: {safeio.display_path(Path(folder) / LEDGER_NAME)} holds {size:,} bytes, too "
+                          f"near the {LEDGER_MAX_BYTES:,} a ledger may hold to add a run; move it aside "
+                          f"(the gate then counts no earlier run from it)")
     return entries
 
 
 def _append_ledger(folder: Path, entry: dict) -> None:
     """Append one line to the ledger (call under ``folder_lock``): the whole file is rewritten
-    atomically, so a kill leaves the old ledger or the new one, never half a line."""
-    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    atomically, so a kill leaves the old ledger or the new one, never half a line. Its bytes are
+    kept as they are, a damaged line included."""
+    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     ledger = Path(folder) / LEDGER_NAME
+    old = _ledger_bytes(folder)
     try:
-        old = safeio.read_text_bounded(ledger, LEDGER_MAX_BYTES) if ledger.exists() or ledger.is_symlink() else ""
-        safeio.write_text(ledger, old + ("" if not old or old.endswith("\n") else "\n") + line + "\n")
+        safeio.write_bytes(ledger, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line + b"\n")
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.safeio import display_path
+from generator.termsafe import visible_lines
 from labs import profile, records
 from labs.ops import OPS
 from labs.record_types import LabRecord, OpRow
@@ -64,17 +65,19 @@ class VerifyReport:
             out.append(f"  [skipped] {s['path']}: {s['reason']}")
         n = len(self.disagreements)
         out.append(f"{n} disagreement(s)" if n else "every measured time agrees with its traces")
-        return out
+        return visible_lines(out)
 
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
 
 
-def derive(trace_root: Path, module: str, reps: int,
-           planes: set[str] | None = None) -> tuple[list[list[float]] | None, str]:
+def derive(trace_root: Path, module: str, reps: int, planes: set[str] | None = None,
+           lines: set[str] | None = None) -> tuple[list[list[float]] | None, str]:
     """Per-trace device runs of ``module`` under ``trace_root/trace-*`` (None and why when they cannot be
-    read); the plane names of the traces read are added to ``planes``."""
+    read); the plane names of the traces read are added to ``planes``, their device planes' line names
+    to ``lines``. The traces of one measurement are each their own: two that are byte-identical, or
+    whose events of the module lie at the same times (one trace copied), are refused."""
     folders = sorted(p for p in trace_root.glob("trace-*") if p.is_dir())
     if not folders:
         return None, f"no traces in {display_path(trace_root)}"
@@ -82,21 +85,32 @@ def derive(trace_root: Path, module: str, reps: int,
         return None, (f"{len(folders)} trace folders in {display_path(trace_root)}, more than the "
                       f"{MAX_TRACE_FOLDERS} a lab measurement may keep (none read)")
     per_trace = []
+    seen: dict[object, str] = {}  # a trace's bytes digest or timeline -> the folder that had it first
     for folder in folders:
         try:
             times = profile.module_times(folder, module, expected_runs=reps + 1, reader="xplane")
+            files = profile.trace_files(folder)
+            digest = records.sha256_bytes(profile.read_trace_bytes(files[-1])) if files else None
         except (OSError, ValueError) as exc:  # one line: too large, not gzip, malformed
             return None, f"{folder.name}: unreadable trace ({str(exc).splitlines()[0] if str(exc) else exc!r})"
         if planes is not None:
             planes.update(times.planes)
+        if lines is not None:
+            lines.update(times.device_lines)
         if times.uncertain:
             return None, f"{folder.name}: {times.uncertain}"
+        for key, what in ((("bytes", digest), "are byte-identical"),
+                          (("timeline", times.timeline), "hold the module's events at the same times")):
+            if key[1] and key in seen:
+                return None, (f"{seen[key]} and {folder.name} {what}: one trace copied, not "
+                              f"{len(folders)} measured")
+            seen.setdefault(key, folder.name)
         per_trace.append(times.run_seconds)
     return per_trace, ""
 
 
-def check_measured(m: dict, module: str, reps: int, folder: Path,
-                   planes: set[str] | None = None) -> tuple[str, Path | None, float | None]:
+def check_measured(m: dict, module: str, reps: int, folder: Path, planes: set[str] | None = None,
+                   lines: set[str] | None = None) -> tuple[str, Path | None, float | None]:
     """(what disagrees, "" when nothing; the trace root; the traces' median) for one stored
     device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
     ``folder``; the plane names of the traces read are added to ``planes``."""
@@ -109,7 +123,7 @@ def check_measured(m: dict, module: str, reps: int, folder: Path,
     root = Path(where) if Path(where).is_absolute() else Path(folder) / where
     if reps < 1:
         return "cannot re-derive: the record does not say how many runs each trace holds", root, None
-    per_trace, why = derive(root, module, reps, planes)
+    per_trace, why = derive(root, module, reps, planes, lines)
     if per_trace is None:
         return f"cannot re-derive: {why}", root, None
     derived = summarize_device(per_trace)

@@ -43,16 +43,56 @@ class Found(NamedTuple):
     spec: Path
 
 
+class FamilyPackageError(ImportError):
+    """A name in ``$DRILL_FAMILY_PACKAGES`` that is not a family package; the message is one line."""
+
+
 def package_dirs() -> list[tuple[str, Path]]:
-    """(import name, folder) of each family package: this one, then those in ``$DRILL_FAMILY_PACKAGES``."""
+    """(import name, folder) of each family package: this one, then those in ``$DRILL_FAMILY_PACKAGES``.
+
+    Each name is checked on the file system before anything of it runs: it must be an importable
+    package (not a plain module such as ``this``) with an ``__init__.py``, and define a family (a
+    module with a spec of its name in the ``specs`` folder next to it). Only then is it imported.
+    Anything else is ``FamilyPackageError`` naming the variable and the name."""
     out = [(__name__, Path(__file__).resolve().parent)]
     for name in (n.strip() for n in os.environ.get(EXTRA_PACKAGES_ENV, "").split(",")):
         if name:
-            package = importlib.import_module(name)
-            if package.__file__ is None:  # a namespace package: no one folder to hold the specs
-                raise ImportError(f"${EXTRA_PACKAGES_ENV}: {name} has no __init__.py; a family package needs one")
-            out.append((name, Path(package.__file__).resolve().parent))
+            folder = _package_folder(name)
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # its own code failed: still one line naming the variable
+                raise FamilyPackageError(f"${EXTRA_PACKAGES_ENV}: importing {name} failed: "
+                                         f"{' '.join(str(exc).split()) or type(exc).__name__}") from None
+            out.append((name, folder))
     return out
+
+
+def _package_folder(name: str) -> Path:
+    """The folder of the family package ``name``, found without importing it (FamilyPackageError)."""
+    from importlib.machinery import PathFinder
+
+    where = f"${EXTRA_PACKAGES_ENV}: {ascii(name)}"
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise FamilyPackageError(f"{where} is not a package name (dotted Python identifiers, comma-separated)")
+    search: list[str] | None = None
+    folder = None
+    for part in name.split("."):
+        spec = PathFinder.find_spec(part, search)
+        if spec is None:
+            raise FamilyPackageError(f"{where}: no such package is importable")
+        if spec.submodule_search_locations is None:
+            raise FamilyPackageError(f"{where} is a module, not a family package (a folder with __init__.py)")
+        if spec.origin is None or not spec.origin.endswith("__init__.py"):
+            raise FamilyPackageError(f"{where} has no __init__.py; a family package needs one")
+        folder = Path(spec.origin).resolve().parent
+        search = [str(folder)]
+    assert folder is not None
+    specs = specs_dir(folder)
+    if not any(not info.ispkg and (specs / f"{info.name}.yaml").is_file()
+               for info in pkgutil.iter_modules([str(folder)])):
+        raise FamilyPackageError(f"{where} defines no family (no module of it has a spec in "
+                                 f"{specs.parent.name}/{specs.name})")
+    return folder
 
 
 def specs_dir(package_dir: Path) -> Path:
@@ -71,8 +111,8 @@ def found() -> dict[str, Found]:
             if info.ispkg or not spec.is_file():
                 continue
             if info.name in out:
-                raise ImportError(f"family '{info.name}' is in two packages: {out[info.name].module} "
-                                  f"and {package}.{info.name}")
+                raise FamilyPackageError(f"${EXTRA_PACKAGES_ENV}: family '{info.name}' is in two packages: "
+                                         f"{out[info.name].module} and {package}.{info.name}")
             out[info.name] = Found(f"{package}.{info.name}", spec)
     return out
 

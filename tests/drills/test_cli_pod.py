@@ -123,3 +123,16 @@ def test_bad_input_is_one_line_and_exit_2(args):
     res = invoke_drill(*args)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("command", [["collective", "--op", "all_gather", "--axis", "4"],
+                                     ["transfer", "--slice", "4x4", "--from", "0,0", "--to", "3,3"]])
+@pytest.mark.parametrize("value", ["1e-320", "1e-300", "0.5", "0.5 B", "1e-10 GB"])
+def test_a_byte_count_below_one_byte_is_refused_in_one_line(command, value):
+    """1e-320 once divided by zero; 1e-300 printed as "1e-288 pB"."""
+    res = invoke_drill(command[0], "--chip", "v5e", *command[1:], "--bytes", value)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--bytes must be at least one byte" in lines[0] and "pB" not in res.stdout
+    ok = invoke_drill(command[0], "--chip", "v5e", *command[1:], "--bytes", "1")
+    assert ok.returncode == 0, ok.stderr

@@ -274,8 +274,21 @@ def _quiz(store: Store, options: QuizOptions, lines: list[str], now) -> tuple[in
     return status, out.getvalue()
 
 
-def test_reviews_made_under_a_clock_a_year_ahead_count_as_made_now(tmp_path: Path) -> None:
-    """Like `faketime '+365d' drill quiz` then `drill quiz` / `drill stats` on the real clock."""
+def _history(path: Path) -> list[tuple]:
+    """Every review's and card's times, to see that nothing was rewritten."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return (conn.execute("SELECT id, reviewed_at, due_after, card_before FROM reviews ORDER BY id").fetchall()
+                + conn.execute("SELECT skill, card, due, updated_at FROM cards ORDER BY skill").fetchall())
+    finally:
+        conn.close()
+
+
+def test_reviews_made_under_a_clock_a_year_ahead_are_scheduled_from_and_never_re_dated(tmp_path: Path) -> None:
+    """Like `faketime '+365d' drill quiz` then `drill quiz` / `drill stats` on the real clock: the real
+    clock is behind the store, so the store's time (the newest review's) is used and nothing is rewritten."""
     from drills.stats import compute_stats
 
     real = datetime.now(timezone.utc)
@@ -286,26 +299,51 @@ def test_reviews_made_under_a_clock_a_year_ahead_count_as_made_now(tmp_path: Pat
         problems = list(draw_problems(plan_session(store, select_skills(options), options, ahead).skill_ids, 1))
         status, _ = _quiz(store, options, [wrong_answer(p) for p in problems], lambda: ahead)
         assert status == 0 and store.count_reviews() == 5
+    history = _history(path)
     real = datetime.now(timezone.utc)
     with Store.open(path, readonly=True) as store:
         stats = compute_stats(store, real)
     assert stats["reviews_today"] == 5 and stats["future_reviews"] == 5 and stats["streak_days"] == 1
-    # wrong answers are due again in minutes from when they were made: so in minutes from now
-    assert stats["next_due"] is not None and datetime.fromisoformat(stats["next_due"]) < real + timedelta(hours=1)
+    # wrong answers are due again in minutes from when they were made
+    assert datetime.fromisoformat(stats["next_due"]) < ahead + timedelta(hours=1)
     shown = CliRunner().invoke(cli, ["stats", "--store", str(path)])
-    assert shown.exit_code == 0 and "5 reviews are dated in the future" in shown.stderr
+    assert shown.exit_code == 0 and "the clock" in shown.stderr and "is behind the newest review" in shown.stderr
+    assert "5 reviews are dated after it" in shown.stderr and "nothing in the store was changed" in shown.stderr
     assert len(shown.stderr.strip().splitlines()) == 1 and "(5 today" in shown.stdout
     later = QuizOptions(families=("floor",), chips=V5E, count=5, new_per_day=0, seed=1)
     with Store.open(path) as store:
         status, out = _quiz(store, later, [], lambda: real)  # the real clock: the first quiz after
         first = out.splitlines()[0]
-        assert "5 reviews are dated in the future" in first and "re-dated to now" in first
+        assert "is behind the newest review" in first and "the clock is wrong" in first
         assert "next review in 365 days" not in out and ("next review in" in out and " min" in out), out
         status, out = _quiz(store, later, ["q"], lambda: real + timedelta(hours=1))
-        assert "dated in the future" not in out  # settled once
-        assert "Quiz: 5 problems (5 due, 0 new)" in out  # due minutes after they were made, not in 365 days
-    with Store.open(path, readonly=True) as store:
-        assert compute_stats(store, real + timedelta(hours=1))["future_reviews"] == 0
+        assert "is behind the newest review" in out  # still behind: still said, still nothing written
+    assert _history(path) == history
+
+
+def test_a_clock_behind_rewrites_no_review_and_dates_new_ones_after_the_newest(tmp_path: Path) -> None:
+    """A dead RTC battery: the clock reads 2001 after reviews made today."""
+    real = datetime.now(timezone.utc)
+    behind = datetime(2001, 1, 1, tzinfo=timezone.utc)
+    options = QuizOptions(families=("floor",), chips=V5E, count=3, new_per_day=3, seed=1)
+    path = tmp_path / "s.db"
+    with Store.open(path) as store:
+        problems = list(draw_problems(plan_session(store, select_skills(options), options, real).skill_ids, 1))
+        _quiz(store, options, [wrong_answer(p) for p in problems], lambda: real)
+    history = _history(path)
+    with Store.open(path) as store:
+        status, out = _quiz(store, options, ["q"], lambda: behind)
+        assert status == 0 and "the clock (it reads 2001-01-01 00:00 UTC) is behind the newest review" in out, out
+    assert _history(path) == history  # quit at once: nothing written
+    more = QuizOptions(families=("floor",), chips=V5E, count=4, new_per_day=4, seed=2)
+    with Store.open(path) as store:
+        plan = plan_session(store, select_skills(more), more, store.store_time(behind))
+        problems = list(draw_problems(plan.skill_ids, 2))
+        status, _ = _quiz(store, more, [wrong_answer(p) for p in problems], lambda: behind)
+        rows = store.reviews()
+    assert _history(path)[:3] == history[:3]  # the old reviews are as they were
+    times = [r["reviewed_at"] for r in rows]
+    assert len(rows) > 3 and times == sorted(times) and min(times[3:]) >= max(times[:3])
 
 
 def test_a_review_of_a_card_reviewed_in_the_future_starts_from_now(tmp_path: Path) -> None:
@@ -351,18 +389,46 @@ def test_time_zones_a_whole_day_off_utc_work_in_quiz_and_stats(tmp_path: Path, z
         time_module.tzset()
 
 
-def test_a_quiz_under_faketime_a_year_ahead_then_the_real_clock(tmp_path: Path) -> None:
+def _faketime() -> None:
     # .ci/run installs Debian's faketime; in CI its absence fails rather than skips.
     if __import__("shutil").which("faketime") is None:
         if os.environ.get("CI"):
             pytest.fail("faketime is not installed (.ci/run installs it)")
-        pytest.skip("faketime is not installed; the injected-clock test above covers the rule")
+        pytest.skip("faketime is not installed; the injected-clock tests above cover the rule")
+
+
+def test_a_quiz_under_faketime_a_year_ahead_then_the_real_clock(tmp_path: Path) -> None:
+    _faketime()
     store = tmp_path / "s.db"
     args = ["quiz", "--store", str(store), "--family", "floor", "--chip", "v5e", "--count", "3", "--seed", "1"]
     ahead = subprocess.run(["faketime", "-f", "+365d", *DRILL, *args], input="1us\n1us\n1us\n", capture_output=True,
                            text=True, env=drill_env(), timeout=bound(120))
     assert ahead.returncode == 0, ahead.stderr
+    history = _history(store)
     real = subprocess.run([*DRILL, *args, "--new", "0"], input="", capture_output=True, text=True,
                           env=drill_env(), timeout=bound(120))
-    assert real.returncode == 0 and "dated in the future" in real.stdout
+    assert real.returncode == 0 and "is behind the newest review" in real.stdout
     assert "next review in 365 days" not in real.stdout and "next review in" in real.stdout
+    assert _history(store) == history
+
+
+def test_a_quiz_under_a_clock_set_back_to_2001_rewrites_no_history(tmp_path: Path) -> None:
+    """`echo q | faketime '2001-01-01 00:00:00' drill quiz` after five reviews today."""
+    _faketime()
+    store = tmp_path / "s.db"
+    first = subprocess.run([*DRILL, "quiz", "--family", "bound", "--count", "5", "--new", "5", "--seed", "1",
+                            "--store", str(store)], input="compute\n" * 5, capture_output=True, text=True,
+                           env=drill_env(), timeout=120)
+    assert first.returncode == 0, first.stderr
+    history = _history(store)
+    behind = subprocess.run(["faketime", "2001-01-01 00:00:00", *DRILL, "quiz", "--family", "bound", "--count", "1",
+                             "--store", str(store)], input="q\n", capture_output=True, text=True, env=drill_env(),
+                            timeout=120)
+    assert behind.returncode == 0, behind.stderr
+    assert "2001-01-01 00:00 UTC) is behind the newest review" in behind.stdout, behind.stdout
+    assert "the clock is wrong" in behind.stdout and "ran ahead" not in behind.stdout
+    assert _history(store) == history
+    stats = subprocess.run([*DRILL, "stats", "--json", "--store", str(store)], capture_output=True, text=True,
+                           env=drill_env(), timeout=120)
+    numbers = json.loads(stats.stdout)
+    assert numbers["reviews_today"] == 5 and numbers["streak_days"] == 1

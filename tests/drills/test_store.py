@@ -615,3 +615,73 @@ def test_store_check_finds_tallies_that_disagree_with_the_log(tmp_path: Path) ->
         s._conn.execute("UPDATE tallies SET correct = 5 WHERE family = 'a'")
         (problem,) = s.check()
         assert "tallies row of family 'a'" in problem
+
+
+# -- a version no drill writes; a schema missing its triggers or indexes ----------------------------
+
+def _tamper(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def _refused_by_check_and_quiz(path: Path, words: str) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    before = path.read_bytes()
+    for args in (["store", "check"], ["quiz", "--count", "1"], ["stats"]):
+        result = CliRunner().invoke(cli, [*args, "--store", str(path)], input="q\n")
+        assert result.exit_code != 0 and "Traceback" not in result.output and result.exception is not None
+        assert isinstance(result.exception, SystemExit), result.exception
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], (args, result.output)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("version", [-1, -(2 ** 31)])
+def test_a_negative_schema_version_is_refused_in_one_line(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+    _tamper(path, f"PRAGMA user_version = {version}")
+    _refused_by_check_and_quiz(path, f"schema version {version}, which no drill writes (0 to {SCHEMA_VERSION})")
+
+
+@pytest.mark.parametrize("kind, name", [("trigger", "tallies_insert"), ("trigger", "tallies_delete"),
+                                        ("trigger", "tallies_update"), ("index", "reviews_by_time"),
+                                        ("index", "reviews_recalls")])
+def test_a_store_without_one_of_its_triggers_or_indexes_is_refused_at_open(tmp_path: Path, kind, name) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(), now=T0)
+    _tamper(path, f"DROP {kind.upper()} {name}")
+    _refused_by_check_and_quiz(path, f"without the {kind} {name}")
+
+
+def test_a_trigger_that_is_not_drills_own_is_refused_at_open(tmp_path: Path) -> None:
+    """The tallies_insert trigger replaced by one that counts nothing: stats would say 3 when 7 are stored."""
+    path = tmp_path / "drill.sqlite3"
+    Store.open(path).close()
+    _tamper(path, "DROP TRIGGER tallies_insert",
+            "CREATE TRIGGER tallies_insert AFTER INSERT ON reviews BEGIN SELECT 1; END")
+    _refused_by_check_and_quiz(path, "a trigger tallies_insert that is not the one drill makes")
+
+
+def test_a_store_path_that_is_a_dangling_symlink_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    link = tmp_path / "drill.sqlite3"
+    link.symlink_to(tmp_path / "elsewhere" / "gone.sqlite3")
+    for args in (["stats"], ["store", "check"], ["quiz", "--count", "1"]):
+        result = CliRunner().invoke(cli, [*args, "--store", str(link)], input="q\n")
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code != 0 and len(lines) == 1, (args, result.output)
+        assert "is a symbolic link to" in lines[0] and "which does not exist" in lines[0]
+        assert "the file is empty" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["drill.sqlite3"] and link.is_symlink()

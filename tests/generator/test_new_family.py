@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from generator import families, generate
+from tests.conftest import run_drill
 
 TOY_MODULE = '''
 """A toy family for the registry's test: how many bytes of HBM n chips hold."""
@@ -149,3 +150,25 @@ def test_without_the_package_the_toy_family_is_gone(toy, monkeypatch):
     families.forget()
     generate.registry.cache_clear()
     assert "toy" not in families.FAMILIES and "toy" not in generate.FAMILY_NAMES
+
+
+@pytest.mark.parametrize("value, words", [
+    ("nonexistent_pkg", "no such package is importable"),
+    ("this", "is a module, not a family package"),  # importing it would print the Zen of Python
+    ("json", "defines no family"),
+    ("../evil", "is not a package name"),
+    ("generator.families", "is in two packages"),
+])
+def test_a_bad_family_package_name_is_one_line_naming_the_variable(tmp_path, value, words):
+    env = {families.EXTRA_PACKAGES_ENV: value, "DRILL_CACHE_DIR": str(tmp_path / "cache")}
+    for args in (["--help"], ["export", "--format", "json", "--family", "ridge"]):
+        res = run_drill(*args, env=env)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"${families.EXTRA_PACKAGES_ENV}" in lines[0] and words in lines[0], lines
+        assert "Beautiful is better than ugly" not in res.stdout + res.stderr and res.stdout == ""
+
+
+def test_drill_help_documents_the_family_packages_variable():
+    res = run_drill("--help")
+    assert res.returncode == 0 and families.EXTRA_PACKAGES_ENV in res.stdout

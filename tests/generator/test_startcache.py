@@ -76,10 +76,96 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(cache, tmp_path, damage):
         entry.mkdir()
     else:
         entry.write_text({"garbage": "\x00{not json", "truncated": good[: len(good) // 2],
-                          "other format": good.replace('"format":1', '"format":99'),
+                          "other format": good.replace(f'"format":{startcache.FORMAT}', '"format":99'),
                           "other key": good.replace('"key":"', '"key":"0'), "not an object": "[1, 2]",
                           "deep": "[" * 100_000 + "]" * 100_000}[damage])
     assert startcache.cached("t", [source], build) == {"a": 1} and len(calls) == 2
+
+
+def _aged(path: Path, days: float = 3) -> None:
+    import time
+
+    old = time.time() - days * 86400
+    os.utime(path, (old, old))
+
+
+def test_only_entries_the_cache_provably_wrote_are_deleted(cache, tmp_path):
+    """`DRILL_CACHE_DIR=docs` with the user's skills-matrix.json in it: never deleted."""
+    source = tmp_path / "in.yaml"
+    source.write_text("a: 1\n")
+    startcache.cached("skills", [source], lambda: [1])
+    (ours,) = cache.glob("skills-*.json")
+    _aged(ours)
+    users = {"skills-matrix.json": "{}", "skills-0123456789abcdef10.json": '{"mine": true}',
+             "skills-fedcba9876543210ff.json": ours.read_text().replace(ours.name[7:-5], "fedcba9876543210ff")
+             .replace('[1]', '[2]')}  # our header, a content that is not its own
+    for name, text in users.items():
+        (cache / name).write_text(text)
+        _aged(cache / name)
+    source.write_text("a: 2\n")
+    startcache.forget_digests()
+    startcache.cached("skills", [source], lambda: [2])  # a new entry: the time stale ones are removed
+    assert not ours.exists()  # ours, proven by its own name, key and checksum
+    assert all((cache / name).read_text() == text for name, text in users.items())
+
+
+def test_a_symlinked_cache_folder_is_never_followed(tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "skills-matrix.json").write_text("{}")
+    _aged(real / "skills-matrix.json")
+    link = tmp_path / "rudrite-kernels"
+    link.symlink_to(real)
+    monkeypatch.setenv("DRILL_CACHE_DIR", str(link))
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    build, calls = _counting([1])
+    assert startcache.cached("skills", [source], build) == [1]
+    assert startcache.cached("skills", [source], build) == [1] and len(calls) == 2  # nothing cached there
+    assert sorted(p.name for p in real.iterdir()) == ["skills-matrix.json"]
+
+
+def test_an_entry_that_is_a_symlink_is_neither_read_nor_replaced(cache, tmp_path):
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    startcache.cached("t", [source], lambda: [1])
+    (entry,) = cache.glob("t-*.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_text(entry.read_text())
+    entry.unlink()
+    entry.symlink_to(victim)
+    build, calls = _counting([1])
+    assert startcache.cached("t", [source], build) == [1] and len(calls) == 1
+    assert entry.is_symlink() and victim.read_text().startswith("{")
+
+
+@pytest.mark.parametrize("edit", [("1.5", "9.5"), ("1.5", "1.6")])
+def test_an_edited_or_bit_flipped_value_is_not_trusted(cache, tmp_path, edit):
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    build, calls = _counting({"peak": 1.5})
+    startcache.cached("t", [source], build)
+    (entry,) = cache.glob("t-*.json")
+    entry.write_text(entry.read_text().replace(*edit))  # format and key still match
+    assert startcache.cached("t", [source], build) == {"peak": 1.5} and len(calls) == 2
+
+
+def test_a_poisoned_catalogue_entry_does_not_change_a_roofline(cache):
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    args = ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "4096,4096,4096"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    (entry,) = cache.glob("catalogue-*.json")
+    text = entry.read_text()
+    assert "1.97e14" in text or "197000000000000" in text
+    entry.write_text(text.replace("1.97e14", "9.99e14").replace("197000000000000", "999000000000000"))
+    catalogue.load.cache_clear()
+    generate.registry.cache_clear()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and again.output == first.output
 
 
 def test_a_value_json_can_not_keep_is_used_but_not_cached(cache, tmp_path):
@@ -151,7 +237,7 @@ def test_the_cached_explained_cases_are_the_ones_the_model_explains(cache):
 
     spec = generate.Registry().specs["miss_reason"]  # the entry is written
     (entry,) = cache.glob("miss_reason-*.json")
-    cached_ids = json.loads(entry.read_text())["value"]
+    cached_ids = json.loads(entry.read_text().split("\n", 1)[1])  # the header line, then the value
     assert cached_ids == list(spec.params["cases"]) and cached_ids
     all_cases = safeio.read_json_bounded(miss_reason.DATA_DIR / spec.params["cases_file"],
                                          miss_reason.MAX_CASES_BYTES)["cases"]

@@ -65,7 +65,7 @@ def xspace(platform: str, module: str, runs_ns: list[int], first_call: int = 0) 
     """One trace: ``len(runs_ns)`` step markers (the first run is the one the lab drops), each
     around one device event of ``module`` lasting that run."""
     markers, device = [], []
-    t = 1_000_000
+    t = 1_000_000 + 10_000_000 * first_call  # each trace of a measurement at its own times, as real ones are
     for k, run in enumerate(runs_ns):
         markers.append((profile.marker_name(module, first_call + k), t, run + 200, []))
         device.append((module if platform == "tpu" else "fusion", t + 100, run,

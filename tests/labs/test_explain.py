@@ -197,9 +197,10 @@ def test_a_broken_record_is_one_line_exit_2(tmp_path):
 def test_an_older_record_is_judged_on_what_it_has_and_says_what_it_lacks(tmp_path):
     rec = synthetic.record(tmp_path, {"add": 3.0}, probes=None)
     path = records.save_run(rec, tmp_path / "bench", "lab-0.1-gpu-old")
-    # the record has no fixed cost: a fixed-cost working has none of the record's numbers to use
+    # the record has no fixed cost: with no number to quote, the refusal says which evidence it lacks
     res = _explain(path, tmp_path, _yaml(add="fixed-cost: 21 µs floor + 39 µs per call = 60 µs"))
-    assert "add: refused" in res.output and "uses none of this record's numbers" in res.output
+    assert "add: refused" in res.output and "contradicts it: fixed-cost: the record has no fixed cost probe" \
+        in res.output
     assert "fixed cost n/a" in res.output  # the pointer says the number is missing
     # with a number the record has, the refusal says which evidence it lacks
     res = _explain(path, tmp_path, _yaml(add="below-peak-bandwidth + fixed-cost: 101 MB / 1.6 TB/s + 2 µs = 65 µs"))

@@ -522,3 +522,71 @@ def test_an_op_timed_from_its_fixed_cost_probes_traces_never_counts(tmp_path):
     why = _why_not(tmp_path, synthetic.record(tmp_path), borrow)
     assert any(w.startswith("traces: matmul and fixed cost matmul cite the same traces") for w in why), why
     assert not any(w.startswith("traces: matmul:") for w in why), why  # the borrowed traces themselves re-derive
+
+
+# -- a CPU record relabelled as an H200: its traces give it away --------------------------------------
+
+def _op_traces(tmp_path, rec, op):
+    (row,) = [r for r in rec["ops"] if r["op"] == op]
+    root = tmp_path / "bench" / row["measured"]["trace_dir"]  # stored relative to the records folder
+    return sorted(root.glob("trace-*/plugins/profile/*/host.xplane.pb.gz"))
+
+
+def test_one_trace_copied_three_times_never_counts(tmp_path):
+    rec = synthetic.record(tmp_path)
+    first, *others = _op_traces(tmp_path, rec, "add")
+    for other in others:
+        other.write_bytes(first.read_bytes())
+    why = _why_of(tmp_path, rec)
+    assert any(w.startswith("traces: add: cannot re-derive: trace-1 and trace-2 are byte-identical") for w in why), why
+
+
+def test_three_traces_with_one_timeline_never_count(tmp_path):
+    """One trace with a byte changed in each copy (a host thread's name): other bytes, the same times."""
+    import gzip
+
+    rec = synthetic.record(tmp_path)
+    first, *others = _op_traces(tmp_path, rec, "softmax")
+    data = gzip.decompress(first.read_bytes())
+    assert data.count(b"python") == 1
+    for k, other in enumerate(others, start=1):
+        other.write_bytes(gzip.compress(data.replace(b"python", f"pytho{k}".encode()), mtime=0))
+    why = _why_of(tmp_path, rec)
+    assert any(w.startswith("traces: softmax: cannot re-derive: trace-1 and trace-2 hold the module's events at "
+                            "the same times") for w in why), why
+
+
+def test_a_device_plane_whose_lines_are_host_threads_never_counts(tmp_path):
+    """A CPU trace's /host:CPU plane renamed /device:GPU:0 keeps its thread lines (tf_XLA..., python)."""
+    import gzip
+
+    rec = synthetic.record(tmp_path)
+    for trace in _op_traces(tmp_path, rec, "matmul"):
+        data = gzip.decompress(trace.read_bytes())
+        assert b"Stream #13" in data
+        trace.write_bytes(gzip.compress(data.replace(b"Stream #13", b"tf_XLAExec"), mtime=0))
+    why = _why_of(tmp_path, rec)
+    assert any(w.startswith("device planes: the device plane's lines are host threads (tf_XLAExec)")
+               for w in why), why
+    assert not any(w.startswith("traces: matmul") for w in why), why  # its times still re-derive
+
+
+def test_an_op_citing_another_runs_traces_never_counts(tmp_path):
+    rec = synthetic.record(tmp_path)
+    own = tmp_path / "bench" / rec["trace_dir"]
+    shutil.copytree(own / "add", tmp_path / "bench" / "traces" / "another-run" / "add")
+
+    def borrow(r):
+        (row,) = [o for o in r["ops"] if o["op"] == "add"]
+        row["measured"]["trace_dir"] = "traces/another-run/add"
+    why = _why_of(tmp_path, rec, borrow)
+    assert any(w.startswith("traces: add: its traces") and "are not under the record's own traces/lab-0.1-gpu"
+               in w for w in why), why
+    assert not any(w.startswith("traces: add: cannot") for w in why), why  # the borrowed times re-derive
+
+
+def test_a_record_whose_own_trace_folder_is_outside_its_records_folder_never_counts(tmp_path):
+    def move(r):
+        r["trace_dir"] = str(tmp_path / "elsewhere")
+    why = _why_of(tmp_path, synthetic.record(tmp_path), move)
+    assert any(w.startswith("traces: the record's own trace folder") for w in why), why

@@ -205,3 +205,34 @@ def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, tar
         assert list(ro.iterdir()) == [] and not list(out.rglob("*.json")) and not (out / "traces").exists()
     finally:
         ro.chmod(0o755)
+
+
+def test_a_ledger_too_large_to_add_a_run_is_refused_before_anything_is_measured(tmp_path):
+    """save_run reads the whole ledger after measuring: a ledger it could not read or add to is
+    found before the first step, not after minutes of measuring."""
+    from labs import records
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    ledger = out / records.LEDGER_NAME
+    ledger.write_bytes(b'{"stem":"x","state":"saved"}\n' * (records.LEDGER_MAX_BYTES // 29))
+    res = run_drill("lab", *TINY, "--out", str(out), timeout=120)
+    _one_line_error(res, "nothing measured: ledger:")
+    assert "[1/" not in res.stderr and not list(out.glob("lab-*.json"))
+
+
+def test_a_ledger_with_a_byte_that_is_not_utf8_is_read_as_a_damaged_line_and_the_run_is_saved(tmp_path):
+    from labs import records
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    ledger = out / records.LEDGER_NAME
+    bad = b'{"stem":"old","state":"saved","device_kind":"caf\xe9"}\n'
+    ledger.write_bytes(bad)
+    assert records.read_ledger(out) == [{"damaged": True}]
+    assert records.check_ledger(out) == [{"damaged": True}]
+    res = run_drill("lab", *TINY, "--out", str(out), timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert len(list(out.glob("lab-*.json"))) == 1  # measured and saved
+    data = ledger.read_bytes()
+    assert data.startswith(bad) and [e.get("state") for e in records.read_ledger(out)] == [None, "pending", "saved"]

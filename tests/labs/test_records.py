@@ -145,3 +145,26 @@ def test_two_plans_in_the_same_second_get_different_names(tmp_path):
     a = synthetic.plan(tmp_path)
     b = synthetic.plan(tmp_path)
     assert a.stem != b.stem and a.trace_dir != b.trace_dir
+
+
+def test_a_ledger_line_that_is_not_utf8_is_a_damaged_line_and_saving_keeps_it(tmp_path):
+    from tests.labs import synthetic
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    ledger = out / records.LEDGER_NAME
+    bad = b'{"stem":"old","state":"saved","device_kind":"caf\xe9"}\n'
+    ledger.write_bytes(b'{"stem":"a","state":"saved"}\n' + bad)
+    assert records.read_ledger(out) == [{"stem": "a", "state": "saved"}, {"damaged": True}]
+    records.save_run(synthetic.record(tmp_path), out, "lab-0.1-gpu")  # nothing measured is lost
+    assert ledger.read_bytes().startswith(b'{"stem":"a","state":"saved"}\n' + bad)
+    assert [e.get("state") for e in records.read_ledger(out)] == ["saved", None, "pending", "saved"]
+
+
+def test_check_ledger_refuses_a_ledger_with_no_room_for_a_run(tmp_path):
+    ledger = tmp_path / records.LEDGER_NAME
+    ledger.write_bytes(b"{}\n" * ((records.LEDGER_MAX_BYTES - records.LEDGER_HEADROOM_BYTES) // 3 + 1))
+    with pytest.raises(records.RecordError, match="too near the 4,194,304 a ledger may hold"):
+        records.check_ledger(tmp_path)
+    ledger.write_bytes(b"{}\n" * 10)
+    assert records.check_ledger(tmp_path) == [{}] * 10

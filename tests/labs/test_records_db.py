@@ -256,3 +256,34 @@ def _why(tmp_path, text):
     f = tmp_path / "why.yaml"
     f.write_text(text)
     return f
+
+
+def test_a_held_folder_lock_is_reported_with_its_pid_and_a_non_zero_exit(tmp_path, monkeypatch):
+    """An explain suspended with Ctrl-Z holds .lock: gate and progress say who holds it, exit 1,
+    instead of a "pending" gate with no rows and exit 0."""
+    import subprocess
+    import sys
+
+    from tests.conftest import invoke_drill
+    from tests.labs import synthetic
+
+    bench = tmp_path / "bench"
+    records.save_run(synthetic.record(tmp_path), bench, "lab-0.1-gpu")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)", str(bench / records.LOCK_NAME)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(records, "LOCK_WAIT_S", 0.2)
+        for args in (["gate", "--json"], ["gate"], ["progress", "--store", str(tmp_path / "s.db")]):
+            res = invoke_drill(*args, "--bench", str(bench))
+            assert res.returncode == 1 and "Traceback" not in res.stderr, (args, res.stderr)
+            lines = res.stderr.strip().splitlines()
+            assert len(lines) == 1 and "is locked by another drill command" in lines[0], lines
+            assert f"(PID {holder.pid})" in lines[0] and '"status": "pending"' not in res.stdout
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert invoke_drill("gate", "--bench", str(bench)).returncode == 0

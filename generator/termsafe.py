@@ -1,0 +1,31 @@
+"""Text from a record, a trace, a ledger or a store, made safe to print on a terminal.
+
+``visible(text)`` shows every character a terminal would act on instead of printing it:
+the C0 controls (ESC, BEL, CR, backspace, tab, newline...), DEL, the C1 controls
+(U+0080..U+009F, among them the 8-bit CSI and OSC), the bidirectional overrides and
+isolates that reorder a line (U+202A..U+202E, U+2066..U+2069), and the line and
+paragraph separators, each written as its Python escape (``\\x1b``, ``\\r``,
+``\\u202e``). Everything else, including non-ASCII letters, is kept. A device kind
+``"NVIDIA H200\\x1b]0;PWNED\\x07\\r\\x1b[2K"`` so prints as one visible line that can not
+set the title, erase the line or move the cursor, and the verdict after it stays on
+screen. The backslash itself is kept as it is: the escapes show what was there, and
+never decode back into a control. ``visible_lines`` applies it to each line of a report.
+Pure standard library, so drills, labs and generator can all use it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+_BIDI = {0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_TABLE = {c: ascii(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), *_BIDI, 0x2028, 0x2029)}
+
+
+def visible(text: object) -> str:
+    """``text`` (made a string with ``str``) with every terminal control shown as its escape."""
+    return str(text).translate(_TABLE)
+
+
+def visible_lines(lines: Iterable[object]) -> list[str]:
+    """``visible`` of each line: a report's lines, each still one line on the terminal."""
+    return [visible(line) for line in lines]
