@@ -404,11 +404,13 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     RECORD is a record's path, or its file name in your records folder (or --bench);
     without it, the newest record there with unexplained misses. Each op whose
     measured / predicted ratio is outside 2x and has no accepted explanation yet
-    takes a corrected estimate: a reason (an id from `drill miss-reasons`, or words
-    such as "launch" or "upcast"), a corrected time with a unit, and a sentence. It is
-    accepted when the corrected time is within 1.5x of measured, closer than the
-    prediction, and what the named reasons give from the record's own numbers; refused
-    otherwise with which way it is off and the numbers to look at (try again). Every
+    takes a corrected estimate: the reasons first (ids from `drill miss-reasons`, joined by
+    '+', before a ':'), then the working with the record's own numbers and the corrected
+    time after a '=', e.g. "cache-level: 6.29 MB / 108 GB/s = 58 us". It is accepted when
+    the working's arithmetic gives that time, it is within 1.5x of measured (wider for a
+    noisy probe), closer than the prediction, and what the named reasons give from the
+    record's own numbers; refused otherwise with which way it is off and the numbers to
+    look at (try again). A miss no reason can explain is said to be so, and not asked. Every
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """

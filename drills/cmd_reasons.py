@@ -12,12 +12,13 @@ import click
 def miss_reasons(as_json: bool) -> None:
     """The reasons `drill lab` and `drill explain` accept for a miss over 2x, and the numbers that decide each.
 
-    Explain a miss with a corrected estimate: name the reason (its id, or words such
-    as "launch", "upcast", "three passes"), re-predict with it and say why, e.g.
-    "fixed-cost: 21 µs floor + 38 µs per call = 59 µs". It is accepted when the
-    corrected time is within 1.5x of measured and within 15% of what the named
-    reasons' corrected_time gives from the record's own numbers; reasons compose.
-    Shrugs such as "overhead" or "noise" are refused.
+    Explain a miss with a corrected estimate: name the reasons first (ids, joined by '+',
+    before a ':'), show the working with the record's own numbers, and give the corrected
+    time after a '=', e.g. "fixed-cost: 21 µs floor + 38 µs per call = 59 µs". It is
+    accepted when the working's arithmetic gives that time, it is within 1.5x of measured
+    (widened by a noisy probe's spread) and within 15% of what the named reasons'
+    corrected_time gives from the record's own numbers; reasons compose. Shrugs such as
+    "overhead" or "noise" are refused.
     """
     from generator.miss_reasons import REASONS
 

@@ -173,6 +173,15 @@ class Hierarchy:
         call = level.for_call(call_bytes)
         return call.bytes_per_s if call is not None else level.bytes_per_s
 
+    def fastest(self, base: Ceilings) -> Ceilings:
+        """``base`` with the fastest rates this hierarchy measured where they beat it (any matmul of
+        ``base``'s dtype, any level's bandwidth): the least time any work can take here, which is what
+        a fixed-cost probe's work is taken to cost (so a slow big probe never hides a call's cost)."""
+        rates = [r.flops_per_s for r in self.rates_for(base.dtype)]
+        levels = [lv.bytes_per_s for lv in self.levels if lv.bytes_per_s]
+        return Ceilings(base.name, max([base.peak_flops_per_s, *rates]), max([base.hbm_bytes_per_s, *levels]),
+                        base.dtype, "the fastest measured rates (calibration and hierarchy)")
+
     def ceilings_for(self, fallback: Ceilings, cost_op: str, shape: tuple[int, ...], working_set_bytes: float,
                      call_bytes: float) -> Ceilings:
         """``fallback`` with this op's own measured rates in place of its two numbers: the matmul rate of

@@ -227,7 +227,8 @@ def evidence_reasons(record: dict) -> list[str]:
 
 def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
     """``probes:`` for the fixed cost per op kind: each op kind's device time is its measurement's,
-    its work floor is the roofline at the probes' attained speeds for that op at the probe's size,
+    its work floor is the roofline at the probes' attained speeds (or the measured hierarchy's faster
+    ones) for that op at the probe's size,
     its fixed cost is the time beyond that work, and ``fixed_cost_s`` is the smallest of them."""
     from labs.ops import OPS
 
@@ -240,6 +241,13 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
                                      float(probes["attained_bytes_per_s"]), str(record.get("dtype")), "")
     except (KeyError, TypeError, ValueError):
         attained = None
+    if attained is not None and probes.get("hierarchy") is not None:
+        from generator.hierarchy import Hierarchy, HierarchyError
+
+        try:  # the work is taken at the fastest rates measured (labs.evidence.probes_dict)
+            attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)
+        except HierarchyError as exc:
+            why.append(f"probes: the hierarchy cannot be read ({exc}) (edited?)")
     for op, entry in by_op.items():
         if op not in OPS or not isinstance(entry, dict) or not isinstance(entry.get("measurement"), dict):
             why.append(f"probes: fixed cost {op}: no measurement")

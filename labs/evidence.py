@@ -87,20 +87,18 @@ def spread_of(meas: "Measurement") -> float:
 
 
 def remeasured(measure: Callable[[], "Measurement"], budget_s: float = PROBE_BUDGET_S) -> tuple["Measurement", bool]:
-    """(the quietest measurement, whether it was taken more than once): measured again while its
-    spread is over TARGET_SPREAD and the budget lasts (the spread then widens the band its reason is
-    judged in; it never vetoes it)."""
+    """(the last measurement, whether it was taken more than once): measured again while its spread
+    is over TARGET_SPREAD and the budget lasts (the spread left then widens the band its reason is
+    judged in; it never vetoes it). The last is kept because its traces are the ones on disk."""
     import time
 
     started = time.monotonic()
-    best = measure()
+    last = measure()
     again = False
-    while spread_of(best) > TARGET_SPREAD and time.monotonic() - started < budget_s:
+    while spread_of(last) > TARGET_SPREAD and time.monotonic() - started < budget_s:
         again = True
-        fresh = measure()
-        if spread_of(fresh) < spread_of(best):
-            best = fresh
-    return best, again
+        last = measure()
+    return last, again
 
 
 def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
@@ -138,23 +136,19 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
 def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
                        trace_dir: Path | None) -> tuple["Calibration", bool]:
     """``labs.calibrate.calibrate``, run again while its matmul or copy spread is over TARGET_SPREAD and
-    the budget lasts; the quietest run is kept."""
+    the budget lasts; the last run is kept (its traces are the ones on disk)."""
     import time
 
     from labs import calibrate as cal
 
-    def loudness(c: "Calibration") -> float:
-        return max(spread_of(c.matmul), spread_of(c.copy))
-
     started = time.monotonic()
-    best = cal.calibrate(device, dtype, reps, trace_dir)
+    last = cal.calibrate(device, dtype, reps, trace_dir)
     again = False
-    while loudness(best) > TARGET_SPREAD and time.monotonic() - started < PROBE_BUDGET_S:
+    while (max(spread_of(last.matmul), spread_of(last.copy)) > TARGET_SPREAD
+           and time.monotonic() - started < PROBE_BUDGET_S):
         again = True
-        fresh = cal.calibrate(device, dtype, reps, trace_dir)
-        if loudness(fresh) < loudness(best):
-            best = fresh
-    return best, again
+        last = cal.calibrate(device, dtype, reps, trace_dir)
+    return last, again
 
 
 def _probe_dict(meas: "Measurement", stored_path) -> dict:
@@ -175,13 +169,7 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
     from generator import roofline
     from labs import ops as lab_ops
 
-    ceilings = calibration.ceilings()
-    if hierarchy is not None:
-        rates = [r.flops_per_s for r in hierarchy.rates_for(calibration.dtype)]
-        levels = [lv.bytes_per_s for lv in hierarchy.levels if lv.bytes_per_s]
-        ceilings = roofline.Ceilings(ceilings.name, max([ceilings.peak_flops_per_s, *rates]),
-                                     max([ceilings.hbm_bytes_per_s, *levels]), ceilings.dtype,
-                                     "the fastest measured rates (calibration and hierarchy)")
+    ceilings = calibration.ceilings() if hierarchy is None else hierarchy.fastest(calibration.ceilings())
     by_op = {}
     for name, (meas, again, edge) in fixed.items():
         work_s = roofline.estimate(ceilings, lab_ops.OPS[name].cost(edge, calibration.dtype)).floor_s

@@ -269,7 +269,7 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
 
 
 # --- The variant deck (the default): one note per skill, K variants, another one at each review --------
-# A second note type, so the fixed deck's notes and reviews are left as they are (see README: moving
+# A second note type, so the fixed deck's notes and reviews are left as they are (a learner moving
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
 VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"

@@ -27,7 +27,7 @@ from generator.problem import Problem
 from generator.units import fmt
 
 # Variants per note by default (skills with fewer distinct problems hold fewer): the deck's size
-# grows with K (README: the full course's figures) and a card without memory of its last review
+# grows with K (docs/anki.md: the full course deck) and a card without memory of its last review
 # repeats about 1/K of the time (bench/bench_repeats.py).
 DEFAULT_VARIANTS = 16
 # The tolerance ``misconceptions.diagnose_all`` matches a wrong answer with when the problem sets none.

@@ -84,18 +84,18 @@ def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tup
 
 
 def _wrong_lands_on_key(case: dict[str, Any], within: float) -> bool:
-    """Some reason outside every explanation, re-predicted as ``wrong_reasons`` does, gives a time within
-    ``within`` of the key: the wrong method would be graded right, so the case teaches nothing."""
+    """Some reason the evidence contradicts, re-predicted as ``wrong_reasons`` does, gives a time within
+    ``within`` of the key: that wrong method ('unsupported-reason') would be graded right, so the case
+    teaches nothing. (A reason that changes nothing gives the key itself: no other method to tell apart.)"""
     ev = case["ev"]
     key = key_reasons(case) or ()
     right = miss_reasons.corrected_time(ev, key)
-    explaining = {r for combo in miss_reasons.explanations(ev, MOST_REASONS) for r in combo}
     base = ("learner-arithmetic",) if "learner-arithmetic" in key else ()
     for reason in miss_reasons.REASONS:
-        if reason.id in key or reason.id in explaining:
+        if reason.id in key or reason.allowed(ev).supported:
             continue
         value = miss_reasons.corrected_time(ev, (*base, reason.id))
-        if abs(value - right) <= within * right:
+        if 1e-9 * right < abs(value - right) <= within * right:  # the same number is no other method
             return True
     return False
 

@@ -189,7 +189,7 @@ def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
     assert {m["name"] for m in col.models.all()} >= {export.MODEL_NAME, export.VARIANT_MODEL_NAME}
     assert [m["name"] for m in col.models.all()].count(export.VARIANT_MODEL_NAME) == 1
     assert col.get_card(old_studied).reps == 1  # the old deck's history is untouched
-    # README's move: the old note type's cards, found in one search and suspended (history kept).
+    # The old note type's cards, found in one search and suspended (history kept).
     old_cards = col.find_cards(f'"note:{export.MODEL_NAME}"')
     assert len(old_cards) == old_notes
     col.sched.suspend_cards(old_cards)
@@ -217,7 +217,7 @@ def test_reimport_updates_the_card_in_place_and_what_it_does_to_tags(col, tmp_pa
     """Issue 24, item 5, with the real importer: a newer variant deck replaces the note type's
     templates and CSS in place (same id, no "+" copy), keeps flags and scheduling, and replaces the
     note's tags with the package's, whether the package ships tags or none: the learner's own tags
-    ("marked", "leech", "my::exam-week") can not survive a re-import. The README says so and names
+    ("marked", "leech", "my::exam-week") can not survive a re-import. The README and docs/anki.md say so and name
     the workaround (flags survive)."""
     from pathlib import Path
 

@@ -1,7 +1,7 @@
 """Fabricated profiler traces: XSpace protobufs written by hand, so synthetic records carry traces
 that re-derive every device time (``labs.verify``) on the claimed platform's device planes.
 
-This is also the forgery the gate cannot detect (README, "what the gate cannot detect"): traces
+This is also the forgery the gate cannot detect (docs/gate.md, "what the gate cannot detect"): traces
 made up to agree with everything a record claims. The wire format is the one ``labs.xplane``
 reads (xla/tsl/profiler/protobuf/xplane.proto).
 """

@@ -31,7 +31,7 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
     preds.write_text("matmul: 50us\nskinny_matmul: 5us\nadd: 5 us\nsoftmax: 0.01ms\nreduce_sum: 2us\n"
                      "embedding: 3us\n")
     expl = tmp_path / "e.yaml"
-    expl.write_text("".join(f"{op}: At N=128 the fixed cost of a call dominates.\n"
+    expl.write_text("".join(f"{op}: 'fixed-cost: At N=128 the fixed cost of a call dominates.'\n"
                             for op in ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum", "embedding")))
     bench, plot = tmp_path / "bench", tmp_path / "roof.png"
     res = run_drill("lab", *TINY, "--ops", "seed,embedding", "--predictions", str(preds),
@@ -60,15 +60,18 @@ def test_full_run_with_predictions_explanations_plot_and_json(tmp_path):
         # bf16 on this jax's CPU backend: converts to f32 in the optimized HLO (never read off the platform)
         assert ev["emulated_dtype"] is True and "convert(s) to f32 in the optimized HLO" in ev["emulated_from"]
         assert "supported_reasons" not in ev and "findings" not in ev  # no answer key before the answer
-        if row["verdict"] == "miss":
+        if row["verdict"] == "miss" and row["miss"].get("finding"):  # no reason can explain it: nothing judged
+            assert row["miss"]["why"].startswith("unexplained-by-evidence: ") and row["miss"]["attempts"] == []
+        elif row["verdict"] == "miss":
             miss = row["miss"]  # "N=128" is no corrected time: the sentence re-predicts nothing
-            assert miss["text"] == "At N=128 the fixed cost of a call dominates." and miss["reasons"] == ["fixed-cost"]
+            assert miss["text"] == "fixed-cost: At N=128 the fixed cost of a call dominates."
+            assert miss["reasons"] == ["fixed-cost"]
             assert miss["accepted"] is False and "no corrected time" in miss["why"] and len(miss["attempts"]) == 1
             assert row["explanation"] is None
         else:
             assert row["miss"] is None
-    assert rec["summary"]["unexplained"] == [r["op"] for r in rec["ops"]
-                                             if r["verdict"] == "miss" and not r["miss"]["accepted"]]
+    assert rec["summary"]["unexplained"] == [r["op"] for r in rec["ops"] if r["verdict"] == "miss"
+                                             and not r["miss"]["accepted"] and not r["miss"].get("finding")]
     assert rec["probes"]["fixed_cost_from"] == "device" and rec["run"]["number"] is None  # N=128: practice, no slot
     assert plot.read_bytes().startswith(b"\x89PNG")
     traces = list((bench / "traces").glob("*/matmul/trace-*/plugins/profile/*/*.xplane.pb.gz"))

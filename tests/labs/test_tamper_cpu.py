@@ -46,7 +46,7 @@ def runs(tmp_path_factory):
     two = _lab(a)
     measured = {r["op"]: r["measured"]["measured_s"] for r in one["record"]["ops"]}
     fast = root / "p3.yaml"
-    fast.write_text("".join(f"{op}: {measured[op] / 5!r} s\n" for op in SEED_OPS))
+    fast.write_text("".join(f"{op}: {measured[op] / 20!r} s\n" for op in SEED_OPS))  # a miss however busy the CPU
     shrug = root / "x.yaml"
     shrug.write_text("".join(f"{op}: x\n" for op in SEED_OPS))
     three = _lab(a, "--predictions", str(fast), "--explanations", str(shrug))
@@ -185,12 +185,14 @@ def test_all_five_predictions_3x_or_more_off_with_x_for_each_miss(tmp_path, runs
     folder = _folder(tmp_path, runs, "three")
     path = folder / runs["three"].name
     rec = records.load(path)
-    assert all(r["verdict"] == "miss" and r["miss"]["text"] == "x" and not r["miss"]["accepted"] for r in rec["ops"])
+    assert all(r["verdict"] == "miss" and not r["miss"]["accepted"] for r in rec["ops"])
+    asked = [r["op"] for r in rec["ops"] if not r["miss"].get("finding")]  # a finding is never judged
+    assert all(r["miss"]["text"] == ("x" if r["op"] in asked else "") for r in rec["ops"])
     row = _row(_gate(folder), path)
-    assert row["within_2x"] == 0 and row["verdict"] == "incomplete" and row["explained"] == []
+    assert row["within_2x"] == 0 and row["verdict"] == ("incomplete" if asked else "fail") and row["explained"] == []
     assert "5 of 5 predictions more than 2x off (matmul, skinny_matmul, add, softmax, reduce_sum): a pass needs " \
            "all five within 2x" in row["why_not"]
-    assert sum("miss not explained (refused: 'x' is a shrug" in w for w in row["why_not"]) == 5
+    assert sum("miss not explained (refused: 'x' is a shrug" in w for w in row["why_not"]) == len(asked)
 
 
 def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
@@ -215,8 +217,9 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     res = run_drill("explain", str(path), "--explanations", str(why))
     assert res.returncode == 0 and f"{op}: refused: 'overhead' is a shrug" in res.stdout, res.stdout
     corrected = miss_reasons.corrected_time(evidence.op_evidence(rec, op), combo)
+    numbers = ", ".join(f"{v:.6g} {u}" for _, v, u in miss_reasons.needed_numbers(evidence.op_evidence(rec, op), combo))
     why.write_text(f"{op}:\n  reasons: [{', '.join(combo)}]\n  corrected: {corrected * 1e6:.6g} us\n"
-                   f"  text: {' and '.join('the ' + rid.replace('-', ' ') for rid in combo)} from the record's numbers\n")
+                   f"  text: 'from the record''s numbers {numbers}'\n")
     res = run_drill("explain", str(path), "--explanations", str(why))
     assert res.returncode == 0 and f"{op}: accepted: {' + '.join(combo)} give" in res.stdout, res.stdout
     row = _row(_gate(folder), path)
@@ -239,13 +242,14 @@ def test_an_interrupted_why_leaves_an_incomplete_record_the_ledger_vouches_for(t
     assert child.exitstatus != 0 or child.signalstatus is not None
     (first,) = out.glob("lab-0.1-*.json")
     rec = records.load(first)  # saved before the question, predictions and measurements included
-    assert rec["graded"] == "learner" and len(rec["summary"]["unexplained"]) == 5
+    asked = [r["op"] for r in rec["ops"] if r["verdict"] == "miss" and not r["miss"].get("finding")]
+    assert rec["graded"] == "learner" and rec["summary"]["unexplained"] == asked and asked
     _lab(out, "--predictions", str(runs["root"] / "p1.yaml"))  # the "first" run, tried again
     data = _gate(out)
     interrupted = _row(data, first)
     # Saved before the question, vouched for by the ledger; at N=256 practice (no slot taken).
     assert interrupted["verdict"] == "incomplete" and not interrupted["takes_slot"]
-    assert sum("miss not explained" in w for w in interrupted["why_not"]) == 5
+    assert sum("miss not explained" in w for w in interrupted["why_not"]) == len(asked)
     assert not any(w.startswith("ledger:") for w in interrupted["why_not"]), interrupted["why_not"]
     (second,) = [r for r in data["rows"] if Path(r["path"]).name != first.name]
     assert any(w.startswith("size: N=256 is practice") for w in second["why_not"])
