@@ -367,8 +367,24 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
         shape_flops_per_s=rate.flops_per_s if rate else None, shape_spread=rate.spread if rate else None,
         f32_shape_flops_per_s=f32_rate.flops_per_s if f32_rate else None,
         catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
+        **_probe_counts(per_op, op, str(record["dtype"])),
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")))
+
+
+def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:
+    """This op kind's fixed-cost probe as OpEvidence fields: its device time, and the bytes and FLOPs
+    ``generator.costs`` counts for the op at the probe's size (None where the record lacks them)."""
+    from labs import ops as lab_ops
+
+    seconds, size = _number(per_op.get("device_s")), per_op.get("size")
+    if not seconds or op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        return {"probe_seconds": None, "probe_bytes": None, "probe_flops": None}
+    try:
+        cost = lab_ops.OPS[op].cost(size, dtype)
+    except (ValueError, KeyError):
+        return {"probe_seconds": None, "probe_bytes": None, "probe_flops": None}
+    return {"probe_seconds": seconds, "probe_bytes": float(cost.bytes), "probe_flops": float(cost.flops)}
 
 
 def _level_name(level: Any, call: Any) -> str:

@@ -293,7 +293,9 @@ def explain(record: dict, explanations: dict) -> dict:
         given = explanations.get(row["op"])
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
-        if (row.get("miss") or {}).get("finding"):
+        from labs import explain as lab_explain
+
+        if lab_explain.finding(record, row["op"]):
             continue  # unexplained by the evidence: nothing to judge
         record_judgement(record, row["op"], judge_explanation(record, row["op"], given))
     record["summary"] = _summary(record["ops"], record["graded"])

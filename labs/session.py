@@ -88,6 +88,7 @@ def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False
 def why_questions(record: dict) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
     from generator.units import seconds
+    from labs import explain as lab_explain
 
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"
@@ -96,7 +97,7 @@ def why_questions(record: dict) -> list[str]:
         if runner.accepted(row):
             continue
         predicted = row["predictions"][graded]
-        finding = (row.get("miss") or {}).get("finding")
+        finding = lab_explain.finding(record, row["op"])  # judged again on the record's numbers, never trusted
         if finding:
             lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
                          f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: unexplained by the "

@@ -74,6 +74,10 @@ class OpEvidence:
     f32_shape_flops_per_s: float | None = None
     catalogued: bool = False  # the floor's peaks are a catalogued chip's datasheet
     hierarchy_measured: bool = False  # the record holds a measured hierarchy (what ``unexplainable`` needs)
+    # This op kind's own fixed-cost probe (its smallest lattice-legal size): its device time and its counts.
+    probe_seconds: float | None = None
+    probe_bytes: float | None = None
+    probe_flops: float | None = None
     fixed_cost_spread: float | None = None
     copy_spread: float | None = None
     matmul_spread: float | None = None

@@ -248,6 +248,25 @@ def _shape_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
     return replace(est, flops_per_s=float(ev.shape_flops_per_s or est.flops_per_s))
 
 
+def _op_rate(ev: OpEvidence) -> tuple[bool, str]:
+    if not (ev.probe_seconds and ev.probe_bytes):
+        return False, "the record has no probe of this op kind at a smaller size"
+    if ev.model_bytes <= ev.probe_bytes:
+        return False, "the op is no larger than its own probe: nothing to scale"
+    rate = ev.probe_bytes / ev.probe_seconds
+    return True, (f"this op kind's own probe moved {fmt(ev.probe_bytes, 'B')} in {_t(ev.probe_seconds)} "
+                  f"({fmt(rate, 'B/s')}), its whole call included")
+
+
+def _op_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    """Both rates at this op kind's own probe's: its bytes and FLOPs per second of device time."""
+    if not (ev.probe_seconds and ev.probe_bytes):
+        return est
+    flops_rate = (ev.probe_flops or 0.0) / ev.probe_seconds
+    return replace(est, bytes_per_s=ev.probe_bytes / ev.probe_seconds,
+                   flops_per_s=flops_rate if flops_rate > 0 else est.flops_per_s)
+
+
 def _xla_share(ev: OpEvidence) -> str:
     if ev.xla_bytes is None:
         return "the record has no XLA cost analysis (bytes accessed)"
@@ -358,6 +377,12 @@ REASONS: tuple[MissReason, ...] = (
                "the measured hierarchy's rate for this shape and dtype, over 15% from the FLOP/s the floor uses",
                "FLOPs / this shape's measured FLOP/s",
                _shape_rate, _shape_rate_fix, ("shape", "skinny", "measured-rate")),
+    MissReason("op-rate",
+               "this op kind runs at its own rate on this device, as its own small probe shows (an exp-bound "
+               "softmax, a reduction that does not vectorize): not the copy's or the big matmul's",
+               "the op kind's fixed-cost probe (device time, same op at its smallest size), smaller than the op",
+               "scale * max(FLOPs / (probe FLOPs / probe time), bytes / (probe bytes / probe time))",
+               _op_rate, _op_rate_fix, ("own-rate", "probe-rate")),
     MissReason("emulated-dtype",
                "the device has no native arithmetic for the dtype: the compiled program converts it, or it runs "
                "well below f32's rate",
@@ -405,6 +430,7 @@ _SPREADS: dict[str, tuple[str, ...]] = {
     "less-traffic": ("copy_spread",),
     "cache-level": ("level_spread",),
     "shape-rate": ("shape_spread",),
+    "op-rate": ("fixed_cost_spread",),
     "emulated-dtype": ("matmul_spread", "shape_spread"),
 }
 

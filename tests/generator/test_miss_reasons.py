@@ -368,3 +368,21 @@ def test_a_corrected_time_exactly_as_far_as_the_prediction_is_no_closer():
     assert not same.accepted and "is no closer to measured 60 µs than 50 µs was" in same.why, same.why
     closer = mr.judge(text, ev, reasons=["fixed-cost"], corrected_s=51e-6)
     assert "no closer" not in closer.why and "do not give 51 µs" in closer.why, closer.why
+
+
+def test_an_op_at_its_own_probes_rate_explains_an_exp_bound_softmax():
+    """A softmax far slower than any copy: its own N=128 probe ran at the same few GB/s."""
+    ev = evidence(op="softmax", cost_op="softmax", shape=(1024, 1024), platform="cpu", bound="memory",
+                  model_bytes=4.19e6, floor_seconds=4.19e6 / 50e9, predicted_seconds=4.19e6 / 50e9,
+                  measured_seconds=1.7e-3, fixed_cost_seconds=2e-6, peak_bytes_per_s=50e9,
+                  attained_bytes_per_s=50e9, xla_bytes=4.19e6, probe_seconds=26e-6, probe_bytes=65.5e3,
+                  probe_flops=0.0, hierarchy_measured=True, level_name="DRAM", level_main_memory=True,
+                  level_bytes_per_s=45e9)
+    assert ("op-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
+    want = 4.19e6 / (65.5e3 / 26e-6)
+    assert mr.corrected_time(ev, ["op-rate"]) == pytest.approx(want)
+    j = mr.judge(f"op-rate: its probe moved 65.5 kB in 26 us, so 4.19 MB / (65.5 kB / 26 us) = {want * 1e6:.4g} us", ev)
+    assert j.accepted, j.why
+    assert not mr.find("op-rate").allowed(dataclasses.replace(ev, probe_seconds=None)).supported
+    assert not mr.find("op-rate").allowed(dataclasses.replace(ev, model_bytes=60e3)).supported  # no larger
+    assert mr.unexplainable(dataclasses.replace(ev, probe_seconds=None)) is not None
