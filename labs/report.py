@@ -111,6 +111,13 @@ def _xla(x: XlaCost | None, key: str, flag: str) -> str:
     return f"{value:.3g}{'*' if getattr(x, flag) else ''}"
 
 
+def finding_of(record: LabRecord, op: str) -> str | None:
+    """Why no reason the record's evidence allows explains ``op``'s miss (judged again), or None."""
+    from labs import explain as lab_explain
+
+    return lab_explain.finding(record.to_dict(), op)
+
+
 def note_lines(record: LabRecord | dict) -> list[str]:
     record = as_record(record)
     lines = []
@@ -124,6 +131,8 @@ def note_lines(record: LabRecord | dict) -> list[str]:
             lines.append(f"{head}: {row.explanation}{named}")
         elif miss is not None and miss.text:
             lines.append(f"{head}: REFUSED '{miss.text}': {miss.why or ''}")
+        elif finding_of(record, row.op):
+            lines.append(f"{head}: unexplained by the evidence (a finding, nothing to ask): {finding_of(record, row.op)}")
         else:
             lines.append(f"{head}: UNEXPLAINED")
     differs = [row.label for row in record.ops if row.xla_cost and

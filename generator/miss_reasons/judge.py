@@ -152,7 +152,12 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
     if _log_off(corrected_s, measured) >= _log_off(ev.reference_seconds, measured):
         return refuse(f"your corrected {_t(corrected_s)} is no closer to measured {_t(measured)} than "
                       f"{_t(ev.reference_seconds)} was")
-    tool = corrected_time(ev, named)
+    # The named reasons correct the learner's own arithmetic; a learner whose prediction was the floor
+    # (within ARITHMETIC_FACTOR) may also redo it from the record's numbers, i.e. correct the floor itself.
+    options = [corrected_time(ev, named)]
+    if "learner-arithmetic" not in named and not find("learner-arithmetic").allowed(ev).supported:
+        options.append(corrected_time(ev, ["learner-arithmetic", *named]))
+    tool = min(options, key=lambda t: abs(corrected_s - t) / t)
     if abs(corrected_s - tool) > FORMULA_TOLERANCE * tool:
         return refuse(f"{' + '.join(named)} applied to this record's numbers do not give {_t(corrected_s)} "
                       f"(more than {100 * FORMULA_TOLERANCE:.0f}% apart; the formulas: drill miss-reasons)")

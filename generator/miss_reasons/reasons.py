@@ -189,7 +189,7 @@ def _attained_compute(ev: OpEvidence) -> tuple[float | None, str]:
     """The FLOP/s below-peak-compute compares with the floor's: on a catalogued chip the matmul probe;
     elsewhere this op's own matmul shape, measured in its dtype."""
     if not ev.catalogued and ev.shape_flops_per_s:
-        return ev.shape_flops_per_s, "this shape's matmul"
+        return ev.shape_flops_per_s, "same-shape matmul"
     return ev.attained_flops_per_s, "matmul"
 
 

@@ -386,3 +386,18 @@ def test_an_op_at_its_own_probes_rate_explains_an_exp_bound_softmax():
     assert not mr.find("op-rate").allowed(dataclasses.replace(ev, probe_seconds=None)).supported
     assert not mr.find("op-rate").allowed(dataclasses.replace(ev, model_bytes=60e3)).supported  # no larger
     assert mr.unexplainable(dataclasses.replace(ev, probe_seconds=None)) is not None
+
+
+def test_a_learner_whose_prediction_was_the_floor_may_redo_it_from_the_records_numbers():
+    """Predicted 18% under the record's floor (another datasheet, close enough to be no slip): the
+    reason applied to the record's own numbers is accepted as well as applied to the prediction."""
+    ev = evidence(platform="cpu", predicted_seconds=21e-6 * 0.82, measured_seconds=61e-6, fixed_cost_seconds=None,
+                  attained_bytes_per_s=1.9e12, hierarchy_measured=True, level_name="DRAM", level_main_memory=True,
+                  level_bytes_per_s=1.7e12)
+    on_floor = ev.model_bytes / 1.7e12
+    assert not mr.find("learner-arithmetic").allowed(ev).supported
+    j = mr.judge(f"below-peak-bandwidth: 100.8 MB / 1.7 TB/s = {on_floor * 1e6:.4g} us", ev)
+    assert j.accepted, j.why
+    scaled = mr.corrected_time(ev, ["below-peak-bandwidth"])  # the same reason on the learner's own number
+    assert scaled == pytest.approx(on_floor * 0.82)
+    assert mr.judge(f"below-peak-bandwidth: 0.82 * 100.8 MB / 1.7 TB/s = {scaled * 1e6:.4g} us", ev).accepted
