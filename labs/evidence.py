@@ -9,7 +9,10 @@ Measured on every device (CPU included), each probe with its own spread:
 - per op, XLA's own count of the compiled program (``measure.xla_cost``) and the
   converts in its optimized HLO (``compiled_dtype``): whether the dtype is emulated
   comes from the compiled program, never from the platform name.
-A noisy probe is measured once more; still noisy, it says so, and supports nothing.
+- the measured hierarchy (``labs.hierarchy``): each cache level's and main memory's copy rate
+  (main memory by call size) and the lab's matmul shapes per dtype.
+A probe is re-measured while its spread is over 10% and its budget lasts; the spread left widens
+the band its reason is judged in, and never vetoes it.
 ``op_evidence`` builds each op's ``generator.miss_reasons.OpEvidence`` from a
 record's own numbers (pure Python) and ``attach`` stores those numbers as the op's
 ``evidence`` object, never which reasons they support (that is judged when the
