@@ -42,7 +42,8 @@ def eta_text(seconds: float | None) -> str:
 class Bar:
     """A bar of ``total`` steps on ``stream`` (default: sys.stderr), drawn only on a terminal.
 
-    Use it as a context manager; leaving it ends the line. ``clock`` is the time source
+    Nothing is drawn before the first ``show``, ``advance`` or ``skip``; use it as a context
+    manager, leaving it ends the line (if one was drawn). ``clock`` is the time source
     (``time.monotonic``), given in tests."""
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None,
@@ -60,7 +61,6 @@ class Bar:
         self._drawn = 0  # the length of the last line drawn, to blank what is left of it
 
     def __enter__(self) -> "Bar":
-        self._draw(force=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -108,8 +108,9 @@ class Bar:
         return callback
 
     def close(self) -> None:
-        """Draw the last state and end the line (nothing when the bar is not shown)."""
-        if not self.shown:
+        """Draw the last state and end the line (nothing when the bar is not shown or was never drawn)."""
+        if not self.shown or self._last_draw is None:
+            self.shown = False
             return
         self._draw(force=True)
         self.stream.write("\n")
@@ -129,3 +130,50 @@ class Bar:
         self._drawn = len(text)
         self.stream.write("\r" + text + pad)
         self.stream.flush()
+
+
+class Steps:
+    """The bar driven by named steps, as ``labs`` reports them: ``progress(label)`` says a step
+    started. A label that is the next of ``labels`` ends the step before it (one step on the bar);
+    any other label names a part of the running step and only changes what the bar shows.
+    Steps in ``done_before`` were done before this bar started: they move it without
+    counting toward the ETA. ``say``: with no bar (stderr not a terminal), ``say`` gets one
+    ``[k/n] label`` line per step instead."""
+
+    def __init__(self, bar: Bar, labels: list[str], done_before: tuple[str, ...] = (),
+                 say: Callable[[str], None] | None = None) -> None:
+        self.bar = bar
+        self.labels = list(labels)
+        self.done_before = set(done_before)
+        self.say = say
+        self.pos = -1  # index of the running step
+        self.finished = False
+
+    def __call__(self, label: str) -> None:
+        nxt = self.pos + 1
+        if nxt < len(self.labels) and label == self.labels[nxt]:
+            self._end_running(label)
+            self.pos = nxt
+            if not self.bar.shown and self.say is not None:
+                self.say(f"[{nxt + 1}/{len(self.labels)}] {label}")
+        elif self.pos >= 0:
+            self.bar.show(f"{self.labels[self.pos]}: {label}")
+        else:
+            self.bar.show(label)
+
+    def finish(self, item: str = "done") -> None:
+        """End the running step and the bar's line (once; later calls do nothing)."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.pos >= 0:  # a bar no step started (nothing measured) is never drawn
+            self._end_running(item)
+        self.bar.close()
+
+    def _end_running(self, item: str) -> None:
+        if self.pos < 0:
+            self.bar.show(item)
+        elif self.labels[self.pos] in self.done_before:
+            self.bar.skip(1, item)
+        else:
+            self.bar.advance(1, item)
