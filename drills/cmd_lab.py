@@ -146,7 +146,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import evidence, inputs, ops, plot as lab_plot, records, runner, session
+    from labs import evidence, inputs, ops, plot as lab_plot, records, runner
     from labs.device import detect
 
     read = None
