@@ -71,13 +71,14 @@ MAX_VARIANTS = 64
 
 
 def _skill_count(chips, families, specs_dir) -> int:
-    """Skills in the selection (the bar's length); 0 when the selection is bad (``_generate`` says why)."""
+    """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
+    (exit 2), before any bar is drawn."""
     from generator import generate
 
     try:
         return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
-    except (UnknownFamilyError, SpecError, catalogue.UnknownChipError):
-        return 0
+    except (UnknownFamilyError, SpecError, catalogue.UnknownChipError) as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:

@@ -76,7 +76,8 @@ class Bar:
     def line(self) -> str:
         """The line as drawn now (without the carriage return)."""
         filled = WIDTH if self.total == 0 else min(WIDTH, WIDTH * self.done // self.total)
-        text = f"{self.label} [{'#' * filled}{'-' * (WIDTH - filled)}] {self.done}/{self.total}  {eta_text(self.eta_s())}"
+        bar = "#" * filled + "-" * (WIDTH - filled)
+        text = f"{self.label} [{bar}] {self.done}/{self.total}  {eta_text(self.eta_s())}"
         return f"{text}  {self.item}" if self.item else text
 
     def advance(self, steps: int = 1, item: str | None = None) -> None:

@@ -111,6 +111,9 @@ def test_deck_and_export_write_no_bar_when_stderr_is_not_a_terminal(tmp_path):
     assert json.loads(export.stdout)
 
 
+_TERMINAL_SEEN: list[str] = []  # what the terminal of each run got, a failed one's too
+
+
 def _run_at_a_terminal(monkeypatch, argv: list[str]) -> str:
     """Run the command in-process with stderr on a pty; what the terminal got."""
     master, slave = pty.openpty()
@@ -136,7 +139,8 @@ def _run_at_a_terminal(monkeypatch, argv: list[str]) -> str:
         terminal.close()
         reader.join(timeout=30)
         os.close(master)
-    return b"".join(got).decode("utf-8", "replace")
+        _TERMINAL_SEEN.append(b"".join(got).decode("utf-8", "replace"))
+    return _TERMINAL_SEEN[-1]
 
 
 def test_deck_shows_a_bar_with_an_eta_at_a_terminal(monkeypatch, tmp_path, capsys):
@@ -226,3 +230,11 @@ def test_the_probes_bar_ends_before_the_datasheet_is_shown(monkeypatch):
     assert line == "peak: 1 FLOP/s" and at_datasheet.endswith("\n") and "3/3" in at_datasheet.split("\r")[-1]
     assert "hierarchy: copy in L1" in at_datasheet and ETA.search(at_datasheet)
     assert terminal.getvalue() == at_datasheet  # the line ended once
+
+
+def test_a_bad_selection_is_refused_before_any_bar_is_drawn(monkeypatch):
+    import click
+
+    with pytest.raises(click.UsageError, match="unknown family 'nope'"):
+        _run_at_a_terminal(monkeypatch, ["export", "--format", "csv", "--family", "nope"])
+    assert "[" not in _TERMINAL_SEEN[-1]
