@@ -12,6 +12,7 @@ from typing import Callable
 import click
 
 from drills.cmd_core import resolve_chip
+from drills.progress_bar import Bar
 from generator import catalogue
 from generator import transformer as tmodel
 from generator.units import fmt
@@ -42,13 +43,14 @@ def _selection(command: Callable) -> Callable:
     return command
 
 
-def _generate(chips, families, count, seed, specs_dir):
-    """Problems for the selection, or a one-line usage error (exit 2)."""
+def _generate(chips, families, count, seed, specs_dir, on_item=None):
+    """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
+    after each skill is drawn."""
     from generator import generate
 
     try:
-        return generate.generate(list(families) or None, list(chips) or None, count, seed, specs_dir=specs_dir), \
-            generate.registry(specs_dir)
+        return generate.generate(list(families) or None, list(chips) or None, count, seed, specs_dir=specs_dir,
+                                 on_item=on_item), generate.registry(specs_dir)
     except (UnknownFamilyError, SpecError, catalogue.UnknownChipError, TooManyProblemsError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -66,6 +68,26 @@ def _target(path: str) -> None:
 
 
 MAX_VARIANTS = 64
+
+
+def _skill_count(chips, families, specs_dir) -> int:
+    """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
+    (exit 2), before any bar is drawn."""
+    from generator import generate
+
+    try:
+        return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
+    except (UnknownFamilyError, SpecError, catalogue.UnknownChipError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
+    """A ``(done, total)`` callback that fills the next ``steps`` of ``bar`` in proportion to done/total."""
+    start = bar.done
+
+    def callback(done: int, total: int) -> None:
+        bar.on_item(start)(steps * done // max(1, total), steps)
+    return callback
 
 
 def card_rules():
@@ -117,18 +139,27 @@ def deck(ctx, chips, families, count, seed, specs_dir, variants, fixed, output) 
     from generator.export.variants import DEFAULT_VARIANTS
 
     k = DEFAULT_VARIANTS if variants is None else variants
-    problems, reg = _generate(chips, families, count if fixed else k, seed, specs_dir)
-    descriptions = {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
-    try:
-        if fixed:
-            report = anki.write_deck(problems, output, descriptions)
-        else:
-            from generator.export.variants import skill_notes
+    skills = _skill_count(chips, families, specs_dir)
+    # The bar's steps: each skill drawn, each note made (variant deck), each note built, the package written.
+    parts = (skills, 0 if fixed else skills, skills, 1)
+    with Bar("drill deck", sum(parts)) as bar:
+        bar.show("drawing problems")
+        problems, reg = _generate(chips, families, count if fixed else k, seed, specs_dir, bar.on_item(0))
+        descriptions = {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
+        try:
+            if fixed:
+                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
+                report = anki.write_deck(problems, output, descriptions, _scaled(bar, parts[2]))
+            else:
+                from generator.export.variants import skill_notes
 
-            notes = skill_notes(problems, card_rules(), reg.by_id, k)
-            report = anki.write_variant_deck(notes, output, descriptions)
-    except ExportError as exc:
-        raise _output_error(exc) from None
+                bar.skip(parts[0] - bar.done, "making notes")
+                notes = skill_notes(problems, card_rules(), reg.by_id, k, _scaled(bar, parts[1]))
+                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
+                report = anki.write_variant_deck(notes, output, descriptions, _scaled(bar, parts[2]))
+            bar.advance(bar.total - bar.done, "written")
+        except ExportError as exc:
+            raise _output_error(exc) from None
     what = "notes" if fixed else f"notes (one per skill, up to {k} variants each)"
     click.echo(f"wrote {report.notes} {what} in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
@@ -154,10 +185,15 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
         raise click.UsageError("-o/--output needs a file name (got an empty one); use '-' or leave it out for stdout")
     if output:
         _target(output)
-    problems, _ = _generate(chips, families, count, seed, specs_dir)
     from generator.export import tabular, write_text
 
-    text = tabular.render(problems, fmt)
+    skills = _skill_count(chips, families, specs_dir)
+    with Bar("drill export", skills + 1) as bar:  # each skill drawn, then the text rendered
+        bar.show("drawing problems")
+        problems, _ = _generate(chips, families, count, seed, specs_dir, bar.on_item(0))
+        bar.skip(skills - bar.done, f"rendering {fmt}")
+        text = tabular.render(problems, fmt)
+        bar.advance(1, "rendered")
     if output is None:
         click.echo(text, nl=False)
         return

@@ -146,7 +146,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import evidence, inputs, ops, plot as lab_plot, records, runner, session
+    from labs import evidence, inputs, ops, plot as lab_plot, records, runner
     from labs.device import detect
 
     read = None
@@ -188,7 +188,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
     # 0. No catalogue entry (a CPU): the probes first, shown as this device's datasheet to predict from.
     #    The notebook calls the same function (labs.session), so both show the same datasheet.
-    probed = session.measured_datasheet(plan, say)
+    probed = _probe_with_progress(plan, say)
 
     # 1. Predictions first: from the file, or asked now, before any op is measured.
     if learner is None and _interactive() and not as_json:
@@ -251,14 +251,34 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         click.echo(f"open them in XProf: drill xprof {path}")
 
 
+def _probe_with_progress(plan, say):
+    """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
+    terminal; the bar's line ends before the datasheet is said."""
+    from drills.progress_bar import Bar, Steps
+    from labs import runner, session
+
+    with Bar("probes", len(runner.probe_labels(plan))) as bar:
+        steps = Steps(bar, runner.probe_labels(plan))
+
+        def said(text: str) -> None:
+            if steps.pos >= 0:  # the probes ran: their bar ends before the datasheet is shown
+                steps.finish()
+            say(text)
+        probed = session.measured_datasheet(plan, said, progress=steps)
+        steps.finish()
+    return probed
+
+
 def _reader() -> str:
     from labs import profile
     return profile.reader_name()
 
 
 def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
-    """Measure and save (``labs.session.measure_and_save``) with a progress bar on a terminal;
+    """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
+    terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (logs, CI) one line per step on stderr."""
+    from drills.progress_bar import Bar, Steps
     from labs import records, runner, session
 
     steps = runner.step_labels(plan)
@@ -270,21 +290,11 @@ def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
         except records.RecordError as exc:
             raise click.ClickException(f"the record could not be saved: {exc}") from None
 
-    if not sys.stderr.isatty():
-        count = iter(range(1, len(steps) + 1))
-        return measure(lambda label: click.echo(f"[{next(count)}/{len(steps)}] {label}", err=True))
-    with click.progressbar(length=len(steps), label="LAB·0.1", file=sys.stderr,
-                           item_show_func=lambda item: item) as bar:
-        state = {"started": False}
-
-        def progress(label: str) -> None:
-            if state["started"]:
-                bar.update(1)
-            state["started"] = True
-            bar.update(0, current_item=label)
-
-        result = measure(progress)
-        bar.update(1, current_item="done")
+    done_before = tuple(runner.probe_labels(plan)) if probed is not None else ()
+    with Bar("LAB·0.1", len(steps)) as bar:
+        steps_done = Steps(bar, steps, done_before, say=lambda line: click.echo(line, err=True))
+        result = measure(steps_done)
+        steps_done.finish()
     return result
 
 

@@ -32,7 +32,7 @@ import random
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from generator import catalogue, families, startcache
 from generator import families as families_mod  # ``skills`` takes a parameter named families
@@ -53,6 +53,8 @@ MAX_PROBLEMS = 1_000_000  # one request may not ask for more (skills x count)
 # parameters were drawn from, so the id alone rebuilds the problem with one draw, no search.
 SEED_MARK = "@"
 _SEED = re.compile(r"^[0-9a-f]{8}$")
+# A caller's report of work done: (items done, items in all), e.g. a progress bar's.
+OnItem = Callable[[int, int], None]
 _PATIENCE = 8  # consecutive repeated draws after which a skill is taken to have no more distinct problems
 
 
@@ -274,7 +276,8 @@ class Registry:
         raise UnknownProblemError(f"unknown problem id '{problem_id}': skill '{skill.id}' draws no such problem")
 
     def generate(self, families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-                 seed: int = 0) -> list[Problem]:
+                 seed: int = 0, on_item: OnItem | None = None) -> list[Problem]:
+        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given."""
         count = 1 if count is None else int(count)
         if count < 1:
             raise ValueError(f"count must be at least 1, got {count}")
@@ -284,7 +287,7 @@ class Registry:
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "
                 f"lower the count or select fewer families or chips")
         out: list[Problem] = []
-        for skill in chosen:
+        for done, skill in enumerate(chosen, 1):
             rng = random.Random(f"{seed}:{skill.id}")
             seen_params: set[str] = set()
             seen: set[str] = set()
@@ -299,6 +302,8 @@ class Registry:
                 repeats = 0
                 seen.add(base)
                 out.append(p)
+            if on_item is not None:
+                on_item(done, len(chosen))
         return out
 
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
@@ -367,9 +372,10 @@ def draw(skill_id: str, rng: random.Random, *, specs_dir: str | None = None) -> 
 
 
 def generate(families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-             seed: int = 0, *, specs_dir: str | None = None) -> list[Problem]:
-    """Up to ``count`` (default 1) distinct problems per skill; same seed, same problems."""
-    return registry(specs_dir).generate(families, chips, count, seed)
+             seed: int = 0, *, specs_dir: str | None = None, on_item: OnItem | None = None) -> list[Problem]:
+    """Up to ``count`` (default 1) distinct problems per skill; same seed, same problems.
+    ``on_item(done, total)`` is called after each skill's problems are drawn (default: nothing)."""
+    return registry(specs_dir).generate(families, chips, count, seed, on_item)
 
 
 def problem(problem_id: str, *, specs_dir: str | None = None) -> Problem:

@@ -225,7 +225,7 @@ def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probe
     fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
                               plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
     progress("hierarchy")
-    found = lab_hierarchy.measure_hierarchy(plan.device, o.size, tuple(dict.fromkeys((o.dtype, "f32"))),
+    found = lab_hierarchy.measure_hierarchy(plan.device, o.size, tuple(dict.fromkeys((o.dtype, "f32"))), progress,
                                             trace_dir=plan.trace_dir / "hierarchy" if plan.trace_dir is not None else None)
     return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                   hierarchy=found)

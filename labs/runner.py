@@ -166,12 +166,16 @@ def _resolve_chip(name: str, device: DeviceInfo) -> catalogue.Chip | None:
 Progress = Callable[[str], None]
 
 
+def probe_labels(plan: Plan) -> list[str]:
+    """The steps ``labs.evidence.measure_probes`` reports, in order: with ``plan.calibrate`` the
+    probes also predict ("calibrate"), then the fixed cost and the memory hierarchy."""
+    return ["calibrate" if plan.calibrate else "probes", "fixed cost", "hierarchy"]
+
+
 def step_labels(plan: Plan) -> list[str]:
-    """The steps ``run`` reports: the probes run on every device (the miss reasons' evidence);
-    with ``plan.calibrate`` they also predict ("calibrate")."""
-    labels = ["dispatch overhead", "calibrate" if plan.calibrate else "probes", "fixed cost", "hierarchy"]
-    labels += [f"measure {name}" for name in plan.options.ops]
-    return labels
+    """The steps ``run`` reports: the dispatch overhead, the probes (run on every device: the miss
+    reasons' evidence; ``probe_labels``), then each op measured."""
+    return ["dispatch overhead", *probe_labels(plan), *[f"measure {name}" for name in plan.options.ops]]
 
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,

@@ -28,16 +28,18 @@ class NeedPredictions(runner.LabError):
     """Measuring before all five predictions are written (and practice is off)."""
 
 
-def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print) -> evidence.Probed | None:
+def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print,
+                       progress: Callable[[str], None] | None = None) -> evidence.Probed | None:
     """Off the catalogue (a CPU, a GPU not in it): run the probes now and ``say`` them as this device's
     datasheet, measured just now (peak FLOP/s of a large matmul, copy bandwidth, fixed cost per op
     kind), the figures to predict from; pass the result to ``measure_and_save`` so the record stores
     them as its ``constants`` and reuses them as its probes. None on a catalogued chip (its
-    datasheet is the catalogue's): nothing is measured or said. ``drill lab`` and the notebook."""
+    datasheet is the catalogue's): nothing is measured or said. ``progress`` is told each probe as it
+    starts (``labs.evidence.measure_probes``). ``drill lab`` and the notebook."""
     if plan.chip is not None:
         return None
     say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
-    probed = evidence.measure_probes(plan)
+    probed = evidence.measure_probes(plan, progress)
     for line in evidence.datasheet_lines(probed, plan.device.device_kind):
         say(line)
     probed.shown_at = runner.utc_now()

@@ -73,6 +73,7 @@ MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
 # One subdeck per family, its id the family module's DECK_ID (generator.families.deck_id), fixed forever.
 FIGURE_FAMILIES = ("ridge",)  # families whose cards show the chip's roofline
+OnItem = Callable[[int, int], None]  # a caller's report of notes built: (done, in all)
 
 
 def model_fingerprint() -> str:
@@ -199,15 +200,19 @@ def _family_deck(decks: dict[str, genanki.Deck], family: str, descriptions: dict
     return deck
 
 
-def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None
-                ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
-    """genanki decks (one per family, in first-seen order) and the media they reference."""
+def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None = None,
+                on_item: OnItem | None = None) -> tuple[list[genanki.Deck], dict[str, bytes]]:
+    """genanki decks (one per family, in first-seen order) and the media they reference;
+    ``on_item(done, total)`` after each note (default: nothing)."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
-    for p in problems:
+    items = list(problems)
+    for done, p in enumerate(items, 1):
         deck = _family_deck(decks, p.family, descriptions)
         deck.add_note(genanki.Note(model=MODEL, fields=note_fields(p, figures.for_problem(p)),
                                    guid=note_guid(p), tags=[t.replace(" ", "_") for t in p.tags]))
+        if on_item is not None:
+            on_item(done, len(items))
     return list(decks.values()), figures.files
 
 
@@ -260,9 +265,11 @@ def _ids(timestamp: float) -> Iterator[int]:
         n += 1
 
 
-def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] | None = None) -> DeckReport:
-    """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>."""
-    decks, media = build_decks(problems, descriptions)
+def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] | None = None,
+               on_item: OnItem | None = None) -> DeckReport:
+    """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>.
+    ``on_item(done, total)`` after each note is built (default: nothing)."""
+    decks, media = build_decks(problems, descriptions, on_item)
     target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)
@@ -301,21 +308,27 @@ def variant_fields(note: SkillNote, figures: "_Figures") -> list[str]:
             card.back_html(note, answer_html, solution_html, shown), card.data_json(note)]
 
 
-def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None
-                        ) -> tuple[list[genanki.Deck], dict[str, bytes]]:
-    """genanki decks (one per family, first-seen order) of skill notes, and the media they reference."""
+def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None,
+                        on_item: OnItem | None = None) -> tuple[list[genanki.Deck], dict[str, bytes]]:
+    """genanki decks (one per family, first-seen order) of skill notes, and the media they reference;
+    ``on_item(done, total)`` after each note (default: nothing)."""
     decks: dict[str, genanki.Deck] = {}
     figures = _Figures()
-    for n in notes:
+    listed = list(notes)
+    for done, n in enumerate(listed, 1):
         deck = _family_deck(decks, n.family, descriptions)
         deck.add_note(genanki.Note(model=VARIANT_MODEL, fields=variant_fields(n, figures), guid=skill_guid(n.skill),
                                    tags=[t.replace(" ", "_") for t in n.tags]))
+        if on_item is not None:
+            on_item(done, len(listed))
     return list(decks.values()), figures.files
 
 
-def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str, str] | None = None) -> DeckReport:
-    """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>."""
-    decks, media = build_variant_decks(notes, descriptions)
+def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str, str] | None = None,
+                       on_item: OnItem | None = None) -> DeckReport:
+    """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>.
+    ``on_item(done, total)`` after each note is built (default: nothing)."""
+    decks, media = build_variant_decks(notes, descriptions, on_item)
     target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)

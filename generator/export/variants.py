@@ -138,11 +138,13 @@ def variant(problem: Problem, rules: CardRules) -> Variant:
 
 
 def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str, Skill] | None = None,
-                max_variants: int = DEFAULT_VARIANTS) -> list[SkillNote]:
+                max_variants: int = DEFAULT_VARIANTS,
+                on_item: Callable[[int, int], None] | None = None) -> list[SkillNote]:
     """Group problems by skill (first-seen order) into notes of at most ``max_variants`` variants.
 
     ``skills`` (skill id -> ``Skill``) gives each note its description and tags; without it a
     note takes the tags its first problem shares with every problem of the skill.
+    ``on_item(done, total)`` is called after each note is made (default: nothing).
     """
     by_skill: dict[str, list[Problem]] = {}
     for p in problems:
@@ -155,4 +157,6 @@ def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str,
         tags = known.tags if known else tuple(t for t in group[0].tags if all(t in p.tags for p in group))
         notes.append(SkillNote(skill, group[0].family, known.description if known else "", tags,
                                tuple(variant(p, rules) for p in group)))
+        if on_item is not None:
+            on_item(len(notes), len(by_skill))
     return notes
