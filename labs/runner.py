@@ -27,6 +27,7 @@ from labs.options import RunOptions
 from labs.timing import Rotation, plan_rotation
 
 if TYPE_CHECKING:
+    from generator import miss_reasons
     from labs.calibrate import Calibration
     from labs.measure import Measurement, XlaCost
 
