@@ -78,6 +78,8 @@ def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> 
             records.check_ledger(out_dir)  # read as save_run will read it, fully
         if trace_dir is not None:
             records.check_writable(trace_dir)
+        else:  # the traces go to the folder's own traces/, never through a link out of it
+            records.check_own_file(Path(out_dir) / "traces", Path(out_dir))
         if plot is not None:
             safeio.check_target(plot)
     except (records.RecordError, safeio.SafeIOError) as exc:
