@@ -78,6 +78,8 @@ def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> 
             records.check_ledger(out_dir)  # read as save_run will read it, fully
         if trace_dir is not None:
             records.check_writable(trace_dir)
+        else:  # the traces go to the folder's own traces/, never through a link out of it
+            records.check_own_file(Path(out_dir) / "traces", Path(out_dir))
         if plot is not None:
             safeio.check_target(plot)
     except (records.RecordError, safeio.SafeIOError) as exc:
@@ -647,7 +649,8 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     """Open a lab record's traces in XProf: lay them out as XProf reads them
     (LOGDIR/plugins/profile/<op>-trace-<k>/host.xplane.pb, uncompressed) and print the one
     command that serves them (pip install xprof). RECORD is a record's path or its file name in
-    your records folder (or --bench); without it, the newest record there.
+    your records folder (or --bench); without it, the newest record there. Only a trace folder
+    inside the record's own folder is read, and only a few folders deep.
     """
     import tempfile
 
@@ -667,6 +670,10 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     if not where:
         raise click.UsageError(f"{record_path}: the record kept no traces")
     root = Path(where) if Path(where).is_absolute() else Path(record_path).parent / where
+    home = Path(record_path).parent.resolve()
+    if home not in root.resolve().parents:
+        raise click.ClickException(f"{record_path.name}: its trace folder {safeio.display_path(root)} is outside "
+                                   f"its records folder {safeio.display_path(home)}; refusing to read it")
     target = logdir if logdir is not None else Path(tempfile.mkdtemp(prefix="drill-xprof-"))
     try:
         written = profile.xprof_layout(root, target)

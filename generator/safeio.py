@@ -14,7 +14,11 @@ target and is renamed over it only when complete, so a failure never leaves a
 half-written file. It replaces only a regular file, or creates a new path:
 a device, a FIFO, a socket or a directory is refused, never replaced. A
 symlink is followed: the file it points to is replaced atomically and the link
-itself stays a link (``-o link`` writes where the link points). The existing
+itself stays a link (``-o link`` writes where the link points); a link to nothing is
+refused, never turned into a new file where it points. A write given ``inside`` (a
+folder of the tool's own: the records folder) goes only to a regular file in that
+folder: the path, and every folder between it and ``inside``, must not be a link
+(``check_inside``). The existing
 file's mode (and, when we may set it, its owner) is kept. Permission bits are
 honoured even by root: a file or a directory with no write bit at all is
 read-only to this tool (root could write it; the learner marked it read-only
@@ -327,15 +331,42 @@ def make_dirs(directory: StrPath) -> Path:
     return Path(directory)
 
 
-def check_target(path: StrPath) -> tuple[Path, os.stat_result | None]:
+def check_inside(folder: StrPath, path: StrPath) -> None:
+    """SafeIOError (one line) unless ``path`` lies inside ``folder`` with no symbolic link on the way:
+    neither ``path`` nor any folder between ``folder`` and it is a link (``folder`` itself may be)."""
+    shown = display_path(path)
+    base = Path(os.path.abspath(os.path.expanduser(os.fspath(folder))))
+    full = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    try:
+        parts = full.relative_to(base).parts
+    except ValueError:
+        parts = ()
+    if not parts:
+        raise RefusedTarget(f"can not write {shown}: it is not inside {display_path(base)}; left untouched")
+    here = base
+    for part in parts:
+        here = here / part
+        if os.path.islink(here):
+            raise RefusedTarget(f"can not write {shown}: {display_path(here)} is a symbolic link; only a regular "
+                                f"file inside {display_path(base)} is written; left untouched")
+
+
+def check_target(path: StrPath, inside: StrPath | None = None) -> tuple[Path, os.stat_result | None]:
     """Where ``atomic_write(path)`` would write (symlinks resolved) and the existing file's stat.
 
     SafeIOError (one line) when the policy refuses the target: not a regular file,
     read-only by mode or by permission, owned by another user we can not
-    restore as owner, or in a directory that does not exist or can not be written.
+    restore as owner, or in a directory that does not exist or can not be written; a symbolic
+    link to nothing; with ``inside``, a path ``check_inside`` refuses.
     """
     shown = display_path(path)
-    target = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    if inside is not None:
+        check_inside(inside, path)
+    given = os.path.expanduser(os.fspath(path))
+    target = Path(os.path.realpath(given))
+    if os.path.islink(given) and not os.path.lexists(target):
+        raise RefusedTarget(f"can not write {shown}: it is a symbolic link to nothing ({display_path(target)}); "
+                            f"refusing to create a file where it points")
     try:
         st: os.stat_result | None = os.lstat(target)
     except FileNotFoundError:
@@ -371,15 +402,15 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write(path: StrPath, write: Callable[[str], None]) -> Path:
+def atomic_write(path: StrPath, write: Callable[[str], None], inside: StrPath | None = None) -> Path:
     """Call ``write(tmp_path)`` for a temporary file beside the target, then rename it over the target.
 
     The target is ``path`` with symlinks resolved; the policy of ``check_target``
-    applies. The new file gets the old one's mode (and owner, where allowed),
+    applies (with ``inside``: checked again just before the rename). The new file gets the old one's mode (and owner, where allowed),
     or ``0666 & ~umask`` when it is new. Returns the path written.
     """
     shown = display_path(path)
-    target, old = check_target(path)
+    target, old = check_target(path, inside)
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
@@ -395,6 +426,8 @@ def atomic_write(path: StrPath, write: Callable[[str], None]) -> Path:
                 os.chown(tmp, old.st_uid, old.st_gid)  # root: the file keeps its owner and group
             except PermissionError:  # not root: a group we are not in stays ours
                 pass
+        if inside is not None:
+            check_inside(inside, path)
         _recheck(target, old, shown)
         os.replace(tmp, target)
     except SafeIOError:
@@ -410,18 +443,18 @@ def atomic_write(path: StrPath, write: Callable[[str], None]) -> Path:
     return target
 
 
-def write_bytes(path: StrPath, data: bytes) -> Path:
+def write_bytes(path: StrPath, data: bytes, inside: StrPath | None = None) -> Path:
     def write(tmp: str) -> None:
         with open(tmp, "wb") as fh:
             fh.write(data)
-    return atomic_write(path, write)
+    return atomic_write(path, write, inside)
 
 
-def write_text(path: StrPath, text: str) -> Path:
+def write_text(path: StrPath, text: str, inside: StrPath | None = None) -> Path:
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-    return atomic_write(path, write)
+    return atomic_write(path, write, inside)
 
 
 def _recheck(target: Path, old: os.stat_result | None, shown: str) -> None:

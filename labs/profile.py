@@ -463,6 +463,33 @@ def describe(trace_dir: Path, max_events: int = 6) -> dict:
     return out
 
 
+XPROF_MAX_DEPTH = 4  # a record's trace-K folders lie 1 to 3 folders below its trace root
+XPROF_MAX_ENTRIES = 20_000  # a record's trace folder holds a few hundred entries
+
+
+def trace_folders(trace_root: Path) -> list[Path]:
+    """The ``trace-*`` folders under ``trace_root``, sorted: a bounded walk that never follows a
+    symlink, never looks inside a ``trace-*`` folder, goes at most ``XPROF_MAX_DEPTH`` folders
+    deep, and raises ValueError (one line) after ``XPROF_MAX_ENTRIES`` entries."""
+    found: list[Path] = []
+    seen = 0
+    pending = [(Path(trace_root), 1)]
+    while pending:
+        folder, depth = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > XPROF_MAX_ENTRIES:
+                    raise ValueError(f"more than {XPROF_MAX_ENTRIES:,} entries: not a record's trace folder")
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.name.startswith("trace-"):
+                    found.append(Path(entry.path))
+                elif depth < XPROF_MAX_DEPTH:
+                    pending.append((Path(entry.path), depth + 1))
+    return sorted(found)
+
+
 XPROF_HOST = "host"  # the HOST in plugins/profile/RUN/HOST.xplane.pb (any name XProf accepts)
 
 
@@ -475,7 +502,7 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
 
     written = []
     # An op's traces sit in OP/trace-K; a fixed-cost probe's one level deeper (fixed_cost/OP/trace-K).
-    for folder in sorted(p for p in Path(trace_root).glob("**/trace-*") if p.is_dir()):
+    for folder in trace_folders(trace_root):
         files = trace_files(folder)
         if not files:
             continue

@@ -271,8 +271,8 @@ def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset = frozenset(
     and (``traces``) no trace folder yet."""
     out_dir = Path(out_dir)
     candidate, n = stem, 1
-    while (candidate in taken or (out_dir / f"{candidate}.json").exists()
-           or (traces and (out_dir / "traces" / candidate).exists())):
+    while (candidate in taken or os.path.lexists(out_dir / f"{candidate}.json")
+           or (traces and os.path.lexists(out_dir / "traces" / candidate))):
         n += 1
         candidate = f"{stem}-{n}"
     return candidate
@@ -375,7 +375,9 @@ def _ledger_entry(line: bytes, folder: Path) -> dict:
 
 def check_ledger(folder: Path) -> list[dict]:
     """Read the ledger as ``save_run`` will (RecordError, one line, if it cannot be), and prove the
-    two lines a run appends will fit under ``LEDGER_MAX_BYTES``: called before anything is measured."""
+    two lines a run appends will fit under ``LEDGER_MAX_BYTES``, and that it is no link (the lines go
+    only to the folder's own file): called before anything is measured."""
+    check_own_file(Path(folder) / LEDGER_NAME)
     size = len(_ledger_bytes(folder))
     entries = read_ledger(folder)
     if size + LEDGER_HEADROOM_BYTES > LEDGER_MAX_BYTES:
@@ -393,7 +395,8 @@ def _append_ledger(folder: Path, entry: dict) -> None:
     ledger = Path(folder) / LEDGER_NAME
     old = _ledger_bytes(folder)
     try:
-        safeio.write_bytes(ledger, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line + b"\n")
+        safeio.write_bytes(ledger, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line + b"\n",
+                           inside=folder)
     except safeio.SafeIOError as exc:
         raise RecordError(f"ledger: {exc}") from None
 
@@ -514,6 +517,7 @@ def save_run(record: dict, out_dir: Path, stem: str) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     validate(record)
+    check_own_file(out_dir / LEDGER_NAME)
     with folder_lock(out_dir):
         entries = read_ledger(out_dir)
         # The plan chose ``stem`` and made its trace folder; another run may have taken it since.
@@ -537,6 +541,8 @@ def update(path: Path, change) -> dict:
     rewritten atomically, and, when the ledger vouched for the bytes it replaced, a "rewritten"
     line gives the new SHA-256. A record changed outside drill stays unvouched. Returns it."""
     path = Path(path)
+    check_own_file(path)
+    check_own_file(path.parent / LEDGER_NAME)
     with folder_lock(path.parent):
         record, before = load_with_sha(path)
         kept = copy.deepcopy(_attempts(record))
@@ -557,8 +563,18 @@ def update(path: Path, change) -> dict:
 
 
 def _write_record(path: Path, text: str) -> None:
-    try:  # only over a regular file or a new path, keeping its mode (generator.safeio)
-        safeio.write_text(path, text)
+    try:  # only a regular file (or a new path) in its folder, never through a link, keeping its mode
+        safeio.write_text(path, text, inside=Path(path).parent)
+    except safeio.SafeIOError as exc:
+        raise RecordError(str(exc)) from None
+
+
+def check_own_file(path: Path, folder: Path | None = None) -> None:
+    """RecordError (one line) when ``path`` (a record, the ledger, a trace folder) in the records
+    folder ``folder`` (default: its parent) is a symbolic link or lies under one: the folder's
+    files are written only in the folder, under its own lock."""
+    try:
+        safeio.check_inside(Path(path).parent if folder is None else folder, path)
     except safeio.SafeIOError as exc:
         raise RecordError(str(exc)) from None
 
@@ -568,6 +584,7 @@ def rewrite(record: dict, path: Path) -> Path:
     No ledger line: a saved run's record is changed with ``update``."""
     validate(record)
     path = Path(path)
+    check_own_file(path)
     if path.exists() and not path.is_symlink():
         try:
             on_disk = load_with_sha(path)[0]
@@ -597,6 +614,8 @@ def prepare_output(out_dir: Path, stem: str, trace: bool, trace_dir: Path | None
     folder = None
     if trace:
         folder = Path(trace_dir) if trace_dir else Path(out_dir) / "traces" / stem
+        if not trace_dir:  # the folder's own traces/<stem>, never through a link out of it
+            check_own_file(folder, Path(out_dir))
     check_writable(out_dir)
     if folder is not None:
         check_writable(folder)

@@ -219,6 +219,32 @@ def test_a_symlink_stays_a_link_and_its_target_is_replaced(tmp_path):
     assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
+def test_a_link_to_nothing_is_refused_and_no_file_appears_where_it_points(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "elsewhere" / "new.csv")
+    with pytest.raises(safeio.RefusedTarget, match="symbolic link to nothing"):
+        safeio.write_text(link, "data")
+    assert link.is_symlink() and os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_a_write_inside_a_folder_never_goes_through_a_link(tmp_path):
+    folder, elsewhere = tmp_path / "records", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "r.json").write_text("old")
+    (folder / "r.json").symlink_to(elsewhere / "r.json")
+    (folder / "sub").symlink_to(elsewhere)
+    for path in (folder / "r.json", folder / "sub" / "new.json", tmp_path / "outside.json"):
+        with pytest.raises(safeio.RefusedTarget) as exc:
+            safeio.write_text(path, "new", inside=folder)
+        assert "\n" not in str(exc.value)
+    assert sorted(os.listdir(elsewhere)) == ["r.json"] and (elsewhere / "r.json").read_text() == "old"
+    assert not (tmp_path / "outside.json").exists()
+    safeio.write_text(folder / "ok.json", "new", inside=folder)
+    assert (folder / "ok.json").read_text() == "new"
+
+
 def test_a_directory_or_missing_parent_is_a_plain_error(tmp_path):
     with pytest.raises(safeio.SafeIOError, match="is a directory"):
         safeio.write_text(tmp_path, "x")

@@ -224,6 +224,23 @@ def test_a_ledger_too_large_to_add_a_run_is_refused_before_anything_is_measured(
     assert "[1/" not in res.stderr and not list(out.glob("lab-*.json"))
 
 
+@pytest.mark.parametrize("link", ["ledger.jsonl", "traces"])
+def test_a_symlinked_ledger_or_traces_folder_is_refused_before_anything_is_measured(tmp_path, link):
+    """The lab writes only in its records folder: a ledger or traces/ that links out of it is one
+    line, exit 2, before the first step, and the folder it points to is left as it was."""
+    out, elsewhere = tmp_path / "bench", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "ledger.jsonl").write_bytes(b'{"stem":"x","state":"saved"}\n')
+    (out / link).symlink_to(elsewhere / "ledger.jsonl" if link == "ledger.jsonl" else elsewhere)
+    res = run_drill("lab", *TINY, "--out", str(out), timeout=120)
+    _one_line_error(res, "nothing measured")
+    assert "symbolic link" in res.stderr and "[1/" not in res.stderr
+    assert os.listdir(elsewhere) == ["ledger.jsonl"]
+    assert (elsewhere / "ledger.jsonl").read_bytes() == b'{"stem":"x","state":"saved"}\n'
+    assert not list(out.glob("lab-*.json"))
+
+
 def test_a_ledger_with_a_byte_that_is_not_utf8_is_read_as_a_damaged_line_and_the_run_is_saved(tmp_path):
     from labs import records
 

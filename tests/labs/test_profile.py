@@ -122,6 +122,63 @@ def test_xprof_layout_gunzips_each_trace_where_xprof_looks(tmp_path):
     assert "drill xprof" in profile.xprof_hint(tmp_path)
 
 
+def _saved_with_trace_dir(tmp_path, trace_dir):
+    """A saved synthetic record whose ``trace_dir`` is changed to ``trace_dir``."""
+    import json
+
+    from labs import records
+    from tests.labs import synthetic
+
+    path = records.save_run(synthetic.record(tmp_path), tmp_path / "bench", "lab-0.1-gpu")
+    data = json.loads(path.read_text())
+    data["trace_dir"] = str(trace_dir)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_xprof_refuses_a_trace_folder_outside_the_records_folder(tmp_path):
+    """A record naming a folder elsewhere (``/usr``, another run's) is refused in one line, unread."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    path = _saved_with_trace_dir(tmp_path, "placeholder")
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(path.parent / "traces", outside)
+    for where in (next(outside.iterdir()), "../elsewhere"):
+        data = path.read_text().replace('"placeholder"', f'"{where}"')
+        path.with_name("named.json").write_text(data)
+        res = CliRunner().invoke(cli, ["xprof", "named.json", "--bench", str(path.parent),
+                                       "--logdir", str(tmp_path / "x")])
+        assert res.exit_code == 1, res.output
+        assert len(res.output.strip().splitlines()) == 1 and "outside" in res.output, res.output
+        assert not (tmp_path / "x" / "plugins").exists()
+
+
+def test_xprof_walks_a_trace_folder_only_so_far(tmp_path, monkeypatch):
+    """The walk stops after a bounded number of entries with one line, and never goes deeper than
+    a record's layout (a trace-K folder far down is not read)."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    path = _saved_with_trace_dir(tmp_path, "traces/big")
+    big = path.parent / "traces" / "big"
+    (big / "a" / "b" / "c" / "d" / "trace-1").mkdir(parents=True)
+    for i in range(30):
+        (big / f"f{i}").write_text("")
+    args = ["xprof", path.name, "--bench", str(path.parent), "--logdir", str(tmp_path / "x")]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and "no traces under" in res.output, res.output
+    assert profile.trace_folders(big) == []
+    monkeypatch.setattr(profile, "XPROF_MAX_ENTRIES", 20)
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 1, res.output
+    assert len(res.output.strip().splitlines()) == 1 and "more than 20 entries" in res.output, res.output
+
+
 def test_an_accelerator_trace_without_device_events_gives_none_not_host_launch_times():
     prof = space(plane("/host:CPU", line("t", ev("Thunk", 0, 5, hlo_module="jit_lab_add", run_id=1))),
                  plane("/device:GPU:0", line("Stream #7", ev("memcpy", 0, 3))))

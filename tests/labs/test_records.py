@@ -168,3 +168,88 @@ def test_check_ledger_refuses_a_ledger_with_no_room_for_a_run(tmp_path):
         records.check_ledger(tmp_path)
     ledger.write_bytes(b"{}\n" * 10)
     assert records.check_ledger(tmp_path) == [{}] * 10
+
+
+def _tree(folder):
+    """Every path under ``folder`` -> its bytes (a link: where it points; a folder: None)."""
+    import os
+
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        out[str(p.relative_to(folder))] = (("link", os.readlink(p)) if p.is_symlink()
+                                           else None if p.is_dir() else p.read_bytes())
+    return out
+
+
+def test_a_symlinked_record_or_ledger_is_refused_and_nothing_is_written_through_it(tmp_path, gpu_record):
+    """The folder's files are written only in the folder: a record or a ledger that is a link
+    (to a file elsewhere, or to nothing) is refused in one line, and nothing on either side changes."""
+    import os
+
+    out, elsewhere = tmp_path / "mine", tmp_path / "elsewhere"
+    saved = records.save_run(copy.deepcopy(gpu_record), tmp_path / "real", "lab-0.1-gpu")
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / saved.name).write_bytes(saved.read_bytes())
+    (elsewhere / records.LEDGER_NAME).write_bytes((saved.parent / records.LEDGER_NAME).read_bytes())
+    (out / saved.name).symlink_to(elsewhere / saved.name)
+    before = _tree(tmp_path)
+
+    def unchanged():  # the lock file a refused write may have created aside
+        assert {k: v for k, v in _tree(tmp_path).items() if k != "mine/.lock"} == before
+
+    for call in (lambda: records.update(out / saved.name, lambda r: r.update(practice=True)),
+                 lambda: records.rewrite(copy.deepcopy(gpu_record), out / saved.name)):
+        with pytest.raises(records.RecordError, match="is a symbolic link") as exc:
+            call()
+        assert "\n" not in str(exc.value)
+        unchanged()
+
+    os.unlink(out / saved.name)
+    (out / records.LEDGER_NAME).symlink_to(elsewhere / records.LEDGER_NAME)
+    before = _tree(tmp_path)
+    for call in (lambda: records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu"),
+                 lambda: records.check_ledger(out)):
+        with pytest.raises(records.RecordError, match="is a symbolic link"):
+            call()
+        unchanged()
+
+    os.unlink(out / records.LEDGER_NAME)
+    (out / records.LEDGER_NAME).symlink_to(elsewhere / "gone.jsonl")  # a link to nothing
+    (out / "lab-0.1-gpu.json").symlink_to(elsewhere / "gone.json")
+    before = _tree(tmp_path)
+    with pytest.raises(records.RecordError, match="is a symbolic link"):
+        records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
+    unchanged()
+    assert not (elsewhere / "gone.jsonl").exists() and not (elsewhere / "gone.json").exists()
+
+
+def test_a_dangling_link_takes_its_name_and_a_linked_traces_folder_is_refused(tmp_path):
+    import os
+
+    (tmp_path / "lab-x.json").symlink_to(tmp_path / "nowhere.json")
+    assert records.free_stem(tmp_path, "lab-x") == "lab-x-2"
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "traces").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(records.RecordError, match="traces is a symbolic link"):
+        records.prepare_output(tmp_path, "lab-y", True)
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_the_lab_refuses_a_linked_ledger_or_traces_folder_before_measuring(tmp_path):
+    """What `drill lab` checks before its first step (drills.cmd_lab._check_targets): one line each."""
+    import click
+
+    from drills.cmd_lab import _check_targets
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / records.LEDGER_NAME).write_text("")
+    for name, to in (("traces", tmp_path / "elsewhere"), (records.LEDGER_NAME, tmp_path / "elsewhere" / "gone"),
+                     (records.LEDGER_NAME, tmp_path / "elsewhere" / records.LEDGER_NAME)):
+        out = tmp_path / f"out-{len(list(tmp_path.iterdir()))}"
+        out.mkdir()
+        (out / name).symlink_to(to)
+        with pytest.raises(click.UsageError, match="^nothing measured: .*symbolic link") as exc:
+            _check_targets(out, None, None)
+        assert "\n" not in exc.value.message
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == [records.LEDGER_NAME]
