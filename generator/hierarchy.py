@@ -241,6 +241,11 @@ def _figure_source(chip: Any, key: str) -> str:
     return fig.source.cite() if fig is not None else "not published"
 
 
+def _joined(size_source: str, what: str, bandwidth_source: str) -> str:
+    """A level's two citations, the second only where it differs from the first."""
+    return f"{size_source}; {what}" + ("" if bandwidth_source == size_source else f" ({bandwidth_source})")
+
+
 def from_chip(chip: Any, cat: Any) -> Hierarchy:
     """A catalogued chip's hierarchy as EX·06 shows it: HBM, then VMEM (TPU; its bandwidth from
     the catalogue's VMEM-to-MXU ratio) or L2 and SMEM (GPU); the published bf16 peak as its one
@@ -252,8 +257,8 @@ def from_chip(chip: Any, cat: Any) -> Hierarchy:
         ratio = cat.fact("vmem_to_mxu_over_hbm_bandwidth")
         inner.append(Level("VMEM", "on-chip scratchpad, managed by the kernel", _figure_value(chip, "vmem_bytes"),
                            float(ratio.value) * float(chip.hbm_bytes_per_s),
-                           f"{_figure_source(chip, 'vmem_bytes')}; bandwidth about {ratio.value:g}x HBM "
-                           f"({ratio.source.cite()})"))
+                           _joined(_figure_source(chip, "vmem_bytes"),
+                                   f"bandwidth about {ratio.value:g}x HBM", ratio.source.cite())))
         inner.append(Level("SMEM", "scalar memory, the TPU's scalar unit", _figure_value(chip, "smem_bytes"), None,
                            _figure_source(chip, "smem_bytes")))
     else:
@@ -268,9 +273,15 @@ def from_chip(chip: Any, cat: Any) -> Hierarchy:
 
 # ----------------------------------------------------------------- shown as EX·06 lays it out
 
+WIDE = 120  # a row and its source on one line up to this width
+
+
 def _size(value: float | None, main: bool) -> str:
     if value is None:
         return "main memory" if main else "not published"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale and value % scale == 0:  # a power-of-two size reads as one
+            return f"{value / scale:g} {unit}"
     return fmt(value, "B")
 
 
@@ -283,7 +294,10 @@ def lines(h: Hierarchy) -> list[str]:
     for lv in h.levels:
         bw = "not published" if lv.bytes_per_s is None else fmt(lv.bytes_per_s, "B/s")
         spread = "-" if lv.spread is None else f"{100 * lv.spread:.0f}%"
-        out.append(f"  {lv.name:<7} {_size(lv.size_bytes, lv.main_memory):>11} {bw:>13} {spread:>7}  {lv.source}")
+        row = f"  {lv.name:<7} {_size(lv.size_bytes, lv.main_memory):>11} {bw:>13} {spread:>7}"
+        out.append(f"{row}  {lv.source}" if len(row) + len(lv.source) <= WIDE else row)
+        if len(row) + len(lv.source) > WIDE:  # a long citation on a line of its own
+            out.append(f"          source: {lv.source}")
         for c in lv.by_call:
             cs = "-" if c.spread is None else f"{100 * c.spread:.0f}%"
             out.append(f"  {'':<7} {'calls of':>11} {fmt(c.bytes_per_s, 'B/s'):>13} {cs:>7}  "
@@ -293,6 +307,9 @@ def lines(h: Hierarchy) -> list[str]:
         for r in h.matmul_rates:
             shape = "x".join(map(str, r.shape)) if r.shape else "published peak"
             spread = "" if r.spread is None else f", spread {100 * r.spread:.0f}%"
-            out.append(f"    {r.dtype:<5} {r.name:<7} {shape:<14} {fmt(r.flops_per_s, 'FLOP/s')}{spread}  ({r.source})")
+            line = f"    {r.dtype:<5} {r.name:<7} {shape:<14} {fmt(r.flops_per_s, 'FLOP/s')}{spread}"
+            out.append(f"{line}  ({r.source})" if len(line) + len(r.source) <= WIDE else line)
+            if len(line) + len(r.source) > WIDE:
+                out.append(f"          source: {r.source}")
     out.extend(f"  note: {n}" for n in h.notes)
     return out
