@@ -163,7 +163,8 @@ def test_a_ledger_line_that_is_not_utf8_is_a_damaged_line_and_saving_keeps_it(tm
 
 def test_check_ledger_refuses_a_ledger_with_no_room_for_a_run(tmp_path):
     ledger = tmp_path / records.LEDGER_NAME
-    ledger.write_bytes(b"{}\n" * ((records.LEDGER_MAX_BYTES - records.LEDGER_HEADROOM_BYTES) // 3 + 1))
+    line = b'{"pad":"' + b"x" * 4087 + b'"}\n'  # 4 KiB lines: the size, without a million lines to parse
+    ledger.write_bytes(line * ((records.LEDGER_MAX_BYTES - records.LEDGER_HEADROOM_BYTES) // len(line) + 1))
     with pytest.raises(records.RecordError, match="too near the 4,194,304 a ledger may hold"):
         records.check_ledger(tmp_path)
     ledger.write_bytes(b"{}\n" * 10)
