@@ -253,3 +253,21 @@ def test_main_memory_is_read_at_the_swept_call_size_nearest_the_ops():
     add = h.ceilings_for(base, "add", (1024, 1024), 100e6, 0.6e6)
     assert add.peak_flops_per_s == 8e9 and add.hbm_bytes_per_s == 20e9
     assert model.Hierarchy.from_dict(h.to_dict()) == h
+
+
+def test_a_bandwidth_miss_takes_the_learners_own_arithmetic_from_the_records_numbers():
+    """bytes / the measured rate = time, as a learner writes it from the hierarchy shown."""
+    tried = 0
+    for path, rec, op, ev in _misses():
+        for combo in mr.explanations(ev):
+            if combo not in (("cache-level",), ("below-peak-bandwidth",)) or ev.bound != "memory":
+                continue
+            rate = ev.level_bytes_per_s if (combo == ("cache-level",) or not ev.catalogued) else ev.attained_bytes_per_s
+            seconds = ev.model_bytes / rate
+            if mr.find("learner-arithmetic").allowed(ev).supported:
+                continue  # a slipped prediction: the reason corrects the learner's own number instead
+            text = f"{combo[0]}: {ev.model_bytes:.6g} B / {rate:.6g} B/s = {seconds * 1e6:.6g} us"
+            j = mr.judge(text, ev)
+            assert j.accepted, (path.name, op, text, j.why)
+            tried += 1
+    assert tried >= 2
