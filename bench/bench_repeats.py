@@ -3,7 +3,7 @@ against the old (day + offset) mod K, studied in the same run through Anki's own
 
 The deck is `drill deck`'s default (the full course, one note per skill, K variants each). Every
 card gets ``--reviews`` answers (Again/Hard/Good/Easy in realistic proportions, see
-tests/generator/anki_schedule.py) under SM-2's default options, then under FSRS; both rules are
+bench/anki_schedule.py) under SM-2's default options, then under FSRS; both rules are
 read off the same review times, so the two columns see exactly the same reviews. The new rule
 (``generator.export.rotation``) is shown for three client memories: storage (localStorage),
 session (the page or window.name within one sitting) and none. Targets: storage <= 1/(4K),
@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from click.testing import CliRunner  # noqa: E402
 
 from drills.cli import cli  # noqa: E402
-from tests.generator import anki_schedule  # noqa: E402
-from tests.generator.test_anki_repeats import print_table  # noqa: E402
+from bench import anki_schedule  # noqa: E402
+from bench.anki_schedule import print_table  # noqa: E402
 
 
 def main() -> None:

@@ -125,3 +125,18 @@ def test_a_module_over_400_lines_says_why_it_is_one_job():
         if "over 400 lines" not in doc.lower():
             unexplained.append(f"{name} ({text.count(chr(10))} lines)")
     assert not unexplained, "say in the docstring why it is one job ('over 400 lines: ...'): " + ", ".join(unexplained)
+
+
+def test_no_module_outside_tests_imports_from_tests():
+    """Shared helpers that a benchmark or the package needs live outside tests/ (tests may import them)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in [*root.glob("bench/*.py"), *root.glob("generator/**/*.py"), *root.glob("drills/**/*.py"),
+                 *root.glob("labs/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.relative_to(root)}: {n}" for n in names if n == "tests" or n.startswith("tests.")]
+    assert offenders == []

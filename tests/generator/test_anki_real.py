@@ -11,9 +11,8 @@ import time
 import pytest
 
 # The official client is part of the `test` extra: a missing one fails here, never skips.
-from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest  # noqa: E402, I001
+from anki.collection import Collection  # noqa: E402, I001
 from anki.cards import Card  # noqa: E402  (after anki.collection: anki's own import order)
-from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition  # noqa: E402
 from anki.scheduler_pb2 import CardAnswer  # noqa: E402
 
 from generator.export import anki as export  # noqa: E402
@@ -21,13 +20,7 @@ from generator.generate import draw, generate  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-IF_NEWER = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
-OPTIONS = ImportAnkiPackageOptions(merge_notetypes=False, update_notes=IF_NEWER, update_notetypes=IF_NEWER,
-                                   with_scheduling=False, with_deck_configs=False)
-
-
-def import_package(col, path):
-    return col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS)).log
+from bench.anki_schedule import import_package  # noqa: E402  (the options Anki's import dialog defaults to)
 
 
 @pytest.fixture

@@ -13,19 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from tests.generator import anki_schedule
+from bench import anki_schedule
+from bench.anki_schedule import print_table
 
 pytestmark = pytest.mark.slow
 
 MIN_PAIRS = 300  # a K with fewer consecutive pairs is printed but too small a sample to hold to a bound
-
-
-def print_table(name: str, tab) -> None:
-    rules = list(next(iter(tab.values())))
-    print(f"\n{name}: repeated consecutive reviews / pairs, per K (notes with K >= 2)")
-    print("K   " + "".join(f"{r:>28}" for r in rules))
-    for k in sorted(tab):
-        print(f"{k:<4}" + "".join(f"{a:>8}/{b:<6} {a / b if b else 0:6.3f}    " for a, b in (tab[k][r] for r in rules)))
 
 
 @pytest.fixture(scope="module")

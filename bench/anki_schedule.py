@@ -19,11 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from anki.collection import Collection  # noqa: I001  (anki's own import order)
-from anki.cards import Card
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest  # noqa: I001
+from anki.cards import Card  # (after anki.collection: anki's own import order)
+from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
 from anki.scheduler_pb2 import CardAnswer
 
 from generator.export import rotation
+
+IF_NEWER = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
+# The options Anki's import dialog defaults to: update notes and note types "if newer".
+OPTIONS = ImportAnkiPackageOptions(merge_notetypes=False, update_notes=IF_NEWER, update_notetypes=IF_NEWER,
+                                   with_scheduling=False, with_deck_configs=False)
+
+
+def import_package(col: Collection, path: Path) -> object:
+    """Import ``path`` into ``col`` as Anki's import dialog does by default; the import's log."""
+    return col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS)).log
 
 # Again / Hard / Good / Easy: a learner who passes about 85% of reviews (Anki's default desired
 # retention is 90%), with Hard and Easy used sparingly.
@@ -43,7 +54,6 @@ class NoteReviews:
 
 
 def _import(col: Collection, package: Path) -> None:
-    from tests.generator.test_anki_real import import_package
     import_package(col, package)
 
 
@@ -149,3 +159,12 @@ def table(notes: list[NoteReviews]) -> dict[int, dict[str, tuple[int, int]]]:
             a, b = row.get(name, (0, 0))
             row[name] = (a + r, b + p)
     return out
+
+
+def print_table(name: str, tab: dict) -> None:
+    """Print ``table``'s result: per K, the repeated consecutive reviews over the pairs, per rule."""
+    rules = list(next(iter(tab.values())))
+    print(f"\n{name}: repeated consecutive reviews / pairs, per K (notes with K >= 2)")
+    print("K   " + "".join(f"{r:>28}" for r in rules))
+    for k in sorted(tab):
+        print(f"{k:<4}" + "".join(f"{a:>8}/{b:<6} {a / b if b else 0:6.3f}    " for a, b in (tab[k][r] for r in rules)))
