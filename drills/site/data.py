@@ -30,7 +30,7 @@ _SENTINEL = 1000003
 _CHECK_SIZES = (5, 7, 13, 64, 1000, 4097, 65536, MAX_N)
 
 
-class ExportError(RuntimeError):
+class PlaygroundDataError(RuntimeError):
     """A cost formula the page cannot carry exactly (not a polynomial of degree <= 3 in N)."""
 
 
@@ -48,7 +48,7 @@ def _fit(values: list[int]) -> list[int]:
         for k, b in enumerate(basis):
             coeffs[k] += yi * b
     if any(c.denominator != 1 for c in coeffs):
-        raise ExportError(f"non-integer coefficients {coeffs}")
+        raise PlaygroundDataError(f"non-integer coefficients {coeffs}")
     return [int(c) for c in coeffs]
 
 
@@ -72,10 +72,10 @@ def op_entry(name: str) -> dict:
         for n in _CHECK_SIZES:
             c = op.cost(n, dtype)
             if (_poly(flops, n), _poly(nbytes, n)) != (c.flops, c.bytes):
-                raise ExportError(f"{name} {dtype}: FLOPs/bytes at N={n} are not the fitted cubic")
+                raise PlaygroundDataError(f"{name} {dtype}: FLOPs/bytes at N={n} are not the fitted cubic")
         big = op.cost(MAX_N, dtype)
         if max(big.flops, big.bytes) >= 2 ** 53:
-            raise ExportError(f"{name} {dtype}: counts at N={MAX_N} exceed 2**53; lower MAX_N")
+            raise PlaygroundDataError(f"{name} {dtype}: counts at N={MAX_N} exceed 2**53; lower MAX_N")
         probe = op.cost(_SENTINEL, dtype)
         tmpl = {"flops_working": _template(probe.flops_working, _SENTINEL),
                 "bytes_working": _template(probe.bytes_working, _SENTINEL)}
@@ -83,7 +83,7 @@ def op_entry(name: str) -> dict:
             c = op.cost(n, dtype)
             for key, want in (("flops_working", c.flops_working), ("bytes_working", c.bytes_working)):
                 if tmpl[key].replace("{N}", str(n)) != want:
-                    raise ExportError(f"{name} {dtype}: {key} is not a template in N")
+                    raise PlaygroundDataError(f"{name} {dtype}: {key} is not a template in N")
         by_dtype[dtype] = {
             "compute_dtype": probe.dtype, "op": probe.op, "flops": flops, "bytes": nbytes,
             "flops_formula": probe.flops_formula, "bytes_formula": probe.bytes_formula,

@@ -88,7 +88,7 @@ def test_a_formula_that_is_not_a_cubic_in_n_refuses_to_export(monkeypatch):
             return costs.OpCost("add", (n, n), base.dtype, n ** 4, base.bytes, "", "", "", "", "")
 
     monkeypatch.setitem(lab_ops.OPS, "add", Quartic())
-    with pytest.raises(data.ExportError, match="not the fitted cubic"):
+    with pytest.raises(data.PlaygroundDataError, match="not the fitted cubic"):
         data.op_entry("add")
 
 
