@@ -29,7 +29,7 @@ from drills.cli import cli
 from generator import answers, generate as gen
 from generator.export import rotation
 from generator.families.base import show
-from tests.generator.test_anki_real import OPTIONS, ImportAnkiPackageRequest
+from bench.anki_schedule import import_package
 from tests.site.conftest import browser  # noqa: F401  (the one module-scoped Chromium fixture, shared with the site tests)
 
 pytestmark = pytest.mark.slow
@@ -73,7 +73,7 @@ def deck(tmp_path_factory):
     assert result.exit_code == 0, result.output
     col = Collection(str(root / "collection.anki2"))
     try:
-        col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS))
+        import_package(col, path)
         cards = {}
         for nid in col.find_notes(""):
             note = col.get_note(nid)
@@ -502,7 +502,7 @@ def test_the_fixed_deck_follows_night_mode_too(browser, tmp_path, body_class):
     assert result.exit_code == 0, result.output
     col = Collection(str(tmp_path / "collection.anki2"))
     try:
-        col.import_anki_package(ImportAnkiPackageRequest(package_path=str(path), options=OPTIONS))
+        import_package(col, path)
         answers_html = [col.get_note(n).cards()[0].answer() for n in col.find_notes("")][:4]
         MEDIA.update({f.name: f.read_bytes() for f in Path(col.media.dir()).iterdir() if f.is_file()})
     finally:

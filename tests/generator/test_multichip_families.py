@@ -207,7 +207,7 @@ def test_the_five_families_import_into_real_anki(tmp_path):
     from anki.collection import Collection
 
     from generator.export import anki as export
-    from tests.generator.test_anki_real import import_package
+    from bench.anki_schedule import import_package
 
     problems = generate(families=list(FAMILIES), chips=["v5e", "v5p"], count=1, seed=4)
     path = tmp_path / "multi.apkg"
