@@ -6,7 +6,8 @@ predictions of the same op, each through ``generator.roofline.estimate``:
 - calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s);
 - hierarchy: the floor at this op's own measured rates (its matmul shape's rate in its dtype, the
   stream rate of the level its rotated working set lives in at its call size:
-  ``generator.hierarchy.Hierarchy.ceilings_for``), plus this op kind's measured fixed cost;
+  ``generator.hierarchy.Hierarchy.ceilings_for``), plus this op kind's measured fixed cost, except
+  for a matmul timed at its own shape: that rate is a whole call's, its fixed cost already in it;
 - calibrated + fixed cost: the baseline with the same fixed cost, so the ratio shows what the
   hierarchy itself adds.
 It prints each op's relative error |predicted - measured| / measured and the median of each
@@ -42,7 +43,8 @@ def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
         fixed = float(((probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}).get("fixed_cost_s") or 0.0)
         ceilings = h.ceilings_for(base, row["cost_op"], tuple(row["shape"]), working, float(cost.bytes))
         calibrated = roofline.estimate(base, cost).floor_s
-        mine = roofline.estimate(ceilings, cost).floor_s + fixed
+        own_shape = row["cost_op"] == "matmul" and h.rate(record["dtype"], tuple(row["shape"])) is not None
+        mine = roofline.estimate(ceilings, cost).floor_s + (0.0 if own_shape else fixed)
         label = f"{record['dtype']} N={record['size']} {row['op']}"
         out.append((label, float(measured["measured_s"]), calibrated, calibrated + fixed, mine))
     return out

@@ -43,18 +43,25 @@ LEVEL_SHARE = 0.5  # a level's buffer is this share of its size (room for the re
 Progress = Callable[[str], None]
 
 
-def _steady(measure_once: Callable[[int], measure.Measurement]) -> measure.Measurement:
+def _spread(meas: measure.Measurement) -> float:
+    """The spread of the time a probe reports: device time where it was traced, else the wall clock."""
+    return meas.device.spread if meas.device is not None else meas.wall.spread
+
+
+def _steady(measure_once: Callable[[int], measure.Measurement], keep_last: bool = False) -> measure.Measurement:
     """``measure_once(reps)`` with more reps each time, until the spread is at most TARGET_SPREAD or the
-    budget is spent; the quietest measurement is kept."""
+    budget is spent. The quietest measurement is kept; with ``keep_last`` the last (the one with the most
+    runs: a traced probe re-measures into the same folder, so only the last one's traces remain)."""
     started = time.monotonic()
     reps = FIRST_REPS
-    best = measure_once(reps)
-    while best.wall.spread > TARGET_SPREAD and time.monotonic() - started < PROBE_BUDGET_S and reps < MAX_REPS:
+    best = last = measure_once(reps)
+    while _spread(last if keep_last else best) > TARGET_SPREAD and time.monotonic() - started < PROBE_BUDGET_S \
+            and reps < MAX_REPS:
         reps *= 2
-        again = measure_once(reps)
-        if again.wall.spread < best.wall.spread:
-            best = again
-    return best
+        last = measure_once(reps)
+        if _spread(last) < _spread(best):
+            best = last
+    return last if keep_last else best
 
 
 def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
@@ -111,10 +118,12 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
         bufs[i % count] = fn(bufs[i % count])
         return bufs[i % count]
 
-    reps = max(FIRST_REPS, min(MAX_REPS, count))
     folder = None if trace_dir is None else Path(trace_dir) / f"rotated-{size}"
-    meas = measure.measure_call(step, "jit_lab_hierarchy_rotated_copy", reps, folder)
-    spread = meas.device.spread if meas.device is not None else meas.wall.spread
+    # at least one call on every buffer, so each measured call streams its buffer from main memory
+    meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_rotated_copy",
+                                                     max(reps, min(MAX_REPS, count)), folder),
+                   keep_last=folder is not None)
+    spread = _spread(meas)
     bufs.clear()
     return 2 * size / meas.measured_s, spread
 
@@ -136,14 +145,10 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
     sets = [(jax.random.normal(keys[0], (b, d), dt), jax.random.normal(keys[1], (d, f), dt)),
             (jax.random.normal(keys[2], (b, d), dt), jax.random.normal(keys[3], (d, f), dt))]
     flops = costs.cost("matmul", shape, dtype).flops
-    if trace_dir is not None:
-        meas = measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul", FIRST_REPS,
-                                    Path(trace_dir) / f"matmul-{'x'.join(map(str, shape))}-{dtype}")
-        spread = meas.device.spread if meas.device is not None else meas.wall.spread
-    else:
-        meas = _steady(lambda reps: measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul",
-                                                         reps, None))
-        spread = meas.wall.spread
+    folder = None if trace_dir is None else Path(trace_dir) / f"matmul-{'x'.join(map(str, shape))}-{dtype}"
+    meas = _steady(lambda reps: measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul", reps,
+                                                     folder), keep_last=folder is not None)
+    spread = _spread(meas)
     return flops / meas.measured_s, spread, meas.measured_from
 
 

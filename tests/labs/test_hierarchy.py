@@ -271,3 +271,37 @@ def test_a_bandwidth_miss_takes_the_learners_own_arithmetic_from_the_records_num
             assert j.accepted, (path.name, op, text, j.why)
             tried += 1
     assert tried >= 2
+
+
+def _fake_measurement(spread: float, traced: bool):
+    from types import SimpleNamespace
+
+    times = SimpleNamespace(spread=spread)
+    return SimpleNamespace(wall=SimpleNamespace(spread=9.9) if traced else times, device=times if traced else None)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_ten_percent(traced):
+    from labs import hierarchy as lab_hierarchy
+
+    spreads = {7: 0.5, 14: 0.3, 28: 0.08, 56: 0.01}
+    asked: list[int] = []
+
+    def measure_once(reps: int):
+        asked.append(reps)
+        return _fake_measurement(spreads[reps], traced)
+
+    kept = lab_hierarchy._steady(measure_once, keep_last=traced)
+    assert asked == [7, 14, 28]  # stops once the spread is within 10%: the device time's spread when traced
+    assert kept.device is None or kept.device.spread == 0.08
+    assert lab_hierarchy._spread(kept) == 0.08
+
+
+def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_left():
+    from labs import hierarchy as lab_hierarchy
+
+    spreads = iter([0.2, 0.5, 0.4, 0.3])
+    kept = lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), True), keep_last=True)
+    assert lab_hierarchy._spread(kept) == 0.3  # the last (56 runs), not the quietest (the first)
+    spreads = iter([0.2, 0.5, 0.4, 0.3])
+    assert lab_hierarchy._spread(lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), False))) == 0.2
