@@ -37,7 +37,7 @@ MIN_MAIN_MEMORY_BYTES = 256 * 2**20
 TARGET_SPREAD = 0.10  # re-measure a probe until its spread is at most this
 FIRST_REPS = 7
 MAX_REPS = 56
-PROBE_BUDGET_S = 4.0  # seconds of re-measuring per probe, at most
+PROBE_BUDGET_S = 2.5  # seconds of re-measuring per probe, at most (twelve probes on a CPU: the run stays near 30 s)
 LEVEL_SHARE = 0.5  # a level's buffer is this share of its size (room for the rest of the program)
 
 Progress = Callable[[str], None]
