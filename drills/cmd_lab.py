@@ -16,12 +16,12 @@ from pathlib import Path
 
 import click
 
+from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
+
 # Bounds that keep every count finite and meaningful; what fits the device is checked by the runner.
 MAX_LAB_SIZE = 2**20  # N = 1,048,576: one NxN bf16 operand is 2 TiB, beyond any one device's memory
 MAX_LAB_REPS = 10_000
 JAX_MISSING = "jax is not installed; the lab needs the `lab` extra: pip install 'rudrite-kernels[lab]'"
-CPU_DEFAULT_SIZE = 1024  # N when --size is not given on a CPU: the whole lab in under a minute on 2 cores
-ACCELERATOR_DEFAULT_SIZE = 4096  # N when --size is not given on a TPU or GPU: the seed's N, a counted size
 
 
 def _require_jax() -> None:
@@ -62,28 +62,6 @@ def _check_sizes(sizes: str) -> None:
             raise click.UsageError(f"--sizes '{part}': {exc}") from None
         if not 0 < value < 1e21:
             raise click.UsageError(f"--sizes: each size must be a positive number of bytes below 1e21, got '{part}'")
-
-
-def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
-    """Every write target proven writable, and the ledger read as saving will read it, before
-    anything is measured (UsageError, one line)."""
-    from generator import safeio
-    from labs import records
-
-    try:
-        records.check_writable(out_dir)
-        ledger = Path(out_dir) / records.LEDGER_NAME
-        if ledger.exists() or ledger.is_symlink():
-            safeio.check_target(ledger)
-            records.check_ledger(out_dir)  # read as save_run will read it, fully
-        if trace_dir is not None:
-            records.check_writable(trace_dir)
-        else:  # the traces go to the folder's own traces/, never through a link out of it
-            records.check_own_file(Path(out_dir) / "traces", Path(out_dir))
-        if plot is not None:
-            safeio.check_target(plot)
-    except (records.RecordError, safeio.SafeIOError) as exc:
-        raise click.UsageError(f"nothing measured: {exc}") from None
 
 
 @click.command()
@@ -136,7 +114,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops
+    from labs import ops as lab_ops, records, session
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -145,112 +123,52 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     if collectives and sizes is not None:
         _check_sizes(sizes)
     _require_jax()
-    if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
+    if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
-    from labs import evidence, inputs, ops, plot as lab_plot, records, runner
-    from labs.device import detect
-
-    read = None
+    request = session.LabRequest(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir,
+                                 trace_dir, plot, as_json)
     try:
-        chosen = ops.parse_ops(ops_text)
-        if plot is not None:
-            lab_plot.check_path(plot)
-        learner = inputs.load_predictions(predictions, chosen) if predictions else None
-        if learner is not None:
-            read = runner.PredictionsRead(f"file {predictions}", runner.utc_now(), inputs.file_sha256(predictions))
-        explained = inputs.load_explanations(explanations, chosen) if explanations else None
-    except (ops.OpError, lab_plot.PlotError, inputs.InputError) as exc:
+        result = session.run_lab(request, _ClickLabUI(as_json))
+    except session.LabUsageError as exc:
         raise click.UsageError(str(exc)) from None
-    if plot is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise click.UsageError("--plot needs matplotlib (the `lab` extra)") from None
-
-    device = detect()
-    if size is None:
-        size = CPU_DEFAULT_SIZE if device.platform == "cpu" else ACCELERATOR_DEFAULT_SIZE
-    options = runner.LabOptions(chip=chip, ops=chosen, size=size, reps=reps, dtype=dtype,
-                                calibrate=calibrate, out_dir=out_dir if out_dir is not None else records.default_dir(),
-                                trace_dir=trace_dir)
-    _check_targets(options.out_dir, trace_dir, plot)
-    try:
-        plan = runner.make_plan(options, device)
-    except runner.LabError as exc:
-        raise click.UsageError(str(exc)) from None
-
-    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
-    say(f"device: {device.device_kind} ({device.platform}); datasheet chip: "
-        f"{plan.chip.display if plan.chip else 'none'}; calibration: {plan.calibrate_reason or 'off (--calibrate to add it)'}")
-    for note in plan.notes:
-        say(f"note: {note}")
-
-    say(f"jax {device.jax_version}; device time read with {_reader()}; records: {options.out_dir}")
-
-    # 0. No catalogue entry (a CPU): the probes first, shown as this device's datasheet to predict from.
-    #    The notebook calls the same function (labs.session), so both show the same datasheet.
-    probed = _probe_with_progress(plan, say)
-
-    # 1. Predictions first: from the file, or asked now, before any op is measured.
-    if learner is None and _interactive() and not as_json:
-        learner = _ask_predictions(plan, inputs)
-        if learner:
-            read = runner.PredictionsRead("terminal", runner.utc_now())
-    if not learner:
-        say("no predictions of yours: the run is graded on the model's predictions for teaching "
-            "and cannot count toward GATE 00")
-
-    # 2. and 3. Measurement, with a progress bar, and the record saved, predictions and measurements
-    #    included, before anything is shown (labs.session, the notebook's pipeline too): an
-    #    interrupted "why?" leaves an incomplete record that holds the first-run slot.
-    record, path = _run_with_progress(plan, learner, read, probed)
-
-    from labs import report
-    if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
-        for line in report.wall_banner(record):
-            say(line)
-
-    # 4. "Why?" for each miss, with the numbers in the question, judged against the evidence.
-    if explained:
-        record = _save_explanations(path, explained)
-    for row in runner.misses(record):
-        if (row.get("miss") or {}).get("finding"):
-            say(f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}")
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)
-               and not (row.get("miss") or {}).get("finding")]
-    if pending and explained is None and _interactive() and not as_json:
-        _ask_explanations(record, pending, _judgement_saver(records, runner, path), path)
-
-    # 5. Only now the tables, the evidence for every op included.
-    if not as_json:
-        click.echo("")
-        for line in report.tables(record):
-            click.echo(line)
-        click.echo("")
-        for line in evidence.table(record):
-            click.echo(line)
-    plot_path = None
-    if plot is not None:
-        try:
-            plot_path = lab_plot.plot_record(record, plot)
-        except lab_plot.PlotError as exc:  # the record is saved: warn, and still print the report
-            click.echo(f"drill lab: warning: {exc}; the record was saved to {path}", err=True)
-
+    except records.RecordError as exc:  # an explanation that could not be stored: the record is as it was
+        raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps({"path": str(path), "plot": str(plot_path) if plot_path else None,
-                               "record": record}, indent=2))
+        click.echo(json.dumps({"path": str(result.path), "plot": str(result.plot_path) if result.plot_path else None,
+                               "record": result.record}, indent=2))
         return
-    click.echo("")
-    for line in report.note_lines(record):
+    for line in session.result_lines(result):
         click.echo(line)
-    click.echo("")
-    click.echo(f"record: {path}")
-    if plot_path:
-        click.echo(f"plot: {plot_path}")
-    if plan.trace_dir is not None:
-        click.echo(f"traces: {plan.trace_dir}")
-        click.echo(f"open them in XProf: drill xprof {path}")
+
+
+class _ClickLabUI:
+    """``labs.session.LabUI`` at a terminal: progress bars on stderr, prompts on stdin; with --json every
+    line goes to stderr and nothing is asked."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.interactive = _interactive() and not as_json
+
+    def say(self, text: str) -> None:
+        click.echo(text, err=self.as_json)
+
+    def warn(self, text: str) -> None:
+        click.echo(text, err=True)
+
+    def probe(self, plan):
+        return _probe_with_progress(plan, self.say)
+
+    def measure(self, plan, learner, read, probed):
+        return _run_with_progress(plan, learner, read, probed)
+
+    def ask_predictions(self, plan) -> dict:
+        from labs import inputs
+
+        return _ask_predictions(plan, inputs)
+
+    def ask_why(self, record: dict, pending: list[dict], save, path: Path) -> None:
+        _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
 
 
 def _probe_with_progress(plan, say):
@@ -269,11 +187,6 @@ def _probe_with_progress(plan, say):
         probed = session.measured_datasheet(plan, said, progress=steps)
         steps.finish()
     return probed
-
-
-def _reader() -> str:
-    from labs import profile
-    return profile.reader_name()
 
 
 def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
@@ -332,18 +245,29 @@ def _save_explanations(path: Path, given: dict) -> dict:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _update(records, path: Path, change) -> dict:
-    """``change`` applied to the record on disk under the records folder's lock (``records.update``):
-    two explains at once keep each other's explanations."""
+def _saved(path: Path, store):
+    """``store()``, a write under the records folder's lock; a record that cannot be written (e.g. a
+    read-only one, left as it was) is one line naming it."""
+    from labs import records
+
     try:
-        return records.update(path, change)
-    except records.RecordError as exc:  # e.g. a read-only record: left as it was
+        return store()
+    except records.RecordError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _judgement_saver(records, runner, path: Path):
+def _update(records, path: Path, change) -> dict:
+    """``change`` applied to the record on disk under the records folder's lock (``records.update``):
+    two explains at once keep each other's explanations."""
+    return _saved(path, lambda: records.update(path, change))
+
+
+def _judgement_saver(path: Path):
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
-    return lambda op, judgement: _update(records, path, lambda rec: runner.record_judgement(rec, op, judgement))
+    from labs import session
+
+    save = session.judgement_saver(path)
+    return lambda op, judgement: _saved(path, lambda: save(op, judgement))
 
 
 WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons first (ids from `drill miss-reasons`, "
@@ -487,7 +411,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     elif _interactive():
         data = record.to_dict()  # asked and judged on the dict, each attempt saved under the lock
         rows = {row["op"]: row for row in data["ops"]}
-        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(records, runner, record_path),
+        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path),
                           record_path)
         record = as_record(data)
     else:

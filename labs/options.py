@@ -13,6 +13,9 @@ from pathlib import Path
 
 from labs import records
 
+CPU_DEFAULT_SIZE = 1024  # LAB·0.1's N when none is given on a CPU: the whole lab in under a minute on 2 cores
+ACCELERATOR_DEFAULT_SIZE = 4096  # N when none is given on a TPU or GPU: the seed's N, a counted size
+
 
 @dataclass(kw_only=True)
 class RunOptions:

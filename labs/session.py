@@ -16,16 +16,238 @@ probes, ``labs.runner.run``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from labs import evidence, inputs, ops, records, report, runner
+from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
 
 
+NO_PREDICTIONS_TEXT = ("no predictions of yours: the run is graded on the model's predictions for teaching "
+                       "and cannot count toward GATE 00")
+
+
 class NeedPredictions(runner.LabError):
     """Measuring before all five predictions are written (and practice is off)."""
+
+
+class LabUsageError(runner.LabError):
+    """A bad option, input file or output folder: refused before anything is measured (a usage error)."""
+
+
+@dataclass(frozen=True)
+class LabRequest:
+    """What ``drill lab`` was asked: its options as given (``size`` None: the device's default N)."""
+
+    chip: str = "auto"
+    ops_text: str = "seed"
+    size: int | None = None
+    reps: int = 20
+    dtype: str = "bf16"
+    predictions: Path | None = None
+    explanations: Path | None = None
+    calibrate: bool = False
+    out_dir: Path | None = None
+    trace_dir: Path | None = None
+    plot: Path | None = None
+    as_json: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request made ready to measure: its plan, and the learner's files read."""
+
+    plan: runner.Plan
+    learner: dict | None
+    read: runner.PredictionsRead | None
+    explained: dict | None
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """What a lab run left: the record as stored, its path, and the plot written (if any)."""
+
+    plan: runner.Plan
+    record: dict
+    path: Path
+    plot_path: Path | None
+
+
+Say = Callable[[str], None]
+Save = Callable[[str, object], dict]
+
+
+class LabUI(Protocol):
+    """How a front end (``drill lab``) shows the run and asks the learner; the pipeline is ``run_lab``."""
+
+    interactive: bool  # a learner at a terminal can be asked for predictions and "why?"
+
+    def say(self, text: str) -> None: ...
+
+    def warn(self, text: str) -> None: ...
+
+    def probe(self, plan: runner.Plan) -> evidence.Probed | None:
+        """``measured_datasheet(plan, ...)`` with the front end's progress shown."""
+
+    def measure(self, plan: runner.Plan, learner: dict | None, read: runner.PredictionsRead | None,
+                probed: evidence.Probed | None) -> tuple[dict, Path]:
+        """``measure_and_save(plan, learner, read, ...)`` with the front end's progress shown."""
+
+    def ask_predictions(self, plan: runner.Plan) -> dict:
+        """The learner's predictions, asked now (op -> ``runner.LearnerPrediction``; may be empty)."""
+
+    def ask_why(self, record: dict, pending: list[dict], save: Save, path: Path) -> None:
+        """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once."""
+
+
+def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
+    """Every write target proven writable, and the ledger read as saving will read it, before anything
+    is measured (LabUsageError, one line)."""
+    from generator import safeio
+
+    try:
+        records.check_writable(out_dir)
+        ledger = Path(out_dir) / records.LEDGER_NAME
+        if ledger.exists() or ledger.is_symlink():
+            safeio.check_target(ledger)
+            records.check_ledger(out_dir)  # read as save_run will read it, fully
+        if trace_dir is not None:
+            records.check_writable(trace_dir)
+        else:  # the traces go to the folder's own traces/, never through a link out of it
+            records.check_own_file(Path(out_dir) / "traces", Path(out_dir))
+        if plot is not None:
+            safeio.check_target(plot)
+    except (records.RecordError, safeio.SafeIOError) as exc:
+        raise LabUsageError(f"nothing measured: {exc}") from None
+
+
+def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict | None, runner.PredictionsRead | None,
+                                               dict | None]:
+    """(ops, predictions, when they were read, explanations) from the request's files (LabUsageError)."""
+    from labs import plot as lab_plot
+
+    read = None
+    try:
+        chosen = ops.parse_ops(request.ops_text)
+        if request.plot is not None:
+            lab_plot.check_path(request.plot)
+        learner = inputs.load_predictions(request.predictions, chosen) if request.predictions else None
+        if learner is not None and request.predictions is not None:
+            read = runner.PredictionsRead(f"file {request.predictions}", runner.utc_now(),
+                                          inputs.file_sha256(request.predictions))
+        explained = inputs.load_explanations(request.explanations, chosen) if request.explanations else None
+    except (ops.OpError, lab_plot.PlotError, inputs.InputError) as exc:
+        raise LabUsageError(str(exc)) from None
+    if request.plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise LabUsageError("--plot needs matplotlib (the `lab` extra)") from None
+    return chosen, learner, read, explained
+
+
+def prepare(request: LabRequest) -> Prepared:
+    """Read the learner's files, detect the device, choose N, prove every target writable and make the
+    plan: all before anything is measured (LabUsageError, one line)."""
+    from labs.device import detect
+
+    chosen, learner, read, explained = _read_inputs(request)
+    device = detect()
+    size = request.size
+    if size is None:
+        size = CPU_DEFAULT_SIZE if device.platform == "cpu" else ACCELERATOR_DEFAULT_SIZE
+    options = runner.LabOptions(chip=request.chip, ops=chosen, size=size, reps=request.reps, dtype=request.dtype,
+                                calibrate=request.calibrate, trace_dir=request.trace_dir,
+                                out_dir=request.out_dir if request.out_dir is not None else records.default_dir())
+    check_targets(options.out_dir, request.trace_dir, request.plot)
+    try:
+        plan = runner.make_plan(options, device)
+    except runner.LabError as exc:
+        raise LabUsageError(str(exc)) from None
+    return Prepared(plan, learner, read, explained)
+
+
+def header_lines(plan: runner.Plan) -> list[str]:
+    """What the run says first: the device, the datasheet chip, calibration, notes, jax and the folder."""
+    from labs import profile
+
+    d = plan.device
+    lines = [f"device: {d.device_kind} ({d.platform}); datasheet chip: {plan.chip.display if plan.chip else 'none'}; "
+             f"calibration: {plan.calibrate_reason or 'off (--calibrate to add it)'}"]
+    lines.extend(f"note: {note}" for note in plan.notes)
+    lines.append(f"jax {d.jax_version}; device time read with {profile.reader_name()}; records: {plan.options.out_dir}")
+    return lines
+
+
+def judgement_saver(path: Path) -> Save:
+    """``save(op, judgement)``: one judged attempt stored in the record on disk, under the folder's lock
+    (``records.update``: two explains at once keep each other's attempts)."""
+    return lambda op, judgement: records.update(path, lambda rec: runner.record_judgement(rec, op, judgement))
+
+
+def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
+    """``drill lab`` end to end: prepare; off the catalogue the probes, shown as the device's datasheet;
+    the predictions (from the file, else asked); measure and save before anything is shown; "why?" for
+    each miss (a miss the evidence cannot explain is said to be so and not asked); the plot."""
+    prepared = prepare(request)
+    plan, learner, read = prepared.plan, prepared.learner, prepared.read
+    for line in header_lines(plan):
+        ui.say(line)
+    probed = ui.probe(plan)
+    if learner is None and ui.interactive:
+        learner = ui.ask_predictions(plan) or None
+        if learner:
+            read = runner.PredictionsRead("terminal", runner.utc_now())
+    if not learner:
+        ui.say(NO_PREDICTIONS_TEXT)
+    record, path = ui.measure(plan, learner, read, probed)
+    if request.as_json:  # at a terminal the banner heads the tables; the "why?" lines say "wall time" too
+        for line in report.wall_banner(record):
+            ui.say(line)
+    if prepared.explained:
+        record = save_explanations(path, prepared.explained)
+    for line in finding_lines(record):
+        ui.say(line)
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)
+               and not (row.get("miss") or {}).get("finding")]
+    if pending and prepared.explained is None and ui.interactive:
+        ui.ask_why(record, pending, judgement_saver(path), path)
+    return LabResult(plan, record, path, _plot(request, record, path, ui))
+
+
+def finding_lines(record: dict) -> list[str]:
+    """One line per miss the evidence cannot explain: nothing is asked of it."""
+    return [f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}"
+            for row in runner.misses(record) if (row.get("miss") or {}).get("finding")]
+
+
+def _plot(request: LabRequest, record: dict, path: Path, ui: LabUI) -> Path | None:
+    """The roofline plot, if asked; a plot that cannot be written is a warning (the record is saved)."""
+    if request.plot is None:
+        return None
+    from labs import plot as lab_plot
+
+    try:
+        return lab_plot.plot_record(record, request.plot)
+    except lab_plot.PlotError as exc:
+        ui.warn(f"drill lab: warning: {exc}; the record was saved to {path}")
+        return None
+
+
+def result_lines(result: LabResult) -> list[str]:
+    """After the run (the learner has answered): the tables, the evidence for every op, the notes and
+    where the record, plot and traces are."""
+    record = result.record
+    lines = ["", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record), "",
+             f"record: {result.path}"]
+    if result.plot_path:
+        lines.append(f"plot: {result.plot_path}")
+    if result.plan.trace_dir is not None:
+        lines += [f"traces: {result.plan.trace_dir}", f"open them in XProf: drill xprof {result.path}"]
+    return lines
 
 
 def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print,

@@ -238,10 +238,8 @@ def test_a_dangling_link_takes_its_name_and_a_linked_traces_folder_is_refused(tm
 
 
 def test_the_lab_refuses_a_linked_ledger_or_traces_folder_before_measuring(tmp_path):
-    """What `drill lab` checks before its first step (drills.cmd_lab._check_targets): one line each."""
-    import click
-
-    from drills.cmd_lab import _check_targets
+    """What `drill lab` checks before its first step (labs.session.check_targets): one line each."""
+    from labs.session import LabUsageError, check_targets
 
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / records.LEDGER_NAME).write_text("")
@@ -250,7 +248,7 @@ def test_the_lab_refuses_a_linked_ledger_or_traces_folder_before_measuring(tmp_p
         out = tmp_path / f"out-{len(list(tmp_path.iterdir()))}"
         out.mkdir()
         (out / name).symlink_to(to)
-        with pytest.raises(click.UsageError, match="^nothing measured: .*symbolic link") as exc:
-            _check_targets(out, None, None)
-        assert "\n" not in exc.value.message
+        with pytest.raises(LabUsageError, match="^nothing measured: .*symbolic link") as exc:
+            check_targets(out, None, None)
+        assert "\n" not in str(exc.value)
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == [records.LEDGER_NAME]
