@@ -235,16 +235,6 @@ def _ask_predictions(plan, inputs) -> dict:
     return out
 
 
-def _save_explanations(path: Path, given: dict) -> dict:
-    """``labs.session.save_explanations``: judged and stored under the records folder's lock."""
-    from labs import records, session
-
-    try:
-        return session.save_explanations(path, given)
-    except records.RecordError as exc:  # e.g. a read-only record: left as it was
-        raise click.ClickException(f"{path}: {exc}") from None
-
-
 def _saved(path: Path, store):
     """``store()``, a write under the records folder's lock; a record that cannot be written (e.g. a
     read-only one, left as it was) is one line naming it."""
@@ -350,79 +340,46 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from generator.termsafe import visible
-    from labs import evidence, inputs, records, runner
+    from labs import inputs, records, session
+    from labs.record_types import as_record
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
-        record_path = _newest_unexplained(records, runner, folder)
-    from labs.record_types import as_record
-
+        record_path = _newest_unexplained(records, folder)
     record_path, record = _load_named(records, record_path, folder)
-    from labs import explain as lab_explain
-
-    data = record.to_dict()
-    findings = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
-    for op, found in findings.items():
-        if found:
-            click.echo(f"{op}: unexplained by the evidence, nothing to ask: {found}")
-    pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
-               and not (row.miss is not None and row.miss.revealed) and not findings.get(row.op)]
+    misses = session.misses_to_explain(record)
+    for line in misses.finding_lines():
+        click.echo(line)
+    pending = misses.pending
     if not pending:
         click.echo(f"{record_path}: no unexplained misses")
         return
     if show:
         if explanations is not None:
             raise click.UsageError("--show gives up on the misses; it takes no --explanations")
-        shown: list[str] = []
-
-        def reveal_all(rec: dict) -> None:  # under the folder's lock, on the record as it is on disk
-            shown.clear()
-            for row in pending:
-                shown.extend(runner.reveal(rec, row.op))
-        _update(records, record_path, reveal_all)
-        for line in shown:
+        for line in _saved(record_path, lambda: session.reveal(record_path, [row.op for row in pending])):
             click.echo(line)
         click.echo(f"{record_path}: {len(pending)} miss(es) revealed; they no longer count as explained")
         return
-    chosen = tuple(row.op for row in record.ops)
     if explanations is not None:
         try:
-            given = inputs.load_explanations(explanations, chosen)
+            given = inputs.load_explanations(explanations, tuple(row.op for row in record.ops))
         except inputs.InputError as exc:
             raise click.UsageError(str(exc)) from None
-        wanted = {r.op for r in pending}
-        record = as_record(_save_explanations(record_path, {op: text for op, text in given.items() if op in wanted}))
-        by_op = record.by_op()
-        pending = [by_op[row.op] for row in pending]
-        for row in pending:
-            if row.op in given and row.miss is not None:
-                refused = sum(a.verdict == "refused" for a in row.miss.attempts or ())
-                trail = "" if not refused else (f" ({'after ' if row.miss.accepted else ''}{refused} refused "
-                                                f"attempt{'s' if refused > 1 else ''}, kept in the record)")
-                click.echo(visible(f"{row.op}: {row.miss.why}{trail}"))
-                if row.miss.accepted:
-                    ev = records.op_evidence(record.to_dict(), row.op)
-                    from generator import miss_reasons
-                    found = miss_reasons.explanations(ev)
-                    if found:
-                        click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
+        record, lines = _saved(record_path, lambda: session.explain_from_file(record_path, given, pending))
+        for line in lines:
+            click.echo(line)
     elif _interactive():
         data = record.to_dict()  # asked and judged on the dict, each attempt saved under the lock
         rows = {row["op"]: row for row in data["ops"]}
-        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path),
-                          record_path)
+        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
         record = as_record(data)
     else:
         names = ", ".join(row.op for row in pending)
         raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
-    left = record.summary.unexplained
-    click.echo("")
-    for line in evidence.table(record.to_dict()):
-        click.echo(visible(line))
-    click.echo(f"{record_path}: {len(pending) - len(left)} miss(es) explained"
-               + (f"; still unexplained: {', '.join(left)}" if left else ""))
+    for line in session.explained_lines(record, record_path, pending):
+        click.echo(line)
 
 
 def _load_named(records, record_path: Path, folder: Path):
@@ -446,7 +403,9 @@ def _say_skipped(folder: Path | None) -> None:
             click.echo(records.skipped_line(loaded.path, loaded.error), err=True)
 
 
-def _newest_unexplained(records, runner, folder: Path) -> Path:
+def _newest_unexplained(records, folder: Path) -> Path:
+    from labs import runner
+
     _say_skipped(folder)
     found = [l for l in records.scan(folder) if l.record is not None
              and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
@@ -485,18 +444,7 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
 
     _bench_folder(bench_dir)
     if verify:
-        from labs import verify as lab_verify
-
-        report = lab_verify.verify_folder(bench_dir)
-        if as_json:  # the JSON's "skipped" names each unreadable file and field
-            click.echo(json.dumps(report.to_dict(), indent=2))
-        else:
-            for line in report.lines(skipped=False):
-                click.echo(line)
-            for skip in report.skipped:
-                click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
-        if report.disagreements:
-            sys.exit(1)
+        _gate_verify(bench_dir, as_json)
         return
     result = lab_gate.evaluate(bench_dir)
     if as_json:
@@ -506,6 +454,23 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
         click.echo(line)
     for skip in result.skipped:  # one line each on stderr, naming the file and the field
         click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
+
+
+def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
+    """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
+    from labs import records as lab_records
+    from labs import verify as lab_verify
+
+    report = lab_verify.verify_folder(bench_dir)
+    if as_json:  # the JSON's "skipped" names each unreadable file and field
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for line in report.lines(skipped=False):
+            click.echo(line)
+        for skip in report.skipped:
+            click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
+    if report.disagreements:
+        sys.exit(1)
 
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."

@@ -354,3 +354,78 @@ def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
     left = record["summary"]["unexplained"]
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
     return [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
+
+
+# ----------------------------------------------------------------- drill explain
+
+@dataclass(frozen=True)
+class Misses:
+    """A record's misses as ``drill explain`` sees them: what the evidence cannot explain (said, never
+    asked) and what is still to explain."""
+
+    findings: dict[str, str]  # op -> why no reason can explain it (judged again on the record's numbers)
+    pending: list  # the op rows (``labs.record_types.OpRow``) still unexplained, not revealed, not findings
+
+    def finding_lines(self) -> list[str]:
+        return [f"{op}: unexplained by the evidence, nothing to ask: {found}" for op, found in self.findings.items()]
+
+
+def misses_to_explain(record) -> Misses:
+    """The findings and the pending misses of a typed record (``labs.record_types.LabRecord``)."""
+    from labs import explain as lab_explain
+
+    data = record.to_dict()
+    found = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
+    pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
+               and not (row.miss is not None and row.miss.revealed) and not found.get(row.op)]
+    return Misses({op: why for op, why in found.items() if why}, pending)
+
+
+def reveal(path: Path, ops_to_reveal: list[str]) -> list[str]:
+    """Give up on ``ops_to_reveal``: under the folder's lock, on the record as it is on disk, mark each
+    revealed and return the lines that show which reasons explain it (``runner.reveal``)."""
+    shown: list[str] = []
+
+    def reveal_all(rec: dict) -> None:
+        shown.clear()
+        for op in ops_to_reveal:
+            shown.extend(runner.reveal(rec, op))
+    records.update(path, reveal_all)
+    return shown
+
+
+def explain_from_file(path: Path, given: dict, pending: list):
+    """Judge and store ``given`` (op -> explanation) for the pending ops only; (the typed record as
+    stored, one line per judged op: its verdict, its refused attempts, and after an accepted one every
+    set of reasons the numbers support)."""
+    from generator import miss_reasons
+    from generator.termsafe import visible
+    from labs.record_types import as_record
+
+    wanted = {row.op for row in pending}
+    record = as_record(save_explanations(path, {op: text for op, text in given.items() if op in wanted}))
+    by_op = record.by_op()
+    lines = []
+    for op in (row.op for row in pending):
+        row = by_op[op]
+        if op not in given or row.miss is None:
+            continue
+        refused = sum(a.verdict == "refused" for a in row.miss.attempts or ())
+        trail = "" if not refused else (f" ({'after ' if row.miss.accepted else ''}{refused} refused "
+                                        f"attempt{'s' if refused > 1 else ''}, kept in the record)")
+        lines.append(visible(f"{op}: {row.miss.why}{trail}"))
+        if row.miss.accepted:
+            found = miss_reasons.explanations(records.op_evidence(record.to_dict(), op))
+            if found:
+                lines.append("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
+    return record, lines
+
+
+def explained_lines(record, path: Path, pending: list) -> list[str]:
+    """After the learner has answered: the evidence for every op, and how many misses are explained."""
+    from generator.termsafe import visible
+
+    left = record.summary.unexplained
+    return ["", *(visible(line) for line in evidence.table(record.to_dict())),
+            f"{path}: {len(pending) - len(left)} miss(es) explained"
+            + (f"; still unexplained: {', '.join(left)}" if left else "")]
