@@ -341,7 +341,6 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
     from labs import inputs, records, session
-    from labs.record_types import as_record
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -371,15 +370,23 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         for line in lines:
             click.echo(line)
     elif _interactive():
-        data = record.to_dict()  # asked and judged on the dict, each attempt saved under the lock
-        rows = {row["op"]: row for row in data["ops"]}
-        _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
-        record = as_record(data)
+        record = _ask_pending(record, pending, record_path)
     else:
-        names = ", ".join(row.op for row in pending)
-        raise click.UsageError(f"unexplained misses ({names}): give --explanations FILE or run at a terminal")
+        raise click.UsageError(f"unexplained misses ({', '.join(row.op for row in pending)}): "
+                               "give --explanations FILE or run at a terminal")
     for line in session.explained_lines(record, record_path, pending):
         click.echo(line)
+
+
+def _ask_pending(record, pending: list, record_path: Path):
+    """Ask "why?" at the terminal for each pending miss, judged on the record's dict, each attempt saved
+    under the folder's lock; the record as it now is (typed)."""
+    from labs.record_types import as_record
+
+    data = record.to_dict()
+    rows = {row["op"]: row for row in data["ops"]}
+    _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
+    return as_record(data)
 
 
 def _load_named(records, record_path: Path, folder: Path):
