@@ -636,7 +636,11 @@ def card_reader() -> dict[str, object]:
     - ``lower``: lower-cased word -> the same, for the words matched whatever their case (time
       words, counts, spelled-out prefixes): ``parse_unit`` falls back on these;
     - ``ambiguous``: words refused whatever else they might match (``MS``);
-    - ``aliases``: ``parse_choice``'s choice aliases.
+    - ``aliases``: ``parse_choice``'s choice aliases;
+    - the grammar's own data, so the card types none of it again: ``number`` and ``word`` (the
+      tokenizer's patterns), ``ops`` (its operators), ``stop`` (what a full stop may follow),
+      ``translate`` and ``dashes`` (the characters read as others in any answer and in a choice),
+      ``stops`` (``CHOICE_STOPS``), ``limits`` (``MAX_NESTING``, ``MAX_EXPONENT``).
 
     ``kind``: 1 a FLOP word (``TFLOPs``, read as a rate where a rate is asked), 2 a count word or
     count prefix (``chips``, ``k``: the number stays a plain count), 0 otherwise. A compound unit
@@ -661,4 +665,8 @@ def card_reader() -> dict[str, object]:
 
     exact = {w: e for w in sorted(candidates) if (e := entry(w)) is not None}
     lower = {w.lower(): e for w in sorted(lower_words) if (e := entry(w)) is not None}
-    return {"exact": exact, "lower": lower, "ambiguous": sorted(_AMBIGUOUS), "aliases": dict(_CHOICE_ALIASES)}
+    return {"exact": exact, "lower": lower, "ambiguous": sorted(_AMBIGUOUS), "aliases": dict(_CHOICE_ALIASES),
+            "number": _NUMBER.pattern, "word": _WORD.pattern, "ops": list(_OPERATORS), "stop": _FULL_STOP_AFTER.pattern,
+            "translate": {chr(k): v for k, v in _TRANSLATE.items()},
+            "dashes": {chr(k): v for k, v in _CHOICE_TRANSLATE.items()},
+            "stops": CHOICE_STOPS, "limits": [MAX_NESTING, MAX_EXPONENT]}
