@@ -144,6 +144,15 @@ def results():
             return known[id(problem)][1]
 
         mp.setattr(misconceptions, "wrong_answers", once)
+        stated: dict[int, tuple] = {}
+        plain_stated = assess.stated_unit
+
+        def stated_once(problem):  # so is the prompt's stated unit
+            if id(problem) not in stated:
+                stated[id(problem)] = (problem, plain_stated(problem))
+            return stated[id(problem)][1]
+
+        mp.setattr(assess, "stated_unit", stated_once)
         return _results()
 
 
