@@ -6,7 +6,8 @@ whether the answer was graded:
 - ``graded``: read and rated (``drills.grading``); a wrong answer that matches a
   named wrong method gets its ``misconception`` (``generator.misconceptions``);
 - ``needs-unit``: a plain number where the answer has a unit and the prompt names
-  none ("11.8 what?"): not graded, ask again;
+  none ("11.8 what?"), or one that is wrong read in the prompt's unit but right read in
+  the base unit (the reason says both readings): not graded, ask again;
 - ``wrong-kind``: a readable answer of another kind (bytes where a time is
   asked): not graded, ask again;
 - ``unreadable``: not an answer the grammar reads: not graded, ask again.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from drills import grading
 from generator import answers, misconceptions
@@ -127,28 +128,40 @@ class Outcome:
         }
 
 
-def read(problem: Problem, text: str) -> float | str:
-    """The answer as the problem's kind (a choice, or a number in the answer's unit); AnswerError if not."""
+def read(problem: Problem, text: str, bare_unit: str | None = None,
+         right: Callable[[float], bool] | None = None) -> float | str:
+    """The answer as the problem's kind (a choice, or a number in the answer's unit); AnswerError if not.
+
+    A plain number is read in the prompt's stated unit, else in ``bare_unit`` (`drill check` passes
+    the card's unit), else not at all (``NeedsUnitError``). ``right(value)``: the grader's verdict, so a
+    plain number right only in the base unit asks for its unit (``answers.parse_number``)."""
     if problem.answer.is_choice:
         prompt = problem.prompt.lower()
         shown = all(c.lower() in prompt for c in problem.answer.choices)
         return answers.parse_choice(text, problem.answer.choices, shown)
-    return answers.parse_number(text, problem.answer.unit, stated_unit(problem), problem.answer.number)
+    return answers.parse_number(text, problem.answer.unit, stated_unit(problem) or bare_unit,
+                                problem.answer.number, right)
 
 
 def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: float | None = None,
-           hints: int = 0) -> Outcome:
-    """Read, grade and diagnose one answer. Never raises for bad answers: the status says."""
+           hints: int = 0, bare_unit: str | None = None) -> Outcome:
+    """Read, grade and diagnose one answer. Never raises for bad answers: the status says.
+
+    ``bare_unit``: the unit a plain number is read in where the prompt states none (see ``read``)."""
+    mistakes = () if problem.answer.is_choice or not problem.also_right else tuple(
+        float(w.value) for w in misconceptions.wrong_answers(problem) if not isinstance(w.value, str))
+
+    def right(value: float) -> bool:
+        return grading.grade(problem, value, bands, None, 0, mistakes).correct
+
     try:
-        value = read(problem, text)
+        value = read(problem, text, bare_unit, right)
     except answers.NeedsUnitError as exc:
         return Outcome(problem, text, NEEDS_UNIT, reason=str(exc))
     except answers.WrongDimensionError as exc:
         return Outcome(problem, text, WRONG_KIND, reason=str(exc))
     except answers.AnswerError as exc:
         return Outcome(problem, text, UNREADABLE, reason=f"can not read that: {exc}")
-    mistakes = () if problem.answer.is_choice or not problem.also_right else tuple(
-        float(w.value) for w in misconceptions.wrong_answers(problem) if not isinstance(w.value, str))
     verdict = grading.grade(problem, value, bands, seconds_taken, hints, mistakes)
     matches = () if verdict.correct else tuple(misconceptions.diagnose_all(problem, value))
     return Outcome(problem, text, GRADED, value, verdict, matches)

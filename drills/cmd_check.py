@@ -52,16 +52,12 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
         raise click.UsageError(str(exc)) from None
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None
-    outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints)
-    if outcome.status == assess.NEEDS_UNIT:
-        # A bare number is read in the unit the problem's Anki card names (issue 24: one grammar).
-        import dataclasses
+    from generator.export.variants import card_unit
 
-        from generator.export.variants import card_unit
-        unit = card_unit(problem, assess.stated_unit(problem))
-        outcome = dataclasses.replace(assess.assess(problem, f"({answer_text}) {unit}",
-                                                    generate.grading_bands(problem.family), seconds, hints),
-                                      given=answer_text)
+    # A bare number is read in the unit the problem's Anki card names: the card and `drill check` agree.
+    unit = card_unit(problem, assess.stated_unit(problem)) or None
+    outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints,
+                            bare_unit=unit)
     if as_json:
         click.echo(json.dumps(outcome.to_dict(), ensure_ascii=False))
         return

@@ -32,6 +32,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Callable
+
+from generator.units import fmt
 
 MAX_INPUT_CHARS = 200
 MAX_NESTING = 30
@@ -101,6 +104,13 @@ _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WORD = re.compile(r"[A-Za-zµμ]+")
 _OPERATORS = ("**", "+", "-", "*", "/", "^", "(", ")")
 _TRANSLATE = str.maketrans({"−": "-", "×": "*", "·": "*", "÷": "/"})
+# A full stop ends a sentence after a letter, a digit or a ")": "12 µs.", "172.4.", "(2*3)." (a number's
+# own point, "172.", reads the same with it or without).
+_FULL_STOP_AFTER = re.compile(r"[A-Za-zµμ0-9)]")
+# What ends a typed sentence after a choice ("Memory-bound.", "Yes!"): dropped before it is read.
+CHOICE_STOPS = ".!?"
+# Dashes a keyboard puts in "compute–bound": read as the hyphen.
+_CHOICE_TRANSLATE = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-"})
 
 
 class AnswerError(ValueError):
@@ -129,11 +139,23 @@ class NeedsUnitError(AnswerError):
     """A plain number where the answer has a unit and the question names none: ask again, do not grade.
 
     The example uses units of the expected dimension; a number ending in a bare prefix ("4.096 T")
-    is completed with the dimension's base unit ("4.096 TB")."""
+    is completed with the dimension's base unit ("4.096 TB").
 
-    def __init__(self, text: str, expected: Dims, at_key_scale: bool = False):
+    Also a plain number read in the question's unit whose value is wrong there but right in the
+    base unit (``6.98e-4`` where the question reads µs and the key is 698 µs): ``read_in`` is
+    (the unit it was read in, the value so read, the value in the base unit, the base unit), and the
+    message says both readings; it is not graded either way."""
+
+    def __init__(self, text: str, expected: Dims, at_key_scale: bool = False,
+                 read_in: tuple[str, float, float, str] | None = None):
         self.expected = expected
         shown = text.strip()
+        if read_in is not None:
+            stated, value, as_base, base = read_in
+            working = shown if _NUMBER.fullmatch(shown.lstrip("+-")) else f"({shown})"
+            super().__init__(f"add a unit: {shown} with no unit is read in {stated}, which is {fmt(value, base)}; "
+                             f"in {base} it is {fmt(as_base, base)}. If you mean {base}, write {working} {base}")
+            return
         units, base = _SUGGEST.get(expected, (("",), ""))
         if expected != (1, 0, 0) and re.search(r"[0-9.]\s*[kKMGTPE]$", shown):
             example = f"{shown}{base}"
@@ -478,8 +500,8 @@ def _tokens_of(text: str) -> list[_Token]:
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
     text = text.translate(_TRANSLATE).strip()
-    if text.endswith(".") and text[:-1].rstrip()[-1:].isalpha():
-        text = text[:-1].rstrip()  # a sentence's full stop: "12 µs."
+    if text.endswith(".") and _FULL_STOP_AFTER.match(text[:-1].rstrip()[-1:]):
+        text = text[:-1].rstrip()  # a sentence's full stop: "12 µs.", "172.4.", "(2*3)."
     if "," in text:
         text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
         if "," in text:
@@ -496,7 +518,8 @@ def parse_quantity(text: str) -> Quantity:
     return _Parser(_tokens_of(text)).parse()
 
 
-def parse_number(text: str, unit: str, stated_unit: str | None = None, key: float | None = None) -> float:
+def parse_number(text: str, unit: str, stated_unit: str | None = None, key: float | None = None,
+                 right: Callable[[float], bool] | None = None) -> float:
     """The answer's value expressed in ``unit`` (base SI: "s", "B", "FLOP/s", "" ...).
 
     A plain number (no unit typed, e.g. ``2*2048**3/1.97e14``) is read in
@@ -509,7 +532,9 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None, key: floa
     token and that unit on the number before it gives the wrong dimension,
     the unit applies to the whole working (``2*2048**3/1.97e14 s`` is seconds).
     ``key`` (the expected value in ``unit``, if known) lets ``NeedsUnitError`` suggest the base unit
-    first when a plain number is already at the key's scale.
+    first when a plain number is already at the key's scale. ``right(value)`` (the grader's verdict
+    on a value in ``unit``, if known): a plain number read in ``stated_unit`` that is not right there
+    but is right read in ``unit`` itself is not graded: ``NeedsUnitError`` says both readings.
     """
     expected = parse_unit(unit)
     tokens = _tokens_of(text)
@@ -531,7 +556,11 @@ def parse_number(text: str, unit: str, stated_unit: str | None = None, key: floa
         stated = parse_unit(stated_unit)
         if stated.dims != expected.dims:
             raise ValueError(f"stated unit '{stated_unit}' is not {describe_dims(expected.dims, False)}")
-        return _finite(quantity.value * stated.scale) / expected.scale
+        value = _finite(quantity.value * stated.scale) / expected.scale
+        if right is not None and not right(value) and right(quantity.value / expected.scale):
+            raise NeedsUnitError(text, expected.dims, read_in=(stated_unit, value, quantity.value / expected.scale,
+                                                                unit))
+        return value
     if quantity.dims == expected.dims:
         return quantity.value / expected.scale
     if len(units) == 1 and isinstance(tokens[-2], _UnitToken) and units[0].dims == expected.dims:
@@ -550,8 +579,9 @@ def parse_duration_seconds(text: str, stated_unit: str | None = "s") -> float:
 
 
 def normalize_choice(text: str) -> str:
-    """``"Compute-bound"`` -> ``"compute"``: lower case, without a trailing "bound"."""
-    text = " ".join(text.strip().lower().split())
+    """``"Compute-bound."`` -> ``"compute"``: lower case, without a sentence's end (``CHOICE_STOPS``) and
+    without a trailing "bound" (after a hyphen, a dash or a space)."""
+    text = " ".join(text.translate(_CHOICE_TRANSLATE).lower().split()).rstrip(CHOICE_STOPS + " ")
     for suffix in ("-bound", " bound"):
         if text.endswith(suffix) and len(text) > len(suffix):
             text = text[: -len(suffix)]
@@ -606,7 +636,11 @@ def card_reader() -> dict[str, object]:
     - ``lower``: lower-cased word -> the same, for the words matched whatever their case (time
       words, counts, spelled-out prefixes): ``parse_unit`` falls back on these;
     - ``ambiguous``: words refused whatever else they might match (``MS``);
-    - ``aliases``: ``parse_choice``'s choice aliases.
+    - ``aliases``: ``parse_choice``'s choice aliases;
+    - the grammar's own data, so the card types none of it again: ``number`` and ``word`` (the
+      tokenizer's patterns), ``ops`` (its operators), ``stop`` (what a full stop may follow),
+      ``translate`` and ``dashes`` (the characters read as others in any answer and in a choice),
+      ``stops`` (``CHOICE_STOPS``), ``limits`` (``MAX_NESTING``, ``MAX_EXPONENT``).
 
     ``kind``: 1 a FLOP word (``TFLOPs``, read as a rate where a rate is asked), 2 a count word or
     count prefix (``chips``, ``k``: the number stays a plain count), 0 otherwise. A compound unit
@@ -631,4 +665,8 @@ def card_reader() -> dict[str, object]:
 
     exact = {w: e for w in sorted(candidates) if (e := entry(w)) is not None}
     lower = {w.lower(): e for w in sorted(lower_words) if (e := entry(w)) is not None}
-    return {"exact": exact, "lower": lower, "ambiguous": sorted(_AMBIGUOUS), "aliases": dict(_CHOICE_ALIASES)}
+    return {"exact": exact, "lower": lower, "ambiguous": sorted(_AMBIGUOUS), "aliases": dict(_CHOICE_ALIASES),
+            "number": _NUMBER.pattern, "word": _WORD.pattern, "ops": list(_OPERATORS), "stop": _FULL_STOP_AFTER.pattern,
+            "translate": {chr(k): v for k, v in _TRANSLATE.items()},
+            "dashes": {chr(k): v for k, v in _CHOICE_TRANSLATE.items()},
+            "stops": CHOICE_STOPS, "limits": [MAX_NESTING, MAX_EXPONENT]}

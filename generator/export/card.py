@@ -21,18 +21,19 @@ back through ``{{FrontSide}}``) only chooses, carries and compares, it computes 
   ``window.name`` (a page reloaded in the same webview); the back clears them. When none
   arrives, the back applies the front's rule again (same day and memory: the same pick) and
   says the typed answer could not be carried. Any failure leaves the first variant showing.
-- **Checking** a typed answer, on the back, as ``drill check`` reads it: one number
-  (sign, thousands separators, exponent) with or without a unit word (``READER``: the units
-  and factors of ``generator.answers.card_reader``, generated); a bare number is in the
-  variant's unit; right when its relative error is within ``drill check``'s tolerance; when
-  wrong, the closest classic wrong answer within the misconception tolerance names the
-  mistake. A choice is read as ``answers.parse_choice`` does (case, a trailing "bound", its
-  aliases, a 2-D shape, a unique prefix). Anything else (a working such as ``2*3 us``) is
-  not checked (``data-verdict="none"``).
+- **Checking** a typed answer, on the back, as ``drill check`` reads it: ``generator.answers``'
+  grammar written out (numbers, thousands separators, units, workings such as ``2*3 us`` or
+  ``(172.4)``, a full stop), its patterns and unit table (``READER``: ``answers.card_reader``)
+  generated, so nothing is typed twice; a plain number is read in the variant's unit; right when
+  ``drills.grading.grade`` would say so; "needs-unit" when a plain number is wrong read in the card's
+  unit but right read in the answer's base unit (``answers.parse_number``); when wrong, the closest
+  classic wrong answer within the misconception tolerance names the mistake. A choice is read as
+  ``answers.parse_choice`` does (case, a sentence's end, a trailing "bound", its aliases, a 2-D shape,
+  a unique prefix). Anything the grammar does not read is not checked (``data-verdict="none"``).
 
 Markup for tools and tests: ``.rk-front`` and ``.rk-back`` carry ``data-problem-id``
 (the shown variant's export id); ``.rk-back`` carries ``data-verdict``
-(right/wrong/none), ``data-misconception`` (an id or "") and ``data-carried`` (yes/no: whether
+(right/wrong/needs-unit/none), ``data-misconception`` (an id or "") and ``data-carried`` (yes/no: whether
 the front's typed answer reached the back).
 """
 
@@ -98,7 +99,6 @@ SCRIPT = r"""(function () {
   var R = {{READER}};
   var M = {{MODULUS}}, A = {{MULTIPLIER}}, STRIDE = {{STRIDE}}, DAY = {{DAY_MS}}, MAX = {{MAX_CHARS}};
   var CARRY = "rudrite:review", LAST = "rudrite:last:", NAME = "rudrite:";
-  var NUM = /^([+-]?)\s*((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*([A-Za-z\u00b5\u03bc]+(?:\/[A-Za-z\u00b5\u03bc]+)?)?$/;
   var PAIR = /^\(?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*\)?$/;
   function q(s) { return document.querySelector(s); }
   function qa(s) { return Array.prototype.slice.call(document.querySelectorAll(s)); }
@@ -177,51 +177,168 @@ SCRIPT = r"""(function () {
     st.l = st.l && typeof st.l === "object" ? st.l : {};
     st.l[skill] = id; setNamed(st);
   }
-  // --- reading a typed answer as generator.answers does ---
+  // --- reading a typed answer: generator.answers' grammar, step for step (its patterns from READER) ---
+  var NO = {};  // thrown where answers raises AnswerError: the answer is not read
+  var NUMBER = new RegExp("^" + R.number), WORD = new RegExp("^" + R.word), STOP = new RegExp(R.stop);
+  var PLAIN = new RegExp("^[+-]?" + R.number + "$");
+  function no() { throw NO; }
+  function fin(x) { if (!isFinite(x)) no(); return x; }
   function rel(g, k) { return k === 0 ? (g === 0 ? 0 : Infinity) : Math.abs(g - k) / Math.abs(k); }
+  function swap(t, table) { for (var c in table) if (own(table, c)) t = t.split(c).join(table[c]); return t; }
+  function dims(s) { return s.split(",").map(Number); }
+  function same(a, b) { return a[0] === b[0] && a[1] === b[1] && a[2] === b[2]; }
+  function flat(a) { return same(a, [0, 0, 0]); }
+  function add(a, b, sign) { return [a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2]]; }
+  // a unit word as parse_unit reads it: [scale, dims, kind] (kind % 10: 1 a FLOP word, 2 a count; + 10 a
+  // word of its own, which may stand on either side of "a/b")
   function word(w) {
     if (own(R.exact, w)) return R.exact[w];
     if (R.ambiguous.indexOf(w) >= 0) return null;
     return own(R.lower, w.toLowerCase()) ? R.lower[w.toLowerCase()] : null;
   }
   function unit(u) {
-    var parts = u.split("/"), a, b, da, db, d = [], i;
-    if (parts.length === 1) return word(u);
-    a = word(parts[0]); b = word(parts[1]);
-    if (!a || !b || a[2] < 10 || b[2] < 10) return null;
-    da = a[1].split(","); db = b[1].split(",");
-    for (i = 0; i < 3; i++) d.push(String(Number(da[i]) - Number(db[i])));
-    return [a[0] / b[0], d.join(","), 0];
+    var parts = u.split("/"), a, b;
+    if (parts.length === 1) a = word(u);
+    else {
+      a = word(parts[0]); b = word(parts[1]);
+      a = a && b && a[2] >= 10 && b[2] >= 10 ? [a[0] / b[0], add(dims(a[1]), dims(b[1]), -1).join(","), 0] : null;
+    }
+    if (!a) no();
+    return {s: a[0], d: dims(a[1]), k: a[2] % 10};
   }
-  function number(v, t) {
-    var m, n, e, kind, x;
-    t = t.replace(/\u2212/g, "-").replace(/\u00f7/g, "/").trim();
-    if (t.slice(-1) === "." && /[A-Za-z\u00b5\u03bc]$/.test(t.slice(0, -1).replace(/\s+$/, ""))) t = t.slice(0, -1).replace(/\s+$/, "");
+  function lexed(t) {  // answers._tokens_of: the text made plain, then its tokens
+    var out = [], i = 0, m, w, per, rest, j;
+    if (t.length > MAX) no();
+    t = swap(t, R.translate).trim();
+    if (t.slice(-1) === "." && STOP.test(t.slice(0, -1).replace(/\s+$/, "").slice(-1))) t = t.slice(0, -1).replace(/\s+$/, "");
+    if (t.indexOf(",") >= 0) {  // thousands separators: a whole run of digits and commas, not after a point
+      t = t.replace(/[0-9,]+/g, function (run, at, all) {
+        return all.charAt(at - 1) !== "." && /^[0-9]{1,3}(?:,[0-9]{3})+$/.test(run) ? run.replace(/,/g, "") : run;
+      });
+      if (t.indexOf(",") >= 0) no();
+    }
+    if (!t) no();
     t = t.replace(/([A-Za-z\u00b5\u03bc])\s+per\s+(?=[A-Za-z\u00b5\u03bc])/g, "$1/");
-    m = NUM.exec(t);
-    if (!m) return null;
-    n = Number(m[2].replace(/,/g, "") + (m[3] || ""));
-    if (!isFinite(n)) return null;
-    if (m[1] === "-") n = -n;
-    if (!m[4]) { x = n * v.s; return isFinite(x) ? x / v.b : null; }  // a bare number: in the card's unit
-    e = unit(m[4]);
-    if (!e) return null;
-    kind = e[2] % 10; x = n * e[0];
-    if (!isFinite(x)) return null;
-    if (e[1] === v.x) return x / v.b;
-    if (e[1] === "0,0,1" && v.x === "-1,0,1" && kind === 1) return x / v.b;  // FLOPs where a rate is asked
-    if (e[1] === "0,0,0" && kind === 2) { x = x * v.s; return isFinite(x) ? x / v.b : null; }  // a count word or prefix
+    while (i < t.length) {
+      rest = t.slice(i);
+      if (/^\s/.test(rest)) { i += 1; continue; }
+      if ((m = NUMBER.exec(rest))) { out.push({n: fin(Number(m[0]))}); i += m[0].length; continue; }
+      if ((m = WORD.exec(rest))) {
+        w = m[0]; i += w.length;
+        per = t.charAt(i) === "/" ? WORD.exec(t.slice(i + 1)) : null;
+        if (per && (word(w) || [0, 0, 0])[2] >= 10 && (word(per[0]) || [0, 0, 0])[2] >= 10) {
+          w += "/" + per[0]; i += per[0].length + 1;
+        }
+        out.push({u: unit(w)});
+        continue;
+      }
+      for (j = 0; j < R.ops.length && rest.indexOf(R.ops[j]) !== 0; j++) {}
+      if (j === R.ops.length) no();
+      out.push({o: R.ops[j] === "^" ? "**" : R.ops[j]}); i += R.ops[j].length;
+    }
+    out.push({end: true});
+    return out;
+  }
+  function parsed(ts) {  // answers._Parser: [value in base units, dims, whether a unit was typed]
+    var pos = 0, depth = 0, typed = false, top;
+    function op(a, b) {
+      var o = ts[pos].o;
+      if (o !== undefined && (o === a || o === b)) { pos += 1; return o; }
+      return null;
+    }
+    function nest(f) { depth += 1; if (depth > R.limits[0]) no(); var r = f(); depth -= 1; return r; }
+    function expr() {
+      var a = term(), o, b;
+      while ((o = op("+", "-")) !== null) {
+        b = term();
+        if (!same(a[1], b[1])) no();
+        a = [fin(o === "+" ? a[0] + b[0] : a[0] - b[0]), a[1]];
+      }
+      return a;
+    }
+    function term() {
+      var a = unary(), o, b;
+      while ((o = op("*", "/")) !== null) {
+        b = unary();
+        if (o === "*") a = [fin(a[0] * b[0]), add(a[1], b[1], 1)];
+        else { if (b[0] === 0) no(); a = [fin(a[0] / b[0]), add(a[1], b[1], -1)]; }
+      }
+      return a;
+    }
+    function unary() {
+      var o = op("-", "+"), a;
+      if (o === null) return power();
+      a = nest(unary);
+      return [(o === "-" ? -1 : 1) * a[0], a[1]];
+    }
+    function raise(a, e) {
+      var whole = e < 0 ? Math.ceil(e) : Math.floor(e);
+      if (Math.abs(e) > R.limits[1] || (!flat(a[1]) && whole !== e)) no();
+      return [fin(Math.pow(a[0], e)), [a[1][0] * whole, a[1][1] * whole, a[1][2] * whole]];
+    }
+    function power() {
+      var a = atom(), u;
+      if (op("**") !== null) a = raise(a, exponent());
+      u = ts[pos].u;
+      if (u) {  // the unit binds after the power: "n**k FLOP" is (n**k) FLOP
+        pos += 1; typed = true;
+        a = [fin(a[0] * u.s), add(a[1], u.d, 1)];
+        if (ts[pos].u) no();
+      }
+      return a;
+    }
+    function exponent() {
+      var o = op("-", "+"), a;
+      if (o !== null) return (o === "-" ? -1 : 1) * nest(exponent);
+      a = atom();
+      if (op("**") !== null) a = nest(function () { return raise(a, exponent()); });
+      if (!flat(a[1])) no();
+      return a[0];
+    }
+    function atom() {
+      var t = ts[pos], a;
+      pos += 1;
+      if (t.n !== undefined) return [t.n, [0, 0, 0]];
+      if (t.o !== "(") no();
+      a = nest(expr);
+      if (ts[pos].o !== ")") no();
+      pos += 1;
+      return a;
+    }
+    top = expr();
+    if (!ts[pos].end) no();
+    return [top[0], top[1], typed];
+  }
+  // answers.parse_number with the card's unit stated: [the value in the answer's unit, and where no unit was
+  // typed and the answer has one, the same number read in the answer's own unit (else null)]; null: not read
+  function number(v, t) {
+    var ts, q, us = [], want = dims(v.x), i, flops = true, counts = true, w;
+    try { ts = lexed(t); q = parsed(ts); } catch (e) { if (e === NO) return null; throw e; }
+    for (i = 0; i < ts.length; i++) if (ts[i].u) us.push(ts[i].u);
+    for (i = 0; i < us.length; i++) { flops = flops && us[i].k === 1; counts = counts && us[i].k === 2; }
+    if (same(q[1], [0, 0, 1]) && same(want, [-1, 0, 1]) && us.length && flops) return [q[0] / v.b, null];
+    if (flat(q[1]) && q[2] && !flat(want) && !counts) return null;  // "us/s": the units cancel
+    if (flat(q[1])) {
+      if (flat(want)) return [q[0], null];
+      return isFinite(q[0] * v.s) ? [q[0] * v.s / v.b, q[0] / v.b] : null;
+    }
+    if (same(q[1], want)) return [q[0] / v.b, null];
+    if (us.length === 1 && ts[ts.length - 2].u && same(us[0].d, want)) {  // (working) unit, its unit last
+      try { w = parsed(ts.slice(0, -2).concat([{end: true}])); } catch (e) { if (e === NO) return null; throw e; }
+      if (flat(w[1])) return isFinite(w[0] * us[0].s) ? [w[0] * us[0].s / v.b, null] : null;
+    }
     return null;
   }
-  function norm(s) {
-    s = s.trim().toLowerCase().split(/\s+/).join(" ");
+  function norm(s) {  // answers.normalize_choice
+    s = swap(s, R.dashes).trim().toLowerCase().split(/\s+/).join(" ");
+    while (s && (R.stops + " ").indexOf(s.slice(-1)) >= 0) s = s.slice(0, -1);
     ["-bound", " bound"].forEach(function (x) {
       if (s.length > x.length && s.slice(-x.length) === x) s = s.slice(0, -x.length);
     });
     return s;
   }
   function choice(t, cs) {
-    var g = norm(t.replace(/\u2212/g, "-").replace(/[\u00d7\u00b7]/g, "*").replace(/\u00f7/g, "/")), p, by = {}, i, hits = [];
+    var g = norm(swap(t, R.translate)), p, by = {}, i, hits = [];
     if (!g) return null;
     p = PAIR.exec(g);
     if (p) g = p[1] + "x" + p[2];
@@ -231,8 +348,16 @@ SCRIPT = r"""(function () {
     for (i in by) if (own(by, i) && i.indexOf(g) === 0 && hits.indexOf(by[i]) < 0) hits.push(by[i]);
     return hits.length === 1 ? hits[0] : null;
   }
+  // drills.grading.grade: within the tolerance, or of another edition's answer unless a named mistake is closer
+  function right(v, g) {
+    var near = Infinity, i;
+    if (rel(g, v.k) <= v.t) return true;
+    for (i = 0; i < v.w.length; i++) if (typeof v.w[i][0] === "number") near = Math.min(near, Math.abs(g - v.w[i][0]));
+    for (i = 0; i < (v.a || []).length; i++) if (rel(g, v.a[i]) <= v.t && Math.abs(g - v.a[i]) <= near) return true;
+    return false;
+  }
   function verdict(v, t) {
-    var g, i, best = -1;
+    var g, i, best = -1, r;
     t = String(t || "");
     if (t.length > MAX || !t.trim()) return ["none", ""];
     if (v.c) {
@@ -242,13 +367,11 @@ SCRIPT = r"""(function () {
       for (i = 0; i < v.w.length; i++) if (v.w[i][0] === g) return ["wrong", v.w[i][1]];
       return ["wrong", ""];
     }
-    g = number(v, t);
-    if (g === null) return ["none", ""];
-    if (rel(g, v.k) <= v.t) return ["right", ""];
-    var near = Infinity;  // an answer closer to a named mistake than to another edition's is that mistake
-    for (i = 0; i < v.w.length; i++) near = Math.min(near, Math.abs(g - v.w[i][0]));
-    for (i = 0; i < (v.a || []).length; i++) if (rel(g, v.a[i]) <= v.t && Math.abs(g - v.a[i]) <= near) return ["right", ""];
-    var best = -1;
+    r = number(v, t);
+    if (r === null) return ["none", ""];
+    g = r[0];
+    if (right(v, g)) return ["right", ""];
+    if (r[1] !== null && right(v, r[1])) return ["needs-unit", ""];  // right only read in the answer's own unit
     if (rel(g, v.k) > v.dt) {  // the closest classic mistake is named (ties: the first listed)
       for (i = 0; i < v.w.length; i++) {
         if (rel(g, v.w[i][0]) <= v.dt && (best < 0 || rel(g, v.w[i][0]) < rel(g, v.w[best][0]))) best = i;
@@ -258,7 +381,7 @@ SCRIPT = r"""(function () {
   }
   // --- showing ---
   function show(d, i, typed) {
-    var v = d.v[i], back = q(".rk-back"), r, m, box, input = q("input[name=answer]"), t, small;
+    var v = d.v[i], back = q(".rk-back"), r, m, box, input = q("input[name=answer]"), t, small, n, bare;
     qa(".rk-v").forEach(function (el) { el.hidden = el.getAttribute("data-v") !== String(i); });
     qa(".rk-front, .rk-back").forEach(function (el) { el.setAttribute("data-problem-id", v.id); });
     qa(".rk-type, .rk-js").forEach(function (el) { el.hidden = false; });
@@ -277,8 +400,14 @@ SCRIPT = r"""(function () {
     back.setAttribute("data-misconception", r[1]);
     if (!box) return;
     t = String(typed).trim();
-    box.textContent = r[0] !== "none" ? "Your answer " + t + (v.u && NUM.test(t) && !NUM.exec(t)[4] ? " " + v.u : "") + " is " + r[0] + "." :
-      t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads one number, with or without its unit, or a listed choice." : "";
+    n = v.c || r[0] === "none" ? null : number(v, t);
+    bare = n && n[1] !== null ? (PLAIN.test(t) ? t : "(" + t + ")") : "";  // no unit typed: read in the card's
+    box.textContent = r[0] === "needs-unit" ?
+      "Your answer " + t + " has no unit, so it is read in " + v.u + ", and so it is wrong; in " + v.bu + " it is " +
+        Number(n[1].toPrecision(3)) + " " + v.bu + ", which is right. Type its unit: " + bare + " " + v.bu + "." :
+      r[0] !== "none" ? "Your answer " + (bare ? bare + " " + v.u : t) + " is " + r[0] + "." :
+      t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads a number or a working (2*3), " +
+        "with or without a unit, or a listed choice, as drill check does." : "";
     if (m) {
       box.textContent += " The classic mistake: " + m[0] + ". " + m[1] + " ";
       small = document.createElement("small");

@@ -76,7 +76,7 @@ class Variant:
         if a.is_choice:
             out.update(k=a.choice, c=list(a.choices))
         else:
-            out.update(k=a.number, s=self.unit_scale, b=self.base_scale, u=self.unit,
+            out.update(k=a.number, s=self.unit_scale, b=self.base_scale, u=self.unit, bu=a.unit,
                        x=",".join(str(d) for d in answers.parse_unit(a.unit).dims))
             if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
                 out["a"] = [float(other["value"]) for other in self.problem.also_right]

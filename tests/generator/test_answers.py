@@ -354,3 +354,50 @@ def test_an_unreadable_answer_never_lists_unshown_choices():
     with pytest.raises(AnswerError) as exc:
         parse_choice("1", ("12x128", "16x128"), shown=False)  # a prefix of two choices: not listed either
     assert "12x128" not in str(exc.value)
+
+
+@pytest.mark.parametrize("text, choices, want", [
+    ("Memory-bound.", ("compute", "memory"), "memory"), ("Compute-bound.", ("compute", "memory"), "compute"),
+    ("compute-bound!", ("compute", "memory"), "compute"), ("memory bound .", ("compute", "memory"), "memory"),
+    ("Compute–bound", ("compute", "memory"), "compute"), ("HBM-bound.", ("compute", "memory"), "memory"),
+    ("Comms-bound?", ("compute", "comms"), "comms"), ("Yes.", ("yes", "no"), "yes"), ("no!", ("yes", "no"), "no"),
+    ("Y.", ("yes", "no"), "yes"), ("VMEM.", ("HBM", "VMEM", "SMEM"), "VMEM"), ("(48, 512).", ("48x512", "64x512"), "48x512"),
+    ("48 x 512.", ("48x512", "64x512"), "48x512"), ("Latency-bound.", ("bandwidth", "latency"), "latency"),
+])
+def test_a_sentence_s_end_after_a_choice_is_read(text, choices, want):
+    assert parse_choice(text, choices) == want
+
+
+@pytest.mark.parametrize("text", [".", "!?", " . "])
+def test_a_choice_of_punctuation_alone_is_empty(text):
+    with pytest.raises(AnswerError, match="empty answer"):
+        parse_choice(text, ("compute", "memory"))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("172.4.", 172.4), ("172.", 172.0), ("(172.4).", 172.4), ("234.2*1.", 234.2), ("12 us.", 12e-6 / 1e-6),
+    ("1e3.", 1e3), ("(2*3) .", 6.0),
+])
+def test_a_full_stop_after_a_number_or_a_working_is_read(text, value):
+    assert parse_number(text, "s", "us") * 1e6 == pytest.approx(value, rel=1e-12)
+
+
+def test_a_bare_number_right_only_in_the_base_unit_asks_for_its_unit():
+    """Read in the stated unit it is wrong; read in the answer's base unit it is right: not graded, and
+    the message says the unit it was read in, both values and what to type."""
+    key = 2 * 4096 * 2048 * 8192 / 197e12  # 698 µs
+
+    def right(value: float) -> bool:
+        return abs(value - key) <= 0.01 * key
+
+    with pytest.raises(NeedsUnitError) as exc:
+        parse_number("2*4096*2048*8192/197e12", "s", "µs", key, right)
+    said = str(exc.value)
+    assert "read in µs, which is 698 ps" in said and "in s it is 698 µs" in said, said
+    assert "(2*4096*2048*8192/197e12) s" in said, said
+    with pytest.raises(NeedsUnitError, match=r"write 0\.000698 s"):
+        parse_number("0.000698", "s", "us", key, right)
+    assert parse_number("698", "s", "us", key, right) == pytest.approx(698e-6)  # right as stated: read
+    assert parse_number("0.5", "s", "us", key, right) == pytest.approx(0.5e-6)  # wrong both ways: graded
+    assert parse_number("0.000698", "s", "us", key) == pytest.approx(698e-12)  # no grader given: read as before
+    assert parse_number("0.000698 s", "s", "us", key, right) == pytest.approx(698e-6)  # a unit typed

@@ -10,13 +10,13 @@ come from the Python at test time:
   (``Date`` replaced in the context) and a remembered last variant, against ``rotation.local_day`` and
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
-  unit, against ``drills.grading.grade`` (right or wrong, with the same mistakes ``drills.assess``
-  passes it) and ``generator.misconceptions.diagnose`` (the mistake named), for numbers on and around
+  unit, against ``drills.assess`` as `drill check` calls it (right or wrong by ``drills.grading.grade``,
+  "needs-unit", and the mistake ``generator.misconceptions`` names), for numbers on and around
   the key, each classic wrong answer and each other edition's answer, at the tolerances' edges; and
   for choices.
 
-The typed number's value is ``n * s / b`` in both languages (the same IEEE operations), so the reader of
-units and separators is left to the Chromium test against `drill check` (test_anki_variants.py, slow).
+The typed number's value is ``n * s / b`` in both languages (the same IEEE operations); the reader of
+units, separators and workings is held in test_card_reader_js.py.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import random
 
 import pytest
 
-from drills import grading
+from drills import assess
 from drills.cmd_generate import card_rules
 from generator import families, misconceptions
 from generator import generate as gen
@@ -116,17 +116,16 @@ def targets(v: Variant, rng: random.Random) -> list[float]:
     return out
 
 
-def expected_verdict(v: Variant, value: float | str) -> list[str]:
-    """What `drill check` says of ``value`` (a number in the answer's unit, or a choice): right or wrong
-    (``grading.grade``, given the mistakes ``drills.assess`` passes) and the mistake named."""
-    p = v.problem
-    bands = gen.grading_bands(p.family)
-    mistakes = () if p.answer.is_choice or not p.also_right else tuple(
-        float(w.value) for w in misconceptions.wrong_answers(p) if not isinstance(w.value, str))
-    if grading.grade(p, value, bands, None, 0, mistakes).correct:
-        return ["right", ""]
-    named = misconceptions.diagnose(p, value)
-    return ["wrong", "" if named is None else named.misconception.id]
+def expected_verdict(v: Variant, typed: str) -> list[str]:
+    """What `drill check` says of ``typed`` (a bare number read in the card's unit, as ``drills.cmd_check``
+    reads it, or a choice): right or wrong (``grading.grade``) and the mistake named; "needs-unit" where
+    the bare number is right only in the answer's base unit."""
+    out = assess.assess(v.problem, typed, gen.grading_bands(v.problem.family), bare_unit=v.unit or None)
+    if out.status == assess.NEEDS_UNIT:
+        return ["needs-unit", ""]
+    assert out.status == assess.GRADED, out.reason
+    named = out.misconception
+    return ["right", ""] if out.correct else ["wrong", "" if named is None else named.misconception.id]
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +144,15 @@ def results():
             return known[id(problem)][1]
 
         mp.setattr(misconceptions, "wrong_answers", once)
+        stated: dict[int, tuple] = {}
+        plain_stated = assess.stated_unit
+
+        def stated_once(problem):  # so is the prompt's stated unit
+            if id(problem) not in stated:
+                stated[id(problem)] = (problem, plain_stated(problem))
+            return stated[id(problem)][1]
+
+        mp.setattr(assess, "stated_unit", stated_once)
         return _results()
 
 
@@ -169,9 +177,8 @@ def _results():
             continue
         for g in targets(v, rng):
             n = g * d["b"] / d["s"]  # the number typed in the card's unit
-            value = n * d["s"] / d["b"]  # read back as the card and drill check read a bare number
             verdicts.append([d, repr(n)])
-            want_verdicts.append(expected_verdict(v, value))
+            want_verdicts.append(expected_verdict(v, repr(n)))
     fronts, want_fronts = [], []
     multi = [i for i, n in enumerate(notes) if len(n["v"]) > 1]
     for _ in range(200):
@@ -190,7 +197,7 @@ def _results():
 
 def test_the_cases_cover_every_outcome(results):
     kinds = {tuple(w) for w in results["want_verdicts"]}
-    assert {k[0] for k in kinds} == {"right", "wrong"}
+    assert {k[0] for k in kinds} == {"right", "wrong", "needs-unit"}
     assert ("wrong", "") in kinds and len({k[1] for k in kinds if k[1]}) >= 10
     assert len(results["verdicts"]) >= 3000 and len(results["picks"]) >= 2500
     assert sum(len(d["w"]) > 0 and "a" in d for d, _ in results["verdicts"]) > 0  # other editions' answers too
