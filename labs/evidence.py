@@ -252,7 +252,8 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
              f"  memory bandwidth (an in-place copy): {fmt(c.bytes_per_s, 'B/s')}"]
     net = datasheet_constants(probed, lambda path: path)["fixed_cost_by_op_s"]
     for op, (meas, _again, edge) in probed.fixed.items():
-        lines.append(f"  fixed cost of a {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
+        article = "an" if op[:1] in "aeiou" else "a"
+        lines.append(f"  fixed cost of {article} {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
     if probed.hierarchy is not None:
         from generator import hierarchy as model

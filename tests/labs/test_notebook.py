@@ -147,7 +147,7 @@ def _the_datasheet_was_measured_just_now_and_predicted_from(nb, rec):
     assert "FLOP/s (a " in shown and f"): {fmt(measured['peak_flops_per_s'], 'FLOP/s')}\n" in shown
     assert f"memory bandwidth (an in-place copy): {fmt(measured['hbm_bytes_per_s'], 'B/s')}\n" in shown
     for op, fixed_s in measured["fixed_cost_by_op_s"].items():
-        assert f"fixed cost of a {op} call (N=" in shown and f"beyond its work): {fmt(fixed_s, 's')}" in shown
+        assert f"fixed cost of {'an' if op == 'add' else 'a'} {op} call (N=" in shown and f"beyond its work): {fmt(fixed_s, 's')}" in shown
     # the probes shown are the record's probes: the same calibration, reused
     assert rec["probes"]["attained_flops_per_s"] == measured["peak_flops_per_s"]
     assert rec["probes"]["attained_bytes_per_s"] == measured["hbm_bytes_per_s"]
