@@ -33,6 +33,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from generator.errors import DrillError
+
 MAX_INPUT_CHARS = 200
 MAX_NESTING = 30
 MAX_EXPONENT = 100.0
@@ -103,7 +105,7 @@ _OPERATORS = ("**", "+", "-", "*", "/", "^", "(", ")")
 _TRANSLATE = str.maketrans({"−": "-", "×": "*", "·": "*", "÷": "/"})
 
 
-class AnswerError(ValueError):
+class AnswerError(DrillError, ValueError):
     """An answer that can not be read; the message is one line for the learner."""
 
 

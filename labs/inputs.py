@@ -16,12 +16,13 @@ import hashlib
 from pathlib import Path
 
 from generator import safeio
+from generator.errors import DrillError
 from generator.yamlio import safe_load
 from labs import ops as lab_ops
 from labs.runner import LearnerPrediction
 
 
-class InputError(ValueError):
+class InputError(DrillError, ValueError):
     pass
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from math import prod
 
 from generator import costs
+from generator.errors import DrillError
 from generator.units import DTYPE_BYTES, normalize_dtype
 
 # The seed's skinny matmul is [8, N] @ [N, N]; 8 rows is the lab's choice, not a chip figure.
@@ -22,7 +23,7 @@ SKINNY_ROWS = 8
 LAB_DTYPES = ("bf16", "f32")
 
 
-class OpError(ValueError):
+class OpError(DrillError, ValueError):
     """An op name, size or dtype the lab cannot run: the message says what is accepted."""
 
 

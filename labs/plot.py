@@ -15,12 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import costs, roofline, safeio
+from generator.errors import DrillError
 from labs.record_types import LabRecord, as_record
 
 PLOT_SUFFIXES = (".png", ".svg")
 
 
-class PlotError(ValueError):
+class PlotError(DrillError, ValueError):
     pass
 
 

@@ -26,11 +26,13 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.errors import DrillError
+
 # Wire types (protobuf encoding): 0 varint, 1 64-bit, 2 length-delimited, 5 32-bit.
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
-class XPlaneError(ValueError):
+class XPlaneError(DrillError, ValueError):
     """The bytes are not a well-formed XSpace."""
 
 

@@ -17,6 +17,7 @@ from string import Template
 
 import labs
 from generator import catalogue, costs, project_urls, safeio
+from generator.errors import DrillError
 
 from drills.site import data, markdown, sections
 
@@ -31,7 +32,7 @@ OUTPUT_FILES = ("index.html", "site.js", "site.css")
 esc = html.escape
 
 
-class SiteError(ValueError):
+class SiteError(DrillError, ValueError):
     """The site cannot be built where asked (the message says why)."""
 
 

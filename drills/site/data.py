@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from generator import catalogue, costs, units
 from generator import roofline as model
+from generator.errors import DrillError
 from labs import ops as lab_ops
 
 # The page accepts N from 1 to MAX_N: every FLOP and byte count then stays an exact
@@ -30,7 +31,7 @@ _SENTINEL = 1000003
 _CHECK_SIZES = (5, 7, 13, 64, 1000, 4097, 65536, MAX_N)
 
 
-class PlaygroundDataError(RuntimeError):
+class PlaygroundDataError(DrillError, RuntimeError):
     """A cost formula the page cannot carry exactly (not a polynomial of degree <= 3 in N)."""
 
 
