@@ -155,7 +155,7 @@ def start_trace(trace_dir: Path) -> None:
 def stop_trace() -> None:
     import jax
     with quiet_profiler_noise():
-        jax.profiler.stop_trace()  # type: ignore[no-untyped-call]  # jax leaves stop_trace unannotated
+        jax.profiler.stop_trace()
 
 
 def reader_name() -> str:
