@@ -91,7 +91,7 @@ class Outcome:
         """The line(s) the quiz prints for this answer."""
         if self.status != GRADED:
             return f"not graded: {self.reason}. Try again."
-        assert self.grade is not None
+        assert self.grade is not None and self.given_value is not None  # a graded outcome has both
         off = ""
         if self.grade.relative_error is not None:
             off = f" ({percent(self.grade.relative_error)} off)"

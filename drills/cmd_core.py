@@ -50,7 +50,7 @@ MAX_DIM = 2**32  # one dimension: far beyond any tensor axis that fits one chip'
 MAX_DIM_PRODUCT = 2**60  # all dimensions multiplied (a matmul's multiply-adds): ~1e18
 
 
-def _bounded_shape(ctx, param, value: str) -> str:
+def _bounded_shape(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """The --shape text, once every dimension is a positive integer within physical bounds (exit 2 otherwise)."""
     try:
         dims = costs.parse_shape(value)
@@ -126,7 +126,7 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
         click.echo("  " + (line if over == "hbm" else line.replace("HBM", label)))
 
 
-def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None):
+def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None) -> catalogue.Chip | model.Ceilings:
     """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target

@@ -7,7 +7,7 @@ Thin commands: they parse options and call ``generator.transformer``,
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
@@ -17,12 +17,17 @@ from generator import catalogue
 from generator import transformer as tmodel
 from generator.units import fmt
 from generator.export import ExportError, check_writable
+
+if TYPE_CHECKING:
+    from generator.export.variants import CardRules
+    from generator.generate import OnItem, Registry
+    from generator.problem import Problem
 from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
 
 MAX_COUNT = 1_000_000
 
 
-def _selection(command: Callable) -> Callable:
+def _selection(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that choose problems, shared by deck and export."""
     options = [
         click.option("--chip", "chips", multiple=True, metavar="C",
@@ -43,7 +48,8 @@ def _selection(command: Callable) -> Callable:
     return command
 
 
-def _generate(chips, families, count, seed, specs_dir, on_item=None):
+def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, seed: int, specs_dir: str | None,
+              on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
     from generator import generate
@@ -70,7 +76,7 @@ def _target(path: str) -> None:
 MAX_VARIANTS = 64
 
 
-def _skill_count(chips, families, specs_dir) -> int:
+def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
     """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
     (exit 2), before any bar is drawn."""
     from generator import generate
@@ -90,14 +96,14 @@ def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
     return callback
 
 
-def card_rules():
+def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
     from drills import assess
     from generator import generate
     from generator.export.variants import CardRules
 
-    def good_rel(problem):
+    def good_rel(problem: Problem) -> float:
         # drills.grading.grade_number: the problem's tolerance, else the family's good_rel.
         return problem.tolerance if problem.tolerance > 0 else generate.grading_bands(problem.family).good_rel
 
@@ -114,7 +120,8 @@ def card_rules():
 @click.option("-o", "--output", "output", required=True, metavar="PATH.apkg",
               help="Where to write the Anki package (written whole or not at all).")
 @click.pass_context
-def deck(ctx, chips, families, count, seed, specs_dir, variants, fixed, output) -> None:
+def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], count: int, seed: int, specs_dir: str | None,
+         variants: int | None, fixed: bool, output: str) -> None:
     """Build an Anki deck (.apkg) of drill problems: one note per skill, fresh numbers at each review.
 
     Deck tree "Rudrite Kernels::Stage 0::<family>". Each note holds K problems of one
@@ -172,7 +179,8 @@ def deck(ctx, chips, families, count, seed, specs_dir, variants, fixed, output) 
 @_selection
 @click.option("-o", "--output", "output", default=None, metavar="PATH",
               help="Write to this file (whole or not at all) instead of stdout; '-' means stdout.")
-def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
+def export(fmt: str, chips: tuple[str, ...], families: tuple[str, ...], count: int, seed: int, specs_dir: str | None,
+           output: str | None) -> None:
     """Export drill problems as CSV or JSON, for other SRS tools and scripts.
 
     Each problem has family, skill, id, params (chip, op, shape, dtype for op problems),
@@ -204,7 +212,8 @@ def export(fmt, chips, families, count, seed, specs_dir, output) -> None:
     click.echo(f"wrote {len(problems)} problems to {output}", err=True)
 
 
-def _model(params: int, layers: int | None, d_model: int | None, kv_d_model: int | None):
+def _model(params: int, layers: int | None, d_model: int | None,
+           kv_d_model: int | None) -> tuple[tmodel.Model, dict[str, Any] | None]:
     """The model to price and what was assumed for it: {from, values, sources}, or None."""
     if layers is not None and d_model is not None:
         return tmodel.Model(params, layers, d_model, kv_d_model), None
@@ -215,7 +224,7 @@ def _model(params: int, layers: int | None, d_model: int | None, kv_d_model: int
     if shape is None:
         raise click.UsageError(f"--layers and --d-model are needed: no known model has {_count_name(params)} "
                                f"parameters (known: {known})")
-    values = {"layers": shape.layers, "d_model": shape.d_model}
+    values: dict[str, int] = {"layers": shape.layers, "d_model": shape.d_model}
     if kv_d_model is None:
         values["kv_d_model"] = shape.kv_d_model or shape.d_model
     return shape.model(params, kv_d_model), {"from": shape.name, "values": values, "sources": list(shape.sources)}
@@ -236,7 +245,7 @@ MAX_WIDTH = 2**20  # d-model and K/V width: 1,048,576
 MAX_TOKENS = 2**24  # batch and sequence length: 16,777,216
 
 
-def _count(ctx, param, value):
+def _count(ctx: click.Context, param: click.Parameter, value: str) -> int:
     try:
         return tmodel.parse_count(value)
     except ValueError as exc:
@@ -263,7 +272,8 @@ def _count(ctx, param, value):
               help="prefill: one forward pass over B x S tokens; decode: one step of B tokens with S of context.")
 @click.option("--dtype", default="bf16", show_default=True, help="Weights, activations and K/V dtype.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def transformer(params, layers, d_model, kv_d_model, batch, seq, chip, phase, dtype, as_json) -> None:
+def transformer(params: int, layers: int | None, d_model: int | None, kv_d_model: int | None, batch: int, seq: int,
+                chip: str, phase: str, dtype: str, as_json: bool) -> None:
     """Step-time floor of a transformer forward pass from chip constants alone.
 
     FLOPs = 2 x params per token + attention (Q·Kᵀ and A·V); bytes = weights + layer

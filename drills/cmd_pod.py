@@ -8,6 +8,8 @@ Bad input is one line and exit 2.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +17,9 @@ from drills.cmd_core import resolve_chip
 from generator import catalogue
 from generator import collectives as C
 from generator.units import sci, seconds, si
+
+if TYPE_CHECKING:
+    from labs.collectives import Plan
 
 
 def _bytes(text: str) -> float:
@@ -35,7 +40,8 @@ class _Refs:
     """Sources cited by number, listed once at the end ("[1]"), not repeated on every line."""
 
     def __init__(self, chip: catalogue.Chip):
-        self.chip, self.sources = chip, []
+        self.chip = chip
+        self.sources: list[str] = []
 
     def __call__(self, key: str) -> str:
         fig = self.chip.figure(key)
@@ -194,8 +200,8 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
     cite.echo()
 
 
-def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions, out_dir,
-                    trace_dir, as_json: bool) -> None:
+def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions: Path | None,
+                    out_dir: Path | None, trace_dir: Path | None, as_json: bool) -> None:
     """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py plans and
     scores, labs/collectives_run.py measures, labs/collectives_record.py is the record).
 
@@ -249,12 +255,12 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     click.echo(f"record: {path}" if path else f"record: written by process 0 (this is process {os.environ.get('DRILL_PROCESS_ID')})")
 
 
-def _ask(plan) -> dict[str, float]:
+def _ask(plan: Plan) -> dict[str, float]:
     """Predict before you measure: one time per row at a terminal (blank skips)."""
     from generator.answers import AnswerError, parse_duration_seconds
 
     click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")
-    out = {}
+    out: dict[str, float] = {}
     for row in plan.rows:
         while True:
             text = click.prompt(f"  {row.id} [{si(row.bytes, 'B')}]", default="", show_default=False).strip()

@@ -42,12 +42,17 @@ _HINT_CAP = {0: Rating.Easy, 1: Rating.Good, 2: Rating.Hard, 3: Rating.Hard}
 
 
 class Bands(Protocol):
-    """The grading bands of a family (``generator.specs.GradingBands``)."""
+    """The grading bands of a family (``generator.specs.GradingBands``), read only: the frozen
+    dataclass the specs give satisfies it (a plain attribute here would ask for a settable one)."""
 
-    good_rel: float  # relative error accepted as right (the family's tolerance)
-    easy_rel: float  # relative error for Easy (with easy_seconds)
-    easy_seconds: float  # answered at most this fast (seconds) for Easy
-    hard_seconds: float  # a right answer slower than this (seconds) is Hard
+    @property
+    def good_rel(self) -> float: ...  # relative error accepted as right (the family's tolerance)
+    @property
+    def easy_rel(self) -> float: ...  # relative error for Easy (with easy_seconds)
+    @property
+    def easy_seconds(self) -> float: ...  # answered at most this fast (seconds) for Easy
+    @property
+    def hard_seconds(self) -> float: ...  # a right answer slower than this (seconds) is Hard
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import families
+from generator.errors import DrillError
 from generator.families.base import Mastery
 from generator.termsafe import visible_lines
 from labs import calibration_bias
@@ -32,7 +33,7 @@ from labs.record_types import LabRecord, Miss
 LAB_TITLE = "LAB·0.1 Rooflines by hand"
 
 
-class ProgressError(ValueError):
+class ProgressError(DrillError, ValueError):
     pass
 
 

@@ -18,6 +18,7 @@ import stat
 from typing import Any
 
 from generator import safeio
+from generator.errors import DrillError
 
 SIDE_SUFFIXES = ("-wal", "-journal", "-shm")  # the files SQLite keeps beside the store
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -25,7 +26,7 @@ APP_NAME = "rudrite-kernels"
 STORE_FILENAME = "drill.sqlite3"
 
 
-class StoreError(Exception):
+class StoreError(DrillError):
     """The store can not be used; the message is one line naming the file."""
 
 

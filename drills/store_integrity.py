@@ -15,9 +15,12 @@ import json
 import pathlib
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fsrs import Card
+
+if TYPE_CHECKING:
+    from fsrs.card import CardDict
 
 from drills.store_files import bad_file
 
@@ -66,7 +69,7 @@ def card(text: Any) -> Card:
             continue
         _finite(value, name, low, high)
     try:
-        loaded = Card.from_dict(data)
+        loaded = Card.from_dict(cast("CardDict", data))  # its fields are checked one by one above
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"card does not load ({' '.join(str(exc).split())[:200]})") from None
     if loaded.due.tzinfo is None or (loaded.last_review is not None and loaded.last_review.tzinfo is None):

@@ -36,6 +36,8 @@ from typing import Callable
 
 from generator.units import fmt
 
+from generator.errors import DrillError
+
 MAX_INPUT_CHARS = 200
 MAX_NESTING = 30
 MAX_EXPONENT = 100.0
@@ -113,7 +115,7 @@ CHOICE_STOPS = ".!?"
 _CHOICE_TRANSLATE = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-"})
 
 
-class AnswerError(ValueError):
+class AnswerError(DrillError, ValueError):
     """An answer that can not be read; the message is one line for the learner."""
 
 

@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.errors import DrillError
+
 CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
 
 # Figures that every chip must carry (the rest are optional, "where published").
 REQUIRED_FIGURES = ("hbm_bytes_per_s", "hbm_bytes")
 
 
-class UnknownChipError(LookupError):
+class UnknownChipError(DrillError, LookupError):
     """A chip name, alias or device_kind that the catalogue does not know."""
 
     def __init__(self, name: str, known: list[str], closest: str | None):
@@ -239,7 +241,7 @@ def _normalize(name: str) -> str:
     return " ".join(name.strip().lower().replace("_", " ").split())
 
 
-class CatalogueError(ValueError):
+class CatalogueError(DrillError, ValueError):
     """chips.yaml is malformed: says which chip and which figure."""
 
 

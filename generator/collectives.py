@@ -37,6 +37,7 @@ from typing import Any
 from generator import roofline
 from generator.catalogue import Catalogue, Chip, Figure
 from generator import links
+from generator.errors import DrillError
 from generator.links import hops as axis_hops
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
@@ -49,7 +50,7 @@ HOP_LATENCY_FACT = "ici_hop_latency_s"
 MAX_AXIS = 1 << 20  # no real mesh axis is longer; refuse absurd input before doing arithmetic
 
 
-class TopologyError(ValueError):
+class TopologyError(DrillError, ValueError):
     """A slice shape, coordinate or chip that the model can not use; the message is one line."""
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from generator.errors import DrillError
 from generator.units import DTYPE_BYTES, normalize_dtype
 
 INDEX_DTYPE = "int32"
@@ -25,7 +26,7 @@ FLOPS_PER_MAC = 2  # a multiply-accumulate is two FLOPs, a multiply and an add (
 ACCUMULATE_DTYPE = {"int8": "int32"}
 
 
-class CostError(ValueError):
+class CostError(DrillError, ValueError):
     """Bad op, shape or dtype: the message names what is wrong and what is accepted."""
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from generator import catalogue, families, startcache
 from generator import families as families_mod  # ``skills`` takes a parameter named families
+from generator.errors import DrillError
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
@@ -58,7 +59,7 @@ OnItem = Callable[[int, int], None]
 _PATIENCE = 8  # consecutive repeated draws after which a skill is taken to have no more distinct problems
 
 
-class UnknownFamilyError(ValueError):
+class UnknownFamilyError(DrillError, ValueError):
     """A family name that is not one of FAMILY_NAMES; the message names the known families."""
 
     def __init__(self, name: str):
@@ -66,15 +67,15 @@ class UnknownFamilyError(ValueError):
         super().__init__(f"unknown family '{name}'; known families: {', '.join(FAMILIES)}")
 
 
-class TooManyProblemsError(ValueError):
+class TooManyProblemsError(DrillError, ValueError):
     """A request for more than MAX_PROBLEMS problems (skills x count)."""
 
 
-class UnknownProblemError(ValueError):
+class UnknownProblemError(DrillError, ValueError):
     """A problem id that no skill's draws produce."""
 
 
-class UnknownSkillError(ValueError):
+class UnknownSkillError(DrillError, ValueError):
     """A skill id that no family declares."""
 
     def __init__(self, skill_id: str):

@@ -15,13 +15,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from generator.errors import DrillError
 from generator.roofline import Ceilings
 from generator.units import fmt
 
 MEASURED = "measured just now"
 
 
-class HierarchyError(ValueError):
+class HierarchyError(DrillError, ValueError):
     """A hierarchy that cannot be read: one line saying why."""
 
 

@@ -48,13 +48,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from generator.errors import DrillError
+
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # 16 MiB: far above any record, spec or export the tool reads
 DEFAULT_MAX_DEPTH = 64  # JSON nesting: a lab record is about 5 levels deep
 MAX_INT_DIGITS = 40  # a JSON integer with more digits than this is not a measurement
 StrPath = str | os.PathLike[str]  # a path as callers hold it: text or a Path
 
 
-class SafeIOError(OSError):
+class SafeIOError(DrillError, OSError):
     """A file the policy refuses to read or write; ``str()`` is one line naming the path."""
 
     def __init__(self, message: str):

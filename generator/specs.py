@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Any, Mapping, NoReturn, Protocol
 
 from generator import catalogue, safeio
+from generator.errors import DrillError
 
 if TYPE_CHECKING:
     import yaml
@@ -34,7 +35,7 @@ TOP_LEVEL_KEYS = {"family", "title", "summary", "chips", "tolerance", "grading",
 GRADING_KEYS = {"easy_rel", "easy_seconds", "hard_seconds"}
 
 
-class SpecError(ValueError):
+class SpecError(DrillError, ValueError):
     """A drill spec that can not be used; the message is ``file:line: where: what``."""
 
 

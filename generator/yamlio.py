@@ -16,12 +16,14 @@ from typing import IO, Any
 
 import yaml
 
+from generator.errors import DrillError
+
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_ALIAS_NODES = 100_000  # nodes that aliases may add, beyond the file's own; a spec uses a few dozen
 
 
-class YAMLBoundError(yaml.YAMLError):
+class YAMLBoundError(DrillError, yaml.YAMLError):
     """A YAML document refused for what its aliases would build (one line, no part of the input)."""
 
 

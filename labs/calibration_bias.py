@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeGuard
 
 from generator.units import fmt
 from labs.record_types import LabRecord
@@ -43,7 +44,7 @@ class OpBias:
     high_ratio: float  # 75th percentile
     within_2x: float  # fraction of predictions within 2x, 0..1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -60,7 +61,7 @@ class RunBias:
     within_2x: float  # fraction, 0..1
     typical_miss: float  # exp(mean |ln ratio|), a factor >= 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -75,29 +76,29 @@ class PredictionBias:
     leaning: str = "none"  # "too fast" (ratio > 1: ops took longer), "too slow", "balanced" or "none"
     trend: str = "none"  # "closer", "further", "steady" (two runs or more), "one run" or "none"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"ops": [o.to_dict() for o in self.ops], "runs": [r.to_dict() for r in self.runs],
                 "predictions": self.predictions, "median_ratio": self.median_ratio,
                 "spread_factor": self.spread_factor, "within_2x": self.within_2x, "leaning": self.leaning,
                 "trend": self.trend}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PredictionBias":
+    def from_dict(cls, d: Mapping[str, Any]) -> "PredictionBias":
         return cls([OpBias(**o) for o in d.get("ops", ())], [RunBias(**r) for r in d.get("runs", ())],
                    d.get("predictions", 0), d.get("median_ratio"), d.get("spread_factor"), d.get("within_2x"),
                    d.get("leaning", "none"), d.get("trend", "none"))
 
 
-def learner_ratios(record: LabRecord | dict) -> list[tuple[str, str, float]]:
+def learner_ratios(record: LabRecord | Mapping[str, Any]) -> list[tuple[str, str, float]]:
     """(op, label, measured / the learner's predicted seconds) for each op the learner predicted
     (a typed record from the records folder, or a record dict as the lab builds it)."""
-    out = []
+    out: list[tuple[str, str, float]] = []
     if isinstance(record, LabRecord):
         for op_row in record.ops:
             learner = op_row.predictions.learner
             predicted = learner.seconds if learner else None
             if _positive(predicted) and _positive(op_row.measured.measured_s):
-                ratio = float(op_row.measured.measured_s) / float(predicted)  # type: ignore[arg-type]  # _positive: both are numbers > 0
+                ratio = float(op_row.measured.measured_s) / float(predicted)
                 if math.isfinite(ratio) and ratio > 0:
                     out.append((op_row.op, op_row.label or op_row.op, ratio))
         return out
@@ -115,7 +116,8 @@ def learner_ratios(record: LabRecord | dict) -> list[tuple[str, str, float]]:
     return out
 
 
-def _positive(value) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
+    """A finite number above zero (never a bool): a ratio can be taken of it."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
@@ -142,9 +144,9 @@ def _leaning(median_ratio: float) -> str:
     return "balanced"
 
 
-def prediction_bias(records: Iterable[tuple[str, LabRecord | dict]]) -> PredictionBias:
+def prediction_bias(records: Iterable[tuple[str, LabRecord | Mapping[str, Any]]]) -> PredictionBias:
     """The learner's bias and spread over ``records`` ((path, record) pairs, any order)."""
-    runs: list[tuple[tuple, RunBias, list[tuple[str, str, float]]]] = []
+    runs: list[tuple[tuple[str, str], RunBias, list[tuple[str, str, float]]]] = []
     for path, record in records:
         found = learner_ratios(record)
         if not found:
@@ -207,6 +209,7 @@ def format_lines(bias: PredictionBias) -> list[str]:
     """The calibration section of ``drill progress`` (ratios are measured / your prediction)."""
     if not bias.runs:
         return ["  no predictions of yours in these records yet: write them before `drill lab` measures"]
+    assert bias.median_ratio is not None  # a run holds at least one prediction
     lines = [f"  over {bias.predictions} prediction(s) in {len(bias.runs)} run(s): median measured/predicted "
              f"{ratio_text(bias.median_ratio)}, {bias.within_2x:.0%} within 2x"
              + (f", spread x{fmt(bias.spread_factor, '')}" if bias.spread_factor is not None else ""),

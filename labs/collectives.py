@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import catalogue
 from generator import collectives as C
+from generator.errors import DrillError
 from generator.units import DTYPE_BYTES, si
 from labs import collectives_record as rec
 from labs import records, score
@@ -66,7 +67,7 @@ AXIS_NAMES = ("x", "y", "z")
 MAX_BYTES = 4e9
 
 
-class CollectivesLabError(ValueError):
+class CollectivesLabError(DrillError, ValueError):
     """Bad options or a device set the lab cannot use; one line."""
 
 

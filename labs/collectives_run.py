@@ -53,7 +53,8 @@ def _shard_map() -> Callable[..., Any]:
     params = inspect.signature(smap).parameters
     check = next((name for name in ("check_vma", "check_rep") if name in params), None)
     if check is None:
-        return smap
+        plain: Callable[..., Any] = smap
+        return plain
     return lambda f, **kw: smap(f, **kw, **{check: False})
 
 

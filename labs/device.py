@@ -13,6 +13,7 @@ import platform as _platform
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from generator import catalogue
 
@@ -41,7 +42,7 @@ class DeviceInfo:
     def budget_bytes(self) -> float | None:
         return None if self.memory_bytes is None else self.memory_bytes * MEMORY_BUDGET_SHARE
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int | float | None]:
         return {"platform": self.platform, "device_kind": self.device_kind,
                 "chip": self.chip.name if self.chip else None,
                 "memory_bytes": self.memory_bytes, "memory_source": self.memory_source,
@@ -69,11 +70,13 @@ def detect() -> DeviceInfo:
     memory, memory_source = _memory(dev, plat, chip)
     cache, cache_source = _cache(plat, chip)
     return DeviceInfo(plat, kind, chip, memory, memory_source, cache, cache_source,
-                      socket.gethostname(), jax.__version__, jaxlib.__version__,
+                      socket.gethostname(), jax.__version__,
+                      jaxlib.__version__,  # type: ignore[attr-defined]  # jaxlib's __init__ imports it, exporting nothing
+
                       _platform.python_version(), len(devices))
 
 
-def _memory(dev, plat: str, chip: catalogue.Chip | None) -> tuple[float | None, str]:
+def _memory(dev: Any, plat: str, chip: catalogue.Chip | None) -> tuple[float | None, str]:
     try:
         stats = dev.memory_stats() or {}
     except Exception:  # some backends raise instead of returning None

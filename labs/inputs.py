@@ -13,19 +13,35 @@ problem raises InputError with one line, before anything runs.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypedDict, Union
 
 from generator import safeio
+from generator.errors import DrillError
 from generator.yamlio import safe_load
 from labs import ops as lab_ops
 from labs.runner import LearnerPrediction
 
 
-class InputError(ValueError):
+class InputError(DrillError, ValueError):
     pass
 
 
-def read_mapping(path: Path, what: str) -> dict:
+class ExplanationEntry(TypedDict):
+    """An explanation given as a mapping: reason ids, the corrected time (seconds) and the sentence."""
+
+    reasons: list[str]
+    corrected_s: float | None
+    text: str
+
+
+# An op's explanation: one sentence, or the mapping form.
+Explanation = Union[str, ExplanationEntry]
+
+
+def read_mapping(path: Path, what: str) -> dict[Any, Any]:
+    """The YAML mapping in ``path`` (``Any``: a parsed document, checked key by key by its reader)."""
     try:  # a regular file only, at most 1 MiB (generator.safeio): a FIFO or /dev/zero never hangs
         data = safe_load(safeio.read_text_bounded(path, 1 << 20))
     except OSError as exc:
@@ -99,8 +115,9 @@ def parse_prediction(text: str) -> float:
     return value
 
 
-def predictions_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "predictions") -> dict[str, LearnerPrediction]:
-    out = {}
+def predictions_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
+                             what: str = "predictions") -> dict[str, LearnerPrediction]:
+    out: dict[str, LearnerPrediction] = {}
     for key, value in data.items():
         name = _op_key(key, chosen, what)
         if value is None or isinstance(value, (dict, list, bool)):
@@ -134,15 +151,17 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "explanations") -> dict:
+def explanations_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
+                              what: str = "explanations") -> dict[str, Explanation]:
     """op -> a sentence (reasons and the corrected time after its last '=' read from it), or
     op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
     ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
     from generator.miss_reasons import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
-    out: dict = {}
+    out: dict[str, Explanation] = {}
     for key, value in data.items():
         name = _op_key(key, chosen, what)
+        entry: Explanation
         if isinstance(value, dict):
             unknown = set(value) - {"reasons", "corrected", "text"}
             if unknown:
@@ -168,7 +187,7 @@ def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "
                     corrected_s = corrected_from_sentence(text)
             except CorrectedError as exc:
                 raise InputError(f"{what}: {key}: {exc}") from None
-            entry = {"reasons": reasons, "corrected_s": corrected_s, "text": " ".join(text.split())}
+            entry = ExplanationEntry(reasons=reasons, corrected_s=corrected_s, text=" ".join(text.split()))
         elif isinstance(value, str) and value.strip():
             entry = " ".join(value.split())
             text = entry
@@ -185,5 +204,5 @@ def explanations_from_mapping(data: dict, chosen: tuple[str, ...], what: str = "
     return out
 
 
-def load_explanations(path: Path, chosen: tuple[str, ...]) -> dict[str, str]:
+def load_explanations(path: Path, chosen: tuple[str, ...]) -> dict[str, Explanation]:
     return explanations_from_mapping(read_mapping(path, "explanations"), chosen, f"explanations file {path}")

@@ -115,8 +115,9 @@ class Measurement:
             return (f"wall runs spread {100 * self.wall.spread:.0f}% (IQR / median) > {100 * NOISY_SPREAD:.0f}%",)
         return ()
 
-    def to_dict(self) -> dict:
-        out = self.wall.to_dict()
+    def to_dict(self) -> dict[str, Any]:
+        """The record's measured columns (JSON; ``labs.record_types.Measured`` reads them back typed)."""
+        out: dict[str, Any] = dict(self.wall.to_dict())
         d = self.device
         out.update({"device_median_s": d.p50_s if d else None, "device_min_s": d.min_s if d else None,
                     "device_p20_s": d.p20_s if d else None, "device_p80_s": d.p80_s if d else None,
@@ -136,7 +137,7 @@ def _marked(call: Callable[[int], Any], module: str, offset: int) -> Callable[[i
     inside the marker so the device work of call k lies within marker k."""
     import jax
 
-    def run(i: int):
+    def run(i: int) -> Any:
         with jax.profiler.TraceAnnotation(profile.marker_name(module, i)):
             return timing.block(call(offset + i))
     return run
@@ -211,7 +212,7 @@ def _compress(folder: Path) -> None:
         pass
 
 
-def _stop_trace(jax) -> Exception | None:
+def _stop_trace(jax: Any) -> Exception | None:
     try:
         profile.stop_trace()
     except Exception as exc:  # reported in the record; the wall clock still stands
@@ -242,7 +243,7 @@ class XlaCost:
     def bytes_differ(self) -> bool:
         return _differ(self.bytes_accessed, self.hand_bytes)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float | bool | None]:
         return {"flops": self.flops, "bytes_accessed": self.bytes_accessed,
                 "transcendentals": self.transcendentals,
                 "flops_differ": self.flops_differ, "bytes_differ": self.bytes_differ}
@@ -275,7 +276,7 @@ def read_cost_analysis(analysis: Any) -> dict[str, float | None]:
             "transcendentals": count("transcendentals")}
 
 
-def xla_cost(jitted: Any, args: tuple, hand_flops: int, hand_bytes: int) -> XlaCost | None:
+def xla_cost(jitted: Any, args: tuple[Any, ...], hand_flops: int, hand_bytes: int) -> XlaCost | None:
     """XLA's count for ``jitted(*args)``; None when this backend offers no cost analysis."""
     try:
         counts = read_cost_analysis(jitted.lower(*args).compile().cost_analysis())

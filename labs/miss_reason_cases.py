@@ -18,28 +18,31 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from generator import miss_reasons, safeio
 from labs import records
+from labs.record_types import RecordError
+from labs.records import RecordJSON
 
 CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"
 CASES_VERSION = 1
 
 
-def evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
+def evidence(record: RecordJSON, op: str) -> miss_reasons.OpEvidence:
     """The op's evidence as the lab judges it (``labs.records.op_evidence``)."""
     return records.op_evidence(record, op)
 
 
-def case_id(record: dict) -> str:
+def case_id(record: RecordJSON) -> str:
     """``cpu-n1024-20261129T225540Z``: the record's platform, size and start time (unique per run)."""
     stamp = re.sub(r"[^0-9TZ]", "", str(record.get("date", "")).replace("+00:00", "Z"))
     return f"{records.slug(str(record['platform']))}-n{int(record['size'])}-{stamp}"
 
 
-def cases_from_record(record: dict, source: str) -> list[dict]:
+def cases_from_record(record: RecordJSON, source: str) -> list[dict[str, Any]]:
     """One case per op whose graded prediction missed by more than 2x (the record's verdicts)."""
-    out = []
+    out: list[dict[str, Any]] = []
     graded = record["graded"]
     for row in record["ops"]:
         if row.get("verdict") != "miss":
@@ -58,9 +61,9 @@ def cases_from_record(record: dict, source: str) -> list[dict]:
     return out
 
 
-def build(paths: list[Path], names: dict[Path, str] | None = None) -> dict:
+def build(paths: list[Path], names: dict[Path, str] | None = None) -> dict[str, Any]:
     """The cases document from ``paths`` (``names``: how each source is cited, default its file name)."""
-    cases = []
+    cases: list[dict[str, Any]] = []
     for path in paths:
         record = records.load(path)
         cases.extend(cases_from_record(record, (names or {}).get(path, Path(path).name)))
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         doc = build(args.records, {p: p.as_posix() for p in args.records})
-    except (records.RecordError, ValueError, KeyError) as exc:
+    except (RecordError, ValueError, KeyError) as exc:
         print(f"miss_reason_cases: error: {exc}", file=sys.stderr)
         return 2
     safeio.write_text(args.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

@@ -15,11 +15,11 @@ PRACTICE_HINT = ("or set PRACTICE = True in the parameters cell to measure witho
                  "(recorded as practice: graded on the model, never counted toward GATE 00)")
 
 
-def _written(value) -> bool:
+def _written(value: object) -> bool:
     return value is not None and str(value).strip() != ""
 
 
-def measure_refusal(my_predictions, learner: dict[str, LearnerPrediction] | None, practice: bool,
+def measure_refusal(my_predictions: object, learner: dict[str, LearnerPrediction] | None, practice: bool,
                     ops: tuple[str, ...]) -> str | None:
     """Why the measure cell must not measure now (one line), or None when it may.
 

@@ -9,11 +9,17 @@ runs. ``build`` is the only function here that imports jax.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
+from typing import TYPE_CHECKING, Any
 
 from generator import costs
+from generator.errors import DrillError
 from generator.units import DTYPE_BYTES, normalize_dtype
+
+if TYPE_CHECKING:
+    from jax import Array
 
 # The seed's skinny matmul is [8, N] @ [N, N]; 8 rows is the lab's choice, not a chip figure.
 SKINNY_ROWS = 8
@@ -22,7 +28,7 @@ SKINNY_ROWS = 8
 LAB_DTYPES = ("bf16", "f32")
 
 
-class OpError(ValueError):
+class OpError(DrillError, ValueError):
     """An op name, size or dtype the lab cannot run: the message says what is accepted."""
 
 
@@ -59,7 +65,7 @@ def function_name(op_name: str) -> str:
     return f"lab_{op_name}"
 
 
-_COST_SHAPES = {
+_COST_SHAPES: dict[str, Callable[[int], tuple[int, ...]]] = {
     "matmul": lambda n: (n, n, n),
     "skinny_matmul": lambda n: (SKINNY_ROWS, n, n),
     "add": lambda n: (n, n),
@@ -68,7 +74,7 @@ _COST_SHAPES = {
     "embedding": lambda n: (n, n, n),  # gather N rows of an [N, N] table
 }
 
-_INPUTS = {
+_INPUTS: dict[str, Callable[[int, str], list[tuple[tuple[int, ...], str]]]] = {
     "matmul": lambda n, d: [((n, n), d), ((n, n), d)],
     "skinny_matmul": lambda n, d: [((SKINNY_ROWS, n), d), ((n, n), d)],
     "add": lambda n, d: [((n, n), d), ((n, n), d)],
@@ -138,12 +144,12 @@ def check_dtype(dtype: str) -> str:
     return d
 
 
-def jax_dtype(dtype: str):
+def jax_dtype(dtype: str) -> Any:
     import jax.numpy as jnp
     return {"bf16": jnp.bfloat16, "f32": jnp.float32, "int32": jnp.int32}[normalize_dtype(dtype)]
 
 
-def build(op_name: str, size: int, dtype: str):
+def build(op_name: str, size: int, dtype: str) -> tuple[Callable[..., Any], Callable[[int], tuple[Array, ...]]]:
     """(jitted function, make_inputs(seed) -> tuple of device arrays) for one op.
 
     The function is defined with a fixed name so its XLA module is ``jit_lab_<op>``
@@ -157,9 +163,9 @@ def build(op_name: str, size: int, dtype: str):
     fn = _FUNCTIONS[op_name](jax, jnp)
     op = OPS[op_name]
 
-    def make_inputs(seed: int):
+    def make_inputs(seed: int) -> tuple[Array, ...]:
         keys = jax.random.split(jax.random.key(seed), len(op.inputs(size, dtype)))
-        arrays = []
+        arrays: list[Array] = []
         for key, (shape, d) in zip(keys, op.inputs(size, dtype)):
             if d == costs.INDEX_DTYPE:
                 arrays.append(jax.random.randint(key, shape, 0, size, dtype=jnp.int32))
@@ -170,43 +176,46 @@ def build(op_name: str, size: int, dtype: str):
     return jax.jit(fn), make_inputs
 
 
-def _matmul(jax, jnp):
-    def lab_matmul(x, y):
+def _matmul(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_matmul(x: Array, y: Array) -> Array:
         return x @ y
     return lab_matmul
 
 
-def _skinny_matmul(jax, jnp):
-    def lab_skinny_matmul(x, y):
+def _skinny_matmul(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_skinny_matmul(x: Array, y: Array) -> Array:
         return x @ y
     return lab_skinny_matmul
 
 
-def _add(jax, jnp):
-    def lab_add(x, y):
+def _add(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_add(x: Array, y: Array) -> Array:
         return x + y
     return lab_add
 
 
-def _softmax(jax, jnp):
-    def lab_softmax(x):
-        return jax.nn.softmax(x, axis=-1)
+def _softmax(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_softmax(x: Array) -> Array:
+        out: Array = jax.nn.softmax(x, axis=-1)
+        return out
     return lab_softmax
 
 
-def _reduce_sum(jax, jnp):
-    def lab_reduce_sum(x):
-        return jnp.sum(x, axis=-1)
+def _reduce_sum(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_reduce_sum(x: Array) -> Array:
+        out: Array = jnp.sum(x, axis=-1)
+        return out
     return lab_reduce_sum
 
 
-def _embedding(jax, jnp):
-    def lab_embedding(table, indices):
-        return jnp.take(table, indices, axis=0)
+def _embedding(jax: Any, jnp: Any) -> Callable[..., Array]:
+    def lab_embedding(table: Array, indices: Array) -> Array:
+        out: Array = jnp.take(table, indices, axis=0)
+        return out
     return lab_embedding
 
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[[Any, Any], Callable[..., Array]]] = {
     "matmul": _matmul, "skinny_matmul": _skinny_matmul, "add": _add,
     "softmax": _softmax, "reduce_sum": _reduce_sum, "embedding": _embedding,
 }

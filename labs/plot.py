@@ -12,15 +12,18 @@ have no place on a log axis and are listed in the legend.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypedDict
 
 from generator import costs, roofline, safeio
-from labs.record_types import LabRecord, as_record
+from generator.errors import DrillError
+from labs.record_types import Calibrated, Datasheet, LabRecord, as_record
 
 PLOT_SUFFIXES = (".png", ".svg")
 
 
-class PlotError(ValueError):
+class PlotError(DrillError, ValueError):
     pass
 
 
@@ -31,11 +34,12 @@ def check_path(path: Path) -> Path:
     return path
 
 
-def _ceilings(record: dict, kind: str) -> roofline.Ceilings | None:
-    c = record["constants"][kind]
-    if not c:
+def _ceilings(record: LabRecord, kind: str) -> roofline.Ceilings | None:
+    constants = record.constants
+    c: Datasheet | Calibrated | None = constants.datasheet if kind == "datasheet" else constants.calibrated
+    if c is None:
         return None
-    return roofline.Ceilings(c["name"], c["peak_flops_per_s"], c["hbm_bytes_per_s"], c["dtype"], c["source"])
+    return roofline.Ceilings(c.name, c.peak_flops_per_s, c.hbm_bytes_per_s, c.dtype, c.source)
 
 
 def roof_points(ceilings: roofline.Ceilings, intensities: list[float]) -> list[float]:
@@ -50,10 +54,20 @@ def roof_points(ceilings: roofline.Ceilings, intensities: list[float]) -> list[f
     return out
 
 
-def points(record: LabRecord | dict) -> list[dict]:
+class PlotPoint(TypedDict):
+    """One op on the plot: FLOPs per byte, and FLOP/s predicted (model, learner) and measured."""
+
+    label: str
+    intensity: float
+    model: float | None
+    learner: float | None  # None without a prediction of the learner's own
+    measured: float
+
+
+def points(record: LabRecord | Mapping[str, Any]) -> list[PlotPoint]:
     """Per op with FLOPs: label, intensity and FLOP/s predicted by the model, by the learner
     (``None`` without a prediction of their own) and measured, as the plot draws them."""
-    out = []
+    out: list[PlotPoint] = []
     for row in as_record(record).ops:
         if row.flops <= 0:
             continue
@@ -66,14 +80,15 @@ def points(record: LabRecord | dict) -> list[dict]:
     return out
 
 
-def plot_record(record: dict, path: Path) -> Path:
+def plot_record(record: LabRecord | Mapping[str, Any], path: Path) -> Path:
     path = check_path(path)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = points(record)
-    skipped = [r.label for r in as_record(record).ops if r.flops <= 0]
+    typed = as_record(record)
+    rows = points(typed)
+    skipped = [r.label for r in typed.ops if r.flops <= 0]
     intensities = [r["intensity"] for r in rows]
     lo = min([0.05, *intensities]) / 2
     hi = max([1e4, *intensities]) * 2
@@ -82,7 +97,7 @@ def plot_record(record: dict, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 5.5))
     styles = {"datasheet": ("tab:blue", "-"), "calibrated": ("tab:orange", "--")}
     for kind, (color, ls) in styles.items():
-        ceil = _ceilings(record, kind)
+        ceil = _ceilings(typed, kind)
         if ceil is None:
             continue
         ax.plot(xs, roof_points(ceil, xs), ls, color=color, lw=2,
@@ -105,7 +120,7 @@ def plot_record(record: dict, path: Path) -> Path:
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOPs / byte)")
     ax.set_ylabel("FLOP/s")
-    title = f"{record['lab']} roofline: {record['device_kind']} ({record['platform']}), N={record['size']}, {record['dtype']}"
+    title = f"{typed.lab} roofline: {typed.device_kind} ({typed.platform}), N={typed.size}, {typed.dtype}"
     note = "hollow: the model's attainable; x: your prediction (FLOPs / your seconds); filled: measured"
     if skipped:
         note += f"; not plotted (no FLOPs): {', '.join(skipped)}"

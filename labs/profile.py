@@ -41,9 +41,11 @@ import re
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, TypedDict
 
 _DEVICE_PLANE = re.compile(r"^/device:(GPU|TPU)", re.IGNORECASE)
 
@@ -55,9 +57,44 @@ def marker_name(module: str, call: int) -> str:
     return f"{MARKER_PREFIX} {module} {call}"
 
 
-def profiler_options():
+# A trace as both readers give it (``jax.profiler.ProfileData`` and ``labs.xplane.XSpace``): planes of
+# lines of events, each event with a name, its times in nanoseconds and its (key, value) stats.
+class TraceEvent(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def start_ns(self) -> float: ...
+    @property
+    def end_ns(self) -> float: ...
+    @property
+    def duration_ns(self) -> float: ...
+    @property
+    def stats(self) -> Iterable[tuple[str | None, object]]: ...
+
+
+class TraceLine(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def events(self) -> Iterable[TraceEvent]: ...
+
+
+class TracePlane(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def lines(self) -> Iterable[TraceLine]: ...
+
+
+class Trace(Protocol):
+    @property
+    def planes(self) -> Iterable[TracePlane]: ...
+
+
+def profiler_options() -> Any:
     """Small traces: no Python tracer, host tracer at its lowest useful level (level 1 keeps
-    TraceAnnotation markers). None on jax without ``ProfileOptions`` (before 0.6.1): defaults then."""
+    TraceAnnotation markers). None on jax without ``ProfileOptions`` (before 0.6.1): defaults then.
+    (``Any``: the options class is looked up by name, since older jax has none.)"""
     import jax
     make = getattr(jax.profiler, "ProfileOptions", None)
     if make is None:
@@ -75,7 +112,7 @@ NOISE_MAX_BYTES = 1 << 20
 
 
 @contextmanager
-def quiet_profiler_noise():
+def quiet_profiler_noise() -> Iterator[None]:
     """Route file descriptor 2 to a scratch file while the profiler starts or stops, then replay
     every line except the TensorFlow import warnings (C++ logs them, so Python's logging cannot)."""
     try:
@@ -162,7 +199,7 @@ def read_trace_bytes(path: Path) -> bytes:
     return data
 
 
-def load(path: Path, reader: str = "auto"):
+def load(path: Path, reader: str = "auto") -> Trace:
     """The trace at ``path`` as planes/lines/events: ProfileData when present ("auto"), or
     ``reader="xplane"`` / ``reader="profiledata"`` to choose (``xplane`` needs no jax)."""
     if reader == "auto":
@@ -170,7 +207,8 @@ def load(path: Path, reader: str = "auto"):
     data = read_trace_bytes(Path(path))
     if reader == "profiledata":
         import jax
-        return jax.profiler.ProfileData.from_serialized_xspace(data)
+        profile: Trace = jax.profiler.ProfileData.from_serialized_xspace(data)
+        return profile
     from labs import xplane
     return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
@@ -239,14 +277,14 @@ class ModuleTimes:
     timeline: tuple[tuple[float, float], ...] = ()  # (start, end) ns of the module's events, in time order
 
 
-def _stats(event) -> dict:
+def _stats(event: TraceEvent) -> dict[str | None, object]:
     try:
         return dict(event.stats)
     except Exception:  # a stat of a type the binding cannot convert: ignore the event's stats
         return {}
 
 
-def collect_events(profile) -> list[Event]:
+def collect_events(profile: Trace) -> list[Event]:
     """Events that belong to an XLA module execution, from the planes that hold device work."""
     planes = list(profile.planes)
     device_planes = [p for p in planes if _DEVICE_PLANE.match(p.name)]
@@ -283,7 +321,7 @@ _CPU_RUNTIME_LINE = re.compile(r"^tf_XLA")
 ANY_MODULE = "*"  # an event known to be XLA work but not labelled with its module
 
 
-def collect_cpu_runtime_events(profile) -> list[Event]:
+def collect_cpu_runtime_events(profile: Trace) -> list[Event]:
     """Events on XLA's CPU runtime threads, unlabelled (for traces without ``hlo_module`` stats)."""
     found = []
     for plane in profile.planes:
@@ -302,7 +340,7 @@ def collect_cpu_runtime_events(profile) -> list[Event]:
 _CPU_EXECUTE_NAMES = ("TfrtCpuExecutable::ExecuteHelper", "PjRtCpuExecutable::ExecuteHelper")
 
 
-def collect_cpu_execute_events(profile) -> list[Event]:
+def collect_cpu_execute_events(profile: Trace) -> list[Event]:
     """The CPU client's execution events (any host thread), unlabelled."""
     found = []
     for plane in profile.planes:
@@ -314,7 +352,7 @@ def collect_cpu_execute_events(profile) -> list[Event]:
     return found
 
 
-def _unlabelled_cpu_events(profile, markers: list[Marker], expected_runs: int) -> tuple[list[Event], str]:
+def _unlabelled_cpu_events(profile: Trace, markers: list[Marker], expected_runs: int) -> tuple[list[Event], str]:
     """Events for a CPU trace without module labels (jax < 0.6): the XLA runtime threads' timed events
     when they fill every step marker (jax 0.5), else the client's inline execution spans (jax 0.4.30)."""
     runtime = collect_cpu_runtime_events(profile)
@@ -327,7 +365,7 @@ def _unlabelled_cpu_events(profile, markers: list[Marker], expected_runs: int) -
     return runtime, ""
 
 
-def collect_markers(profile, module: str) -> list[Marker]:
+def collect_markers(profile: Trace, module: str) -> list[Marker]:
     """The step markers around ``module``'s timed calls (host planes), in call order."""
     prefix = f"{MARKER_PREFIX} {module} "
     found = []
@@ -444,22 +482,48 @@ def _same_module(found: str, wanted: str) -> bool:
     return found == wanted or found.startswith(wanted + ".") or found.startswith(wanted + "_")
 
 
-def describe(trace_dir: Path, max_events: int = 6) -> dict:
+class EventSummary(TypedDict):
+    name: str  # the first 80 characters
+    duration_ns: float
+    stats: dict[str | None, str]  # each value's first 60 characters
+
+
+class LineSummary(TypedDict):
+    line: str
+    events: int
+    first: list[EventSummary]
+
+
+class PlaneSummary(TypedDict):
+    plane: str
+    lines: list[LineSummary]
+
+
+class _TraceNamed(TypedDict):
+    trace: str | None  # the newest trace file, None when there is none
+
+
+class TraceSummary(_TraceNamed, total=False):
+    planes: list[PlaneSummary]  # absent when there is no trace
+
+
+def describe(trace_dir: Path, max_events: int = 6) -> TraceSummary:
     """A small summary of a trace's planes, lines and stat keys (to debug a new platform)."""
     files = trace_files(trace_dir)
     if not files:
         return {"trace": None}
     profile = load(files[-1])
-    out = {"trace": str(files[-1]), "planes": []}
+    planes: list[PlaneSummary] = []
+    out: TraceSummary = {"trace": str(files[-1]), "planes": planes}
     for plane in profile.planes:
-        lines = []
+        lines: list[LineSummary] = []
         for line in plane.lines:
             events = list(line.events)
             lines.append({"line": line.name, "events": len(events),
                           "first": [{"name": e.name[:80], "duration_ns": e.duration_ns,
                                      "stats": {k: str(v)[:60] for k, v in _stats(e).items()}}
                                     for e in events[:max_events]]})
-        out["planes"].append({"plane": plane.name, "lines": lines})
+        planes.append({"plane": plane.name, "lines": lines})
     return out
 
 

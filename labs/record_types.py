@@ -28,13 +28,15 @@ import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
+from generator.errors import DrillError
+
 P = TypeVar("P", bound="Part")
 SCHEMA_NAME = "rudrite-kernels/lab-record"
 SUPPORTED_VERSIONS = (1, 2, 3, 4)  # LabRecord.schema_version's Literal lists the same (a test checks)
 MAX_ERRORS_SHOWN = 3  # as records.validate: the first few problems, then a count
 
 
-class RecordError(ValueError):
+class RecordError(DrillError, ValueError):
     """A record that does not parse, has an unknown schema, or breaks the schema (``labs.records``
     re-exports it: ``records.RecordError``)."""
 

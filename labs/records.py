@@ -33,7 +33,8 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from generator import safeio
 from generator.termsafe import visible
@@ -73,6 +74,31 @@ COUNTED_SIZES = (4096, 8192)
 LEDGER_FIELDS = (("platform", "platform"), ("device_kind", "device_kind"), ("chip", "chip"),
                  ("size", "size"), ("schema_version", "schema_version"),
                  ("started_at", "measurement_started_at"))
+# A lab record as JSON, while it is built, checked against record.schema.json and written (``Any``: the
+# schema is its type; ``labs.record_types.LabRecord`` is the typed record it parses into).
+RecordJSON = dict[str, Any]
+# A ledger line as read back: a JSON object of untrusted values (each is checked where it is used).
+LedgerEntry = dict[str, object]
+
+
+class LedgerLine(TypedDict):
+    """A ledger line as ``ledger_line`` writes it: a run's identity and its record's SHA-256."""
+
+    stem: str
+    state: str  # "pending", "saved" or "rewritten"
+    platform: object
+    device_kind: object
+    chip: object
+    size: object
+    schema_version: object
+    started_at: object
+    practice: bool
+    sha256: str | None
+    predictions_sha256: object
+    refused_attempts: dict[str, int]
+    at: str
+
+
 LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands of runs
 LEDGER_HEADROOM_BYTES = 64 * 1024  # room proven free before measuring for the lines a run appends
 
@@ -99,9 +125,10 @@ def predictions_sha256(texts: dict[str, str]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def load_schema() -> dict:
+def load_schema() -> dict[str, Any]:
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
-        return json.load(fh)
+        schema: dict[str, Any] = json.load(fh)
+        return schema
 
 
 _TYPES = {
@@ -116,7 +143,7 @@ _TYPES = {
 }
 
 
-def schema_errors(value: Any, schema: dict, path: str = "$") -> list[str]:
+def schema_errors(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
     """Every violation of ``schema`` in ``value``, as "path: problem" strings."""
     errors: list[str] = []
     types = schema.get("type")
@@ -182,7 +209,7 @@ def parse(record: Any) -> LabRecord:
     return LabRecord.from_dict(record)  # the types check each field again (a test keeps them and the schema in step)
 
 
-def record_text(record: dict) -> str:
+def record_text(record: RecordJSON) -> str:
     """The bytes a record is stored as (its SHA-256 in the ledger is over exactly these)."""
     return json.dumps(record, indent=2, sort_keys=False) + "\n"
 
@@ -191,7 +218,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_with_sha(path: Path) -> tuple[dict, str]:
+def load_with_sha(path: Path) -> tuple[RecordJSON, str]:
     """(the validated record at ``path`` as a dict, SHA-256 of its bytes); RecordError when it
     cannot be used. For a read-modify-write (``update``); readers take ``load_typed``."""
     record, digest = read_json(path)
@@ -221,7 +248,7 @@ def read_json(path: Path) -> tuple[Any, str]:
     return record, sha256_bytes(data)
 
 
-def load(path: Path) -> dict:
+def load(path: Path) -> RecordJSON:
     """A validated record from ``path``; RecordError when it cannot be used."""
     return load_with_sha(path)[0]
 
@@ -266,7 +293,7 @@ def record_stem(platform: str, device_kind: str, size: int, stamp: str) -> str:
     return f"{RECORD_PREFIX}-{platform}-{slug(device_kind)}-n{size}-{stamp}"
 
 
-def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset = frozenset(), traces: bool = True) -> str:
+def free_stem(out_dir: Path, stem: str, taken: set[str] | frozenset[str] = frozenset(), traces: bool = True) -> str:
     """``stem``, or ``stem-2``, ``stem-3`` ... : the first with no record, no ledger line (``taken``)
     and (``traces``) no trace folder yet."""
     out_dir = Path(out_dir)
@@ -286,7 +313,7 @@ class FolderLocked(RecordError, OSError):
 
 
 @contextlib.contextmanager
-def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None):
+def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None) -> Iterator[None]:
     """Hold an flock on ``folder/.lock`` (exclusive for a write, ``shared`` for a read) for the block.
 
     Every save and explain takes it exclusively, so their read-modify-writes of the ledger and
@@ -348,7 +375,7 @@ def _sweep_tmp(folder: Path) -> None:
 
 # ----------------------------------------------------------------- the ledger
 
-def read_ledger(folder: Path) -> list[dict]:
+def read_ledger(folder: Path) -> list[LedgerEntry]:
     """The records folder's ledger: one JSON object per line, oldest first ([] when absent).
     A line that is not UTF-8 or not a JSON object is a damaged line (``{"damaged": True}``), never
     an error. RecordError when it exists but cannot be read (not a regular file, too large)."""
@@ -365,7 +392,7 @@ def _ledger_bytes(folder: Path) -> bytes:
         raise RecordError(f"ledger: {exc}") from None
 
 
-def _ledger_entry(line: bytes, folder: Path) -> dict:
+def _ledger_entry(line: bytes, folder: Path) -> LedgerEntry:
     try:
         entry = safeio.loads_bounded(line.decode("utf-8"), 4, str(Path(folder) / LEDGER_NAME))
     except Exception:  # a damaged line (a bad byte, not JSON): skipped, and the gate says the ledger is damaged
@@ -373,7 +400,7 @@ def _ledger_entry(line: bytes, folder: Path) -> dict:
     return entry if isinstance(entry, dict) else {"damaged": True}
 
 
-def check_ledger(folder: Path) -> list[dict]:
+def check_ledger(folder: Path) -> list[LedgerEntry]:
     """Read the ledger as ``save_run`` will (RecordError, one line, if it cannot be), and prove the
     two lines a run appends will fit under ``LEDGER_MAX_BYTES``, and that it is no link (the lines go
     only to the folder's own file): called before anything is measured."""
@@ -387,7 +414,7 @@ def check_ledger(folder: Path) -> list[dict]:
     return entries
 
 
-def _append_ledger(folder: Path, entry: dict) -> None:
+def _append_ledger(folder: Path, entry: LedgerLine) -> None:
     """Append one line to the ledger (call under ``folder_lock``): the whole file is rewritten
     atomically, so a kill leaves the old ledger or the new one, never half a line. Its bytes are
     kept as they are, a damaged line included."""
@@ -401,7 +428,7 @@ def _append_ledger(folder: Path, entry: dict) -> None:
         raise RecordError(f"ledger: {exc}") from None
 
 
-def ledger_line(record: dict, stem: str, state: str, sha256: str | None) -> dict:
+def ledger_line(record: RecordJSON, stem: str, state: str, sha256: str | None) -> LedgerLine:
     """A ledger line: the run's identity as the record states it, and the record's SHA-256.
 
     ``state``: "pending" (written before the record), "saved" (after it), "rewritten" (an
@@ -414,9 +441,9 @@ def ledger_line(record: dict, stem: str, state: str, sha256: str | None) -> dict
             "refused_attempts": refused_attempts(record), "at": _utc_now()}
 
 
-def _attempts(record: dict) -> dict[str, list]:
+def _attempts(record: RecordJSON) -> dict[str, list[Any]]:
     """op -> its miss's attempts, as stored."""
-    out = {}
+    out: dict[str, list[Any]] = {}
     for row in record.get("ops") or []:
         miss = row.get("miss") if isinstance(row, dict) else None
         if isinstance(miss, dict) and isinstance(miss.get("attempts"), list):
@@ -424,13 +451,13 @@ def _attempts(record: dict) -> dict[str, list]:
     return out
 
 
-def refused_attempts(record: dict) -> dict[str, int]:
+def refused_attempts(record: RecordJSON) -> dict[str, int]:
     """op -> how many of its miss's attempts were refused (the ledger keeps the count too)."""
     return {op: sum(1 for a in attempts if isinstance(a, dict) and a.get("verdict") == "refused")
             for op, attempts in _attempts(record).items() if attempts}
 
 
-def check_attempts_kept(before: dict, after: dict) -> None:
+def check_attempts_kept(before: RecordJSON, after: RecordJSON) -> None:
     """RecordError unless every attempt ``before`` holds is still in ``after``, first and in order:
     attempts are append-only (guessing leaves a trail no rewrite erases)."""
     now = _attempts(after)
@@ -449,7 +476,7 @@ def counted_size(size: object) -> bool:
     return size in COUNTED_SIZES
 
 
-def run_key(record: LabRecord | dict) -> str:
+def run_key(record: LabRecord | Mapping[str, object]) -> str:
     """Runs compete for the one first-run slot per device kind (at a counted size). A record or a
     ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
     spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
@@ -464,10 +491,11 @@ def run_key(record: LabRecord | dict) -> str:
     return " ".join(unicodedata.normalize("NFKC", kind).casefold().split())
 
 
-def slot_runs(entries: list[dict]) -> list[dict]:
+def slot_runs(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     """The ledger's runs that took a first-run slot, once per stem, in ledger order: made with
     the learner's predictions at a counted size (an interrupted run, pending only, included)."""
-    seen, runs = set(), []
+    seen: set[object] = set()
+    runs: list[LedgerEntry] = []
     for e in entries:
         stem = e.get("stem")
         if e.get("damaged") or stem in seen or e.get("practice"):
@@ -479,7 +507,7 @@ def slot_runs(entries: list[dict]) -> list[dict]:
     return runs
 
 
-def save(record: dict, out_dir: Path, stem: str) -> Path:
+def save(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
 
     An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
@@ -506,7 +534,7 @@ def save_new(text: str, out_dir: Path, stem: str) -> Path:
     return path
 
 
-def save_run(record: dict, out_dir: Path, stem: str) -> Path:
+def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     """Save a new run: under the folder's lock, a "pending" ledger line, then the record, then a
     "saved" line with the record's SHA-256.
 
@@ -535,7 +563,7 @@ def save_run(record: dict, out_dir: Path, stem: str) -> Path:
     return path
 
 
-def update(path: Path, change) -> dict:
+def update(path: Path, change: Callable[[RecordJSON], object]) -> RecordJSON:
     """Read-modify-write one record under its folder's lock: ``change(record)`` is applied to the
     record as it is on disk now (so two explains never lose each other's work), the record is
     rewritten atomically, and, when the ledger vouched for the bytes it replaced, a "rewritten"
@@ -579,7 +607,7 @@ def check_own_file(path: Path, folder: Path | None = None) -> None:
         raise RecordError(str(exc)) from None
 
 
-def rewrite(record: dict, path: Path) -> Path:
+def rewrite(record: RecordJSON, path: Path) -> Path:
     """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure).
     No ledger line: a saved run's record is changed with ``update``."""
     validate(record)
@@ -645,7 +673,7 @@ def check_writable(directory: Path) -> None:
         raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None
 
 
-def op_evidence(record: dict, op: str) -> "OpEvidence":
+def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
     """The ``generator.miss_reasons.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
     from labs.evidence import op_evidence as build
 

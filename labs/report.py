@@ -6,6 +6,9 @@ the gate, the notebook and the device script print the same tables.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from generator.units import seconds, si
 from labs import score
 from labs.record_types import LabRecord, XlaCost, as_record
@@ -22,7 +25,7 @@ def _r(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def header_lines(record: LabRecord | dict) -> list[str]:
+def header_lines(record: LabRecord | Mapping[str, Any]) -> list[str]:
     record = as_record(record)
     ds, cal = record.constants.datasheet, record.constants.calibrated
     lines = [f"{record.lab} on {record.device_kind} ({record.platform}), N={record.size}, "
@@ -39,7 +42,7 @@ def header_lines(record: LabRecord | dict) -> list[str]:
     return lines
 
 
-def wall_banner(record: LabRecord | dict) -> list[str]:
+def wall_banner(record: LabRecord | Mapping[str, Any]) -> list[str]:
     """Loud lines, before any table, when an op's time is the wall clock or noisy (never silent)."""
     record = as_record(record)
     lines = []
@@ -60,7 +63,7 @@ def wall_banner(record: LabRecord | dict) -> list[str]:
     return lines
 
 
-def score_table(record: LabRecord | dict) -> list[str]:
+def score_table(record: LabRecord | Mapping[str, Any]) -> list[str]:
     """The seed's table: measured, each prediction and its ratio (measured / predicted), the verdict."""
     record = as_record(record)
     head = (f"{'op':<20} {'measured':>10} {'datasheet':>10} {'ratio':>7} {'calibrated':>10} {'ratio':>7} "
@@ -70,9 +73,9 @@ def score_table(record: LabRecord | dict) -> list[str]:
         p, r = row.predictions, row.ratios
         lines.append(
             f"{row.label:<20} {_s(row.measured.measured_s):>10} "
-            f"{_s(p.datasheet and p.datasheet.seconds):>10} {_r(r.datasheet):>7} "
-            f"{_s(p.calibrated and p.calibrated.seconds):>10} {_r(r.calibrated):>7} "
-            f"{_s(p.learner and p.learner.seconds):>10} {_r(r.learner):>7}  {row.verdict}"
+            f"{_s(p.datasheet.seconds if p.datasheet else None):>10} {_r(r.datasheet):>7} "
+            f"{_s(p.calibrated.seconds if p.calibrated else None):>10} {_r(r.calibrated):>7} "
+            f"{_s(p.learner.seconds if p.learner else None):>10} {_r(r.learner):>7}  {row.verdict}"
             f"{' (wall clock)' if row.measured.measured_from == 'wall' else ''}"
             f"{' (noisy)' if row.measured.noisy else ''}")
     measured_from = {row.measured.measured_from for row in record.ops}
@@ -81,7 +84,7 @@ def score_table(record: LabRecord | dict) -> list[str]:
     return lines
 
 
-def detail_table(record: LabRecord | dict) -> list[str]:
+def detail_table(record: LabRecord | Mapping[str, Any]) -> list[str]:
     """Device time (p20, p50, p80, spread over every traced run), wall median, overhead, buffers,
     XLA's own count against the hand count."""
     record = as_record(record)
@@ -118,7 +121,7 @@ def finding_of(record: LabRecord, op: str) -> str | None:
     return lab_explain.finding(record.to_dict(), op)
 
 
-def note_lines(record: LabRecord | dict) -> list[str]:
+def note_lines(record: LabRecord | Mapping[str, Any]) -> list[str]:
     record = as_record(record)
     lines = []
     for row in record.ops:
@@ -161,7 +164,7 @@ def note_lines(record: LabRecord | dict) -> list[str]:
     return lines
 
 
-def tables(record: LabRecord | dict) -> list[str]:
+def tables(record: LabRecord | Mapping[str, Any]) -> list[str]:
     """Everything up to the "why?" questions: header, the wall/noise banner, both tables."""
     record = as_record(record)
     banner = wall_banner(record)
@@ -169,6 +172,6 @@ def tables(record: LabRecord | dict) -> list[str]:
             *detail_table(record)]
 
 
-def full_report(record: LabRecord | dict) -> list[str]:
+def full_report(record: LabRecord | Mapping[str, Any]) -> list[str]:
     record = as_record(record)
     return [*tables(record), "", *note_lines(record)]

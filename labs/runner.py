@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from generator import catalogue, roofline
 from generator.costs import OpCost
+from generator.errors import DrillError
 from labs import ops as lab_ops
 from labs import records, score
 from labs.record_types import LabRecord, OpRow
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 LAB_NAME = "LAB·0.1"
 
 
-class LabError(ValueError):
+class LabError(DrillError, ValueError):
     """A problem found before anything runs: one line saying what to change."""
 
 

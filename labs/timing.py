@@ -38,7 +38,7 @@ class WallTiming:
     spread: float
     samples: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float]:
         return {"wall_median_s": self.median_s, "wall_min_s": self.min_s, "wall_max_s": self.max_s,
                 "wall_spread": self.spread, "wall_samples": self.samples}
 
@@ -69,7 +69,7 @@ class Rotation:
     def total_bytes(self) -> int:
         return self.sets * self.set_bytes
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, int | bool | None]:
         return {"buffer_sets": self.sets, "buffer_set_bytes": self.set_bytes,
                 "cache_bytes": self.cache_bytes, "defeats_cache": self.defeats_cache}
 
@@ -89,7 +89,8 @@ def plan_rotation(set_bytes: int, cache_bytes: int | None, budget_bytes: float |
     if budget_bytes is not None:
         # Leave room for one output the size of a set while the sets are alive.
         wanted = min(wanted, max(1, int(budget_bytes // set_bytes) - 1))
-    defeats = bool(cache_bytes) and wanted * set_bytes > 2 * cache_bytes
+    # No known cache (None, or 0 bytes) is never "defeated": there is nothing to compare with.
+    defeats = cache_bytes is not None and cache_bytes > 0 and wanted * set_bytes > 2 * cache_bytes
     return Rotation(wanted, set_bytes, cache_bytes, defeats)
 
 
@@ -135,7 +136,7 @@ def dispatch_overhead_s(reps: int = 200) -> float:
     import jax
     import jax.numpy as jnp
 
-    def lab_dispatch_probe(x):
+    def lab_dispatch_probe(x: jax.Array) -> jax.Array:
         return x + 1
 
     fn = jax.jit(lab_dispatch_probe)

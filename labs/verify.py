@@ -13,8 +13,10 @@ the record stores. Seconds throughout.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from generator.safeio import display_path
 from generator.termsafe import visible_lines
@@ -37,21 +39,28 @@ class Check:
     ok: bool
     why: str
 
-    def to_dict(self) -> dict:  # standard JSON: a non-finite number becomes null
+    def to_dict(self) -> dict[str, object]:  # standard JSON: a non-finite number becomes null
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in self.__dict__.items()}
+
+
+class Skipped(TypedDict):
+    """A file the check could not read: its path as shown, and why."""
+
+    path: str
+    reason: str
 
 
 @dataclass
 class VerifyReport:
     folder: str
     checks: list[Check] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def disagreements(self) -> list[Check]:
         return [c for c in self.checks if not c.ok]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"folder": self.folder, "checked": len(self.checks),
                 "disagreements": [c.to_dict() for c in self.disagreements],
                 "checks": [c.to_dict() for c in self.checks], "skipped": self.skipped}
@@ -109,7 +118,7 @@ def derive(trace_root: Path, module: str, reps: int, planes: set[str] | None = N
     return per_trace, ""
 
 
-def check_measured(m: dict, module: str, reps: int, folder: Path, planes: set[str] | None = None,
+def check_measured(m: Mapping[str, object], module: str, reps: int, folder: Path, planes: set[str] | None = None,
                    lines: set[str] | None = None) -> tuple[str, Path | None, float | None]:
     """(what disagrees, "" when nothing; the trace root; the traces' median) for one stored
     device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
@@ -160,7 +169,7 @@ def verify_folder(bench_dir: Path | None = None) -> VerifyReport:
     for loaded in records.scan(folder):
         shown = display_path(loaded.path)
         if loaded.record is None:
-            report.skipped.append({"path": shown, "reason": loaded.error})
+            report.skipped.append({"path": shown, "reason": loaded.error or "unreadable"})
             continue
         for row in loaded.record.ops:
             try:

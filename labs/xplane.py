@@ -23,18 +23,28 @@ Malformed input raises ``XPlaneError`` (one line), never reads out of bounds.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from generator.errors import DrillError
+
+if TYPE_CHECKING:
+    # The serialized XSpace: parse() reads it through a memoryview (slices without copies).
+    Bytes = Union[bytes, memoryview[int]]
+# A stat's value: a double, an unsigned or signed integer, text, raw bytes, or None when absent.
+StatValue = Union[float, int, str, bytes, None]
 
 # Wire types (protobuf encoding): 0 varint, 1 64-bit, 2 length-delimited, 5 32-bit.
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
-class XPlaneError(ValueError):
+class XPlaneError(DrillError, ValueError):
     """The bytes are not a well-formed XSpace."""
 
 
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+def _varint(buf: Bytes, pos: int, end: int) -> tuple[int, int]:
     result, shift = 0, 0
     while True:
         if pos >= end:
@@ -67,8 +77,9 @@ class _Budget:
             raise XPlaneError("more protobuf fields than a lab trace holds (refused: bounded parse work)")
 
 
-def _fields(buf: bytes, start: int, end: int, budget: "_Budget | None" = None):
-    """(field number, wire type, value): an int for varints, (start, end) for the rest.
+def _fields(buf: Bytes, start: int, end: int, budget: "_Budget | None" = None) -> Iterator[tuple[int, int, Any]]:
+    """(field number, wire type, value): an int for varints, (start, end) for the rest (``Any``: the
+    wire type, checked by every caller before it reads the value, says which).
     Each field read costs ``budget`` one (the parse's work is bounded by it)."""
     pos = start
     while pos < end:
@@ -80,6 +91,7 @@ def _fields(buf: bytes, start: int, end: int, budget: "_Budget | None" = None):
         number, wire = key >> 3, key & 7
         if number == 0:
             raise XPlaneError("field number 0")
+        value: int | tuple[int, int]
         if wire == _VARINT:
             value, pos = _varint(buf, pos, end)
         elif wire == _LEN:
@@ -97,7 +109,7 @@ def _fields(buf: bytes, start: int, end: int, budget: "_Budget | None" = None):
         yield number, wire, value
 
 
-def _text(buf: bytes, span: tuple[int, int]) -> str:
+def _text(buf: Bytes, span: tuple[int, int]) -> str:
     return bytes(buf[span[0]:span[1]]).decode("utf-8", errors="replace")
 
 
@@ -106,7 +118,7 @@ class Event:
     name: str
     start_ns: float
     duration_ns: float
-    stats: list = field(default_factory=list)
+    stats: list[tuple[str | None, StatValue]] = field(default_factory=list)
 
     @property
     def end_ns(self) -> float:
@@ -130,14 +142,16 @@ class XSpace:
     planes: list[Plane] = field(default_factory=list)
 
 
-def _int_field(wire: int, value, buf: bytes) -> int:
+def _int_field(wire: int, value: int, buf: Bytes) -> int:
     if wire != _VARINT:
         raise XPlaneError("expected an integer field")
     return _signed64(value)
 
 
-def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str], budget: "_Budget") -> tuple:
-    metadata_id, value = 0, None
+def _stat(buf: Bytes, span: tuple[int, int], stat_names: dict[int, str],
+          budget: "_Budget") -> tuple[str | None, StatValue]:
+    metadata_id = 0
+    value: StatValue = None
     for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             metadata_id = _int_field(wire, v, buf)
@@ -158,9 +172,10 @@ def _stat(buf: bytes, span: tuple[int, int], stat_names: dict[int, str], budget:
     return (stat_names[metadata_id], value)
 
 
-def _event(buf: bytes, span: tuple[int, int], timestamp_ns: int, event_names: dict[int, str],
+def _event(buf: Bytes, span: tuple[int, int], timestamp_ns: int, event_names: dict[int, str],
            stat_names: dict[int, str], budget: _Budget) -> Event:
-    metadata_id, offset_ps, duration_ps, stats = 0, 0, 0, []
+    metadata_id, offset_ps, duration_ps = 0, 0, 0
+    stats: list[tuple[str | None, StatValue]] = []
     for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             metadata_id = _int_field(wire, v, buf)
@@ -179,8 +194,9 @@ def _div1000(ps: int) -> int:
     return ps // 1000 if ps >= 0 else -((-ps) // 1000)
 
 
-def _map_entry(buf: bytes, span: tuple[int, int], budget: "_Budget") -> tuple[int, tuple[int, int] | None]:
-    key, value = 0, None
+def _map_entry(buf: Bytes, span: tuple[int, int], budget: "_Budget") -> tuple[int, tuple[int, int] | None]:
+    key = 0
+    value: tuple[int, int] | None = None
     for number, wire, v in _fields(buf, *span, budget):
         if number == 1:
             key = _int_field(wire, v, buf)
@@ -189,7 +205,7 @@ def _map_entry(buf: bytes, span: tuple[int, int], budget: "_Budget") -> tuple[in
     return key, value
 
 
-def _metadata_name(buf: bytes, span: tuple[int, int] | None, budget: "_Budget") -> str:
+def _metadata_name(buf: Bytes, span: tuple[int, int] | None, budget: "_Budget") -> str:
     """The ``name`` (field 2) of an XEventMetadata or XStatMetadata."""
     if span is None:
         return ""
@@ -199,8 +215,10 @@ def _metadata_name(buf: bytes, span: tuple[int, int] | None, budget: "_Budget") 
     return ""
 
 
-def _line(buf: bytes, span: tuple[int, int], event_names, stat_names, budget: _Budget) -> Line:
-    name, timestamp_ns, event_spans = "", 0, []
+def _line(buf: Bytes, span: tuple[int, int], event_names: dict[int, str], stat_names: dict[int, str],
+          budget: _Budget) -> Line:
+    name, timestamp_ns = "", 0
+    event_spans: list[tuple[int, int]] = []
     for number, wire, v in _fields(buf, *span, budget):
         if number == 2 and wire == _LEN:
             name = _text(buf, v)
@@ -211,9 +229,12 @@ def _line(buf: bytes, span: tuple[int, int], event_names, stat_names, budget: _B
     return Line(name, [_event(buf, s, timestamp_ns, event_names, stat_names, budget) for s in event_spans])
 
 
-def _plane(buf: bytes, span: tuple[int, int], budget: _Budget) -> Plane:
+def _plane(buf: Bytes, span: tuple[int, int], budget: _Budget) -> Plane:
     # Lines (field 3) may come before the metadata maps (4, 5): collect first, decode after.
-    name, line_spans, event_names, stat_names = "", [], {}, {}
+    name = ""
+    line_spans: list[tuple[int, int]] = []
+    event_names: dict[int, str] = {}
+    stat_names: dict[int, str] = {}
     for number, wire, v in _fields(buf, *span, budget):
         if number == 2 and wire == _LEN:
             name = _text(buf, v)
@@ -233,7 +254,7 @@ def parse(data: bytes, max_events: int | None = None) -> XSpace:
     work: the protobuf fields read, events, stats and metadata included (None: unbounded)."""
     buf = memoryview(bytes(data))
     budget = _Budget(max_events)
-    planes = []
+    planes: list[Plane] = []
     for number, wire, v in _fields(buf, 0, len(buf), budget):
         if number == 1 and wire == _LEN:
             planes.append(_plane(buf, v, budget))

@@ -14,9 +14,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import labs
 from generator import catalogue, costs, project_urls, safeio
+from generator.errors import DrillError
 
 from drills.site import data, markdown, sections
 
@@ -31,7 +33,7 @@ OUTPUT_FILES = ("index.html", "site.js", "site.css")
 esc = html.escape
 
 
-class SiteError(ValueError):
+class SiteError(DrillError, ValueError):
     """The site cannot be built where asked (the message says why)."""
 
 
@@ -41,7 +43,7 @@ class BuildResult:
     files: tuple[Path, ...]
     gate_status: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"out_dir": str(self.out_dir), "files": [str(f) for f in self.files], "gate_status": self.gate_status}
 
 
@@ -59,7 +61,7 @@ def _parts_html(text: str) -> tuple[str, str]:
     return chapter, cards
 
 
-def _script_json(value: dict) -> str:
+def _script_json(value: dict[str, Any]) -> str:
     # Inside <script type="application/json"> only "</" could end the element early.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
@@ -96,7 +98,7 @@ def render(bench_dir: Path, records_dir: Path | None = None, repo_url: str | Non
     mine = sections.learner_state(records_dir)
     lab_text = mine["text"] if mine["read"] else "counts from your records: drill site --records DIR"
 
-    def options(pairs, selected):
+    def options(pairs: list[tuple[Any, Any]], selected: object) -> str:
         return "".join(f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(t)}</option>' for v, t in pairs)
 
     shape_notes = "; ".join(  # e.g. embedding: gather N rows of an [N,N] table (--op embedding --shape T,V,D = N,N,N)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import Any
 
 from generator import catalogue, costs, units
 from generator import roofline as model
+from generator.errors import DrillError
 from labs import ops as lab_ops
 
 # The page accepts N from 1 to MAX_N: every FLOP and byte count then stays an exact
@@ -30,7 +32,7 @@ _SENTINEL = 1000003
 _CHECK_SIZES = (5, 7, 13, 64, 1000, 4097, 65536, MAX_N)
 
 
-class PlaygroundDataError(RuntimeError):
+class PlaygroundDataError(DrillError, RuntimeError):
     """A cost formula the page cannot carry exactly (not a polynomial of degree <= 3 in N)."""
 
 
@@ -60,7 +62,7 @@ def _template(text: str, n: int) -> str:
     return re.sub(rf"\b{n}\b", "{N}", text)
 
 
-def op_entry(name: str) -> dict:
+def op_entry(name: str) -> dict[str, Any]:
     """One op's metadata and, per dtype, its cost polynomials and templates."""
     op = lab_ops.OPS[name]
     shape = [("N" if d == _SENTINEL else d) for d in op.cost_shape(_SENTINEL)]
@@ -93,7 +95,7 @@ def op_entry(name: str) -> dict:
             "shape": shape, "by_dtype": by_dtype}
 
 
-def ceilings_entry(chip: catalogue.Chip) -> dict:
+def ceilings_entry(chip: catalogue.Chip) -> dict[str, Any]:
     """Per dtype: the two speeds and their source, or the CLI's error when no peak is published."""
     out = {}
     for dtype in units.COMPUTE_DTYPES:
@@ -107,7 +109,7 @@ def ceilings_entry(chip: catalogue.Chip) -> dict:
     return out
 
 
-def playground_data() -> dict:
+def playground_data() -> dict[str, Any]:
     """Everything EX·01's JavaScript needs, JSON-ready."""
     cat = catalogue.load()
     return {
@@ -122,7 +124,7 @@ def playground_data() -> dict:
     }
 
 
-def python_case(chip: str, op: str, n: int, dtype: str) -> dict:
+def python_case(chip: str, op: str, n: int, dtype: str) -> dict[str, Any]:
     """What `drill roofline` prints for one playground case (the parity test's reference)."""
     target = catalogue.get(chip)
     cost = lab_ops.OPS[op].cost(n, dtype)

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 from generator import catalogue, project_urls, roofline, safeio
 from generator.units import seconds, si
@@ -43,7 +44,7 @@ def shown(fig: catalogue.Figure | None, text: str | None = None) -> str:
 def sources_list(cat: catalogue.Catalogue) -> str:
     """The sources, each linked where its address is on the web; a repository file (the course
     seed) is not part of the built site, so it is named, not linked."""
-    def title(s) -> str:
+    def title(s: catalogue.Source) -> str:
         if re.match(r"^https?://", s.url or ""):
             return f'<a href="{esc(s.url)}">{esc(s.title)}</a>'
         return f"{esc(s.title)} (the course's own text, <code>{esc(s.url)}</code>; not part of this page)"
@@ -151,7 +152,7 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 
 
-def can_you_items() -> list[dict]:
+def can_you_items() -> list[dict[str, Any]]:
     """The seven items, each with the commands that train it: the `drill quiz` family from the
     vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
     from generator import families
@@ -171,7 +172,7 @@ def can_you_items() -> list[dict]:
     return out
 
 
-def can_you(items: list[dict]) -> str:
+def can_you(items: list[dict[str, Any]]) -> str:
     rows = "".join(
         f'<li><label><input type="checkbox" id="canyou-{i["n"]}" data-n="{i["n"]}"> {esc(i["text"])}</label> '
         + ", then ".join(f'<code class="cmd">{esc(c)}</code>' for c in i["commands"]) + "</li>" for i in items)
@@ -206,7 +207,7 @@ def _cells(values: list[str], cls: str) -> str:
     return f'<tr class="{cls}">{tds}</tr>'
 
 
-def gate_view(bench_dir: Path) -> dict:
+def gate_view(bench_dir: Path) -> dict[str, Any]:
     """The published records' gate: status word, headline, rows as HTML (records, then est. rows),
     and ``why``: for each record, why it does not count (or that it counts)."""
     result = lab_gate.evaluate(bench_dir)
@@ -249,7 +250,7 @@ def gate_view(bench_dir: Path) -> dict:
 
 # ---------------------------------------------------------------- the learner's own records
 
-def learner_state(records_dir: Path | None) -> dict:
+def learner_state(records_dir: Path | None) -> dict[str, Any]:
     """The mastery header's lab and gate items from the learner's own records folder (None: not read;
     the course's published records are never the learner's)."""
     if records_dir is None:
@@ -261,7 +262,7 @@ def learner_state(records_dir: Path | None) -> dict:
             "calibration": calibration(records_dir)}
 
 
-def calibration(records_dir: Path) -> dict:
+def calibration(records_dir: Path) -> dict[str, Any]:
     """The learner's prediction bias and spread over their records, for the page: the numbers of
     ``labs.calibration_bias.prediction_bias`` (the one computation, shared with ``drill progress``):
     median measured/predicted and the fraction within 2x per op kind, and the trend over records as
@@ -280,7 +281,7 @@ def calibration(records_dir: Path) -> dict:
             "trend_line": shown.line() if shown else ""}
 
 
-def calibration_html(cal: dict | None) -> str:
+def calibration_html(cal: dict[str, Any] | None) -> str:
     if cal is None:
         return ('<p class="note" id="calibration-none">Your prediction bias shows here when the page is built from '
                 "your own records: <code>drill site --records DIR</code> (your records folder; "
@@ -299,12 +300,12 @@ def calibration_html(cal: dict | None) -> str:
 
 # ---------------------------------------------------------------- the notebook
 
-def _source(cell: dict) -> str:
+def _source(cell: dict[str, Any]) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
 
 
-def _outputs(cell: dict) -> str:
+def _outputs(cell: dict[str, Any]) -> str:
     parts = []
     for out in cell.get("outputs", []):
         kind = out.get("output_type")
@@ -327,7 +328,7 @@ def _outputs(cell: dict) -> str:
     return "".join(parts)
 
 
-def repo_url(nb: dict) -> str | None:
+def repo_url(nb: dict[str, Any]) -> str | None:
     """The notebook's ``REPO_URL = "..."`` setting, read with ast (never executed)."""
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
@@ -347,7 +348,7 @@ def colab_link(url: str | None, notebook_path: str) -> str | None:
     return project_urls.colab_url(url or "", notebook_path)
 
 
-def notebook_cells(path: Path) -> tuple[str, dict]:
+def notebook_cells(path: Path) -> tuple[str, dict[str, Any]]:
     """The ``site:show`` cells as HTML, and the parsed notebook."""
     nb = json.loads(safeio.read_text_bounded(path))
     parts = []

@@ -22,6 +22,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from generator.safeio import SafeIOError, read_entry_bounded
@@ -56,7 +57,7 @@ class _DeadlineReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         left = self._end - time.monotonic()
         if left <= 0:
             raise TimeoutError("the request was not complete in time")
@@ -106,7 +107,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         self._answer(False)
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         line = (format % args).encode("ascii", "backslashreplace").decode("ascii")
         sys.stderr.write(f"{self.address_string()} {line}\n")
 
@@ -121,7 +122,7 @@ class Server(http.server.ThreadingHTTPServer):
             os.close(self.dir_fd)
             self.dir_fd = -1
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
         sys.stderr.write(f"drill site --serve: request from {client_address[0]} failed: {exc!r}\n")
 

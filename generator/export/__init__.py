@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 from generator import safeio
+from generator.errors import DrillError
 
 
-class ExportError(ValueError):
+class ExportError(DrillError, ValueError):
     """The output can not be written: the message is one line saying why.
 
     ``refused``: the target exists and is not ours to replace (a device, a FIFO,

@@ -33,6 +33,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from generator.errors import DrillError
+
 EXTRA_PACKAGES_ENV = "DRILL_FAMILY_PACKAGES"
 
 
@@ -43,7 +45,7 @@ class Found(NamedTuple):
     spec: Path
 
 
-class FamilyPackageError(ImportError):
+class FamilyPackageError(DrillError, ImportError):
     """A name in ``$DRILL_FAMILY_PACKAGES`` that is not a family package; the message is one line."""
 
 

@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any, Iterable
 
+from generator.errors import DrillError
 from generator.miss_reasons.evidence import MAX_SECONDS, OpEvidence
 from generator.miss_reasons.reasons import BY_NAME
 from generator.units import fmt
@@ -176,7 +177,7 @@ def working_seconds(working: str) -> float | None:
 _QUANTITY = re.compile(r"(?<![\w.])(-?\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-zµμ]+(?:/[A-Za-z]+)?)?")
 
 
-class CorrectedError(ValueError):
+class CorrectedError(DrillError, ValueError):
     """A corrected time that cannot be used: one line saying why."""
 
 

@@ -188,3 +188,23 @@ def test_an_accelerator_trace_without_device_events_gives_none_not_host_launch_t
 def test_program_ids_appended_to_module_names_are_dropped():
     prof = space(plane("/device:GPU:0", line("Stream #7", ev("k", 0, 3, hlo_module="jit_lab_add(12)"))))
     assert profile.collect_events(prof)[0].module == "jit_lab_add"
+
+
+def test_describe_summarizes_a_real_trace_plane_by_plane(tmp_path):
+    """A saved CPU trace (jax 0.10.2) laid out as the profiler writes it: one summary per plane, each line
+    with its event count and its first events (name, duration, stats as text)."""
+    import shutil
+    from pathlib import Path
+
+    saved = Path(__file__).parent / "traces" / "jax-0.10.2-cpu-softmax-n256-reps3.xplane.pb.gz"
+    run = tmp_path / "plugins" / "profile" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(saved, run / "host.xplane.pb.gz")
+    summary = profile.describe(tmp_path, max_events=2)
+    assert summary["trace"] == str(run / "host.xplane.pb.gz")
+    planes = summary["planes"]
+    assert any(p["plane"].startswith("/host:") for p in planes)
+    lines = [line for p in planes for line in p["lines"]]
+    assert lines and all(len(line["first"]) == min(2, line["events"]) for line in lines)
+    assert any(line["events"] > 2 for line in lines)
+    assert profile.describe(tmp_path / "empty") == {"trace": None}

@@ -89,6 +89,14 @@ def test_rotation_examples():
         timing.plan_rotation(10**12, None, 1e9)
 
 
+@pytest.mark.parametrize("cache", [None, 0])
+def test_an_unknown_cache_is_never_said_to_be_defeated(cache):
+    r = timing.plan_rotation(4096, cache, None)
+    assert r.sets == timing.MIN_BUFFER_SETS
+    assert r.to_dict() == {"buffer_sets": timing.MIN_BUFFER_SETS, "buffer_set_bytes": 4096,
+                           "cache_bytes": cache, "defeats_cache": False}
+
+
 def test_time_calls_excludes_warmup_and_counts_every_call():
     calls = []
 

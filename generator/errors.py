@@ -1,0 +1,39 @@
+"""The one error type the tool raises for its user: ``DrillError(message, exit_code)``.
+
+Shaped like click's ``ClickException``: a message meant to be read as it is, the exit status the
+command ends with, and ``show()`` to print it as one line on stderr. Every error a learner can meet
+(a bad answer, a refused file, an unreadable record, an unknown chip) derives from it, so one place
+can report them all the same way; each keeps its own name and, where callers catch one, its older
+base (``ValueError``, ``OSError`` ...) beside this one.
+
+It sits at the bottom of the layering (it imports nothing of the project) so that ``generator/``,
+``labs/`` and ``drills/`` can all raise it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+
+class DrillError(Exception):
+    """An error meant for the user: ``message`` is what they read, ``exit_code`` how the command ends.
+
+    ``exit_code`` is 1 unless given (a class may set its own default as a class attribute)."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def format_message(self) -> str:
+        """The message on one line: every run of white space (newlines included) becomes one space."""
+        return " ".join(str(self).split())
+
+    def show(self, file: TextIO | None = None, prog: str = "drill") -> None:
+        """Print ``PROG: error: MESSAGE`` as one line on ``file`` (stderr by default)."""
+        stream = sys.stderr if file is None else file
+        stream.write(f"{prog}: error: {self.format_message()}\n")
