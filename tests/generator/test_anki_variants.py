@@ -176,7 +176,7 @@ def floor_note(deck):
 
 def expected_pick(data, at: dt.datetime, utc_offset_hours: float = 0, last: str | None = None) -> str:
     ids = [v["id"] for v in data["v"]]
-    day = rotation.local_day(at.timestamp() * 1000, -utc_offset_hours * 60)
+    day = rotation.anki_day(at.timestamp() * 1000, -utc_offset_hours * 60)
     return ids[rotation.pick(data["seed"], day, len(ids), ids.index(last) if last in ids else None)]
 
 
@@ -276,7 +276,7 @@ def test_the_day_is_the_local_calendar_day(deck, browser):
     try:
         r.front(question, at)
         assert r.attrs(".rk-front", "data-problem-id") == [expected_pick(data, at, 9)]
-        assert rotation.local_day(at.timestamp() * 1000, -540) == rotation.local_day(at.timestamp() * 1000, 0) + 1
+        assert rotation.anki_day(at.timestamp() * 1000, -540) == rotation.anki_day(at.timestamp() * 1000, 0) + 1
     finally:
         r.close()
 
