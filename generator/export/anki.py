@@ -282,7 +282,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
 # the note type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "e06df1c6ff9756cb"
+VARIANT_MODEL_FINGERPRINT = "03a23d640685c4f7"
 
 
 def variant_model_fingerprint() -> str:

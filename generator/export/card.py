@@ -99,6 +99,9 @@ NIGHT_CSS = f"""{_NIGHT} {{ color: #e8eaed; background: #202124; }}
 """
 CSS += NIGHT_CSS
 
+# How long a side waits for desktop Anki's scheduling context before it settles for the day rule (ms).
+CONTEXT_WAIT_MS = 1500
+
 # The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula and no
 # unit typed here: the note's data says what the answer, scales, tolerances and wrong answers are,
 # READER (generated from generator.answers.card_reader) what the units are, and the rotation is
@@ -106,7 +109,8 @@ CSS += NIGHT_CSS
 SCRIPT = r"""(function () {
   var R = {{READER}};
   var M = {{MODULUS}}, A = {{MULTIPLIER}}, STRIDE = {{STRIDE}}, DAY = {{DAY_MS}}, MAX = {{MAX_CHARS}};
-  var ROLL = {{ROLLOVER_MS}}, CONTEXT = "/_anki/getSchedulingStatesWithContext", WAIT = 1500;
+  var ROLL = {{ROLLOVER_MS}}, CONTEXT = "/_anki/getSchedulingStatesWithContext", WAIT = {{CONTEXT_WAIT_MS}};
+  var SAFE = {{MAX_SAFE_INTEGER}};  // the largest integer a double holds exactly, and every one below it
   var CARRY = "rudrite:review", LAST = "rudrite:last:", NAME = "rudrite:";
   var NUM = /^([+-]?)\s*((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*([A-Za-z\u00b5\u03bc]+(?:\/[A-Za-z\u00b5\u03bc]+)?)?$/;
   var PAIR = /^[(]?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*[)]?$/;
@@ -140,13 +144,13 @@ SCRIPT = r"""(function () {
     return isFinite(d) ? d : 0;
   }
   // --- Anki's review count: the scheduling context desktop Anki's reviewer serves the card (protobuf) ---
-  function varint(b, p) {  // [value, next offset] of the varint at p; null past 2**53 or the end
+  function varint(b, p) {  // [value, next offset] of the varint at p; null past SAFE or the end
     var v = 0, m = 1, c;
     while (p < b.length) {
       c = b[p++]; v += (c % 128) * m;
-      if (c < 128) return v <= 9007199254740991 ? [v, p] : null;
+      if (c < 128) return v <= SAFE ? [v, p] : null;
       m *= 128;
-      if (m > 9007199254740992) return null;
+      if (m > SAFE) return null;
     }
     return null;
   }
@@ -493,7 +497,8 @@ def script() -> str:
     return (SCRIPT.replace("{{READER}}", reader).replace("{{MODULUS}}", str(rotation.MODULUS))
             .replace("{{MULTIPLIER}}", str(rotation.MULTIPLIER)).replace("{{STRIDE}}", str(rotation.BLOCK_STRIDE))
             .replace("{{DAY_MS}}", str(rotation.DAY_MS)).replace("{{MAX_CHARS}}", str(answers.MAX_INPUT_CHARS))
-            .replace("{{ROLLOVER_MS}}", str(rotation.ROLLOVER_MS)))
+            .replace("{{ROLLOVER_MS}}", str(rotation.ROLLOVER_MS)).replace("{{CONTEXT_WAIT_MS}}", str(CONTEXT_WAIT_MS))
+            .replace("{{MAX_SAFE_INTEGER}}", str(2**53 - 1)))
 
 
 def templates() -> tuple[str, str]:
