@@ -1,12 +1,16 @@
 """Study a deck through Anki's own scheduler, as a learner would, and count repeated problems.
 
 ``review_days`` imports a package into a scratch collection (the ``anki`` package, SM-2 default
-options or FSRS), then gives every card ``reviews`` answers with ratings drawn in realistic
-proportions (``RATINGS``), each at the time the scheduler asks for it: after an answer the card
-is moved to "due now" and its last review back by the interval Anki chose, so the next answer is
-scheduled as if that interval had passed (SM-2 reads the interval, FSRS the elapsed time). The
-result is each note's review times on a simulated clock (UTC), from which ``repeats`` counts
-consecutive reviews that showed the same variant under a rule.
+options or FSRS, daily limits lifted), then gives every card ``reviews`` answers with ratings drawn
+in realistic proportions (``RATINGS``), each at the time the scheduler asks for it: after an answer
+the card is moved to "due now" and its last review back by the interval Anki chose, so the next
+answer is scheduled as if that interval had passed (SM-2 reads the interval, FSRS the elapsed
+time). Each review takes the card from Anki's own queue (``get_queued_cards``, one card unsuspended
+at a time), as the reviewer does, with the scheduling context the reviewer serves the card (its
+``seed``: the review count the card's script reads on desktop). The result is each note's review
+times on a simulated clock (the learner in UTC, Anki's day starting at ``rotation.ROLLOVER_HOUR``)
+and seeds, from which ``repeats`` counts consecutive reviews that showed the same variant under a
+rule.
 
 Used by tests/generator/test_anki_repeats.py and bench/bench_repeats.py.
 """
@@ -51,6 +55,7 @@ class NoteReviews:
     seed: int
     offset: int  # the old rule's
     times_s: tuple[float, ...]  # the simulated clock at each review's front
+    counts: tuple[int, ...]  # Anki's scheduling seed at each review (card id term + review count)
 
 
 def _import(col: Collection, package: Path) -> None:
@@ -67,20 +72,32 @@ def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, see
     try:
         _import(col, package)
         col.set_config("fsrs", fsrs)
+        for conf in col.decks.all_config():  # one learner, one card at a time: no daily limit applies
+            conf["new"]["perDay"] = conf["rev"]["perDay"] = 9999  # the most Anki accepts
+            col.decks.update_config(conf)
+        col.sched.suspend_cards(col.find_cards(""))
         ratings, weights = zip(*RATINGS)
         for nid in col.find_notes(""):
             note = col.get_note(nid)
             data = json.loads(note["Data"])
             card_id = note.card_ids()[0]
+            col.sched.unsuspend_cards([card_id])
+            col.decks.select(col.get_card(card_id).did)  # the reviewer studies the selected deck
             now_s = START_S + rng.uniform(*STUDY_HOURS) * 3600
-            times = []
+            times, counts = [], []
             for _ in range(reviews):
+                queued = col.sched.get_queued_cards(fetch_limit=1).cards
+                if not queued or queued[0].card.id != card_id:
+                    c = col.get_card(card_id)
+                    raise RuntimeError(f"Anki's queue does not offer card {card_id} when it is due "
+                                       f"(queue {c.queue}, type {c.type}, due {c.due}, today {col.sched.today}, "
+                                       f"offered {[q.card.id for q in queued]})")
                 times.append(now_s)
+                counts.append(queued[0].context.seed)
                 card = col.get_card(card_id)
-                states = col._backend.get_scheduling_states(card.id)
                 card.start_timer()
                 rating = rng.choices(ratings, weights)[0]
-                col.sched.answer_card(col.sched.build_answer(card=card, states=states, rating=rating))
+                col.sched.answer_card(col.sched.build_answer(card=card, states=queued[0].states, rating=rating))
                 card = col.get_card(card_id)
                 if card.queue == 1:  # intraday learning: due is a timestamp
                     wait_s = max(card.due - _wall_s(), 60)
@@ -88,12 +105,13 @@ def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, see
                 else:  # a day interval (review or day learning): due is a day number
                     days = max(card.due - col.sched.today, 1)
                     wait_s = days * DAY_S
-                    day_start = (now_s // DAY_S + days) * DAY_S
-                    now_s = day_start + rng.uniform(*STUDY_HOURS) * 3600
+                    day = (now_s - rotation.ROLLOVER_MS / 1000) // DAY_S + days  # Anki's day, then its clock
+                    now_s = day * DAY_S + rng.uniform(*STUDY_HOURS) * 3600
                 _travel(col, card, wait_s)
+            col.sched.suspend_cards([card_id])
             k = len(data["v"])
             out.append(NoteReviews(data["skill"], k, rotation.note_seed(data["skill"]),
-                                   _old_offset(data["skill"], k), tuple(times)))
+                                   _old_offset(data["skill"], k), tuple(times), tuple(counts)))
     finally:
         col.close()
     return out
@@ -120,6 +138,10 @@ def _travel(col: Collection, card: Card, wait_s: float) -> None:
     col.update_card(card)
 
 
+def _day(t_s: float) -> int:
+    return rotation.anki_day(t_s * 1000, 0)
+
+
 # A memory model: whether the card still knows the variant of the note's last review, given the gap.
 MEMORIES: dict[str, Callable[[float], bool]] = {
     "storage": lambda gap_s: True,  # localStorage: kept across sessions
@@ -128,12 +150,22 @@ MEMORIES: dict[str, Callable[[float], bool]] = {
 }
 
 
-def new_rule_picks(n: NoteReviews, memory: Callable[[float], bool]) -> list[int]:
+def _calendar_day(t_s: float) -> int:
+    return int(t_s // DAY_S)
+
+
+def day_rule_picks(n: NoteReviews, memory: Callable[[float], bool], day: Callable[[float], int] = _day) -> list[int]:
+    """The variants shown by the day rule (``rotation.pick``), on Anki's day (or ``day``), with a client memory."""
     picks: list[int] = []
     for j, t in enumerate(n.times_s):
         last = picks[-1] if picks and memory(t - n.times_s[j - 1]) else None
-        picks.append(rotation.pick(n.seed, int(t // DAY_S), n.k, last))
+        picks.append(rotation.pick(n.seed, day(t), n.k, last))
     return picks
+
+
+def count_rule_picks(n: NoteReviews) -> list[int]:
+    """The variants shown by the review-count rule (``rotation.count_pick``): no memory needed."""
+    return [rotation.count_pick(n.seed, c, n.k) for c in n.counts]
 
 
 def old_rule_picks(n: NoteReviews) -> list[int]:
@@ -145,6 +177,10 @@ def repeats(picks: list[int]) -> tuple[int, int]:
     return sum(a == b for a, b in zip(picks, picks[1:])), max(len(picks) - 1, 0)
 
 
+COUNT_RULE = "review count"
+MIDNIGHT_RULE = "day from midnight, session"  # the day rule on the calendar day, for comparison
+
+
 def table(notes: list[NoteReviews]) -> dict[int, dict[str, tuple[int, int]]]:
     """K -> rule -> (repeated pairs, pairs), for notes with K >= 2."""
     out: dict[int, dict[str, tuple[int, int]]] = {}
@@ -152,8 +188,9 @@ def table(notes: list[NoteReviews]) -> dict[int, dict[str, tuple[int, int]]]:
         if n.k < 2:
             continue
         row = out.setdefault(n.k, {})
-        rules = {"old (day+offset) mod K": old_rule_picks(n)}
-        rules.update({f"new, {m}": new_rule_picks(n, f) for m, f in MEMORIES.items()})
+        rules = {"old (day+offset) mod K": old_rule_picks(n), COUNT_RULE: count_rule_picks(n)}
+        rules.update({f"day, {m}": day_rule_picks(n, f) for m, f in MEMORIES.items()})
+        rules[MIDNIGHT_RULE] = day_rule_picks(n, MEMORIES["session"], _calendar_day)
         for name, picks in rules.items():
             r, p = repeats(picks)
             a, b = row.get(name, (0, 0))
@@ -165,6 +202,6 @@ def print_table(name: str, tab: dict) -> None:
     """Print ``table``'s result: per K, the repeated consecutive reviews over the pairs, per rule."""
     rules = list(next(iter(tab.values())))
     print(f"\n{name}: repeated consecutive reviews / pairs, per K (notes with K >= 2)")
-    print("K   " + "".join(f"{r:>28}" for r in rules))
+    print("K   " + "".join(f"{r:>30}" for r in rules))
     for k in sorted(tab):
-        print(f"{k:<4}" + "".join(f"{a:>8}/{b:<6} {a / b if b else 0:6.3f}    " for a, b in (tab[k][r] for r in rules)))
+        print(f"{k:<4}" + "".join(f"{a:>8}/{b:<6} {a / b if b else 0:6.3f}      " for a, b in (tab[k][r] for r in rules)))

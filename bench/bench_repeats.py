@@ -1,13 +1,14 @@
-"""Benchmark: how often a variant card shows the same problem at two consecutive reviews, new rule
-against the old (day + offset) mod K, studied in the same run through Anki's own scheduler.
+"""Benchmark: how often a variant card shows the same problem at two consecutive reviews, per rule
+and client, studied in the same run through Anki's own scheduler.
 
 The deck is `drill deck`'s default (the full course, one note per skill, K variants each). Every
 card gets ``--reviews`` answers (Again/Hard/Good/Easy in realistic proportions, see
-bench/anki_schedule.py) under SM-2's default options, then under FSRS; both rules are
-read off the same review times, so the two columns see exactly the same reviews. The new rule
-(``generator.export.rotation``) is shown for three client memories: storage (localStorage),
-session (the page or window.name within one sitting) and none. Targets: storage <= 1/(4K),
-session <= 1/K.
+bench/anki_schedule.py) under SM-2's default options, then under FSRS; every rule is read off the
+same reviews. Rules (``generator.export.rotation``): the review count (desktop Anki's reviewer
+serves it; no storage needed), the day rule on Anki's day for three client memories (storage:
+localStorage kept; session: one sitting only, as desktop Anki's off-the-record profile when the
+learner quits daily; none), the day rule on the calendar day (session), and the old
+(day + offset) mod K. Targets: review count 0, storage <= 1/(4K), session <= 1/K.
 
     .venv/bin/python bench/bench_repeats.py [--variants K] [--reviews 10]
 """
@@ -44,8 +45,8 @@ def main() -> None:
                 b = sum(row[rule][1] for row in tab.values())
                 print(f"  all K: {rule:<26} {a:>5}/{b:<5} = {a / b:.3f}")
             old = sum(r["old (day+offset) mod K"][0] for r in tab.values())
-            new = sum(r["new, session"][0] for r in tab.values())
-            print(f"  ratio new (session) / old = {new / old:.3f}")
+            new = sum(r["day, session"][0] for r in tab.values())
+            print(f"  ratio day rule (session) / old = {new / old:.3f}")
 
 
 if __name__ == "__main__":

@@ -280,9 +280,9 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
 # from the fixed deck). Same rule as MODEL_ID: a change to its fields or templates needs a new id.
 VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
-# Issue 24 changed the templates and CSS, not the fields: the id stays, and Anki's importer replaces
-# the note type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "f188e059809b508f"
+# A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
+# type's templates and CSS in place from a newer package (test_anki_real checks it).
+VARIANT_MODEL_FINGERPRINT = "173bd42bb0fc3a9b"
 
 
 def variant_model_fingerprint() -> str:

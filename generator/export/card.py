@@ -11,16 +11,25 @@ Python rule of ``generator.export.rotation`` and ``generator.answers`` written o
 The script (``SCRIPT``, inline in the front template; Anki puts the front into the
 back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:
 
-- **Choosing:** ``generator.export.rotation``'s rule, step for step: the local calendar
-  day's variant (blocks of K days, each in its own order), skipping the variant of the
-  note's last review where the client remembers it (``localStorage``, else the page's own
+- **Choosing:** ``generator.export.rotation``'s rule, step for step. Where desktop Anki's
+  reviewer serves the card its scheduling context (a POST to
+  ``/_anki/getSchedulingStatesWithContext``, the call Anki's own custom-scheduling code makes;
+  the reply's ``context.seed`` is the card id term plus the review count), the review-count
+  rule; the card waits for it through Anki's ``onUpdateHook`` (at most ``WAIT`` ms), so the
+  problem shown is already the chosen one. Otherwise Anki's day's variant (the day starting at
+  4 am; blocks of K days, each in its own order), skipping the variant of the note's last
+  review where the client remembers it (``localStorage``, else the page's own
   ``window.rudriteLast``, else ``window.name``). The back records what it showed as the
   note's last.
 - **Carrying** the front's choice and typed answer to the back (the anki-persistence
   pattern): a ``window`` property (desktop keeps one page), ``sessionStorage`` and
   ``window.name`` (a page reloaded in the same webview); the back clears them. When none
-  arrives, the back applies the front's rule again (same day and memory: the same pick) and
-  says the typed answer could not be carried. Any failure leaves the first variant showing.
+  arrives, the back applies the front's rule again (the same review count, or the same Anki
+  day and memory: the same pick) and says the typed answer could not be carried. Any failure
+  leaves the first variant showing.
+- **No MathJax:** the shipped text holds no backslash before a parenthesis or bracket (a
+  regex's literal parenthesis is written ``[(]``), so Anki's MathJax detector never fires on
+  the card.
 - **Checking** a typed answer, on the back, as ``drill check`` reads it: ``generator.answers``'
   grammar written out (numbers, thousands separators, units, workings such as ``2*3 us`` or
   ``(172.4)``, a full stop), its patterns and unit table (``READER``: ``answers.card_reader``)
@@ -91,6 +100,9 @@ NIGHT_CSS = f"""{_NIGHT} {{ color: #e8eaed; background: #202124; }}
 """
 CSS += NIGHT_CSS
 
+# How long a side waits for desktop Anki's scheduling context before it settles for the day rule (ms).
+CONTEXT_WAIT_MS = 1500
+
 # The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula and no
 # unit typed here: the note's data says what the answer, scales, tolerances and wrong answers are,
 # READER (generated from generator.answers.card_reader) what the units are, and the rotation is
@@ -98,8 +110,10 @@ CSS += NIGHT_CSS
 SCRIPT = r"""(function () {
   var R = {{READER}};
   var M = {{MODULUS}}, A = {{MULTIPLIER}}, STRIDE = {{STRIDE}}, DAY = {{DAY_MS}}, MAX = {{MAX_CHARS}};
+  var ROLL = {{ROLLOVER_MS}}, CONTEXT = "/_anki/getSchedulingStatesWithContext", WAIT = {{CONTEXT_WAIT_MS}};
+  var SAFE = {{MAX_SAFE_INTEGER}};  // the largest integer a double holds exactly, and every one below it
   var CARRY = "rudrite:review", LAST = "rudrite:last:", NAME = "rudrite:";
-  var PAIR = /^\(?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*\)?$/;
+  var PAIR = /^[(]?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*[)]?$/;
   function q(s) { return document.querySelector(s); }
   function qa(s) { return Array.prototype.slice.call(document.querySelectorAll(s)); }
   function own(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
@@ -124,9 +138,70 @@ SCRIPT = r"""(function () {
     before = dayPick(seed, day - 1, k);
     return before !== last ? before : (i + 1) % k;
   }
-  function today() {
-    var now = Date.now(), off = new Date(now).getTimezoneOffset(), d = Math.floor((now - off * 60000) / DAY);
+  function countPick(seed, count, k) { return k <= 1 ? 0 : (seed % k + count % k) % k; }
+  function today() {  // Anki's day: it starts at ROLL past local midnight (Anki's default 4 am)
+    var now = Date.now(), off = new Date(now).getTimezoneOffset(), d = Math.floor((now - off * 60000 - ROLL) / DAY);
     return isFinite(d) ? d : 0;
+  }
+  // --- Anki's review count: the scheduling context desktop Anki's reviewer serves the card (protobuf) ---
+  function varint(b, p) {  // [value, next offset] of the varint at p; null past SAFE or the end
+    var v = 0, m = 1, c;
+    while (p < b.length) {
+      c = b[p++]; v += (c % 128) * m;
+      if (c < 128) return v <= SAFE ? [v, p] : null;
+      m *= 128;
+      if (m > SAFE) return null;
+    }
+    return null;
+  }
+  function field(b, want, wire) {  // field number want (wire 0: its value, 2: its bytes); null if absent or malformed
+    var p = 0, t, n, w, len, found = null;
+    while (p < b.length) {
+      t = varint(b, p); if (!t) return null;
+      p = t[1]; n = Math.floor(t[0] / 8); w = t[0] % 8;
+      if (w === 0) { t = varint(b, p); if (!t) return null; p = t[1]; if (n === want && wire === 0) found = t[0]; }
+      else if (w === 2) {
+        t = varint(b, p); if (!t) return null;
+        p = t[1]; len = t[0];
+        if (p + len > b.length) return null;
+        if (n === want && wire === 2) found = b.subarray(p, p + len);
+        p += len;
+      } else if (w === 1 || w === 5) { p += w === 1 ? 8 : 4; if (p > b.length) return null; }
+      else return null;
+    }
+    return found;
+  }
+  function contextSeed(b) {  // SchedulingStatesWithContext.context (2) .seed (2): card id term + reps
+    var c = field(b, 2, 2), s = c ? field(c, 2, 0) : null;
+    return typeof s === "number" && s > 0 ? s : null;
+  }
+  function reviewCount(done) {  // done(seed or null), once; null off desktop Anki, or after WAIT ms
+    var over = false, timer = null;
+    function end(v) {
+      if (over) return;
+      over = true;
+      try { if (timer !== null) window.clearTimeout(timer); } catch (e) {}
+      done(v);
+    }
+    try {
+      if (typeof window.fetch !== "function" || typeof Uint8Array !== "function" ||
+          !/^https?:$/.test(String(window.location && window.location.protocol))) return end(null);
+      timer = window.setTimeout(function () { end(null); }, WAIT);
+      window.fetch(CONTEXT, {method: "POST", headers: {"Content-Type": "application/binary"}, body: new Uint8Array(0)})
+        .then(function (r) { return r && r.ok ? r.arrayBuffer() : null; })
+        .then(function (a) { end(a ? contextSeed(new Uint8Array(a)) : null); }, function () { end(null); });
+    } catch (e) { end(null); }
+  }
+  // Anki's reviewer waits for the promises its onUpdateHook callbacks return before it shows the card.
+  function beforeShown(start) {
+    var hooks = window.onUpdateHook, settled = null, waiting = [];
+    function finish() { settled = true; while (waiting.length) waiting.shift()(); }
+    try {
+      if (hooks && typeof hooks.push === "function" && typeof Promise === "function") {
+        hooks.push(function () { return new Promise(function (ok) { if (settled) ok(); else waiting.push(ok); }); });
+      }
+    } catch (e) {}
+    start(finish);
   }
   // --- carrying the review from front to back: the page itself, sessionStorage, window.name ---
   function session() { try { return window.sessionStorage; } catch (e) { return null; } }
@@ -421,10 +496,14 @@ SCRIPT = r"""(function () {
     d = JSON.parse(el.textContent);
     ids = d.v.map(function (v) { return v.id; });
     k = ids.length;
-    window.rudriteCard = {data: d, show: function (j, t) { show(d, j, t); }, verdict: verdict, pick: pick};
+    window.rudriteCard = {data: d, show: function (j, t) { show(d, j, t); }, verdict: verdict, pick: pick,
+                          countPick: countPick, contextSeed: contextSeed};
+    function dayRule() {
+      var l = ids.indexOf(lastShown(d.skill));
+      return pick(d.seed, today(), k, l < 0 ? null : l);
+    }
     if (!q(".rk-back")) {
-      last = ids.indexOf(lastShown(d.skill));
-      i = pick(d.seed, today(), k, last < 0 ? null : last);
+      i = dayRule();
       rec = {skill: d.skill, id: ids[i], typed: ""};
       carry(rec);
       input = q("input[name=answer]");
@@ -433,18 +512,33 @@ SCRIPT = r"""(function () {
         if (e.key === "Enter" && typeof window.pycmd === "function") window.pycmd("ans");
       });
       show(d, i, "");
+      // Where Anki serves the review count, it decides (the same on the back, with no storage at all).
+      beforeShown(function (shown) {
+        reviewCount(function (count) {
+          try {
+            if (count !== null) { i = countPick(d.seed, count, k); rec.id = ids[i]; carry(rec); show(d, i, ""); }
+          } catch (e) {}
+          shown();
+        });
+      });
       return;
     }
     rec = carried(d.skill, ids);
-    if (rec) {
-      i = ids.indexOf(rec.id);
-    } else {  // nothing carried: the front's own rule again (same day, same memory: the same pick)
-      last = ids.indexOf(lastShown(d.skill));
-      i = pick(d.seed, today(), k, last < 0 ? null : last);
+    function finish(j, typed) {
+      show(d, j, typed);
+      remember(d.skill, ids[j]);
+      uncarry();
     }
-    show(d, i, rec ? String(rec.typed || "") : null);
-    remember(d.skill, ids[i]);
-    uncarry();
+    if (rec) { finish(ids.indexOf(rec.id), String(rec.typed || "")); return; }
+    // Nothing carried: the front's own rule again (the same review count, or the same Anki day and memory).
+    i = dayRule();
+    show(d, i, null);
+    beforeShown(function (shown) {
+      reviewCount(function (count) {
+        try { finish(count !== null ? countPick(d.seed, count, k) : i, null); } catch (e) {}
+        shown();
+      });
+    });
   }
   function safely() {
     try { run(); } catch (e) {  // never a blank card: the first variant stays as the markup has it
@@ -531,7 +625,9 @@ def script() -> str:
     reader = reader.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (SCRIPT.replace("{{READER}}", reader).replace("{{MODULUS}}", str(rotation.MODULUS))
             .replace("{{MULTIPLIER}}", str(rotation.MULTIPLIER)).replace("{{STRIDE}}", str(rotation.BLOCK_STRIDE))
-            .replace("{{DAY_MS}}", str(rotation.DAY_MS)).replace("{{MAX_CHARS}}", str(answers.MAX_INPUT_CHARS)))
+            .replace("{{DAY_MS}}", str(rotation.DAY_MS)).replace("{{MAX_CHARS}}", str(answers.MAX_INPUT_CHARS))
+            .replace("{{ROLLOVER_MS}}", str(rotation.ROLLOVER_MS)).replace("{{CONTEXT_WAIT_MS}}", str(CONTEXT_WAIT_MS))
+            .replace("{{MAX_SAFE_INTEGER}}", str(2**53 - 1)))
 
 
 def templates() -> tuple[str, str]:

@@ -1,25 +1,33 @@
 """Which variant a card shows at a review: the rule, in Python, that the card's script follows.
 
-The card can not count reviews; it knows the local calendar day and, on clients that keep it,
-the variant it showed at the note's last review (``last``). The rule:
+Two inputs may be known to the card, and the rule uses the better one it has:
 
-- **Blocks of K days.** Days are cut into blocks of K; block ``b`` shows the K variants in an
-  order of its own (a permutation drawn from the note's seed and ``b``), so within a block no
-  variant comes twice, and the first day of a block never repeats the last day of the block
-  before (K >= 3). Without any memory, two reviews ``n`` days apart show the same variant only
-  when they fall in different blocks and the two orders happen to agree there (about
-  ``min(n, K) / K`` of ``1 / K`` for n < K), never on consecutive days.
-- **Skip the last one shown.** Where the client remembers the variant of the note's last
-  review (``localStorage``; within one sitting also the page itself or ``window.name``), the
-  day's variant is skipped when it equals that one and yesterday's is shown instead:
-  consecutive reviews never repeat, same-day relearning steps included.
+- **Anki's review count.** Desktop Anki's reviewer serves the card being reviewed its scheduling
+  context (``/_anki/getSchedulingStatesWithContext``, the call its custom-scheduling code makes),
+  whose ``seed`` is Anki's fuzz seed: a number fixed by the card id plus the card's review count
+  (``reps``), one more at every answer (learning steps included), the same on front and back.
+  With it (``count_pick``) the variant is ``(note seed + count) mod K``: two consecutive reviews
+  never show the same variant, and a variant comes back only K answers later, with no storage.
+- **Anki's day** otherwise (``anki_day``: the day starts at Anki's default "next day starts at"
+  hour, 4 am local, not at midnight), with ``pick``:
+
+  - **Blocks of K days.** Days are cut into blocks of K; block ``b`` shows the K variants in an
+    order of its own (a permutation drawn from the note's seed and ``b``), so within a block no
+    variant comes twice, and the first day of a block never repeats the last day of the block
+    before (K >= 3). Without any memory, two reviews ``n`` days apart show the same variant only
+    when they fall in different blocks and the two orders happen to agree there (about
+    ``min(n, K) / K`` of ``1 / K`` for n < K), never on consecutive days.
+  - **Skip the last one shown.** Where the client remembers the variant of the note's last
+    review (``localStorage``; within one sitting also the page itself or ``window.name``), the
+    day's variant is skipped when it equals that one and yesterday's is shown instead:
+    consecutive reviews never repeat, same-day relearning steps included.
 
 The old rule, kept for the benchmark, was ``(day + offset) mod K``: any interval that is a
 multiple of K showed the same problem again.
 
-Everything here is integer arithmetic exact in JavaScript's doubles (every product below 2**53),
-so the script (``generator.export.card.SCRIPT``) computes the same pick; a test runs both over
-thousands of (day, last) pairs in Chromium.
+Everything here is integer arithmetic exact in JavaScript's doubles (every product and sum below
+2**53), so the script (``generator.export.card.SCRIPT``) computes the same pick; tests run both
+over thousands of cases under Node and in Chromium.
 """
 
 from __future__ import annotations
@@ -30,6 +38,9 @@ MODULUS = 2_147_483_647  # 2**31 - 1, a prime: the Lehmer generator's modulus
 MULTIPLIER = 48_271
 BLOCK_STRIDE = 7_919  # a prime: consecutive blocks start the generator far apart
 DAY_MS = 86_400_000
+# Anki's default "next day starts at" hour (Preferences > Review; the collection's ``rollover``).
+ROLLOVER_HOUR = 4
+ROLLOVER_MS = ROLLOVER_HOUR * 3_600_000
 
 
 def note_seed(skill: str) -> int:
@@ -37,12 +48,24 @@ def note_seed(skill: str) -> int:
     return int(hashlib.sha256(skill.encode()).hexdigest()[:8], 16) % (MODULUS - 1) + 1
 
 
-def local_day(epoch_ms: float, timezone_offset_minutes: float) -> int:
-    """The local calendar day number, as the card computes it: ``floor((ms - offset) / 1 day)``.
+def anki_day(epoch_ms: float, timezone_offset_minutes: float) -> int:
+    """Anki's day number, as the card computes it: ``floor((ms - offset - rollover) / 1 day)``.
 
-    ``timezone_offset_minutes`` is JavaScript's ``getTimezoneOffset()`` (UTC minus local time).
-    Days before 1970 are negative; the rule handles them (floor division, a true modulo)."""
-    return int((epoch_ms - timezone_offset_minutes * 60_000) // DAY_MS)
+    ``timezone_offset_minutes`` is JavaScript's ``getTimezoneOffset()`` (UTC minus local time); the day
+    starts at ``ROLLOVER_HOUR`` local time, as Anki's does by default, so a review at 23:59 and its
+    back or relearning step at 00:10 fall on one day. Days before 1970 are negative; the rule handles
+    them (floor division, a true modulo)."""
+    return int((epoch_ms - timezone_offset_minutes * 60_000 - ROLLOVER_MS) // DAY_MS)
+
+
+def count_pick(seed: int, count: int, k: int) -> int:
+    """The variant at Anki's scheduling seed ``count`` (card id term + review count): ``(seed + count) mod K``.
+
+    Each side of the sum is reduced first, so the JavaScript (doubles) computes it exactly for any
+    count below 2**53."""
+    if k <= 1:
+        return 0
+    return (seed % k + count % k) % k
 
 
 def _order(seed: int, block: int, k: int) -> list[int]:

@@ -1,12 +1,14 @@
-"""Issue 24: study the whole variant deck through Anki's own scheduler and count repeated problems.
+"""Study the whole variant deck through Anki's own scheduler and count repeated problems.
 
 Every note of `drill deck`'s default deck gets 10 reviews (Again/Hard/Good/Easy in the proportions of
-``anki_schedule.RATINGS``) under SM-2's default options and under FSRS; the rule the card follows
-(``generator.export.rotation``) then says which variant each review showed, with the three memories
-a client may have (``anki_schedule.MEMORIES``). Printed: the repeat rate of consecutive reviews per K,
-next to the old (day + offset) mod K rule's. Targets: with storage at most 1/(4K); with the page's
-memory of one sitting ("session": desktop's webview, window.name) at most 1/K. With no memory at
-all a same-day relearning step shows the day's variant again: printed, not claimed.
+``anki_schedule.RATINGS``), each taken from Anki's queue with the scheduling context Anki's reviewer
+serves, under SM-2's default options and under FSRS; the rules the card follows
+(``generator.export.rotation``) then say which variant each review showed: the review-count rule
+(desktop Anki, no storage) and the day rule on Anki's day with the three memories a client may have
+(``anki_schedule.MEMORIES``). Printed: the repeat rate of consecutive reviews per K, next to the old
+(day + offset) mod K rule's. Targets: the review count never repeats; with storage at most 1/(4K); with
+the memory of one sitting ("session") at most 1/K. With no memory at all a same-day relearning step
+shows the day's variant again: printed, not claimed.
 """
 
 import pytest
@@ -35,15 +37,16 @@ def studied(tmp_path_factory):
 def test_consecutive_reviews_rarely_repeat(studied, scheduler):
     tab = studied[scheduler]
     print_table(scheduler, tab)
-    pairs = sum(row["new, storage"][1] for row in tab.values())
+    pairs = sum(row["day, storage"][1] for row in tab.values())
     assert pairs >= 3000, pairs  # the whole deck was studied, 10 reviews a card
     for k, row in tab.items():
-        assert row["new, storage"][0] <= row["new, storage"][1] / (4 * k), (k, row)
-        repeated, n = row["new, session"]
+        assert row[anki_schedule.COUNT_RULE][0] == 0, (k, row)  # desktop: no storage needed
+        assert row["day, storage"][0] <= row["day, storage"][1] / (4 * k), (k, row)
+        repeated, n = row["day, session"]
         if n >= MIN_PAIRS:
             assert repeated <= n / k, (k, row)
     # Pooled over every K: the new rule beats the old one with any memory, and never loses without.
     def pooled(rule):
         return sum(row[rule][0] for row in tab.values()) / sum(row[rule][1] for row in tab.values())
-    assert pooled("new, session") < pooled("old (day+offset) mod K") / 3
-    assert pooled("new, none") <= pooled("old (day+offset) mod K") * 1.1
+    assert pooled("day, session") < pooled("old (day+offset) mod K") / 3
+    assert pooled("day, none") <= pooled("old (day+offset) mod K") * 1.1

@@ -28,6 +28,8 @@ from drills.cli import cli
 from generator import answers, generate as gen
 from generator.export import rotation
 from generator.families.base import show
+from anki.frontend_pb2 import SchedulingStatesWithContext
+from anki.scheduler_pb2 import SchedulingContext
 from bench.anki_schedule import import_package
 from tests.site.conftest import browser  # noqa: F401  (the one module-scoped Chromium fixture, shared with the site tests)
 
@@ -36,6 +38,7 @@ pytestmark = pytest.mark.slow
 CHIP = "v5e"
 FAMILIES = tuple(__import__("generator.families", fromlist=["FAMILIES"]).FAMILIES)
 ORIGIN = "http://card.test"
+CONTEXT = "/_anki/getSchedulingStatesWithContext"
 T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.timezone.utc)
 MEDIA: dict[str, bytes] = {}
 BODY = "card card1"
@@ -101,7 +104,7 @@ class Reviewer:
     "throwing" or "cleared" (emptied between front and back: sessionStorage and localStorage)."""
 
     def __init__(self, browser, mode="mobile", storage="working", timezone="UTC", javascript=True,
-                 body_class=BODY, viewport=None, css=None):
+                 body_class=BODY, viewport=None, css=None, count=None):
         self.context = browser.new_context(timezone_id=timezone, java_script_enabled=javascript,
                                            viewport=viewport or {"width": 800, "height": 900})
         if storage == "throwing":
@@ -110,14 +113,22 @@ class Reviewer:
         self.page = self.context.new_page()
         self.errors = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" and not
+                     m.location.get("url", "").endswith(CONTEXT) else None)  # (a 404 where Anki serves none)
+        self.count = count  # the scheduling seed desktop Anki's reviewer serves, or None: no such endpoint
         self.sides = {"shell": ""}
         self.context.route(f"{ORIGIN}/**", self._serve)
         self.clock_set = False
 
     def _serve(self, route):
         name = route.request.url.rsplit("/", 1)[-1]
-        if name in MEDIA:  # the package's own media, as Anki's media folder serves them
+        if route.request.url.endswith(CONTEXT):
+            if self.count is None:
+                route.fulfill(status=404, body="")
+            else:  # Anki's own message, as its reviewer serves it
+                msg = SchedulingStatesWithContext(context=SchedulingContext(deck_name="d", seed=self.count))
+                route.fulfill(status=200, content_type="application/binary", body=msg.SerializeToString())
+        elif name in MEDIA:  # the package's own media, as Anki's media folder serves them
             route.fulfill(status=200, content_type="image/svg+xml", body=MEDIA[name])
         else:
             route.fulfill(status=200, content_type="text/html; charset=utf-8",
@@ -175,7 +186,7 @@ def floor_note(deck):
 
 def expected_pick(data, at: dt.datetime, utc_offset_hours: float = 0, last: str | None = None) -> str:
     ids = [v["id"] for v in data["v"]]
-    day = rotation.local_day(at.timestamp() * 1000, -utc_offset_hours * 60)
+    day = rotation.anki_day(at.timestamp() * 1000, -utc_offset_hours * 60)
     return ids[rotation.pick(data["seed"], day, len(ids), ids.index(last) if last in ids else None)]
 
 
@@ -268,6 +279,33 @@ def test_consecutive_reviews_never_repeat_where_the_client_remembers(deck, brows
     assert all(a != b for a, b in zip(shown, shown[1:])), shown
 
 
+@pytest.mark.parametrize("mode,storage", [("desktop", "working"), ("desktop", "throwing"), ("mobile", "throwing")])
+def test_where_anki_serves_the_review_count_it_decides(deck, browser, mode, storage):
+    """Anki's own SchedulingStatesWithContext message, served at the reviewer's endpoint: each review
+    shows ``rotation.count_pick`` of its seed on both sides (across midnight and 4 am too), and the
+    consecutive reviews never repeat, with storage or without."""
+    question, answer, data = floor_note(deck)
+    ids = [v["id"] for v in data["v"]]
+    times = [T0, T0.replace(hour=23, minute=59, second=50), T0.replace(hour=3, minute=59, second=50)
+             + dt.timedelta(days=1), T0 + dt.timedelta(days=3)]
+    shown = []
+    for reps, at in enumerate(times):
+        seed = 1_796_233_648_168 * 256 + reps
+        r = Reviewer(browser, mode=mode, storage=storage, count=seed)
+        try:
+            r.front(question, at)
+            r.page.wait_for_function(f"() => document.querySelector('.rk-front').getAttribute('data-problem-id')"
+                                     f" === {json.dumps(ids[rotation.count_pick(data['seed'], seed, len(ids))])}")
+            front = r.attrs(".rk-front", "data-problem-id")[0]
+            r.back(answer, at + dt.timedelta(seconds=20))
+            r.page.wait_for_function("() => document.querySelector('.rk-back').getAttribute('data-carried') !== ''")
+            assert r.attrs(".rk-front, .rk-back", "data-problem-id") == [front] * 2
+            shown.append(front)
+        finally:
+            r.close()
+    assert all(a != b for a, b in zip(shown, shown[1:])), shown
+
+
 def test_the_day_is_the_local_calendar_day(deck, browser):
     question, _, data = floor_note(deck)
     at = T0.replace(hour=20)  # 20:00 UTC is already tomorrow in Tokyo (UTC+9)
@@ -275,7 +313,7 @@ def test_the_day_is_the_local_calendar_day(deck, browser):
     try:
         r.front(question, at)
         assert r.attrs(".rk-front", "data-problem-id") == [expected_pick(data, at, 9)]
-        assert rotation.local_day(at.timestamp() * 1000, -540) == rotation.local_day(at.timestamp() * 1000, 0) + 1
+        assert rotation.anki_day(at.timestamp() * 1000, -540) == rotation.anki_day(at.timestamp() * 1000, 0) + 1
     finally:
         r.close()
 

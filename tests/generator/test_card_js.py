@@ -7,7 +7,7 @@ come from the Python at test time:
 
 - **the rotation:** ``rudriteCard.pick`` against ``rotation.pick`` over seeds, days (before 1970
   included), K and the last variant shown; and the front's own choice, from a given clock and time zone
-  (``Date`` replaced in the context) and a remembered last variant, against ``rotation.local_day`` and
+  (``Date`` replaced in the context) and a remembered last variant, against ``rotation.anki_day`` and
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
   unit, against ``drills.assess`` as `drill check` calls it (right or wrong by ``drills.grading.grade``,
@@ -188,7 +188,7 @@ def _results():
         offset = rng.choice([0, -60, 300, -330, 720, -840, rng.randint(-840, 720)])
         last = None if rng.random() < 0.3 else rng.randrange(len(ids))
         fronts.append([i, [ms, offset], None if last is None else ids[last]])
-        want_fronts.append(ids[rotation.pick(notes[i]["seed"], rotation.local_day(ms, offset), len(ids), last)])
+        want_fronts.append(ids[rotation.pick(notes[i]["seed"], rotation.anki_day(ms, offset), len(ids), last)])
     out = run_node(HARNESS, {"script": card.script(), "notes": notes, "picks": picks, "verdicts": verdicts,
                              "fronts": fronts})
     return {"picks": picks, "verdicts": verdicts, "want_verdicts": want_verdicts, "fronts": fronts,
@@ -210,7 +210,7 @@ def test_the_scripts_rotation_is_pythons(results):
     assert not diffs, diffs[:5]
 
 
-def test_the_front_shows_the_local_days_variant(results):
+def test_the_front_shows_anki_days_variant(results):
     """The front's pick from the clock, the time zone offset and the remembered last variant."""
     diffs = [(c, w, g) for c, w, g in zip(results["fronts"], results["want_fronts"], results["out"]["shown"])
              if w != g]
