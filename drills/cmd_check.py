@@ -7,6 +7,7 @@ would (``drills.assess``), and nothing is recorded.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -43,8 +44,8 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     answer's own, as `drill export` shows it). Exit 0 when the answer was graded or the output
     says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
-    from drills import assess
-    from generator import generate
+    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         problem = generate.problem(problem_id)
@@ -55,8 +56,8 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints)
     if outcome.status == assess.NEEDS_UNIT:
         # A bare number is read in the unit the problem's Anki card names (issue 24: one grammar).
-        import dataclasses
 
+        # start-up: `drill` loads a command's dependencies only when it runs
         from generator.export.variants import card_unit
         unit = card_unit(problem, assess.stated_unit(problem))
         outcome = dataclasses.replace(assess.assess(problem, f"({answer_text}) {unit}",
@@ -73,7 +74,7 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, name, families, explanation}.")
 def misconceptions(as_json: bool) -> None:
     """The named wrong methods the drill recognises in a wrong answer, and the families they apply to."""
-    from generator.misconceptions import CATALOGUE
+    from generator.misconceptions import CATALOGUE  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in CATALOGUE], indent=1, ensure_ascii=False))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -51,6 +52,7 @@ def _bench_folder(bench_dir: Path | None) -> None:
 
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
@@ -67,8 +69,8 @@ def _check_sizes(sizes: str) -> None:
 def _check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
     """Every write target proven writable, and the ledger read as saving will read it, before
     anything is measured (UsageError, one line)."""
-    from generator import safeio
-    from labs import records
+    from generator import safeio  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     try:
         records.check_writable(out_dir)
@@ -136,7 +138,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops
+    from labs import ops as lab_ops  # start-up: the lab's modules load only for the command that runs them
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -146,10 +148,11 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         _check_sizes(sizes)
     _require_jax()
     if collectives:  # the collectives lab (issue 12) lives in drills/cmd_pod.py and labs/collectives.py
-        from drills.cmd_pod import collectives_lab
+        from drills.cmd_pod import collectives_lab  # start-up: `drill` loads a command's dependencies only when it runs
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
+    # start-up: the lab's modules load only for the command that runs them
     from labs import evidence, inputs, ops, plot as lab_plot, records, runner
-    from labs.device import detect
+    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
 
     read = None
     try:
@@ -206,7 +209,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     #    interrupted "why?" leaves an incomplete record that holds the first-run slot.
     record, path = _run_with_progress(plan, learner, read, probed)
 
-    from labs import report
+    from labs import report  # start-up: the lab's modules load only for the command that runs them
     if as_json:  # at a terminal the banner heads the tables (step 5); the "why?" lines say "wall time" too
         for line in report.wall_banner(record):
             say(line)
@@ -256,8 +259,8 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 def _probe_with_progress(plan, say):
     """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
     terminal; the bar's line ends before the datasheet is said."""
-    from drills.progress_bar import Bar, Steps
-    from labs import runner, session
+    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     with Bar("probes", len(runner.probe_labels(plan))) as bar:
         steps = Steps(bar, runner.probe_labels(plan))
@@ -272,7 +275,7 @@ def _probe_with_progress(plan, say):
 
 
 def _reader() -> str:
-    from labs import profile
+    from labs import profile  # start-up: the lab's modules load only for the command that runs them
     return profile.reader_name()
 
 
@@ -280,8 +283,8 @@ def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (logs, CI) one line per step on stderr."""
-    from drills.progress_bar import Bar, Steps
-    from labs import records, runner, session
+    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import records, runner, session  # start-up: the lab's modules load only for the command that runs them
 
     steps = runner.step_labels(plan)
 
@@ -301,8 +304,8 @@ def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
 
 
 def _ask_predictions(plan, inputs) -> dict:
-    from labs import ops
-    from labs.runner import LearnerPrediction
+    from labs import ops  # start-up: the lab's modules load only for the command that runs them
+    from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
     out = {}
@@ -324,7 +327,7 @@ def _ask_predictions(plan, inputs) -> dict:
 
 def _save_explanations(path: Path, given: dict) -> dict:
     """``labs.session.save_explanations``: judged and stored under the records folder's lock."""
-    from labs import records, session
+    from labs import records, session  # start-up: the lab's modules load only for the command that runs them
 
     try:
         return session.save_explanations(path, given)
@@ -356,9 +359,9 @@ WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons fi
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.miss_reasons import BY_ID
-    from generator.units import seconds
-    from labs import runner
+    from generator.miss_reasons import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import runner  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("")
     click.echo(WHY_INTRO)
@@ -426,17 +429,18 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from generator.termsafe import visible
+    from generator.termsafe import visible  # start-up: `drill` loads a command's dependencies only when it runs
+    # start-up: the lab's modules load only for the command that runs them
     from labs import evidence, inputs, records, runner
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
         record_path = _newest_unexplained(records, runner, folder)
-    from labs.record_types import as_record
+    from labs.record_types import as_record  # start-up: the lab's modules load only for the command that runs them
 
     record_path, record = _load_named(records, record_path, folder)
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: the lab's modules load only for the command that runs them
 
     data = record.to_dict()
     findings = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
@@ -480,6 +484,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
                 click.echo(visible(f"{row.op}: {row.miss.why}{trail}"))
                 if row.miss.accepted:
                     ev = records.op_evidence(record.to_dict(), row.op)
+                    # start-up: `drill` loads a command's dependencies only when it runs
                     from generator import miss_reasons
                     found = miss_reasons.explanations(ev)
                     if found:
@@ -515,7 +520,7 @@ def _load_named(records, record_path: Path, folder: Path):
 def _say_skipped(folder: Path | None) -> None:
     """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
     others are still used."""
-    from labs import records
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
         if loaded.record is None:
@@ -556,12 +561,12 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     pending. Unreadable records are skipped, one line each on stderr naming
     the file and the field.
     """
-    from labs import gate as lab_gate
-    from labs import records as lab_records
+    from labs import gate as lab_gate  # start-up: the lab's modules load only for the command that runs them
+    from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
-        from labs import verify as lab_verify
+        from labs import verify as lab_verify  # start-up: the lab's modules load only for the command that runs them
 
         report = lab_verify.verify_folder(bench_dir)
         if as_json:  # the JSON's "skipped" names each unreadable file and field
@@ -604,8 +609,8 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     hand (--tick N). Labs come from your lab records (or --bench DIR); the streak from
     the quiz store; the gate as `drill gate` judges it.
     """
-    from drills.store import Store, StoreError
-    from drills import progress as lab_progress
+    from drills.store import Store, StoreError  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         for n in (*ticks, *unticks):
@@ -652,10 +657,9 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     your records folder (or --bench); without it, the newest record there. Only a trace folder
     inside the record's own folder is read, and only a few folders deep.
     """
-    import tempfile
 
-    from generator import safeio
-    from labs import profile, records
+    from generator import safeio  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import profile, records  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()

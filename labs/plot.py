@@ -68,9 +68,9 @@ def points(record: LabRecord | dict) -> list[dict]:
 
 def plot_record(record: dict, path: Path) -> Path:
     path = check_path(path)
-    import matplotlib
+    import matplotlib  # optional dependency: matplotlib loads only to draw a plot
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency: matplotlib loads only to draw a plot
 
     rows = points(record)
     skipped = [r.label for r in as_record(record).ops if r.flops <= 0]

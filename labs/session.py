@@ -89,8 +89,8 @@ def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False
 
 def why_questions(record: dict) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
-    from generator.units import seconds
-    from labs import explain as lab_explain
+    from generator.units import seconds  # start-up: loaded only on the lab path that uses it
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"

@@ -15,7 +15,7 @@ A family module (``generator.families`` finds it: one module plus its spec) prov
 and where it has them:
 
 - ``TEACHES``: mistake id -> least relative miss of the key (the fair-draw rule);
-- its wrong answers hook, read by ``generator.misconceptions``: ``wrong_answers(problem, cat)``
+- its wrong answers hook, read by ``generator.families.mistakes``: ``wrong_answers(problem, cat)``
   (yields ``WrongAnswer``), or ``misconceptions(spec, cat, params) -> {id: value}``, or for a
   choice family ``wrong_choices(spec, cat, params) -> [(id, choice, step)]``; and
   ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer;

@@ -11,6 +11,7 @@ slice shape, never whether an axis wraps: deciding that from the chip is the ski
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -96,7 +97,6 @@ def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) ->
 def existing_slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
     """Every slice with sides from ``axis_sizes`` that exists on ``chip`` (``collectives.check_slice``:
     on v4p/v5p inside one 4x4x4 cube or made of whole cubes, so 2x16x16 is never drawn)."""
-    import itertools
 
     out = []
     for shape in itertools.product(spec.params["axis_sizes"], repeat=len(C.pod_shape(chip))):

@@ -11,7 +11,7 @@ come from the Python at test time:
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
   unit, against ``drills.grading.grade`` (right or wrong, with the same mistakes ``drills.assess``
-  passes it) and ``generator.misconceptions.diagnose`` (the mistake named), for numbers on and around
+  passes it) and ``generator.families.mistakes.diagnose`` (the mistake named), for numbers on and around
   the key, each classic wrong answer and each other edition's answer, at the tolerances' edges; and
   for choices.
 
@@ -30,7 +30,8 @@ import pytest
 
 from drills import grading
 from drills.cmd_generate import card_rules
-from generator import families, misconceptions
+from generator import families
+from generator.families import mistakes as named_mistakes
 from generator import generate as gen
 from generator.export import card, rotation
 from generator.export.variants import Variant, skill_notes, variant
@@ -122,10 +123,10 @@ def expected_verdict(v: Variant, value: float | str) -> list[str]:
     p = v.problem
     bands = gen.grading_bands(p.family)
     mistakes = () if p.answer.is_choice or not p.also_right else tuple(
-        float(w.value) for w in misconceptions.wrong_answers(p) if not isinstance(w.value, str))
+        float(w.value) for w in named_mistakes.wrong_answers(p) if not isinstance(w.value, str))
     if grading.grade(p, value, bands, None, 0, mistakes).correct:
         return ["right", ""]
-    named = misconceptions.diagnose(p, value)
+    named = named_mistakes.diagnose(p, value)
     return ["wrong", "" if named is None else named.misconception.id]
 
 
@@ -135,7 +136,7 @@ def results():
     with pytest.MonkeyPatch.context() as mp:
         # wrong_answers is a function of the problem alone: computed once per problem, not per case
         known: dict[int, tuple] = {}
-        plain = misconceptions.wrong_answers
+        plain = named_mistakes.wrong_answers
 
         def once(problem, cat=None):
             if cat is not None:
@@ -144,7 +145,7 @@ def results():
                 known[id(problem)] = (problem, plain(problem))
             return known[id(problem)][1]
 
-        mp.setattr(misconceptions, "wrong_answers", once)
+        mp.setattr(named_mistakes, "wrong_answers", once)
         return _results()
 
 
