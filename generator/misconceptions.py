@@ -82,7 +82,8 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "Datasheet bandwidths are decimal (1 GB = 1e9 B); memory sizes are often binary "
                   "(1 GiB = 2^30 B). Mixing the two is a 7.4% error per conversion."),
     Misconception("unit-slip-1000", "a unit slip of 1000 (ms for µs and kin)",
-                  ("floor", "interconnect", "transformer_step"),
+                  ("floor", "interconnect", "transformer_step", "collective", "transfer", "sharded_matmul",
+                   "miss_reason", "host_link"),
                   "Each SI prefix step is 1000x: 87.2 µs is 0.0872 ms, not 87.2 ms. Check the exponent."),
     Misconception("one-way-vs-bidirectional", "one-way and bidirectional ICI bandwidth swapped",
                   ("interconnect", "collective", "transfer", "sharded_matmul"),
@@ -105,9 +106,9 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "B* ≈ ridge (bf16) assumes the activations' bytes vanish next to the weights'. With the exact "
                   "byte count, the per-row bytes raise B*; the question asked for the exact form."),
     Misconception("wrong-dtype-size", "bytes per element of the wrong dtype",
-                  ("critical_batch",),
-                  "int8 weights are 1 byte per element even when the activations are bf16: that halves the "
-                  "weight bytes and halves B* (the scaling book: ridge / 2)."),
+                  ("critical_batch", "intensity", "floor", "transformer_step"),
+                  "Each dtype has its own bytes per element: bf16 is 2 (not 4, f32's), int8 weights are 1 even when "
+                  "the activations are bf16 (that halves the weight bytes and B*: the scaling book's ridge / 2)."),
     Misconception("forgot-buffers", "forgetting double buffering",
                   ("vmem_fit",),
                   "A pipelined kernel keeps two copies of each input block in VMEM (the next one streams in "
@@ -126,6 +127,40 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "cost against the floor, the fraction of peak on the side the op is bound by, XLA's bytes "
                   "against the hand count, the dtype's arithmetic on the device. Name the one those numbers "
                   "support (`drill miss-reasons` says what each needs), not the first that sounds right."),
+    Misconception("bits-for-bytes", "bits taken for bytes on a link",
+                  ("interconnect", "collective", "transfer", "host_link", "sharded_matmul"),
+                  "Link rates are often quoted in bits per second (Gbps) and the model's in bytes per second: a "
+                  "byte is 8 bits, so a bit rate read as a byte rate (or the reverse) is off by 8x."),
+    Misconception("one-operand-bytes", "only one operand's bytes counted",
+                  ("intensity", "floor"),
+                  "An op with two inputs reads both: a matmul moves lhs, rhs and the output, an add both arrays. "
+                  "Counting one input leaves the other's bytes out of T_comms and the intensity."),
+    Misconception("ridge-inverted", "the ridge inverted (bytes per FLOP)",
+                  ("ridge", "host_link"),
+                  "The ridge is peak FLOP/s divided by bandwidth (FLOPs per byte, hundreds on a TPU); bandwidth over "
+                  "peak is its inverse, bytes per FLOP."),
+    Misconception("per-chip-not-pod", "one chip's figure given for the whole slice",
+                  ("pod",),
+                  "A slice's FLOP/s, HBM and TensorCores are the per-chip figure times the number of chips."),
+    Misconception("chips-as-hosts", "chips counted as hosts",
+                  ("pod",),
+                  "A host drives several chips (4 or 8, its host_topology): hosts = ceil(chips / chips per host)."),
+    Misconception("training-flops", "6·P training FLOPs for a forward pass",
+                  ("transformer_step",),
+                  "Training does 6·P FLOPs per token (forward and backward); a forward pass, prefill or decode, "
+                  "does 2·P."),
+    Misconception("attention-left-out", "P-only FLOPs (attention left out)",
+                  ("transformer_step",),
+                  "2·P counts the weight matmuls only; prefill also multiplies Q by K and the scores by V over the "
+                  "context, which grows with the sequence."),
+    Misconception("not-the-stated-figure", "a link figure other than the one the prompt gives",
+                  ("host_link", "interconnect"),
+                  "Link rates differ by chip and by edition of the book (PCIe about 1.6e10 B/s, a v6e's 3.2e10; DCN "
+                  "per chip or per host): use the figure the prompt states."),
+    Misconception("wrong-verdict", "the other verdict",
+                  ("bound", "host_link", "collective", "sharded_matmul", "vmem_fit", "pod", "lattice", "ridge"),
+                  "A yes/no or either/or answer follows from one comparison (the intensity against the ridge, the "
+                  "footprint against VMEM, T_math against T_comms): the solution says which numbers decide it."),
     Misconception("term-confusion", "two neighbouring terms swapped",
                   ("vocabulary", "interconnect"),
                   "Pairs that are easy to swap: MXU (matmuls) vs VPU (elementwise); VMEM (on-chip scratchpad) vs "

@@ -178,5 +178,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         "elements-not-bytes": redo(nbytes=costs.array_bytes((rows, cols), "int8")).t_s,  # 1 byte an element
         "sum-not-max": C.collective_seconds(right.t_bandwidth_s, right.t_latency_s, overlap=False),
         "forgot-latency": redo(lat=0.0).t_s,  # the hop latency left out
+        "bits-for-bytes": redo(w1=one / 8, wb=bidi / 8).t_s,  # the link rates divided by 8 (bytes taken for bits)
+        "bits-for-bytes/": redo(w1=one * 8, wb=bidi * 8).t_s,  # or a bit rate read as bytes
     }
     return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

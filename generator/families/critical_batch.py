@@ -113,6 +113,9 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     ones = {**p, "activations": "int8", "weights": "int8"}
     if (p["activations"], p["weights"]) != ("int8", "int8"):
         yield wrong("elements-not-bytes", b_star(params=ones), "bytes counted as elements (1 each)")
+    if 2 in (DTYPE_BYTES[p["activations"]], DTYPE_BYTES[p["weights"]]):  # bf16 counted at f32's 4 bytes
+        wide = {**p, **{k: "f32" for k in ("activations", "weights") if DTYPE_BYTES[p[k]] == 2}}
+        yield wrong("wrong-dtype-size", b_star(params=wide), "bf16 counted as 4 bytes an element (f32's size)")
     if p["weights"] != p["activations"]:
         same = {**p, "weights": p["activations"]}
         yield wrong("wrong-dtype-size", b_star(params=same),

@@ -97,7 +97,14 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     if "elements" in t:
         yield wrong("elements-not-bytes", t["elements"],
                     f"bytes = {sci(costs.array_bytes(p['shape'], 'int8'))} elements instead of {sci(nbytes)} B")
-    yield from slips.gib_slips(lambda w: slip_times(chip, cat, p, bytes_per_s=w)["answer"], t["bytes_per_s"])
+    def with_rate(w: float) -> float:
+        return slip_times(chip, cat, p, bytes_per_s=w)["answer"]
+
+    if p["variant"] != "ici":
+        yield from slips.stated_figure_slips(problem, cat, chip, FIGURE[p["variant"]],
+                                             {"pcie": "PCIe", "dcn": "DCN"}[p["variant"]], with_rate)
+    yield from slips.gib_slips(with_rate, t["bytes_per_s"])
+    yield from slips.bits_slips(with_rate, t["bytes_per_s"], {"ici": "ICI", "pcie": "PCIe", "dcn": "DCN"}[p["variant"]])
     yield from slips.unit_slips(problem)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from generator import catalogue as catalogue_mod
 from generator import families, misconceptions
 from generator.catalogue import Catalogue
+from generator.families import slips
 from generator.families.slips import wrong
 from generator.misconceptions import GIB_PER_GB, WrongAnswer
 from generator.problem import Problem
@@ -23,7 +24,32 @@ from generator.units import fmt
 
 
 def found(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[WrongAnswer]:
-    """Every wrong answer the problem's family module names, before any is checked against the key."""
+    """Every wrong answer the problem's family module names, before any is checked against the key.
+
+    A two-way choice (a verdict, yes or no) has no numeric slip to name: where the family gives no single
+    mistake for the other choice, it is the one ``wrong-verdict``, whose step is the solution's line that
+    decides the verdict."""
+    named = list(_hooked(problem, cat, every))
+    if not problem.answer.is_choice or len(problem.answer.choices) != 2:
+        yield from named
+        return
+    other = next(c for c in problem.answer.choices if c != problem.answer.choice)
+    flipped = [w for w in named if w.value == other]
+    if len({w.misconception.id for w in flipped}) == 1:
+        yield from named
+        return
+    yield from (w for w in named if w.value != other)
+    yield wrong("wrong-verdict", other, f"the right verdict follows from: {deciding_step(problem)}")
+
+
+def deciding_step(problem: Problem) -> str:
+    """The solution's line that decides a verdict: the last one with a comparison or an arrow (else its last)."""
+    marks = ("->", ">=", "<=", " < ", " > ")
+    lines = [s for s in problem.solution if any(m in s for m in marks)]
+    return (lines or list(problem.solution) or [str(problem.answer.choice)])[-1]
+
+
+def _hooked(problem: Problem, cat: Catalogue, every: bool) -> Iterator[WrongAnswer]:
     module = families.FAMILIES.get(problem.family)
     direct = getattr(module, "wrong_answers", None)
     if direct is not None:
@@ -45,6 +71,8 @@ def found(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[Wro
         if mid in misconceptions.BY_ID:
             shown = fmt(float(value), problem.answer.unit)
             yield wrong(mid, float(value), f"{misconceptions.find(mid).name} gives {shown}")
+    if not problem.answer.is_choice and problem.answer.unit == "s":
+        yield from slips.unit_slips(problem)  # a time written with its SI prefix one step off
     moves = getattr(module, "gb_gib_moves", None)
     if not problem.answer.is_choice and moves is not None and moves(cat, problem.params):
         # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way

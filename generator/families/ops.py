@@ -218,11 +218,26 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     def ev(c: costs.OpCost = cost, k: roofline.Ceilings = ceil) -> float | str:
         return roofline.estimate(k, c).quantity(quantity)
 
+    if quantity == "bound":  # a verdict has no numeric slip to name: say what it follows from
+        sign = ">=" if right.bound == "compute" else "<"
+        other = "memory" if right.bound == "compute" else "compute"
+        yield wrong("wrong-verdict", other, f"the verdict follows from the intensity against the ridge: "
+                                            f"{right.intensity_flops_per_byte:.1f} {sign} {ceil.ridge_flops_per_byte:.1f} "
+                                            f"FLOPs/byte, so {right.bound}-bound")
+        return
     elements = costs.as_elements(cost)
     if elements.bytes != cost.bytes:
         yield wrong("elements-not-bytes", ev(c=elements),
                     f"bytes = {sci(elements.bytes)} (elements) instead of {sci(cost.bytes)} B ({cost.dtype}: "
                     f"{DTYPE_BYTES[cost.dtype]} bytes per element)")
+    if DTYPE_BYTES[cost.dtype] == 2:  # bf16 (or f16) counted at f32's 4 bytes an element
+        wide = costs.in_dtype_bytes(cost, "f32")
+        yield wrong("wrong-dtype-size", ev(c=wide), f"bytes = {sci(wide.bytes)} ({cost.dtype} counted as 4 bytes "
+                                                    f"an element) instead of {sci(cost.bytes)}")
+    for kept in costs.TWO_INPUTS.get(cost.op, ()):
+        one = costs.one_input_only(cost, kept)
+        yield wrong("one-operand-bytes", ev(c=one), f"bytes = {sci(one.bytes)} (only {kept} read, with the "
+                                                    f"output) instead of {sci(cost.bytes)}")
     if cost.bytes_written:
         inputs = costs.inputs_only(cost)
         yield wrong("forgot-output-write", ev(c=inputs),

@@ -67,6 +67,9 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     macs = peak / costs.FLOPS_PER_MAC
     yield wrong("macs-not-flops", ceil.with_peak(macs).ridge_flops_per_byte, f"peak counted in multiply-adds: {sci(macs)}")
     yield from slips.gib_slips(lambda w: ceil.with_bandwidth(w).ridge_flops_per_byte, bw)
+    inverted = ceil.with_peak(bw).with_bandwidth(peak).ridge_flops_per_byte  # the two ceilings swapped
+    yield wrong("ridge-inverted", inverted, f"bandwidth / peak = {sci(inverted)} bytes per FLOP instead of peak / "
+                                            f"bandwidth")
 
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:

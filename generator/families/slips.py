@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Iterator
 
 from generator import misconceptions
-from generator.catalogue import Chip
+from generator.catalogue import Catalogue, Chip
 from generator.misconceptions import CONFUSABLE, WrongAnswer
 from generator.problem import Problem
 from generator.units import GIB_PER_GB
@@ -58,6 +58,41 @@ def unit_slips(problem: Problem) -> Iterator[WrongAnswer]:
     unit = problem.answer.unit
     for factor, how in ((1e3, "1000x too large"), (1e-3, "1000x too small")):
         yield wrong("unit-slip-1000", key * factor, f"{si(key * factor, unit) if unit else f'{key * factor:g}'}: {how}")
+
+
+BITS_PER_BYTE = 8
+
+
+def bits_slips(answer_with: Callable[[float], float | str], bytes_per_s: float, label: str) -> Iterator[WrongAnswer]:
+    """Bits taken for bytes on a link: the model's answer with the link rate (bytes/s) 8x off either way."""
+    for w, how in ((bytes_per_s / BITS_PER_BYTE, f"{label} rate divided by 8 (bytes taken for bits)"),
+                   (bytes_per_s * BITS_PER_BYTE, f"{label} rate times 8 (a rate in bits read as bytes)")):
+        yield wrong("bits-for-bytes", answer_with(w), f"{how}: {sci(w)} B/s instead of {sci(bytes_per_s)}")
+
+
+def stated_figure_slips(problem: Problem, cat: Catalogue, chip: Chip, key: str, label: str,
+                        answer_with: Callable[[float], float]) -> Iterator[WrongAnswer]:
+    """The answer worked with a figure of ``key`` other than the chip's that the prompt states: another
+    chip's (the generic rate where this chip's differs) or another edition's that is not accepted (one
+    ``problem.also_right`` does not list)."""
+    mine = float(chip.value(key))
+    others: dict[float, list[str]] = {}
+    for c in cat.chips:
+        fig = c.figure(key)
+        if fig is not None and float(fig.value) != mine:
+            others.setdefault(float(fig.value), []).append(c.display)
+    for value, alt in chip.other_figures(key):
+        others.setdefault(value, []).append(f"another edition of the book, per {alt.per}")
+        if alt.per == "host":  # that edition's per-host figure taken as the per-chip one
+            others.setdefault(float(alt.value), []).append("another edition's per-host figure, taken per chip")
+    accepted = [float(a["value"]) for a in problem.also_right]
+    for value, whose in others.items():
+        answer = answer_with(value)
+        if any(abs(answer - a) <= problem.tolerance * abs(a) for a in accepted):
+            continue  # another edition's answer, graded right with its note
+        yield wrong("not-the-stated-figure", answer,
+                    f"{label} at {sci(value)} B/s ({', '.join(whose)}) instead of the {chip.display}'s "
+                    f"{sci(mine)} B/s that the prompt gives")
 
 
 def term_confusions(problem: Problem) -> Iterator[WrongAnswer]:

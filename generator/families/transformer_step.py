@@ -40,6 +40,7 @@ MASTERY = {5: Mastery("a transformer step-time floor right")}
 TEACHES = {"sum-not-max": 0.10}
 PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype", "fit"} for phase in transformer.PHASES}
 _FIT_TRIES = 30
+TRAINING_FLOPS_PER_PARAM = 6  # a training step's FLOPs per parameter per token (forward + backward): the slip's count
 MODEL_KEYS = {"name", "params", "layers", "d_model", "kv_d_model", "source"}
 FIXED_KEYS = {"name", "model", "batch", "seq", "chip", "phases", "note"}
 
@@ -114,6 +115,17 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     yield wrong("sparse-peak", floor(k=ceil.with_peak(slips.SPARSE_FACTOR * peak)), slips.sparse_step(chip, peak))
     for other, other_peak in slips.other_peaks(chip, step.dtype):
         yield wrong("wrong-dtype-peak", floor(k=ceil.with_peak(other_peak, other)), f"the {other} peak")
+    training = dataclasses.replace(step, flops_weights=step.flops_weights * TRAINING_FLOPS_PER_PARAM // costs.FLOPS_PER_MAC)
+    yield wrong("training-flops", floor(c=training.op_cost()),
+                f"weight FLOPs {TRAINING_FLOPS_PER_PARAM}·P per token (training) instead of {costs.FLOPS_PER_MAC}·P")
+    if step.flops_attention:
+        no_attention = dataclasses.replace(step, flops_attention=0)
+        yield wrong("attention-left-out", floor(c=no_attention.op_cost()),
+                    f"attention FLOPs ({sci(step.flops_attention)}) left out: only the weights' {sci(step.flops_weights)}")
+    if DTYPE_BYTES[step.dtype] == 2:  # bf16 counted at f32's 4 bytes an element, at the bf16 peak
+        wide = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "f32").op_cost()
+        yield wrong("wrong-dtype-size", floor(c=dataclasses.replace(cost, bytes=wide.bytes)),
+                    f"bytes counted at 4 per element ({step.dtype} is {DTYPE_BYTES[step.dtype]})")
     if DTYPE_BYTES[step.dtype] != 1:
         elements = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "int8").op_cost()
         yield wrong("elements-not-bytes", floor(c=elements), "bytes counted as elements (params, not params x bytes)")

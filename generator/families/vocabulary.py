@@ -22,7 +22,7 @@ from generator import catalogue, costs
 from generator.catalogue import Catalogue, Figure, Source
 from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
-from generator.families import slips
+from generator.families import mistakes, slips
 from generator.families.slips import wrong
 from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
@@ -160,7 +160,13 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the easily swapped neighbour term."""
+    """Named wrong answers: the easily swapped neighbour term; a Can-you card's are those its skill's own
+    card names (the same problem, solved by its own family)."""
+    if "check_skill" in problem.params:
+        family = str(problem.params["check_skill"]).split(":", 1)[0]
+        params = {k: v for k, v in problem.params.items() if k not in ("can_you", "check_skill")}
+        yield from mistakes.found(replace(problem, family=family, params=params), cat)
+        return
     yield from slips.term_confusions(problem)
 
 
