@@ -17,8 +17,10 @@ Used by tests/generator/test_anki_repeats.py and bench/bench_repeats.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -118,12 +120,10 @@ def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, see
 
 
 def _wall_s() -> int:
-    import time
     return int(time.time())
 
 
 def _old_offset(skill: str, k: int) -> int:
-    import hashlib
     return int(hashlib.sha256(skill.encode()).hexdigest()[:8], 16) % k
 
 

@@ -16,7 +16,7 @@ the machine hits both; the ratio printed is the median of the per-pair ratios, n
 ratio of the best times. Target: ours <= 1.5x bare.
 
 Why the old bench missed (1.97x, issue 18): "ours" recomputed every problem's classic wrong
-answers inside the timed region (``misconceptions.wrong_answers``: ~75% of the gap) while bare
+answers inside the timed region (``mistakes.wrong_answers``: ~75% of the gap) while bare
 genanki was handed them in its prepared fields. The variant data now carries the wrong answers
 once computed, and the exporter renders from it.
 

@@ -39,7 +39,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    from generator import hierarchy as model
+    from generator import hierarchy as model  # start-up: only this benchmark step needs it
 
     ratios, runs, last = [], [], ""
     for n in range(args.rounds):

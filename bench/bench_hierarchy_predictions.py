@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
     """(label, measured s, calibrated s, calibrated + fixed s, hierarchy s) for each op."""
-    from generator import costs, hierarchy, roofline
+    from generator import costs, hierarchy, roofline  # start-up: only this benchmark step needs it
 
     probes = record.get("probes") or {}
     h = hierarchy.Hierarchy.from_dict(probes["hierarchy"])

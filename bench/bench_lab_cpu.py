@@ -66,12 +66,12 @@ def lab_run(size: int, reps: int) -> dict:
     """One end-to-end ``drill lab`` run; wall seconds per phase and the record's verdicts."""
     phases: dict[str, float] = {}
     start = time.perf_counter()
-    from click.testing import CliRunner
+    from click.testing import CliRunner  # start-up: only this benchmark step needs it
 
-    from drills.cli import cli
+    from drills.cli import cli  # start-up: only this benchmark step needs it
     import jax  # noqa: F401  (the command imports it too; here it is counted as start-up)
 
-    from labs import evidence, runner
+    from labs import evidence, runner  # start-up: only this benchmark step needs it
     phases["start-up"] = time.perf_counter() - start
 
     _timed(evidence, "measure_probes", phases).label = "probes"

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from drills import grading
 from generator import answers, misconceptions
+from generator.families import mistakes as named_mistakes
 from generator.problem import Problem
 from generator.units import fmt
 
@@ -149,7 +150,7 @@ def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: flo
 
     ``bare_unit``: the unit a plain number is read in where the prompt states none (see ``read``)."""
     mistakes = () if problem.answer.is_choice or not problem.also_right else tuple(
-        float(w.value) for w in misconceptions.wrong_answers(problem) if not isinstance(w.value, str))
+        float(w.value) for w in named_mistakes.wrong_answers(problem) if not isinstance(w.value, str))
 
     def right(value: float) -> bool:
         return grading.grade(problem, value, bands, None, 0, mistakes).correct
@@ -163,5 +164,5 @@ def assess(problem: Problem, text: str, bands: grading.Bands, seconds_taken: flo
     except answers.AnswerError as exc:
         return Outcome(problem, text, UNREADABLE, reason=f"can not read that: {exc}")
     verdict = grading.grade(problem, value, bands, seconds_taken, hints, mistakes)
-    matches = () if verdict.correct else tuple(misconceptions.diagnose_all(problem, value))
+    matches = () if verdict.correct else tuple(named_mistakes.diagnose_all(problem, value))
     return Outcome(problem, text, GRADED, value, verdict, matches)

@@ -196,13 +196,13 @@ def _standard_streams() -> None:
 def _is_output_error(exc: OSError) -> bool:
     """A raw write error of the kind stdout gives. Files the tool writes go through
     generator.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
-    from generator.safeio import SafeIOError
+    from generator.safeio import SafeIOError  # start-up: `drill` loads a command's dependencies only when it runs
 
     return exc.errno in _OUTPUT_ERRNOS and not isinstance(exc, SafeIOError)
 
 
 def _module_exists(target: str) -> bool:
-    import importlib.util
+    import importlib.util  # start-up: `drill` loads a command's dependencies only when it runs
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
@@ -251,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         _say_error(f"{where}: error: {message}")
         sys.exit(exc.exit_code)
     except ImportError as exc:
+        # start-up: `drill` loads a command's dependencies only when it runs
         from generator.families import FamilyPackageError
 
         if not isinstance(exc, FamilyPackageError):
@@ -267,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _os_error_text(exc: OSError) -> str:
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.safeio import SafeIOError, display_path
 
     if isinstance(exc, SafeIOError) or not exc.strerror:

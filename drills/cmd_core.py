@@ -130,7 +130,7 @@ def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None) 
     """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target
-    from generator import collectives
+    from generator import collectives  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return collectives.link_ceilings(target, over, dtype, link_bw)

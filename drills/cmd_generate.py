@@ -52,7 +52,7 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
-    from generator import generate
+    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return generate.generate(list(families) or None, list(chips) or None, count, seed, specs_dir=specs_dir,
@@ -79,7 +79,7 @@ MAX_VARIANTS = 64
 def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
     """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
     (exit 2), before any bar is drawn."""
-    from generator import generate
+    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
@@ -99,8 +99,9 @@ def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
 def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
-    from drills import assess
-    from generator import generate
+    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export.variants import CardRules
 
     def good_rel(problem: Problem) -> float:
@@ -134,7 +135,7 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     """
     if not output.endswith(".apkg"):
         raise click.UsageError(f"the output must be an .apkg file, got '{output}'")
-    from click.core import ParameterSource
+    from click.core import ParameterSource  # start-up: `drill` loads a command's dependencies only when it runs
 
     count_given = ctx.get_parameter_source("count") != ParameterSource.DEFAULT
     if fixed and variants is not None:
@@ -142,7 +143,8 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     if not fixed and count_given:
         raise click.UsageError("--count is for --fixed decks; the default deck takes --variants K")
     _target(output)
-    from generator.export import anki
+    from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export.variants import DEFAULT_VARIANTS
 
     k = DEFAULT_VARIANTS if variants is None else variants
@@ -158,6 +160,7 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
                 bar.skip(parts[0] + parts[1] - bar.done, "building notes")
                 report = anki.write_deck(problems, output, descriptions, _scaled(bar, parts[2]))
             else:
+                # start-up: `drill` loads a command's dependencies only when it runs
                 from generator.export.variants import skill_notes
 
                 bar.skip(parts[0] - bar.done, "making notes")
@@ -193,6 +196,7 @@ def export(fmt: str, chips: tuple[str, ...], families: tuple[str, ...], count: i
         raise click.UsageError("-o/--output needs a file name (got an empty one); use '-' or leave it out for stdout")
     if output:
         _target(output)
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export import tabular, write_text
 
     skills = _skill_count(chips, families, specs_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import click
@@ -26,10 +27,10 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     every cache level sysfs lists, then DRAM; GPU: L2 and HBM; TPU: HBM), and the matmul FLOP/s
     of the lab's shapes in each dtype. With --chip, the catalogue's figures for that chip, as the
     course page shows them. Takes well under a minute on a 2-core CPU."""
-    from generator import hierarchy as model
+    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if chip is not None:
-        from generator import catalogue
+        from generator import catalogue  # start-up: `drill` loads a command's dependencies only when it runs
 
         try:
             found = catalogue.get(chip)
@@ -37,7 +38,7 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
             raise click.UsageError(str(exc)) from None
         _show(model.from_chip(found, catalogue.load()), as_json)
         return
-    from labs import ops as lab_ops
+    from labs import ops as lab_ops  # start-up: the lab's modules load only for the command that runs them
 
     try:
         chosen = tuple(dict.fromkeys(lab_ops.check_dtype(d.strip()) for d in dtypes.split(",") if d.strip()))
@@ -46,13 +47,12 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     if not chosen:
         raise click.UsageError("--dtype: name at least one dtype (bf16, f32)")
     _require_jax()
-    from labs import hierarchy as lab_hierarchy
-    from labs.device import detect
+    from labs import hierarchy as lab_hierarchy  # start-up: the lab's modules load only for the command that runs them
+    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
 
     device = detect()
     n = size or (CPU_SIZE if device.platform == "cpu" else ACCELERATOR_SIZE)
     say = (lambda text: click.echo(text, err=True))
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="drill-hierarchy-") as traces:  # device time, then gone
         measured = lab_hierarchy.measure_hierarchy(device, n, chosen, progress=lambda label: say(f"measuring: {label}"),
@@ -61,7 +61,7 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
 
 
 def _show(found, as_json: bool) -> None:
-    from generator import hierarchy as model
+    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps(found.to_dict(), indent=1, ensure_ascii=False))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -51,6 +52,7 @@ def _bench_folder(bench_dir: Path | None) -> None:
 
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
@@ -114,7 +116,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops, records, session
+    from labs import ops as lab_ops, records, session  # start-up: loaded only when this command runs
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -124,7 +126,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
         _check_sizes(sizes)
     _require_jax()
     if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives.py
-        from drills.cmd_pod import collectives_lab
+        from drills.cmd_pod import collectives_lab  # start-up: loaded only when this command runs
         return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
     request = session.LabRequest(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir,
                                  trace_dir, plot, as_json)
@@ -163,7 +165,7 @@ class _ClickLabUI:
         return _run_with_progress(plan, learner, read, probed)
 
     def ask_predictions(self, plan) -> dict:
-        from labs import inputs
+        from labs import inputs  # start-up: loaded only when this command runs
 
         return _ask_predictions(plan, inputs)
 
@@ -174,8 +176,8 @@ class _ClickLabUI:
 def _probe_with_progress(plan, say):
     """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
     terminal; the bar's line ends before the datasheet is said."""
-    from drills.progress_bar import Bar, Steps
-    from labs import runner, session
+    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     with Bar("probes", len(runner.probe_labels(plan))) as bar:
         steps = Steps(bar, runner.probe_labels(plan))
@@ -193,8 +195,8 @@ def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (logs, CI) one line per step on stderr."""
-    from drills.progress_bar import Bar, Steps
-    from labs import records, runner, session
+    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import records, runner, session  # start-up: the lab's modules load only for the command that runs them
 
     steps = runner.step_labels(plan)
 
@@ -214,8 +216,8 @@ def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
 
 
 def _ask_predictions(plan, inputs) -> dict:
-    from labs import ops
-    from labs.runner import LearnerPrediction
+    from labs import ops  # start-up: the lab's modules load only for the command that runs them
+    from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
     out = {}
@@ -238,7 +240,7 @@ def _ask_predictions(plan, inputs) -> dict:
 def _saved(path: Path, store):
     """``store()``, a write under the records folder's lock; a record that cannot be written (e.g. a
     read-only one, left as it was) is one line naming it."""
-    from labs import records
+    from labs import records  # start-up: loaded only when this command runs
 
     try:
         return store()
@@ -254,7 +256,7 @@ def _update(records, path: Path, change) -> dict:
 
 def _judgement_saver(path: Path):
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
-    from labs import session
+    from labs import session  # start-up: loaded only when this command runs
 
     save = session.judgement_saver(path)
     return lambda op, judgement: _saved(path, lambda: save(op, judgement))
@@ -270,9 +272,9 @@ WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons fi
 def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.miss_reasons import BY_ID
-    from generator.units import seconds
-    from labs import runner
+    from generator.miss_reasons import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import runner  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("")
     click.echo(WHY_INTRO)
@@ -340,7 +342,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from labs import inputs, records, session
+    from labs import inputs, records, session  # start-up: loaded only when this command runs
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -381,7 +383,7 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
 def _ask_pending(record, pending: list, record_path: Path):
     """Ask "why?" at the terminal for each pending miss, judged on the record's dict, each attempt saved
     under the folder's lock; the record as it now is (typed)."""
-    from labs.record_types import as_record
+    from labs.record_types import as_record  # start-up: loaded only when this command runs
 
     data = record.to_dict()
     rows = {row["op"]: row for row in data["ops"]}
@@ -403,7 +405,7 @@ def _load_named(records, record_path: Path, folder: Path):
 def _say_skipped(folder: Path | None) -> None:
     """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
     others are still used."""
-    from labs import records
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
         if loaded.record is None:
@@ -411,7 +413,7 @@ def _say_skipped(folder: Path | None) -> None:
 
 
 def _newest_unexplained(records, folder: Path) -> Path:
-    from labs import runner
+    from labs import runner  # start-up: loaded only when this command runs
 
     _say_skipped(folder)
     found = [l for l in records.scan(folder) if l.record is not None
@@ -446,8 +448,8 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     pending. Unreadable records are skipped, one line each on stderr naming
     the file and the field.
     """
-    from labs import gate as lab_gate
-    from labs import records as lab_records
+    from labs import gate as lab_gate  # start-up: the lab's modules load only for the command that runs them
+    from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
@@ -465,8 +467,8 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
 
 def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
     """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
-    from labs import records as lab_records
-    from labs import verify as lab_verify
+    from labs import records as lab_records  # start-up: loaded only when this command runs
+    from labs import verify as lab_verify  # start-up: loaded only when this command runs
 
     report = lab_verify.verify_folder(bench_dir)
     if as_json:  # the JSON's "skipped" names each unreadable file and field
@@ -500,8 +502,8 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     hand (--tick N). Labs come from your lab records (or --bench DIR); the streak from
     the quiz store; the gate as `drill gate` judges it.
     """
-    from drills.store import Store, StoreError
-    from drills import progress as lab_progress
+    from drills.store import Store, StoreError  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         for n in (*ticks, *unticks):
@@ -548,10 +550,9 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     your records folder (or --bench); without it, the newest record there. Only a trace folder
     inside the record's own folder is read, and only a few folders deep.
     """
-    import tempfile
 
-    from generator import safeio
-    from labs import profile, records
+    from generator import safeio  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import profile, records  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()

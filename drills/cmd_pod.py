@@ -8,6 +8,8 @@ Bad input is one line and exit 2.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 def _bytes(text: str) -> float:
     """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``), from
     one byte up to 1e21 B (UsageError otherwise)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.answers import AnswerError, parse_number
 
     try:
@@ -207,21 +210,20 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
-    import os
-    import sys
 
-    from labs import collectives as lab
-    from labs import collectives_record as rec
+    from labs import collectives as lab  # start-up: the lab's modules load only for the command that runs them
+    from labs import collectives_record as rec  # start-up: the lab's modules load only for the command that runs them
+    # start-up: the lab's modules load only for the command that runs them
     from labs import collectives_run as on_devices
-    from labs import records
-    from labs.record_types import RecordError
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
+    from labs.record_types import RecordError  # start-up: the lab's modules load only for the command that runs them
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     try:
         on_devices.init_distributed()
     except lab.CollectivesLabError as exc:
         raise click.UsageError(str(exc)) from None
-    from labs.device import detect
+    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
 
     device = detect()
     out_dir = out_dir if out_dir is not None else records.default_dir()  # the learner's records folder
@@ -257,6 +259,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 
 def _ask(plan: Plan) -> dict[str, float]:
     """Predict before you measure: one time per row at a terminal (blank skips)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
     from generator.answers import AnswerError, parse_duration_seconds
 
     click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")

@@ -20,7 +20,7 @@ def miss_reasons(as_json: bool) -> None:
     corrected_time gives from the record's own numbers; reasons compose. Shrugs such as
     "overhead" or "noise" are refused.
     """
-    from generator.miss_reasons import REASONS
+    from generator.miss_reasons import REASONS  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in REASONS], indent=1, ensure_ascii=False))

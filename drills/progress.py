@@ -85,8 +85,8 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     ("overhead") never counts."""
     if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
-    from generator import miss_reasons
-    from labs import records
+    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
@@ -101,8 +101,8 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
 def unexplainable(record: LabRecord, op: str) -> bool:
     """No set of reasons the record's evidence allows explains this miss (judged again, never read
     from the record's own flag): a finding, which asks nothing of the learner."""
-    from generator import miss_reasons
-    from labs import records
+    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     try:
         return miss_reasons.unexplainable(records.op_evidence(record.to_dict(), op)) is not None
@@ -177,7 +177,7 @@ def mastered(rules: list[Mastery], last: dict[str, dict], lab_records) -> tuple[
 
 
 def can_you_items():
-    from generator.generate import CAN_YOU
+    from generator.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
     return list(CAN_YOU)
 
 
@@ -207,7 +207,7 @@ def can_you(store, lab_records=()) -> list[CanYou]:
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
     """(path, typed record) for each readable record in the folder (unreadable ones: the gate lists them)."""
-    from labs import records
+    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     folder = records.default_dir() if bench_dir is None else Path(bench_dir)
     return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]
@@ -226,8 +226,9 @@ def lab_status(result: lab_gate.GateResult) -> dict:
 
 
 def checklist(store, bench_dir: Path | None = None) -> dict:
-    from drills.stats import compute_stats
+    from drills.stats import compute_stats  # start-up: `drill` loads a command's dependencies only when it runs
 
+    # start-up: the lab's modules load only for the command that runs them
     from labs.calibration_bias import prediction_bias
 
     result = lab_gate.evaluate(bench_dir)
@@ -263,7 +264,7 @@ class Trend:
 
     def line(self) -> str:
         """``trend: further: ... (typical miss per record, oldest to newest: x1.2 → x2.5)``."""
-        from generator.units import fmt
+        from generator.units import fmt  # start-up: `drill` loads a command's dependencies only when it runs
 
         series = " → ".join(f"x{fmt(m, '')}" for m in self.typical_miss)
         return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"

@@ -58,7 +58,7 @@ def _assess():
     """``drills.assess`` (and with it the misconception catalogue and the answer grammar), imported
     when the first answer is read, not before the first question: the quiz's first prompt waits
     for nothing it does not show."""
-    from drills import assess as module
+    from drills import assess as module  # start-up: `drill` loads a command's dependencies only when it runs
 
     return module
 

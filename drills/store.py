@@ -248,7 +248,7 @@ class Store:
     def store_time(self, clock: datetime | None = None) -> datetime:
         """The time to schedule from: ``clock`` (default: now), or the newest review's time when the
         clock is behind it (``drills.store_clock.store_time``). Reads only; writes nothing."""
-        from drills.store_clock import store_time
+        from drills.store_clock import store_time  # start-up: `drill` loads a command's dependencies only when it runs
 
         clock = clock or utc_now()
         return store_time(clock, self.newest_review_at())

@@ -305,15 +305,15 @@ def load(path: str | None = None) -> Catalogue:
     an entry built from today's ``chips.yaml`` bytes is there; otherwise the YAML is parsed (and cached).
     """
     if path is None:
-        from generator import startcache
+        from generator import startcache  # start-up: only this path needs it
 
         return parse(startcache.cached("catalogue", [CATALOGUE_PATH], lambda: _read_yaml(CATALOGUE_PATH)))
     return parse(_read_yaml(Path(path)))
 
 
 def _read_yaml(path: Path) -> Any:
-    from generator.safeio import read_text_bounded
-    from generator.yamlio import safe_load
+    from generator.safeio import read_text_bounded  # start-up: only this path needs it
+    from generator.yamlio import safe_load  # start-up: only this path needs it
 
     return safe_load(read_text_bounded(path, 4 << 20))
 

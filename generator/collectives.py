@@ -314,7 +314,7 @@ def chip_collective(cat: Catalogue, chip: Chip, op: str, nbytes: float, axes: tu
 
 def collective_lines(t: CollectiveTime) -> list[str]:
     """The worked arithmetic of one collective (numbers via ``generator.units``)."""
-    from generator.units import sci, seconds
+    from generator.units import sci, seconds  # start-up: only this path needs it
 
     label = OP_LABELS[t.op]
     lines = []
@@ -450,7 +450,7 @@ def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float
     is bound by that link; its ridge is peak FLOP/s / link bytes/s. ``bytes_per_s``
     overrides the catalogue figure (for a link the catalogue lacks, e.g. NVLink).
     """
-    from generator.roofline import Ceilings
+    from generator.roofline import Ceilings  # start-up: only this path needs it
 
     if over not in LINK_FIGURES:
         raise TopologyError(f"--over must be one of {', '.join(LINK_FIGURES)}, got '{over}'")

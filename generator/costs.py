@@ -240,6 +240,26 @@ def inputs_only(c: OpCost) -> OpCost:
     return replace(c, bytes=c.bytes - c.bytes_written, bytes_written=0)
 
 
+def in_dtype_bytes(c: OpCost, dtype: str) -> OpCost:
+    """The same op with every operand counted at ``dtype``'s bytes per element (bf16 counted as f32's 4,
+    the wrong-dtype-size slip); FLOPs and the compute dtype (whose peak applies) are unchanged."""
+    other = cost(c.op, c.shape, dtype)
+    return replace(c, bytes=other.bytes, bytes_written=other.bytes_written)
+
+
+# The inputs of each op that has two, with the dims of each (indices into the op's shape).
+TWO_INPUTS: dict[str, dict[str, tuple[int, ...]]] = {"matmul": {"lhs": (0, 1), "rhs": (1, 2)}, "add": {"x": (0, 1), "y": (0, 1)}, "dot": {"x": (0,), "y": (0,)}}
+
+
+def one_input_only(c: OpCost, kept: str) -> OpCost:
+    """The same op with only input ``kept`` of its two read (the other's bytes left out: the one-operand
+    slip); the output write stays. ``TWO_INPUTS`` names the ops and inputs this applies to."""
+    inputs = TWO_INPUTS[c.op]
+    dropped = sum(array_bytes([c.shape[i] for i in dims], c.operand_dtypes[name])
+                  for name, dims in inputs.items() if name != kept)
+    return replace(c, bytes=c.bytes - dropped)
+
+
 def in_macs(c: OpCost) -> OpCost:
     """The same op with FLOPs counted as multiply-adds (FLOPs / ``FLOPS_PER_MAC``; macs-not-flops).
     ``flops`` may then be a float (an op with an odd FLOP count)."""

@@ -42,7 +42,7 @@ from generator.families.base import Skill
 from generator.problem import Problem
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
-if TYPE_CHECKING:  # annotations only: misconceptions is imported where distances are needed
+if TYPE_CHECKING:  # annotations only: the wrong answers are imported where distances are needed
     from generator.misconceptions import WrongAnswer
 
 __all__ = ["FAMILY_NAMES", "Skill", "GradingBands", "UnknownFamilyError", "UnknownSkillError", "UnknownProblemError",
@@ -322,9 +322,9 @@ def _distances(p: Problem) -> list[tuple[WrongAnswer, float]]:
     """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
     if p.answer.is_choice:
         return []
-    from generator import misconceptions
+    from generator.families import mistakes  # start-up: only a fair draw of a numeric problem prices the wrong answers
 
-    return misconceptions.distances(p)
+    return mistakes.distances(p)
 
 
 def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> bool:
@@ -336,7 +336,7 @@ def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> 
 
 def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
     """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
-    from generator.units import fmt
+    from generator.units import fmt  # start-up: only this path needs it
 
     notes, seen = [], set()
     for w, d in found:

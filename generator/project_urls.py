@@ -39,7 +39,7 @@ def urls_from_pyproject(text: str) -> dict[str, str]:
 
 def _from_metadata() -> str:
     try:
-        from importlib import metadata
+        from importlib import metadata  # start-up: only this path needs it
         entries: list[str] = metadata.metadata(PACKAGE).get_all("Project-URL") or []
     except Exception:  # not installed, or metadata unreadable: no address
         return ""

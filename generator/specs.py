@@ -96,7 +96,7 @@ def _index_lines(root: yaml.Node, lines: dict[KeyPath, int], path: str) -> None:
 
     Each node is visited once, so aliases (``*name``) can not blow the walk up or loop it.
     """
-    import yaml
+    import yaml  # start-up: PyYAML loads only where YAML text is parsed
 
     seen_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
@@ -123,7 +123,7 @@ def _index_lines(root: yaml.Node, lines: dict[KeyPath, int], path: str) -> None:
 
 def read_document(path: Path) -> tuple[Any, dict[KeyPath, int]]:
     """Parse one YAML file with the safe loader; return the data and a key-path -> line map."""
-    import yaml
+    import yaml  # start-up: PyYAML loads only where YAML text is parsed
 
     try:
         text = safeio.read_text_bounded(path, 1 << 20)  # a regular file, at most 1 MiB
@@ -207,7 +207,7 @@ class Checker:
 
     def dtype_list(self, value: Any, where: KeyPath) -> list[str]:
         """A non-empty list of dtype names, each normalized (``bfloat16`` -> ``bf16``)."""
-        from generator.units import normalize_dtype
+        from generator.units import normalize_dtype  # start-up: only this path needs it
 
         dtypes = []
         for i, name in enumerate(self.text_list(value, where)):

@@ -54,7 +54,7 @@ def cache_dir() -> Path | None:
     if override:
         return Path(override)
     try:
-        import platformdirs
+        import platformdirs  # start-up: only when no folder was named
     except ImportError:
         return None
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))

@@ -212,8 +212,8 @@ class KnownShape:
 @lru_cache(maxsize=1)
 def known_shapes() -> tuple[KnownShape, ...]:
     """The shapes in ``models.yaml`` (read through the file policy, parsed as plain YAML)."""
-    from generator import safeio
-    from generator.yamlio import safe_load
+    from generator import safeio  # start-up: only this path needs it
+    from generator.yamlio import safe_load  # start-up: only this path needs it
 
     data = safe_load(safeio.read_text_bounded(MODELS_PATH))
     cited = {key: f"{s['title']} <{s['url']}>, retrieved {s['retrieved']}" for key, s in data["sources"].items()}

@@ -87,8 +87,8 @@ def plan_sizes(device: DeviceInfo, dtype: str) -> tuple[int, int]:
 
 
 def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None) -> Calibration:
-    import jax
-    import jax.numpy as jnp
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
     dt = ops.jax_dtype(dtype)
     dim, copy_bytes = plan_sizes(device, dtype)

@@ -381,6 +381,7 @@ def _median(values: list[float | None]) -> float | None:
 
 def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
     """A YAML/JSON file: row id (``all_gather@1MB``, ``sharded_matmul``) -> time with units (seconds)."""
+    # start-up: loaded only on the lab path that uses it
     from labs.inputs import InputError, parse_prediction, read_mapping
 
     try:

@@ -21,6 +21,7 @@ jax is imported inside each function, never at the top, so importing this module
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from pathlib import Path
@@ -39,9 +40,8 @@ def _shard_map() -> Callable[..., Any]:
     ``jax.experimental.shard_map.shard_map(..., check_rep=False)``. Below ``MIN_JAX`` the
     lab refuses with one line.
     """
-    import inspect
 
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     version = tuple(int(p) for p in re.findall(r"\d+", jax.__version__)[:3])
     if version < MIN_JAX:
@@ -61,9 +61,10 @@ def _shard_map() -> Callable[..., Any]:
 def build(plan: Plan) -> tuple[Any, dict[str, Callable[..., Any]], Callable[[RowPlan, int], tuple[Any, ...]]]:
     """The mesh, one jitted shard_map program per op, and ``make_input(row, seed)``: the row's
     inputs, each generated straight into its sharding."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
+    import numpy as np  # optional dependency: jax loads only when a lab runs on a device
+    # optional dependency: jax loads only when a lab runs on a device
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()).reshape(plan.mesh_shape), plan.axis_names)
@@ -113,10 +114,10 @@ def build(plan: Plan) -> tuple[Any, dict[str, Callable[..., Any]], Callable[[Row
 def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
     """The per-device matmul of the sharded matmul, alone on one device (for calibration):
     a ``labs.measure.Measurement``."""
-    import jax
-    import jax.numpy as jnp
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs import measure
+    from labs import measure  # start-up: loaded only on the lab path that uses it
 
     i, j, k = plan.matmul.shape
     dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
@@ -133,9 +134,9 @@ def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
 def run(plan: Plan, learner: dict[str, float] | None = None,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Measure every row and return the scored record (``labs.collectives.assemble``; not yet saved)."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs import measure
+    from labs import measure  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     progress("build mesh")
@@ -160,7 +161,7 @@ def _safe(text: str) -> str:
 
 def separate_process_traces(plan: Plan) -> None:
     """Multi-host: each process writes its traces in its own folder (``process-<index>``)."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     if jax.process_count() > 1 and plan.trace_dir is not None:
         plan.trace_dir = plan.trace_dir / f"process-{jax.process_index()}"
@@ -168,7 +169,7 @@ def separate_process_traces(plan: Plan) -> None:
 
 def is_first_process() -> bool:
     """Process 0 writes the one record of a (multi-host) run."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     return bool(jax.process_index() == 0)
 
@@ -183,7 +184,7 @@ def init_distributed(environ: dict[str, str] | None = None) -> bool:
     addr = env.get("DRILL_COORDINATOR", "").strip()
     if not addr:
         return False
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     try:  # CPU processes need a cross-process collectives library; accelerators ignore this setting
         jax.config.update("jax_cpu_collectives_implementation", "gloo")

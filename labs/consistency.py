@@ -67,7 +67,7 @@ def _whole(value: object) -> int | None:
 
 
 def schema_reasons(record: dict) -> list[str]:
-    from labs.records import SCHEMA_VERSION
+    from labs.records import SCHEMA_VERSION  # start-up: loaded only on the lab path that uses it
 
     version = record.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -78,7 +78,7 @@ def schema_reasons(record: dict) -> list[str]:
 
 def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
     """The probes' stored measurements: name -> (measurement dict, XLA module name)."""
-    from labs.ops import OPS
+    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
     cal = probes.get("calibration") if isinstance(probes.get("calibration"), dict) else {}
@@ -97,8 +97,8 @@ def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
 
 def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) -> list[str]:
     """``traces:`` and ``device planes:`` for one record in ``folder``."""
-    from labs import verify
-    from labs.ops import OPS
+    from labs import verify  # start-up: loaded only on the lab path that uses it
+    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     typed = as_record(record) if typed is None else typed
     why: list[str] = []
@@ -230,7 +230,7 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
     its work floor is the roofline at the probes' attained speeds (or the measured hierarchy's faster
     ones) for that op at the probe's size,
     its fixed cost is the time beyond that work, and ``fixed_cost_s`` is the smallest of them."""
-    from labs.ops import OPS
+    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     by_op = probes.get("fixed_cost_by_op")
     if not isinstance(by_op, dict) or not by_op:
@@ -242,7 +242,7 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
     except (KeyError, TypeError, ValueError):
         attained = None
     if attained is not None and probes.get("hierarchy") is not None:
-        from generator.hierarchy import Hierarchy, HierarchyError
+        from generator.hierarchy import Hierarchy, HierarchyError  # start-up: loaded only on the lab path that uses it
 
         try:  # the work is taken at the fastest rates measured (labs.evidence.probes_dict)
             attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)
@@ -295,7 +295,7 @@ def _floor(record: dict, row: dict) -> tuple[float, float, float] | None:
 def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
     """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
     (the catalogue's numbers, never the record's)."""
-    from labs.ops import OPS
+    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     chip = catalogue.load().for_device_kind(str(record.get("device_kind")))
     if chip is None:

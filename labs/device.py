@@ -59,8 +59,8 @@ def normalize_platform(name: str) -> str:
 
 def detect() -> DeviceInfo:
     """The first JAX device, its catalogue chip (or None) and its sizes."""
-    import jax
-    import jaxlib
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jaxlib  # optional dependency: jax loads only when a lab runs on a device
 
     devices = jax.devices()
     dev = devices[0]

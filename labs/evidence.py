@@ -24,7 +24,9 @@ Over 400 lines, one job: the evidence of a miss, from the probes that measure it
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -93,7 +95,6 @@ def remeasured(measure: Callable[[], "Measurement"], budget_s: float = PROBE_BUD
     """(the last measurement, whether it was taken more than once): measured again while its spread
     is over TARGET_SPREAD and the budget lasts (the spread left then widens the band its reason is
     judged in; it never vetoes it). The last is kept because its traces are the ones on disk."""
-    import time
 
     started = time.monotonic()
     last = measure()
@@ -107,8 +108,8 @@ def remeasured(measure: Callable[[], "Measurement"], budget_s: float = PROBE_BUD
 def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
     """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N;
     with the skinny matmul among ``ops``, above its rows (its shape needs N > rows)."""
-    from generator import catalogue
-    from labs import ops as lab_ops
+    from generator import catalogue  # start-up: loaded only on the lab path that uses it
+    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     lanes = int(catalogue.load().facts[FIXED_COST_EDGE_FACT].value[1])
     edge = max(1, min(size, lanes))
@@ -118,8 +119,8 @@ def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
 def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
                       trace_dir: Path | None) -> dict[str, tuple["Measurement", bool, int]]:
     """op -> (device time of that op at its smallest lattice-legal size, re-measured?, the edge)."""
-    from labs import measure
-    from labs import ops as lab_ops
+    from labs import measure  # start-up: loaded only on the lab path that uses it
+    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     edge = fixed_cost_edge(size, ops)
     out = {}
@@ -140,9 +141,8 @@ def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
                        trace_dir: Path | None) -> tuple["Calibration", bool]:
     """``labs.calibrate.calibrate``, run again while its matmul or copy spread is over TARGET_SPREAD and
     the budget lasts; the last run is kept (its traces are the ones on disk)."""
-    import time
 
-    from labs import calibrate as cal
+    from labs import calibrate as cal  # start-up: loaded only on the lab path that uses it
 
     started = time.monotonic()
     last = cal.calibrate(device, dtype, reps, trace_dir)
@@ -169,8 +169,8 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
     the fastest speeds the device showed (the calibration's, or a faster measured hierarchy level or
     matmul shape): what a call costs beyond its work, so floor + fixed cost does not count the work
     twice, and a slow big-matmul probe never hides a small matmul's fixed cost."""
-    from generator import roofline
-    from labs import ops as lab_ops
+    from generator import roofline  # start-up: loaded only on the lab path that uses it
+    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     ceilings = calibration.ceilings() if hierarchy is None else hierarchy.fastest(calibration.ceilings())
     by_op = {}
@@ -212,10 +212,9 @@ class Probed:
 
 def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:
     """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
-    import datetime as _dt
 
-    from labs import calibrate as cal
-    from labs import hierarchy as lab_hierarchy
+    from labs import calibrate as cal  # start-up: loaded only on the lab path that uses it
+    from labs import hierarchy as lab_hierarchy  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     o = plan.options
@@ -244,7 +243,7 @@ def datasheet_constants(probed: Probed, stored_path) -> dict:
 
 def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
     """This device's datasheet, measured just now: what to predict from where the catalogue has none."""
-    from generator.units import fmt
+    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
     c = probed.calibration
     lines = [f"This device's datasheet ({device_kind}), measured just now (no catalogue entry):",
@@ -256,7 +255,7 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
         lines.append(f"  fixed cost of {article} {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
     if probed.hierarchy is not None:
-        from generator import hierarchy as model
+        from generator import hierarchy as model  # start-up: loaded only on the lab path that uses it
 
         lines.extend(model.lines(probed.hierarchy))
     lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
@@ -379,7 +378,7 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
 def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:
     """This op kind's fixed-cost probe as OpEvidence fields: its device time, and the bytes and FLOPs
     ``generator.costs`` counts for the op at the probe's size (None where the record lacks them)."""
-    from labs import ops as lab_ops
+    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     seconds, size = _number(per_op.get("device_s")), per_op.get("size")
     if not seconds or op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -393,7 +392,7 @@ def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:
 
 def _level_name(level: Any, call: Any) -> str:
     """The level an op's working set lives in, with the call size its rate was swept at."""
-    from generator.units import fmt
+    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
     if level is None:
         return ""
@@ -452,7 +451,7 @@ def shown(row: dict) -> bool:
 def table(record: dict) -> list[str]:
     """The evidence table for every op; which reasons explain a miss only where its explanation was
     accepted (or revealed with ``drill explain --show``)."""
-    from generator.units import fmt
+    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
     def n(value, unit):
         return "-" if value is None else fmt(value, unit)

@@ -98,7 +98,7 @@ def reveal(record: dict, row: dict) -> list[str]:
     miss.setdefault("attempts", [])
     row["miss"] = miss
     ev = evidence.op_evidence(record, row["op"])
-    from generator.units import fmt
+    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
     found = miss_reasons.explanations(ev)
     if not found:

@@ -148,7 +148,7 @@ def _close(a: float, b: float) -> bool:
 
 def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
     """Why the learner's predictions cannot prove they came first (empty: they can)."""
-    from labs.inputs import InputError, parse_prediction
+    from labs.inputs import InputError, parse_prediction  # start-up: loaded only on the lab path that uses it
 
     lacking = [n for n in SEED_OPS if n in by_op and not by_op[n].predictions.learner]
     if lacking or record.graded != "learner":
@@ -185,7 +185,7 @@ def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
 # ----------------------------------------------------------------- (b) device time, not noisy
 
 def _measured_reasons(name: str, m: Measured) -> list[str]:
-    from labs.measure import NOISY_SPREAD, noise_reasons, quantile
+    from labs.measure import NOISY_SPREAD, noise_reasons, quantile  # start-up: loaded only on the lab path that uses it
 
     if m.measured_from != "device":
         reason = m.measured_reason or m.device_grouping or "no device time"
@@ -257,7 +257,7 @@ def _device_reasons(record: LabRecord) -> list[str]:
 
 def stored_has_time(text: str) -> bool:
     """Whether a stored sentence holds a corrected time (older explanations do not)."""
-    from generator import miss_reasons
+    from generator import miss_reasons  # start-up: loaded only on the lab path that uses it
 
     try:
         return miss_reasons.corrected_from_sentence(text) is not None
@@ -270,7 +270,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies);
     a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
     unexplained."""
-    from generator import miss_reasons
+    from generator import miss_reasons  # start-up: loaded only on the lab path that uses it
 
     misses, explained, unexplained, judged, lacking, odd = [], [], [], [], set(), []
     findings = findings if findings is not None else []
@@ -493,7 +493,7 @@ def _refusals_from_ledger(row: Row, stem: str, ledger: list[dict] | None) -> Non
 
 
 def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skipped: list[dict]) -> GateResult:
-    from labs import consistency
+    from labs import consistency  # start-up: loaded only on the lab path that uses it
 
     rows = []
     present = {l.path.stem for l in loaded_all}

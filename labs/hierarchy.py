@@ -66,9 +66,9 @@ def _steady(measure_once: Callable[[int], measure.Measurement], keep_last: bool 
 
 def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
     """(bytes/s, spread, passes) of an in-place negate of a float32 buffer of about ``buffer_bytes``."""
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
+    from jax import lax  # optional dependency: jax loads only when a lab runs on a device
 
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
@@ -99,8 +99,8 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
     """(bytes/s, spread) of in-place negates of ``call_buffer_bytes`` each, rotated through buffers
     totalling ``total_bytes`` (past every cache: each call streams from main memory, as the lab's
     rotated ops do); device time under ``trace_dir``, else wall time."""
-    import jax
-    import jax.numpy as jnp
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
@@ -132,7 +132,7 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
     """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``; FLOPs from
     ``generator.costs``. With ``trace_dir``, device time from profiler traces, as the lab times its
     ops (a small matmul's dispatch would otherwise dominate its wall time)."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     b, d, f = shape
     dt = lab_ops.jax_dtype(dtype)

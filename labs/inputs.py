@@ -62,7 +62,7 @@ _REFUSED_TAGS = {"tag:yaml.org,2002:timestamp": "a date", "tag:yaml.org,2002:boo
 def _check_nodes(text: str, what: str) -> None:
     """Duplicate keys (naming the line) and YAML dates or booleans where a time or sentence goes:
     the safe loader would keep the last duplicate silently and turn 2024-01-01 into a date."""
-    import yaml
+    import yaml  # start-up: PyYAML loads only where YAML text is parsed
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
@@ -101,6 +101,7 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
 
 def parse_prediction(text: str) -> float:
     """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
+    # start-up: loaded only on the lab path that uses it
     from generator.answers import AnswerError, NeedsUnitError, parse_duration_seconds
 
     text = str(text).strip()
@@ -156,6 +157,7 @@ def explanations_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
     """op -> a sentence (reasons and the corrected time after its last '=' read from it), or
     op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
     ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
+    # start-up: loaded only on the lab path that uses it
     from generator.miss_reasons import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
     out: dict[str, Explanation] = {}

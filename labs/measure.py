@@ -135,7 +135,7 @@ class Measurement:
 def _marked(call: Callable[[int], Any], module: str, offset: int) -> Callable[[int], Any]:
     """``call`` inside a host-side step marker named for its place in the trace, blocked on
     inside the marker so the device work of call k lies within marker k."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     def run(i: int) -> Any:
         with jax.profiler.TraceAnnotation(profile.marker_name(module, i)):
@@ -157,7 +157,7 @@ def measure_call(call: Callable[[int], Any], module: str, reps: int, trace_dir: 
     if trace_dir is None:
         return Measurement(timing.summarize(timing.time_calls(call, reps)), None, "", None,
                            "not traced (no trace directory)")
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
 
     trace_dir = Path(trace_dir)
     if trace_dir.exists():

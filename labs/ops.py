@@ -145,7 +145,7 @@ def check_dtype(dtype: str) -> str:
 
 
 def jax_dtype(dtype: str) -> Any:
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
     return {"bf16": jnp.bfloat16, "f32": jnp.float32, "int32": jnp.int32}[normalize_dtype(dtype)]
 
 
@@ -156,8 +156,8 @@ def build(op_name: str, size: int, dtype: str) -> tuple[Callable[..., Any], Call
     in a profiler trace. Inputs are random normal (indices uniform in [0, N)):
     constant data can let hardware take shortcuts a real workload never gets.
     """
-    import jax
-    import jax.numpy as jnp
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
     dt = jax_dtype(dtype)
     fn = _FUNCTIONS[op_name](jax, jnp)

@@ -82,9 +82,9 @@ def points(record: LabRecord | Mapping[str, Any]) -> list[PlotPoint]:
 
 def plot_record(record: LabRecord | Mapping[str, Any], path: Path) -> Path:
     path = check_path(path)
-    import matplotlib
+    import matplotlib  # optional dependency: matplotlib loads only to draw a plot
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency: matplotlib loads only to draw a plot
 
     typed = as_record(record)
     rows = points(typed)

@@ -36,10 +36,12 @@ rules and the grouping into runs are one reading of one trace, tested together o
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import sys
 import tempfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -95,7 +97,7 @@ def profiler_options() -> Any:
     """Small traces: no Python tracer, host tracer at its lowest useful level (level 1 keeps
     TraceAnnotation markers). None on jax without ``ProfileOptions`` (before 0.6.1): defaults then.
     (``Any``: the options class is looked up by name, since older jax has none.)"""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
     make = getattr(jax.profiler, "ProfileOptions", None)
     if make is None:
         return None
@@ -143,7 +145,7 @@ def quiet_profiler_noise() -> Iterator[None]:
 
 
 def start_trace(trace_dir: Path) -> None:
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
     opts = profiler_options()
     with quiet_profiler_noise():
         if opts is None:
@@ -153,14 +155,14 @@ def start_trace(trace_dir: Path) -> None:
 
 
 def stop_trace() -> None:
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
     with quiet_profiler_noise():
         jax.profiler.stop_trace()
 
 
 def reader_name() -> str:
     """Which reader ``load`` uses with this jax."""
-    import jax
+    import jax  # optional dependency: jax loads only when a lab runs on a device
     return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
 
 
@@ -178,9 +180,8 @@ TRACE_MAX_FIELDS = 200_000
 def read_trace_bytes(path: Path) -> bytes:
     """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
     when it is too large, not gzip, or truncated."""
-    import zlib
 
-    from generator import safeio
+    from generator import safeio  # start-up: loaded only on the lab path that uses it
 
     compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
     limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
@@ -206,10 +207,10 @@ def load(path: Path, reader: str = "auto") -> Trace:
         reader = "profiledata" if reader_name() == "jax.profiler.ProfileData" else "xplane"
     data = read_trace_bytes(Path(path))
     if reader == "profiledata":
-        import jax
+        import jax  # optional dependency: jax loads only when a lab runs on a device
         profile: Trace = jax.profiler.ProfileData.from_serialized_xspace(data)
         return profile
-    from labs import xplane
+    from labs import xplane  # start-up: loaded only on the lab path that uses it
     return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
 
@@ -223,9 +224,8 @@ def trace_files(trace_dir: Path) -> list[Path]:
 def compress(trace_dir: Path) -> None:
     """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
     ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
-    import gzip
 
-    from generator import safeio
+    from generator import safeio  # start-up: loaded only on the lab path that uses it
 
     for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
         safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
@@ -562,7 +562,7 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
     uncompressed (XProf finds no ``.xplane.pb.gz``). Each op's (and probe's) trace is one run
 (``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe).
     Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
-    from generator import safeio
+    from generator import safeio  # start-up: loaded only on the lab path that uses it
 
     written = []
     # An op's traces sit in OP/trace-K; a fixed-cost probe's one level deeper (fixed_cost/OP/trace-K).

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime as _dt
+import fcntl
 import hashlib
 import json
 import os
 import re
 import stat
 import tempfile
+import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
@@ -320,8 +324,6 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
     of a record never interleave. A reader of a folder it cannot write (the course's ``bench/``,
     a read-only copy) reads without the lock. ``FolderLocked`` after ``wait_s`` (default
     ``LOCK_WAIT_S``; never a hang), naming the process that holds it (``generator.lockinfo``)."""
-    import fcntl
-    import time
 
     folder = Path(folder)
     path = folder / LOCK_NAME
@@ -345,7 +347,7 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    from generator.lockinfo import lock_holder
+                    from generator.lockinfo import lock_holder  # start-up: loaded only on the lab path that uses it
 
                     pid = lock_holder([path])
                     who = f" (PID {pid})" if pid else ""
@@ -468,7 +470,6 @@ def check_attempts_kept(before: RecordJSON, after: RecordJSON) -> None:
 
 
 def _utc_now() -> str:
-    import datetime as _dt
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
@@ -480,9 +481,8 @@ def run_key(record: LabRecord | Mapping[str, object]) -> str:
     """Runs compete for the one first-run slot per device kind (at a counted size). A record or a
     ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
     spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
-    import unicodedata
 
-    from generator import catalogue
+    from generator import catalogue  # start-up: loaded only on the lab path that uses it
 
     kind = str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
     chip = catalogue.load().for_device_kind(kind)
@@ -675,6 +675,6 @@ def check_writable(directory: Path) -> None:
 
 def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
     """The ``generator.miss_reasons.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
-    from labs.evidence import op_evidence as build
+    from labs.evidence import op_evidence as build  # start-up: loaded only on the lab path that uses it
 
     return build(record, op)

@@ -116,7 +116,7 @@ def _xla(x: XlaCost | None, key: str, flag: str) -> str:
 
 def finding_of(record: LabRecord, op: str) -> str | None:
     """Why no reason the record's evidence allows explains ``op``'s miss (judged again), or None."""
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.finding(record.to_dict(), op)
 

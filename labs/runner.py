@@ -189,7 +189,7 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     the probes already measured (``labs.evidence.measure_probes``, shown as the device's
     datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs import evidence, timing
+    from labs import evidence, timing  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     if learner and read is None:
@@ -234,7 +234,7 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
 
     ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
     the fixed cost and attained speeds (``labs.evidence.probes_dict``; None: the evidence lacks them)."""
-    from labs import evidence
+    from labs import evidence  # start-up: loaded only on the lab path that uses it
 
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
@@ -250,7 +250,7 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
     evidence.attach(rec)
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lab_explain.mark_findings(rec)  # before any "why?": a miss the evidence cannot explain is a finding
     rec["summary"] = _summary(rec["ops"], graded)
@@ -269,7 +269,7 @@ def typed_misses(record: LabRecord) -> list[OpRow]:
 
 def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.judge(record, op, given)
 
@@ -277,7 +277,7 @@ def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
 def record_judgement(record: dict, op: str, judgement) -> None:
     """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
     explanation never replaced by a later refused one); refresh the summary."""
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lab_explain.apply(next(r for r in record["ops"] if r["op"] == op), judgement)
     record["summary"] = _summary(record["ops"], record["graded"])
@@ -285,7 +285,7 @@ def record_judgement(record: dict, op: str, judgement) -> None:
 
 def reveal(record: dict, op: str) -> list[str]:
     """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lines = lab_explain.reveal(record, next(r for r in record["ops"] if r["op"] == op))
     record["summary"] = _summary(record["ops"], record["graded"])
@@ -299,7 +299,7 @@ def explain(record: dict, explanations: dict) -> dict:
         given = explanations.get(row["op"])
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
-        from labs import explain as lab_explain
+        from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
         if lab_explain.finding(record, row["op"]):
             continue  # unexplained by the evidence: nothing to judge
@@ -310,7 +310,7 @@ def explain(record: dict, explanations: dict) -> dict:
 
 def accepted(row: dict | OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.accepted(row)
 
@@ -324,13 +324,13 @@ def _summary(rows: list[dict], graded: str) -> dict:
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
-    from labs import measure
+    from labs import measure  # start-up: loaded only on the lab path that uses it
 
     cost = plan.costs[name]
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
     xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
-    from labs import evidence
+    from labs import evidence  # start-up: loaded only on the lab path that uses it
     compiled = evidence.compiled_dtype(fn, sets[0])
     trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
     meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
@@ -380,7 +380,7 @@ def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None
     row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
-    from labs import explain as lab_explain
+    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
     row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
 
 

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
+from generator import miss_reasons, safeio
+from generator.termsafe import visible
 from labs import evidence, inputs, ops, records, report, runner
+from labs import explain as lab_explain
+from labs.record_types import as_record
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
@@ -109,7 +113,6 @@ class LabUI(Protocol):
 def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
     """Every write target proven writable, and the ledger read as saving will read it, before anything
     is measured (LabUsageError, one line)."""
-    from generator import safeio
 
     try:
         records.check_writable(out_dir)
@@ -130,7 +133,7 @@ def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> N
 def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict | None, runner.PredictionsRead | None,
                                                dict | None]:
     """(ops, predictions, when they were read, explanations) from the request's files (LabUsageError)."""
-    from labs import plot as lab_plot
+    from labs import plot as lab_plot  # optional dependency: the plot needs matplotlib (the lab extra)
 
     read = None
     try:
@@ -155,7 +158,7 @@ def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict | None, run
 def prepare(request: LabRequest) -> Prepared:
     """Read the learner's files, detect the device, choose N, prove every target writable and make the
     plan: all before anything is measured (LabUsageError, one line)."""
-    from labs.device import detect
+    from labs.device import detect  # optional dependency: jax loads only when a lab runs on a device
 
     chosen, learner, read, explained = _read_inputs(request)
     device = detect()
@@ -175,7 +178,7 @@ def prepare(request: LabRequest) -> Prepared:
 
 def header_lines(plan: runner.Plan) -> list[str]:
     """What the run says first: the device, the datasheet chip, calibration, notes, jax and the folder."""
-    from labs import profile
+    from labs import profile  # optional dependency: the trace reader names jax's profiler
 
     d = plan.device
     lines = [f"device: {d.device_kind} ({d.platform}); datasheet chip: {plan.chip.display if plan.chip else 'none'}; "
@@ -231,7 +234,7 @@ def _plot(request: LabRequest, record: dict, path: Path, ui: LabUI) -> Path | No
     """The roofline plot, if asked; a plot that cannot be written is a warning (the record is saved)."""
     if request.plot is None:
         return None
-    from labs import plot as lab_plot
+    from labs import plot as lab_plot  # optional dependency: the plot needs matplotlib (the lab extra)
 
     try:
         return lab_plot.plot_record(record, request.plot)
@@ -314,8 +317,7 @@ def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False
 
 def why_questions(record: dict) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
-    from generator.units import seconds
-    from labs import explain as lab_explain
+    from generator.units import seconds  # start-up: loaded only on the lab path that uses it
 
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"
@@ -375,7 +377,6 @@ class Misses:
 
 def misses_to_explain(record) -> Misses:
     """The findings and the pending misses of a typed record (``labs.record_types.LabRecord``)."""
-    from labs import explain as lab_explain
 
     data = record.to_dict()
     found = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
@@ -401,9 +402,6 @@ def explain_from_file(path: Path, given: dict, pending: list):
     """Judge and store ``given`` (op -> explanation) for the pending ops only; (the typed record as
     stored, one line per judged op: its verdict, its refused attempts, and after an accepted one every
     set of reasons the numbers support)."""
-    from generator import miss_reasons
-    from generator.termsafe import visible
-    from labs.record_types import as_record
 
     wanted = {row.op for row in pending}
     record = as_record(save_explanations(path, {op: text for op, text in given.items() if op in wanted}))
@@ -426,7 +424,6 @@ def explain_from_file(path: Path, given: dict, pending: list):
 
 def explained_lines(record, path: Path, pending: list) -> list[str]:
     """After the learner has answered: the evidence for every op, and how many misses are explained."""
-    from generator.termsafe import visible
 
     left = record.summary.unexplained
     return ["", *(visible(line) for line in evidence.table(record.to_dict())),

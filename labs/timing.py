@@ -133,8 +133,8 @@ def dispatch_overhead_s(reps: int = 200) -> float:
     It is the fixed cost every measured call carries on top of device time:
     Python, dispatch, the device round trip and the wait.
     """
-    import jax
-    import jax.numpy as jnp
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
     def lab_dispatch_probe(x: jax.Array) -> jax.Array:
         return x + 1

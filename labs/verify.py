@@ -123,7 +123,7 @@ def check_measured(m: Mapping[str, object], module: str, reps: int, folder: Path
     """(what disagrees, "" when nothing; the trace root; the traces' median) for one stored
     device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
     ``folder``; the plane names of the traces read are added to ``planes``."""
-    from labs.measure import summarize_device
+    from labs.measure import summarize_device  # start-up: loaded only on the lab path that uses it
 
     stored = m.get("device_median_s")
     where = m.get("trace_dir")

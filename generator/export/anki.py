@@ -46,6 +46,7 @@ from generator import catalogue, families, misconceptions
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
+from generator.families import mistakes
 from generator.families.base import show
 from generator.problem import Problem
 
@@ -133,7 +134,7 @@ def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.Wrong
     """"If you got X: <the mistake>" for each distinct classic wrong answer ("" when none applies)."""
     shown: dict[str, str] = {}
     if wrong_answers is None:
-        wrong_answers = misconceptions.wrong_answers(problem)
+        wrong_answers = mistakes.wrong_answers(problem)
     for wrong in wrong_answers:
         a = problem.answer
         value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)

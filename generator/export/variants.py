@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 
 from generator import answers, misconceptions
 from generator.export import rotation
+from generator.families import mistakes
 from generator.families.base import Skill
 from generator.problem import Problem
 from generator.units import fmt
@@ -57,7 +58,7 @@ class Variant:
     unit and one unit of the answer are in base SI (the card computes typed x unit_scale /
     base_scale, as ``generator.answers.parse_number`` does); ``good_rel``: grading's
     tolerance; ``diagnose_rel``: the misconception match's; ``wrong``: the classic wrong
-    answers in ``misconceptions.wrong_answers`` order.
+    answers in ``mistakes.wrong_answers`` order.
     """
 
     problem: Problem
@@ -134,7 +135,7 @@ def variant(problem: Problem, rules: CardRules) -> Variant:
     if not a.is_choice:
         unit_scale, base_scale = answers.parse_unit(unit).scale, answers.parse_unit(a.unit).scale
     return Variant(problem, unit, unit_scale, base_scale, rules.good_rel(problem),
-                   problem.tolerance or DIAGNOSE_DEFAULT_REL, tuple(misconceptions.wrong_answers(problem)))
+                   problem.tolerance or DIAGNOSE_DEFAULT_REL, tuple(mistakes.wrong_answers(problem)))
 
 
 def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str, Skill] | None = None,

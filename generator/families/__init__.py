@@ -24,8 +24,10 @@ imports one family module; listing them all in course order imports them all the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
+import json
 import os
 import pkgutil
 from collections.abc import Iterator, Mapping
@@ -71,7 +73,7 @@ def package_dirs() -> list[tuple[str, Path]]:
 
 def _package_folder(name: str) -> Path:
     """The folder of the family package ``name``, found without importing it (FamilyPackageError)."""
-    from importlib.machinery import PathFinder
+    from importlib.machinery import PathFinder  # start-up: asking whether a name is a family imports nothing
 
     where = f"${EXTRA_PACKAGES_ENV}: {ascii(name)}"
     if not all(part.isidentifier() for part in name.split(".")):
@@ -141,7 +143,7 @@ def module(name: str) -> ModuleType:
 def names() -> tuple[str, ...]:
     """Every family in course order (``ORDER``, then name). Reading ``ORDER`` imports every family
     module, so the order is kept in ``generator.startcache``, keyed by the families' files."""
-    from generator import startcache
+    from generator import startcache  # start-up: asking whether a name is a family imports nothing
 
     def build() -> list[str]:
         return sorted(found(), key=lambda n: (module(n).ORDER, n))
@@ -160,7 +162,7 @@ def spec_files() -> list[Path]:
 def source_files() -> list[Path]:
     """What the families are made of: every file of every family package and of its specs folder
     (their modules and any data they read, e.g. ``families/data/*.json``), for cache keys."""
-    from generator import startcache
+    from generator import startcache  # start-up: asking whether a name is a family imports nothing
 
     out: list[Path] = []
     for _, folder in package_dirs():
@@ -177,7 +179,6 @@ def mastery_rules() -> dict[int, list[Any]]:
     """The "Can you" item number -> the ``base.Mastery`` rules the families declare for it (``MASTERY``), each
     rule's ``families`` filled in with its own family when it names none. An item is mastered when
     all of its rules hold."""
-    import dataclasses
 
     out: dict[int, list[Any]] = {}
     for name in names():
@@ -195,9 +196,8 @@ def spec(name: str) -> Any:
     there, so a quiz imports no PyYAML and validates only the specs of the families it draws."""
     parsed = _specs.get(name)
     if parsed is None:
-        import json
 
-        from generator import specs
+        from generator import specs  # start-up: asking whether a name is a family imports nothing
 
         if name not in found():
             raise KeyError(name)
@@ -217,7 +217,7 @@ _specs: dict[str, Any] = {}
 @functools.lru_cache(maxsize=1)
 def _documents() -> dict[str, str]:
     """name -> its spec's parsed document and key-path -> line map, as JSON text (each parsed when drawn)."""
-    from generator import startcache
+    from generator import startcache  # start-up: asking whether a name is a family imports nothing
 
     documents: dict[str, str] = startcache.cached("specs", spec_files(),
                                                   lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
@@ -225,9 +225,8 @@ def _documents() -> dict[str, str]:
 
 
 def _document(path: Path) -> str:
-    import json
 
-    from generator import specs, startcache
+    from generator import specs, startcache  # start-up: asking whether a name is a family imports nothing
 
     data, lines = specs.read_document(path)
     document = {"data": data, "lines": [[list(where), line] for where, line in lines.items()]}

@@ -15,7 +15,7 @@ A family module (``generator.families`` finds it: one module plus its spec) prov
 and where it has them:
 
 - ``TEACHES``: mistake id -> least relative miss of the key (the fair-draw rule);
-- its wrong answers hook, read by ``generator.misconceptions``: ``wrong_answers(problem, cat)``
+- its wrong answers hook, read by ``generator.families.mistakes``: ``wrong_answers(problem, cat)``
   (yields ``WrongAnswer``), or ``misconceptions(spec, cat, params) -> {id: value}``, or for a
   choice family ``wrong_choices(spec, cat, params) -> [(id, choice, step)]``; and
   ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer;
@@ -124,19 +124,25 @@ def problem(spec: FamilySpec, skill: Skill, key: str, prompt: str, answer: Answe
         solution=tuple(solution), tags=skill.tags + tags, params=params, hint=hint, also_right=also_right)
 
 
+FACTOR_OF_2_SLIPS = (2.0, 0.5)  # a doubled or halved answer: the slip another edition's answer must not equal
+
+
 def other_editions(chip: Chip, key: str, label: str, answer_with: Callable[[float], float], key_answer: float, unit: str,
                    tolerance: float) -> tuple[dict[str, Any], ...]:
     """Answers worked with the other published figures of ``key`` (``chip.other_figures``), for
     ``Problem.also_right``: each graded right with a note naming both figures and their sources.
 
     ``answer_with(bytes_per_s) -> value`` recomputes the answer with that figure; only answers
-    outside the tolerance of the key are listed (the others are right anyway).
+    outside the tolerance of the key are listed (the others are right anyway). An answer that is also
+    a factor-of-2 slip of the key (x2 or ÷2, within the tolerance) is not listed either: the prompt
+    states the figure it uses (``figure_sentence``), so only that edition's answer is right and the
+    slip is graded wrong and named.
     """
     fig = chip.published_figure(key)
     out = []
     for value, alt in chip.other_figures(key):
         other = answer_with(value)
-        if abs(other - key_answer) <= tolerance * abs(key_answer):
+        if any(abs(other - f * key_answer) <= tolerance * abs(f * key_answer) for f in (1, *FACTOR_OF_2_SLIPS)):
             continue
         per = f" per host = {fmt(value, 'B/s')} per chip" if alt.per == "host" else " per chip"
         out.append({"value": other, "note": (

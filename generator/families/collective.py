@@ -11,6 +11,7 @@ slice shape, never whether an axis wraps: deciding that from the chip is the ski
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -96,7 +97,6 @@ def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) ->
 def existing_slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
     """Every slice with sides from ``axis_sizes`` that exists on ``chip`` (``collectives.check_slice``:
     on v4p/v5p inside one 4x4x4 cube or made of whole cubes, so 2x16x16 is never drawn)."""
-    import itertools
 
     out = []
     for shape in itertools.product(spec.params["axis_sizes"], repeat=len(C.pod_shape(chip))):
@@ -178,5 +178,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         "elements-not-bytes": redo(nbytes=costs.array_bytes((rows, cols), "int8")).t_s,  # 1 byte an element
         "sum-not-max": C.collective_seconds(right.t_bandwidth_s, right.t_latency_s, overlap=False),
         "forgot-latency": redo(lat=0.0).t_s,  # the hop latency left out
+        "bits-for-bytes": redo(w1=one / 8, wb=bidi / 8).t_s,  # the link rates divided by 8 (bytes taken for bits)
+        "bits-for-bytes/": redo(w1=one * 8, wb=bidi * 8).t_s,  # or a bit rate read as bytes
     }
     return {k: v for k, v in wrong.items() if abs(v - right.t_s) > spec.tolerance * right.t_s}

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Callable, Iterator, TYPE_CHECKING
+from typing import Any, Callable, Iterator
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import Skill, cite, per_chip, problem
+from generator.families import slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, normalize_dtype, sci
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "critical_batch"
 ORDER = 50  # place in the course (decks, skills, --family lists): ascending
@@ -87,12 +87,41 @@ def critical_batch(ridge: float, params: dict[str, Any], form: str,
     return math.inf if denominator <= 0 else ridge * bytes_fixed / denominator
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: B* (``critical_batch``) with one step tweaked: the ridge, the form, a cost."""
+    p = problem.params
+    chip = cat.get(p["chip"])
+    dtype = _parts(p)[3].dtype
+    ceil = roofline.Ceilings.from_chip(chip, dtype)
+    ridge, peak = ceil.ridge_flops_per_byte, ceil.peak_flops_per_s
+    form = p["form"]
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: B* with one step tweaked (``generator.misconceptions.critical_batch_answers``)."""
-    from generator import misconceptions
+    def b_star(r: float = ridge, params: dict[str, Any] = p, f: str = form,
+               tweak: Callable[[costs.OpCost], costs.OpCost] | None = None) -> float:
+        return float(critical_batch(r, params, f, tweak))
 
-    return misconceptions.critical_batch_answers(drawn, cat)
+    if form == "exact":
+        yield wrong("shortcut-not-exact", b_star(f="approx"),
+                    f"B* = ridge·bytes_fixed / flops_row = {b_star(f='approx'):.1f} (per-row bytes dropped)")
+    sparse = ceil.with_peak(slips.SPARSE_FACTOR * peak).ridge_flops_per_byte
+    yield wrong("sparse-peak", b_star(r=sparse), f"ridge from a {slips.sparse_step(chip, peak)}: {sparse:.1f}")
+    for other, other_peak in slips.other_peaks(chip, dtype):
+        r = ceil.with_peak(other_peak, other).ridge_flops_per_byte
+        yield wrong("wrong-dtype-peak", b_star(r=r), f"ridge from the {other} peak: {r:.1f} instead of {ridge:.1f}")
+    yield wrong("macs-not-flops", b_star(tweak=costs.in_macs),
+                f"FLOPs per row counted as D·F instead of {costs.FLOPS_PER_MAC}·D·F")
+    ones = {**p, "activations": "int8", "weights": "int8"}
+    if (p["activations"], p["weights"]) != ("int8", "int8"):
+        yield wrong("elements-not-bytes", b_star(params=ones), "bytes counted as elements (1 each)")
+    if 2 in (DTYPE_BYTES[p["activations"]], DTYPE_BYTES[p["weights"]]):  # bf16 counted at f32's 4 bytes
+        wide = {**p, **{k: "f32" for k in ("activations", "weights") if DTYPE_BYTES[p[k]] == 2}}
+        yield wrong("wrong-dtype-size", b_star(params=wide), "bf16 counted as 4 bytes an element (f32's size)")
+    if p["weights"] != p["activations"]:
+        same = {**p, "weights": p["activations"]}
+        yield wrong("wrong-dtype-size", b_star(params=same),
+                    f"weights counted as {p['activations']} ({DTYPE_BYTES[p['activations']]} bytes) "
+                    f"instead of {p['weights']} ({DTYPE_BYTES[p['weights']]} byte)")
+
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     modes = spec.params["modes"]

@@ -9,16 +9,13 @@ T_math = FLOPs / peak, T_comms = bytes / HBM bandwidth, floor = max of the two
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any
 
 from generator.catalogue import Catalogue
 from generator.families import ops
 from generator.families.base import Skill, problem
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "floor"
 ORDER = 40  # place in the course (decks, skills, --family lists): ascending
@@ -48,12 +45,8 @@ def _split(variant: str) -> tuple[str, str]:
     return case, quantity or "floor"
 
 
+wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one step tweaked
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.op_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     quantities = spec.params["quantities"]

@@ -12,12 +12,15 @@ cross the link each step has intensity ≈ B, so it is compute-bound once B > pe
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Iterator
 
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
 from generator.families.base import Skill, VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.families import slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
@@ -148,34 +151,46 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
                    spec.hints[params["variant"]].format(**fields), (f"link::{link}",), also)
 
 
-# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+# --- named wrong methods, for the grader to recognise ------------------------------------------------
 
-def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
-    """Whether a GB/GiB slip moves the answer: a host-link number always moves with the link bandwidth."""
-    return True
-
-
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
-    """Misconception id -> the number that mistake gives (numeric variants; only those outside the tolerance):
-    ``roofline.estimate`` over the link on a tweaked cost or with the int8 peak."""
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: ``roofline.estimate`` over the link on a tweaked cost, with another peak, or with
+    the link rate mis-read (GB/GiB, bits, another chip's or edition's figure); a verdict names what it follows from."""
+    params = problem.params
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
-    if kind == "bound":
-        return {}
     ceil = C.link_ceilings(chip, link, "bf16")
+    bw, peak = ceil.hbm_bytes_per_s, ceil.peak_flops_per_s
     int8 = C.link_ceilings(chip, link, "int8") if "int8" in chip.peak_flops else None
-    wrong: dict[str, float] = {}
+    if kind == "bound":
+        est = roofline.estimate(ceil, _matmul(params))
+        sign = ">=" if est.bound == "compute" else "<"
+        yield wrong("wrong-verdict", "memory" if est.bound == "compute" else "compute",
+                    f"the verdict follows from the intensity against the ridge over {LABEL[link]}: "
+                    f"{est.intensity_flops_per_byte:.1f} {sign} {ceil.ridge_flops_per_byte:.1f} FLOPs/byte")
+        return
+
+    def answer_with(k: roofline.Ceilings = ceil, cost: costs.OpCost | None = None) -> float:
+        if kind == "floor":
+            return roofline.estimate(k, cost or _matmul(params)).floor_s
+        return k.ridge_flops_per_byte
+
+    def with_rate(w: float) -> float:
+        return answer_with(ceil.with_bandwidth(w))
+
+    yield from slips.stated_figure_slips(problem, cat, chip, C.LINK_FIGURES[link], LABEL[link], with_rate)
     if kind == "floor":
         cost = _matmul(params)
         est = roofline.estimate(ceil, cost)
-        right = est.floor_s
-        wrong = {"sum-not-max": est.upper_s,
-                 "elements-not-bytes": roofline.estimate(ceil, costs.as_elements(cost)).floor_s,
-                 "forgot-output-write": roofline.estimate(ceil, costs.inputs_only(cost)).floor_s}
-        if int8 is not None:
-            wrong["wrong-dtype-peak"] = roofline.estimate(int8, cost).floor_s
+        yield wrong("sum-not-max", est.upper_s, f"T_math + T_{LABEL[link]} instead of their max")
+        yield wrong("elements-not-bytes", answer_with(cost=costs.as_elements(cost)), "bytes counted as elements")
+        yield wrong("forgot-output-write", answer_with(cost=costs.inputs_only(cost)), "the output's bytes left out")
+        yield from slips.unit_slips(problem)
     else:
-        right = ceil.ridge_flops_per_byte
-        if int8 is not None:
-            wrong["wrong-dtype-peak"] = int8.ridge_flops_per_byte
-    return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}
+        inverted = ceil.with_peak(bw).with_bandwidth(peak).ridge_flops_per_byte  # the two ceilings swapped
+        yield wrong("ridge-inverted", inverted, f"{LABEL[link]} bandwidth / peak = {sci(inverted)} bytes per FLOP")
+    if int8 is not None:
+        yield wrong("wrong-dtype-peak", answer_with(int8), f"the int8 peak {sci(int8.peak_flops_per_s)} instead of "
+                                                          f"bf16's {sci(peak)}")
+    yield from slips.gib_slips(with_rate, bw)
+    yield from slips.bits_slips(with_rate, bw, LABEL[link])

@@ -8,16 +8,13 @@ the chip's ridge so each card also says which side of the ridge the op is on.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any
 
 from generator.catalogue import Catalogue
 from generator.families import ops
 from generator.families.base import Skill, problem
 from generator.problem import Answer, Problem
 from generator.specs import FamilySpec
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "intensity"
 ORDER = 20  # place in the course (decks, skills, --family lists): ascending
@@ -31,12 +28,8 @@ PROMPTS = {"value": {"chip", "op", "label"}}
 check_params = ops.check_case_params
 
 
+wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one step tweaked
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the op model (costs, roofline) with one step tweaked (``generator.misconceptions.op_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.op_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of a {case.label} (on {chip.display})")

@@ -18,18 +18,18 @@ count (wraparound ignored or assumed) each misses by more than the tolerance
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Iterator
 
 from generator import catalogue, costs
 from generator.links import hops, transfer_seconds
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import Mastery, Skill, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.families import slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
-from generator.units import DTYPE_BYTES, sci, seconds
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
+from generator.units import DTYPE_BYTES, sci, seconds, si
 
 NAME = "interconnect"
 ORDER = 90  # place in the course (decks, skills, --family lists): ascending
@@ -76,12 +76,37 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "axis_sizes": sizes, "scenarios": tuple(scenarios), "variants": variants, "source": source}
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: the link time with one step tweaked (``slip_times``, one model: ``generator.links``)."""
+    p = problem.params
+    if problem.answer.is_choice:  # which link: ICI, DCN or PCIe
+        yield from slips.term_confusions(problem)
+        return
+    chip = cat.get(p["chip"])
+    t = slip_times(chip, cat, p)
+    nbytes = costs.array_bytes(p["shape"], p["dtype"])
+    if "other_hops" in t:
+        yield wrong("wrong-hops", t["other_hops"],
+                    f"{t['other_hop_count']:.0f} hops ({'no ' if p['wrap'] else ''}wraparound assumed) "
+                    f"instead of {t['hop_count']:.0f}")
+        yield wrong("forgot-latency", t["no_latency"],
+                    f"latency left out: {t['hop_count']:.0f} hops x {si(t['latency_s'], 's')}")
+        yield wrong("one-way-vs-bidirectional", t["bidirectional"],
+                    f"bandwidth {sci(t['bidi_bytes_per_s'])} B/s (bidirectional) instead of "
+                    f"{sci(t['bytes_per_s'])} (one way)")
+    if "elements" in t:
+        yield wrong("elements-not-bytes", t["elements"],
+                    f"bytes = {sci(costs.array_bytes(p['shape'], 'int8'))} elements instead of {sci(nbytes)} B")
+    def with_rate(w: float) -> float:
+        return slip_times(chip, cat, p, bytes_per_s=w)["answer"]
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the link time with one step tweaked (``generator.misconceptions.interconnect_answers``)."""
-    from generator import misconceptions
+    if p["variant"] != "ici":
+        yield from slips.stated_figure_slips(problem, cat, chip, FIGURE[p["variant"]],
+                                             {"pcie": "PCIe", "dcn": "DCN"}[p["variant"]], with_rate)
+    yield from slips.gib_slips(with_rate, t["bytes_per_s"])
+    yield from slips.bits_slips(with_rate, t["bytes_per_s"], {"ici": "ICI", "pcie": "PCIe", "dcn": "DCN"}[p["variant"]])
+    yield from slips.unit_slips(problem)
 
-    return misconceptions.interconnect_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     what = {"ici": "time to send an array between two chips over ICI", "pcie": "time to move an array over PCIe",
@@ -97,7 +122,7 @@ def wraps(chip: catalogue.Chip, n: int) -> bool:
     """Whether an ICI axis of ``n`` chips has wraparound links, by the catalogue's rule
     (``collectives.wraps``; none when unstated). On v4p/v5p an axis of 4 may lie in a whole cube
     or in a 2x2x4: the model takes the line, and the prompt states it either way."""
-    from generator import collectives
+    from generator import collectives  # start-up: only this path needs it
 
     try:
         return bool(collectives.wraps(chip, n))

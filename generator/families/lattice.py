@@ -10,17 +10,16 @@ That is stricter than what compiles, and the cards say so (``compiles_note``).
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Iterator
 
 from generator import catalogue
 from generator.catalogue import Catalogue, Figure
 from generator.families.base import Mastery, Skill, YES_NO, cite, make_skill, problem
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "lattice"
 ORDER = 60  # place in the course (decks, skills, --family lists): ascending
@@ -56,12 +55,20 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "compiles_note": check.text(p["compiles_note"], ("params", "compiles_note"))}
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: the 32-bit tile where a packed one applies."""
+    p = problem.params
+    if p["dtype"] not in ("bf16", "int8", "fp8"):
+        return
+    r, c = p["block"]
+    sub32, lanes = (int(v) for v in cat.facts["tiling_lattice_32bit"].value)
+    if p["variant"] == "legal":
+        value: str = "yes" if r % sub32 == 0 and c % lanes == 0 else "no"
+    else:
+        value = f"{-(-r // sub32) * sub32}x{-(-c // lanes) * lanes}"
+    yield wrong("packing-ignored", value, f"rows checked against {sub32} ({sub32}, {lanes}) instead of "
+                                          f"the packed {p['dtype']} tile")
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the 32-bit tile where a packed one applies (``generator.misconceptions.lattice_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.lattice_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return [make_skill(NAME, None, f"{variant}-{dtype}",

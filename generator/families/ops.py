@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
+from generator.families import slips
 from generator.families.base import Skill, per_chip
+from generator.families.slips import sci, si, wrong
+from generator.misconceptions import WrongAnswer
+from generator.problem import Problem
 from generator.units import DTYPE_BYTES
 from generator.specs import Checker, FamilySpec, KeyPath
 
@@ -198,3 +202,61 @@ def check_case_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def draw_case_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     return draw(spec.params["cases"][skill.variant], cat.get(skill.chip_name), rng)
+
+
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """The op families' named wrong answers (intensity, bound, floor): each is ``roofline.estimate`` on a
+    tweaked cost (``costs.as_elements`` ...) or tweaked ceilings, read as the problem's quantity."""
+    p = problem.params
+    chip = cat.get(p["chip"])
+    cost = costs.cost(p["op"], tuple(p["shape"]), p["dtype"])
+    quantity = {"intensity": "intensity", "bound": "bound"}.get(problem.family, p.get("quantity", "floor"))
+    ceil = roofline.Ceilings.from_chip(chip, cost.dtype)
+    right = roofline.estimate(ceil, cost)
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
+
+    def ev(c: costs.OpCost = cost, k: roofline.Ceilings = ceil) -> float | str:
+        return roofline.estimate(k, c).quantity(quantity)
+
+    if quantity == "bound":  # a verdict has no numeric slip to name: say what it follows from
+        sign = ">=" if right.bound == "compute" else "<"
+        other = "memory" if right.bound == "compute" else "compute"
+        yield wrong("wrong-verdict", other, f"the verdict follows from the intensity against the ridge: "
+                                            f"{right.intensity_flops_per_byte:.1f} {sign} {ceil.ridge_flops_per_byte:.1f} "
+                                            f"FLOPs/byte, so {right.bound}-bound")
+        return
+    elements = costs.as_elements(cost)
+    if elements.bytes != cost.bytes:
+        yield wrong("elements-not-bytes", ev(c=elements),
+                    f"bytes = {sci(elements.bytes)} (elements) instead of {sci(cost.bytes)} B ({cost.dtype}: "
+                    f"{DTYPE_BYTES[cost.dtype]} bytes per element)")
+    if DTYPE_BYTES[cost.dtype] == 2:  # bf16 (or f16) counted at f32's 4 bytes an element
+        wide = costs.in_dtype_bytes(cost, "f32")
+        yield wrong("wrong-dtype-size", ev(c=wide), f"bytes = {sci(wide.bytes)} ({cost.dtype} counted as 4 bytes "
+                                                    f"an element) instead of {sci(cost.bytes)}")
+    for kept in costs.TWO_INPUTS.get(cost.op, ()):
+        one = costs.one_input_only(cost, kept)
+        yield wrong("one-operand-bytes", ev(c=one), f"bytes = {sci(one.bytes)} (only {kept} read, with the "
+                                                    f"output) instead of {sci(cost.bytes)}")
+    if cost.bytes_written:
+        inputs = costs.inputs_only(cost)
+        yield wrong("forgot-output-write", ev(c=inputs),
+                    f"bytes = {sci(inputs.bytes)} (inputs only) instead of {sci(cost.bytes)} "
+                    f"(+ {sci(cost.bytes_written)} B of output written)")
+    if cost.flops:
+        yield wrong("sparse-peak", ev(k=ceil.with_peak(slips.SPARSE_FACTOR * peak)), slips.sparse_step(chip, peak))
+        for other, other_peak in slips.other_peaks(chip, cost.dtype):
+            yield wrong("wrong-dtype-peak", ev(k=ceil.with_peak(other_peak, other)),
+                        f"peak = {sci(other_peak)} ({other}) instead of {sci(peak)} ({cost.dtype})")
+        macs = costs.in_macs(cost)
+        yield wrong("macs-not-flops", ev(c=macs),
+                    f"FLOPs = {sci(macs.flops)} (multiply-adds) instead of {sci(cost.flops)} "
+                    f"({costs.FLOPS_PER_MAC} per multiply-add)")
+    if quantity == "floor":
+        yield wrong("sum-not-max", right.upper_s,
+                    f"floor = T_math + T_comms = {si(right.upper_s, 's')} instead of "
+                    f"max({si(right.t_math_s, 's')}, {si(right.t_comms_s, 's')})")
+    if quantity in ("floor", "t_comms"):
+        yield from slips.gib_slips(lambda w: ev(k=ceil.with_bandwidth(w)), bw)
+    if quantity in ("floor", "t_comms", "t_math"):
+        yield from slips.unit_slips(problem)

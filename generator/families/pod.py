@@ -144,13 +144,21 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
     totals = C.pod_totals(chip, shape)
+    wrong: dict[str, float]
     if params["variant"] == "hbm":
         right = totals.hbm_bytes
         # GB and GiB mixed, both ways: 16 GB per chip counted as 16 GiB, or the total printed in GiB read as GB
-        wrong = {"gb-gib": right * units.GIB_PER_GB, "gb-gib/": right / units.GIB_PER_GB}
-    elif params["variant"] == "flops" and "int8" in chip.peak_flops:
+        wrong = {"gb-gib": right * units.GIB_PER_GB, "gb-gib/": right / units.GIB_PER_GB,
+                 "per-chip-not-pod": right / totals.chips}  # one chip's share: its own HBM
+    elif params["variant"] == "flops":
         right = totals.peak_flops_per_s  # bf16
-        wrong = {"wrong-dtype-peak": C.pod_totals(chip, shape, "int8").peak_flops_per_s}  # the int8 peak summed
+        wrong = {"per-chip-not-pod": right / totals.chips}  # one chip's share: its own peak
+        if "int8" in chip.peak_flops:
+            wrong["wrong-dtype-peak"] = C.pod_totals(chip, shape, "int8").peak_flops_per_s  # the int8 peak summed
+    elif params["variant"] == "tensorcores":
+        right, wrong = float(totals.tensorcores), {"per-chip-not-pod": float(totals.tensorcores_per_chip)}
+    elif params["variant"] == "hosts":
+        right, wrong = float(totals.hosts), {"chips-as-hosts": float(totals.chips)}  # one host per chip
     else:
         return {}
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

@@ -6,17 +6,17 @@ ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``roofline.Ceilings`` (
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Iterator
 
-from generator import roofline
+from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
 from generator.families.base import Mastery, Skill, cite, per_chip, problem
+from generator.families import slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import normalize_dtype, sci
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "ridge"
 ORDER = 10  # place in the course (decks, skills, --family lists): ascending
@@ -51,12 +51,26 @@ def _ridge(chip: Chip, dtype: str) -> float:
     return roofline.Ceilings.from_chip(chip, dtype).ridge_flops_per_byte
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: the ridge (``roofline.Ceilings``) with a wrong peak or bandwidth."""
+    p = problem.params
+    if "dtype" not in p or problem.answer.is_choice:
+        return
+    chip = cat.get(p["chip"])
+    ceil = roofline.Ceilings.from_chip(chip, p["dtype"])
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
+    yield wrong("sparse-peak", ceil.with_peak(slips.SPARSE_FACTOR * peak).ridge_flops_per_byte,
+                slips.sparse_step(chip, peak))
+    for other, other_peak in slips.other_peaks(chip, p["dtype"]):
+        yield wrong("wrong-dtype-peak", ceil.with_peak(other_peak, other).ridge_flops_per_byte,
+                    f"peak = {sci(other_peak)} ({other}) instead of {sci(peak)} ({p['dtype']})")
+    macs = peak / costs.FLOPS_PER_MAC
+    yield wrong("macs-not-flops", ceil.with_peak(macs).ridge_flops_per_byte, f"peak counted in multiply-adds: {sci(macs)}")
+    yield from slips.gib_slips(lambda w: ceil.with_bandwidth(w).ridge_flops_per_byte, bw)
+    inverted = ceil.with_peak(bw).with_bandwidth(peak).ridge_flops_per_byte  # the two ceilings swapped
+    yield wrong("ridge-inverted", inverted, f"bandwidth / peak = {sci(inverted)} bytes per FLOP instead of peak / "
+                                            f"bandwidth")
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the ridge with a wrong peak or bandwidth (``generator.misconceptions.ridge_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.ridge_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     compare = f"compare-{spec.params['compare_dtype']}"

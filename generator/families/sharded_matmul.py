@@ -147,5 +147,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
     wrong = {"one-way-vs-bidirectional": redo(w1=bidi, wb=one),
              "wrong-hops": redo(wrap=tuple(not w for w in coll.wrap)),
              "max-not-sum": roofline.floor_seconds(t_math, coll.t_s),  # overlap assumed where the prompt says none
-             "forgot-latency": redo(lat=0.0)}  # the hop latency left out
+             "forgot-latency": redo(lat=0.0),  # the hop latency left out
+             "bits-for-bytes": redo(w1=one / 8, wb=bidi / 8),  # the link rates divided by 8 (bytes taken for bits)
+             "bits-for-bytes/": redo(w1=one * 8, wb=bidi * 8)}  # or a bit rate read as bytes
     return {k: v for k, v in wrong.items() if abs(v - right) > spec.tolerance * right}

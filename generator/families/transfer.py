@@ -168,5 +168,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> 
         wrong["one-way-vs-bidirectional"] = redo(w_one_way=bidi).t_s  # the bidirectional figure per port
         wrong["elements-not-bytes"] = redo(nbytes=costs.array_bytes(params["shape"], "int8")).t_s  # 1 byte an element
         wrong["forgot-latency"] = redo(lat=0.0).t_s
+        wrong["bits-for-bytes"] = redo(w_one_way=right.w_one_way / 8).t_s  # the link rate divided by 8
+        wrong["bits-for-bytes/"] = redo(w_one_way=right.w_one_way * 8).t_s  # a bit rate read as bytes
     want = key[variant]
     return {k: v for k, v in wrong.items() if abs(v - want) > spec.tolerance * want}

@@ -16,18 +16,19 @@ and that the floor assumes it did.
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Iterator
 
-from generator import catalogue, transformer
+from generator import catalogue, costs, roofline, transformer
 from generator.catalogue import Catalogue, Chip, UnknownChipError
 from generator.families.base import Mastery, Skill, make_skill, problem
+from generator.families import slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
-from generator.units import normalize_dtype, si
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
+from generator.units import DTYPE_BYTES, normalize_dtype, sci, si
 
 NAME = "transformer_step"
 ORDER = 80  # place in the course (decks, skills, --family lists): ascending
@@ -39,6 +40,7 @@ MASTERY = {5: Mastery("a transformer step-time floor right")}
 TEACHES = {"sum-not-max": 0.10}
 PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype", "fit"} for phase in transformer.PHASES}
 _FIT_TRIES = 30
+TRAINING_FLOPS_PER_PARAM = 6  # a training step's FLOPs per parameter per token (forward + backward): the slip's count
 MODEL_KEYS = {"name", "params", "layers", "d_model", "kv_d_model", "source"}
 FIXED_KEYS = {"name", "model", "batch", "seq", "chip", "phases", "note"}
 
@@ -90,12 +92,46 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "seqs": check.int_list(p["seqs"], ("params", "seqs")), "phases": phases, "fixed": tuple(fixed)}
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: ``roofline.estimate`` on a tweaked step cost (``transformer``) or tweaked ceilings."""
+    p = problem.params
+    chip = cat.get(p["chip"])
+    model = transformer.Model(params=p["params"], layers=p["layers"], d_model=p["d_model"],
+                              kv_d_model=p.get("kv_d_model"))
+    step, right = transformer.estimate(chip, model, p["phase"], p["batch"], p["seq"], p["dtype"])
+    ceil, cost = right.ceilings, right.cost
+    peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the step floor with one step tweaked (``generator.misconceptions.transformer_answers``)."""
-    from generator import misconceptions
+    def floor(c: costs.OpCost = cost, k: roofline.Ceilings = ceil) -> float:
+        return roofline.estimate(k, c).floor_s
 
-    return misconceptions.transformer_answers(drawn, cat)
+    yield wrong("sum-not-max", right.upper_s, "floor = T_math + T_comms instead of the max")
+    yield wrong("macs-not-flops", floor(c=costs.in_macs(cost)), "2·params FLOPs per token counted as params")
+    if p["phase"] == "prefill" and step.flops_attention:
+        causal = dataclasses.replace(step, flops_attention=step.flops_attention / 2)  # type: ignore[arg-type]  # a wrong method's count: half an int FLOP count may be fractional
+        yield wrong("causal-halving", floor(c=causal.op_cost()),
+                    f"attention FLOPs halved for the causal mask: {sci(causal.flops_attention)} "
+                    f"instead of {sci(step.flops_attention)}")
+    yield wrong("sparse-peak", floor(k=ceil.with_peak(slips.SPARSE_FACTOR * peak)), slips.sparse_step(chip, peak))
+    for other, other_peak in slips.other_peaks(chip, step.dtype):
+        yield wrong("wrong-dtype-peak", floor(k=ceil.with_peak(other_peak, other)), f"the {other} peak")
+    training = dataclasses.replace(step, flops_weights=step.flops_weights * TRAINING_FLOPS_PER_PARAM // costs.FLOPS_PER_MAC)
+    yield wrong("training-flops", floor(c=training.op_cost()),
+                f"weight FLOPs {TRAINING_FLOPS_PER_PARAM}·P per token (training) instead of {costs.FLOPS_PER_MAC}·P")
+    if step.flops_attention:
+        no_attention = dataclasses.replace(step, flops_attention=0)
+        yield wrong("attention-left-out", floor(c=no_attention.op_cost()),
+                    f"attention FLOPs ({sci(step.flops_attention)}) left out: only the weights' {sci(step.flops_weights)}")
+    if DTYPE_BYTES[step.dtype] == 2:  # bf16 counted at f32's 4 bytes an element, at the bf16 peak
+        wide = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "f32").op_cost()
+        yield wrong("wrong-dtype-size", floor(c=dataclasses.replace(cost, bytes=wide.bytes)),
+                    f"bytes counted at 4 per element ({step.dtype} is {DTYPE_BYTES[step.dtype]})")
+    if DTYPE_BYTES[step.dtype] != 1:
+        elements = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "int8").op_cost()
+        yield wrong("elements-not-bytes", floor(c=elements), "bytes counted as elements (params, not params x bytes)")
+    yield from slips.gib_slips(lambda w: floor(k=ceil.with_bandwidth(w)), bw)
+    yield from slips.unit_slips(problem)
+
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     out = []

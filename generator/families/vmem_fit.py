@@ -14,17 +14,16 @@ bytes ``costs.matmul(bm, bk, bn)`` counts; the VMEM size is the catalogue's
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Iterator
 
 from generator import costs
 from generator.catalogue import Catalogue
 from generator.families.base import Skill, YES_NO, cite, per_chip, problem
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
-from generator.units import DTYPE_BYTES, si
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
+from generator.units import DTYPE_BYTES, GIB_PER_GB, si
 
 NAME = "vmem_fit"
 ORDER = 70  # place in the course (decks, skills, --family lists): ascending
@@ -48,12 +47,31 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "variants": variants}
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: the footprint (``costs.vmem_footprint_bytes``) with one step tweaked."""
+    p = problem.params
+    chip = cat.get(p["chip"])
+    bm, bk, bn = p["block"]
+    vmem = float(chip.published_figure("vmem_bytes").value)
+    need = costs.vmem_footprint_bytes(bm, bk, bn, p["dtype"], p["buffers"])
+    variants = [("forgot-buffers", costs.vmem_footprint_bytes(bm, bk, bn, p["dtype"], 1),
+                 "one copy of each input block instead of two")]
+    if DTYPE_BYTES[p["dtype"]] != 1:
+        variants.append(("elements-not-bytes", costs.vmem_footprint_bytes(bm, bk, bn, "int8", p["buffers"]),
+                         "footprint counted in elements"))
+    for mid, wrong_need, step in variants:
+        value: float | str = float(wrong_need)
+        if problem.answer.is_choice:
+            value = "yes" if wrong_need <= vmem else "no"
+        yield wrong(mid, value, f"{step}: {si(wrong_need, 'B')} instead of {si(need, 'B')}")
+    if problem.answer.is_choice:
+        fits_decimal = need <= vmem / GIB_PER_GB  # "128 MiB" read as 128e6 bytes
+        yield wrong("gb-gib", "yes" if fits_decimal else "no",
+                    f"VMEM {vmem / 2**20:.0f} MiB read as {vmem / 2**20:.0f} MB = {si(vmem / GIB_PER_GB, 'B')}")
+    else:
+        for factor in (GIB_PER_GB, 1 / GIB_PER_GB):
+            yield wrong("gb-gib", need * factor, f"MiB and MB mixed: x{factor:.4f}")
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the VMEM footprint with one step tweaked (``generator.misconceptions.vmem_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.vmem_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     def what(v: str) -> str:

@@ -16,18 +16,18 @@ import random
 import re
 import string
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, TYPE_CHECKING
+from typing import Any, Callable, Iterable, Iterator
 
 from generator import catalogue, costs
 from generator.catalogue import Catalogue, Figure, Source
 from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
+from generator.families import mistakes, slips
+from generator.families.slips import wrong
+from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec, KeyPath
 from generator.units import normalize_dtype, sci, si
-
-if TYPE_CHECKING:  # for the hook's annotation only: misconceptions is imported where it is called
-    from generator.misconceptions import WrongAnswer
 
 NAME = "vocabulary"
 ORDER = 100  # place in the course (decks, skills, --family lists): ascending
@@ -159,12 +159,16 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "example_chip": example.name}
 
 
+def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
+    """Named wrong answers: the easily swapped neighbour term; a Can-you card's are those its skill's own
+    card names (the same problem, solved by its own family)."""
+    if "check_skill" in problem.params:
+        family = str(problem.params["check_skill"]).split(":", 1)[0]
+        params = {k: v for k, v in problem.params.items() if k not in ("can_you", "check_skill")}
+        yield from mistakes.found(replace(problem, family=family, params=params), cat)
+        return
+    yield from slips.term_confusions(problem)
 
-def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
-    """Named wrong answers: the easily swapped neighbour term (``generator.misconceptions.vocabulary_answers``)."""
-    from generator import misconceptions
-
-    return misconceptions.vocabulary_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     p = spec.params

@@ -106,14 +106,14 @@ def needed_numbers(ev: OpEvidence, reason_ids: Iterable[str]) -> list[tuple[str,
 
 @functools.lru_cache(maxsize=None)
 def _dims(unit: str) -> Any:
-    from generator.answers import parse_quantity
+    from generator.answers import parse_quantity  # start-up: only this path needs it
 
     return parse_quantity(f"1 {unit}").dims
 
 
 def _quantities(text: str) -> list[Any]:
     """Every number in ``text`` as a ``generator.answers.Quantity`` (with its unit where one follows)."""
-    from generator.answers import AnswerError, parse_quantity
+    from generator.answers import AnswerError, parse_quantity  # start-up: only this path needs it
 
     found = []
     for m in _QUANTITY.finditer(text):
@@ -147,7 +147,7 @@ def working_seconds(working: str) -> float | None:
     """The time the working's own arithmetic gives ("2.1 MB / 3.88 GB/s" -> 541 µs): the longest
     stretch at its end, words that are not units left out, that parses as a time with an operator;
     None when it shows no arithmetic."""
-    from generator.answers import AnswerError, parse_quantity, parse_unit
+    from generator.answers import AnswerError, parse_quantity, parse_unit  # start-up: only this path needs it
 
     kept: list[str] = []
     for token in working.split():
@@ -196,6 +196,7 @@ def check_seconds(value: float, shown: str = "") -> float:
 def parse_corrected(text: str) -> float:
     """Seconds from a corrected time with a unit ("59 us", "21us + 38us"); CorrectedError otherwise:
     a bare number asks for a unit, a rate or a size says it is not a time."""
+    # start-up: only this path needs it
     from generator.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds
 
     text = str(text).strip()
@@ -224,7 +225,7 @@ def corrected_from_sentence(text: str) -> float | None:
             continue
         if m.group(2) is None:
             return parse_corrected(m.group(1))  # "= 59": what unit? (CorrectedError)
-        from generator.answers import AnswerError, parse_unit
+        from generator.answers import AnswerError, parse_unit  # start-up: only this path needs it
 
         try:
             parse_unit(m.group(2))

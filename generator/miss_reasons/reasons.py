@@ -14,14 +14,17 @@ and the search that combines them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from generator import costs
 from generator import misconceptions
+from generator.families import mistakes
 from generator.miss_reasons.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
                                              MATCH_TOLERANCE, MAX_COMBINED, TRAFFIC_FACTOR, Estimate, Finding,
                                              OpEvidence, start)
@@ -95,10 +98,8 @@ def _record_catalogue(ev: OpEvidence) -> Catalogue:
 def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float) -> Catalogue:
     """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
     from, datasheet or calibrated), so ``generator.misconceptions`` prices its wrong methods on them."""
-    import dataclasses
-    from types import SimpleNamespace
 
-    from generator import catalogue
+    from generator import catalogue  # start-up: only this path needs it
 
     ev = SimpleNamespace(dtype=dtype, peak_flops_per_s=peak_flops_per_s, peak_bytes_per_s=peak_bytes_per_s)
 
@@ -114,11 +115,11 @@ def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: floa
 
 def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
     """(misconception id, the time that wrong method gives, the step) for this op: the misconception
-    catalogue's own wrong answers to this op's floor problem (``generator.misconceptions.wrong_answers``
+    catalogue's own wrong answers to this op's floor problem (``generator.families.mistakes.wrong_answers``
     on a floor problem with the record's shape, dtype and peaks); empty when the record lacks them."""
     if not (ev.cost_op and ev.shape) or ev.peak_flops_per_s <= 0 or ev.peak_bytes_per_s <= 0:
         return []
-    from generator.problem import Answer, Problem
+    from generator.problem import Answer, Problem  # start-up: only this path needs it
 
     try:
         dtype = normalize_dtype(ev.dtype)
@@ -130,7 +131,7 @@ def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
                       params={"chip": RECORD_CHIP, "op": ev.cost_op, "shape": list(ev.shape), "dtype": dtype,
                               "quantity": "floor"})
     return [(w.misconception.id, float(w.value), w.step)
-            for w in misconceptions.wrong_answers(problem, _record_catalogue(ev))
+            for w in mistakes.wrong_answers(problem, _record_catalogue(ev))
             if isinstance(w.value, (int, float))]
 
 

@@ -38,11 +38,11 @@ def test_the_card_follows_the_same_rule():
 
     assert "Math.abs(g - v.a[i]) <= near" in card.SCRIPT  # another edition's answer only if no mistake is closer
     p = _problem("interconnect:v5e:pcie:2048x4096-bf16@e5f004a6")
-    from generator import misconceptions
+    from generator.families import mistakes
 
     # the slip is listed among the card's named mistakes (it is outside the key's tolerance)
     assert any(w.misconception.id == "gb-gib" and abs(float(w.value) - 1125.9e-6) < 1e-7
-               for w in misconceptions.wrong_answers(p))
+               for w in mistakes.wrong_answers(p))
 
 
 def test_a_bare_number_at_the_key_s_scale_suggests_the_base_unit_first():

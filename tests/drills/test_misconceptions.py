@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from drills import assess
 from drills.cli import cli
 from generator import generate
-from generator.misconceptions import BY_ID, CATALOGUE, wrong_answers
+from generator.families.mistakes import wrong_answers
+from generator.misconceptions import BY_ID, CATALOGUE
 from generator.units import fmt
 
 V5E_PEAK, V5E_INT8, V5E_BW = 1.97e14, 3.94e14, 8.2e11
@@ -77,12 +78,16 @@ def test_floor_sparse_peak_on_a_gpu() -> None:
     assert_named(p, f"{dense / 2 * 1e6:.1f} us", "sparse-peak")
 
 
-def test_bound_verdict_flipped_by_counting_elements() -> None:
+def test_a_flipped_bound_verdict_names_what_the_verdict_follows_from() -> None:
+    """Counting elements would flip this verdict, and so might other slips: a verdict has no numeric slip
+    to name, so the feedback names the one comparison that decides it (intensity 62.1 < ridge 240.2)."""
     p = op("bound", "v5e", "matmul_skinny", (128, 8192, 8192))
     bytes_ = 128 * 8192 * 2 + 8192 * 8192 * 2 + 128 * 8192 * 2
     assert 2 * 128 * 8192 * 8192 / bytes_ < V5E_PEAK / V5E_BW < 2 * 128 * 8192 * 8192 / (bytes_ / 2)
     assert p.answer.choice == "memory"
-    assert_named(p, "compute", "elements-not-bytes")
+    assert_named(p, "compute", "wrong-verdict")
+    (named,) = check(p, "compute").matches
+    assert f"{2 * 128 * 8192 * 8192 / bytes_:.1f} < {V5E_PEAK / V5E_BW:.1f}" in named.step
 
 
 def test_ridge_wrong_dtype_macs_and_sparse() -> None:
@@ -222,7 +227,8 @@ def _ridge_problems():
 
 def test_the_closest_named_mistake_comes_first() -> None:
     """Where an answer lands within tolerance of several named mistakes, the nearest is named first."""
-    from generator.misconceptions import _rel, diagnose_all
+    from generator.families.mistakes import diagnose_all
+    from generator.misconceptions import rel as _rel
 
     several = 0
     for p in _ridge_problems():
@@ -239,7 +245,8 @@ def test_a_problem_without_a_tolerance_of_its_own_reads_five_percent() -> None:
     """Tolerance 0 means the 5% default: a GB/GiB slip (7.4% off) is named, 4% off is the key."""
     import dataclasses
 
-    from generator.misconceptions import GIB_PER_GB, diagnose_all
+    from generator.families.mistakes import diagnose_all
+    from generator.misconceptions import GIB_PER_GB
 
     (p, *_) = [p for p in _ridge_problems() if any(w.misconception.id == "gb-gib" for w in wrong_answers(p))]
     untoleranced = dataclasses.replace(p, tolerance=0.0)

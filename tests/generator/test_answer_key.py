@@ -176,7 +176,7 @@ def test_an_id_with_a_wrong_seed_is_unknown_not_another_problem():
 # --- fair draws: the rule each family states holds, or the solution says the mistake lands inside -------
 
 def test_fair_draw_rule_per_family():
-    from generator import misconceptions
+    from generator.families import mistakes
 
     reg = generate.registry()
     checked = 0
@@ -184,8 +184,8 @@ def test_fair_draw_rule_per_family():
         teaches = getattr(FAMILIES[p.family], "TEACHES", None)
         if not teaches or p.answer.is_choice:
             continue
-        inside = {w.misconception.id for w, _ in misconceptions.inside_tolerance(p)}
-        for wrong, d in misconceptions.distances(p):
+        inside = {w.misconception.id for w, _ in mistakes.inside_tolerance(p)}
+        for wrong, d in mistakes.distances(p):
             mid = wrong.misconception.id
             if mid in teaches and 1e-9 < d <= teaches[mid]:
                 # unfair only where no draw of the case allows it, and then the solution says so

@@ -11,7 +11,7 @@ come from the Python at test time:
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
   unit, against ``drills.assess`` as `drill check` calls it (right or wrong by ``drills.grading.grade``,
-  "needs-unit", and the mistake ``generator.misconceptions`` names), for numbers on and around
+  "needs-unit", and the mistake ``generator.families.mistakes`` names), for numbers on and around
   the key, each classic wrong answer and each other edition's answer, at the tolerances' edges; and
   for choices.
 
@@ -30,7 +30,8 @@ import pytest
 
 from drills import assess
 from drills.cmd_generate import card_rules
-from generator import families, misconceptions
+from generator import families
+from generator.families import mistakes as named_mistakes
 from generator import generate as gen
 from generator.export import card, rotation
 from generator.export.variants import Variant, skill_notes, variant
@@ -134,7 +135,7 @@ def results():
     with pytest.MonkeyPatch.context() as mp:
         # wrong_answers is a function of the problem alone: computed once per problem, not per case
         known: dict[int, tuple] = {}
-        plain = misconceptions.wrong_answers
+        plain = named_mistakes.wrong_answers
 
         def once(problem, cat=None):
             if cat is not None:
@@ -143,7 +144,7 @@ def results():
                 known[id(problem)] = (problem, plain(problem))
             return known[id(problem)][1]
 
-        mp.setattr(misconceptions, "wrong_answers", once)
+        mp.setattr(named_mistakes, "wrong_answers", once)
         stated: dict[int, tuple] = {}
         plain_stated = assess.stated_unit
 

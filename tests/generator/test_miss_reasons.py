@@ -318,7 +318,8 @@ def test_drill_miss_reasons_lists_the_catalogue_with_corrected_time_formulas():
 def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_derived():
     """Item 7: on a v5e's own peaks, the record's wrong methods are generator.misconceptions' wrong
     answers to the same floor problem (the record's one-dtype chip has no other dtype's peak to confuse)."""
-    from generator import catalogue, costs, misconceptions
+    from generator import catalogue, costs
+    from generator.families import mistakes
     from generator.problem import Answer, Problem
 
     chip = catalogue.load().get("v5e")
@@ -330,7 +331,7 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
                       peak_flops_per_s=peak, peak_bytes_per_s=bw)
         problem = Problem("floor", "floor:x", "floor:x", "", Answer(value=floor, unit="s"), mr.MATCH_TOLERANCE, (),
                           params={"chip": "v5e", "op": op, "shape": list(shape), "dtype": "bf16", "quantity": "floor"})
-        theirs = sorted((w.misconception.id, round(float(w.value), 15)) for w in misconceptions.wrong_answers(problem)
+        theirs = sorted((w.misconception.id, round(float(w.value), 15)) for w in mistakes.wrong_answers(problem)
                         if w.misconception.id != "wrong-dtype-peak")
         mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
         assert mine == theirs and mine, op

@@ -21,14 +21,14 @@ import random
 
 import pytest
 
-from generator import catalogue, collectives, costs, generate, misconceptions, roofline, units
-from generator.families import ops, pod
+from generator import catalogue, collectives, costs, generate, roofline, units
+from generator.families import mistakes, ops, pod
 
 SCALE = 1.25
 
 
 def _values(p) -> list[tuple[str, float]]:
-    return [(w.misconception.id, float(w.value)) for w, _ in misconceptions.distances(p)]
+    return [(w.misconception.id, float(w.value)) for w, _ in mistakes.distances(p)]
 
 
 def _sample(families, count=2, seeds=(0, 1)):

@@ -227,8 +227,8 @@ def test_a_warm_start_parses_no_yaml_and_imports_only_the_drawn_family(tmp_path)
     assert "yaml" in cold and "generator.families.vocabulary" in cold
     warm = _start(tmp_path / "cache", code)
     assert "yaml" not in warm and "generator.specs" in warm
-    assert sorted(m for m in warm if m.startswith("generator.families.")) == [
-        "generator.families.base", "generator.families.ridge"]
+    drawn = sorted(m for m in warm if m.startswith("generator.families.") and m.rsplit(".", 1)[1] in families.found())
+    assert drawn == ["generator.families.ridge"]  # helpers (base, slips) may come along; no other family
 
 
 def test_the_cached_explained_cases_are_the_ones_the_model_explains(cache):
