@@ -39,7 +39,7 @@ def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     return misconceptions.op_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
-    return ops.case_skills(spec, cat, lambda chip, case, v: f"is {_article(case.label)} {case.label} compute- or "
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"is {ops.with_article(case.label)} compute- or "
                                                             f"memory-bound on {chip.display}?")
 
 
@@ -56,6 +56,3 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
                    ops.steps(chip, est, "FLOPs", "bytes", "intensity", "ridge", "verdict", "constants", "convention"),
                    dict(params), spec.hints["verdict"].format(**f), (f"dtype::{params['dtype']}",))
 
-
-def _article(noun: str) -> str:
-    return "an" if noun[:1].lower() in "aeiou" else "a"

@@ -39,7 +39,7 @@ def wrong_answers(drawn: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     return misconceptions.op_answers(drawn, cat)
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
-    return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of a {case.label} (on {chip.display})")
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of {ops.with_article(case.label)} (on {chip.display})")
 
 
 draw_params = ops.draw_case_params
