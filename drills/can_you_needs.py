@@ -1,0 +1,235 @@
+"""What each "Can you" item still needs from the quiz, said in the quiz's own words, and which skills give it.
+
+An item's skill rules (each family's ``MASTERY``, ``generator.families.mastery_rules``) count the
+skills whose *last* review was right (``standing``). ``drill progress`` shows what a rule still
+lacks (``RuleStanding.gaps``) and the command that ticks the item (``command``); the quiz draws the
+skills that close the gaps of the items not yet ticked (``needs``) before the rest of its new
+skills, so a first week reaches the checklist:
+
+- a gap is closed greedily, in the quiz's teaching order: a skill carrying a missing word of
+  ``must_include`` first, then one on a chip not yet counted, then any skill the rule counts;
+  a skill already started counts as on its way (it comes back due), so no second one is drawn
+  for the same gap;
+- a rule that asks for more chips than the quiz's ``--chip`` selection has (``min_chips``) gets,
+  once one of its skills is right on a selected chip, the skill of the same kind on the nearest
+  other chip in the catalogue's order (``ridge:v5p:bf16`` for a ``--chip v6e`` quiz); while the item
+  needs it, that skill is also reviewed when due, though its chip was not asked for;
+- an item ticked already (by its skills, its own "Can you" card or by hand) needs nothing, and an
+  item shown by a lab record (``lab``) needs no quiz skill at all: ``command`` names the lab.
+
+Pure functions over the store's last reviews (``Store.last_reviews``) and the generator's skills:
+nothing here reads the whole review log or imports the lab.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from generator.families.base import Mastery, Skill
+
+LAB_COMMAND = "drill lab, then drill explain"
+Row = Mapping[str, Any]  # a review row of the store (``Store.last_reviews``): correct, chip, seconds_taken, ...
+
+
+@dataclass(frozen=True)
+class RuleStanding:
+    """How far one rule is: the skills it counts (skill -> chip) and what is still short."""
+
+    rule: Mastery
+    right: dict[str, str | None]
+    chips_short: int
+    skills_short: int
+    words_missing: tuple[str, ...]
+
+    @property
+    def done(self) -> bool:
+        return not (self.chips_short or self.skills_short or self.words_missing)
+
+    @property
+    def chips(self) -> list[str]:
+        return sorted({c for c in self.right.values() if c})
+
+    def gaps(self) -> list[str]:
+        """What is still short, in the quiz's words: its questions are headed by the family
+        (``ridge · v6e``) and graded right or wrong."""
+        family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
+        quick = f" within {self.rule.within_seconds:g} s" if self.rule.within_seconds is not None else ""
+        out = []
+        if self.chips_short:
+            so_far = f" (right so far on {', '.join(self.chips)})" if self.chips else ""
+            out.append(f"a right{quick} {family} answer on {_count(self.chips_short, 'more chip')}{so_far}")
+        if self.skills_short:
+            kind = f" '{self.rule.variant.rstrip('-:')}'" if self.rule.variant else ""
+            out.append(f"{_count(self.skills_short, 'more right' + quick)} {family}{kind} "
+                       f"answer{'s' if self.skills_short != 1 else ''} on different skills")
+        out += [f"a right {family} answer on a {word.strip(':')} skill" for word in self.words_missing]
+        return out
+
+    def missing(self) -> str:
+        """``rule.what; still needs ...``, or "" when the rule holds."""
+        return "" if self.done else f"{self.rule.what}; still needs {'; '.join(self.gaps())}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}"
+
+
+def counts(rule: Mastery, skill_id: str) -> bool:
+    """Whether ``rule`` counts this skill at all (its family and variant prefix), right or not."""
+    family, _, rest = skill_id.partition(":")
+    return not rule.lab and family in rule.families and rest.split(":")[-1].startswith(rule.variant)
+
+
+def standing(rule: Mastery, last: Mapping[str, Row]) -> RuleStanding:
+    """The rule against ``last`` (skill -> its last review row: ``correct``, ``chip``, ``seconds_taken``)."""
+    right: dict[str, str | None] = {}
+    for skill, row in last.items():
+        if not counts(rule, skill) or not row["correct"]:
+            continue
+        seconds = row.get("seconds_taken")
+        if rule.within_seconds is not None and (seconds is None or seconds > rule.within_seconds):
+            continue
+        right[skill] = row.get("chip")
+    return _standing(rule, right)
+
+
+def _standing(rule: Mastery, right: Mapping[str, str | None]) -> RuleStanding:
+    chips = {c for c in right.values() if c}
+    return RuleStanding(rule, dict(right), max(0, rule.min_chips - len(chips)), max(0, rule.min_skills - len(right)),
+                        tuple(w for w in rule.must_include if not any(w in s for s in right)))
+
+
+def _closes(found: RuleStanding, skill: Skill) -> int:
+    """How well ``skill`` closes a gap of ``found``: 3 a missing word, 2 a new chip, 1 a skill short, 0 none."""
+    if skill.id in found.right or not counts(found.rule, skill.id):
+        return 0
+    if any(word in skill.id for word in found.words_missing):
+        return 3
+    if found.chips_short and skill.chip and skill.chip not in found.right.values():
+        return 2
+    if found.skills_short and not found.chips_short and not found.words_missing:
+        return 1
+    return 0
+
+
+def close_gaps(found: RuleStanding, candidates: list[Skill], started: set[str]) -> tuple[list[Skill], list[Skill]]:
+    """(to draw, on their way): the candidates that, answered right, close ``found``'s gaps, chosen
+    greedily (``_closes``, the best rank first; in a rank, a started skill first, then teaching order)."""
+    to_draw: list[Skill] = []
+    on_way: list[Skill] = []
+    right = dict(found.right)
+    current = found
+    while not current.done:
+        ranked = [(_closes(current, s), s.id in started, -i, s) for i, s in enumerate(candidates)]
+        best = max(ranked, key=lambda r: r[:3], default=None)
+        if best is None or not best[0]:
+            break
+        pick = best[3]
+        (on_way if pick.id in started else to_draw).append(pick)
+        right[pick.id] = pick.chip
+        current = _standing(found.rule, right)
+    return to_draw, on_way
+
+
+def nearest_chips(chip_order: list[str], selected: Iterable[str]) -> list[str]:
+    """The chips not selected, nearest in ``chip_order`` (the catalogue's) to the first selected
+    one first, the earlier of two equally near first."""
+    chosen = [c for c in selected if c in chip_order]
+    if not chosen:
+        return list(chip_order)
+    home = chip_order.index(chosen[0])
+    return sorted((c for c in chip_order if c not in chosen), key=lambda c: (abs(chip_order.index(c) - home),
+                                                                         chip_order.index(c)))
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the unticked items ask of this quiz: skills to draw as new (in item order, each once),
+    skills outside the ``--chip`` selection to review when due, and the item each of them serves."""
+
+    new: tuple[Skill, ...] = ()
+    outside: frozenset[str] = frozenset()
+    item_of: Mapping[str, int] = field(default_factory=dict)
+
+
+def ticked_items(rules: Mapping[int, list[Mastery]], can_you: Iterable[tuple[int, str, str]],
+                 last: Mapping[str, Row], hand: set[int]) -> set[int]:
+    """The items ticked as ``drill progress`` ticks them, lab records aside: every rule holds, or the
+    item's own "Can you" card was right at its last review, or ticked by hand. A lab item (shown
+    by a lab record alone) is ticked here only by hand: the quiz has nothing to draw for it."""
+    out = set()
+    for number, _, card in can_you:
+        item_rules = rules.get(number, [])
+        lab = any(rule.lab for rule in item_rules)
+        by_skills = bool(item_rules) and not lab and all(standing(rule, last).done for rule in item_rules)
+        by_card = not lab and bool(last.get(card, {}).get("correct"))
+        if by_skills or by_card or number in hand:
+            out.add(number)
+    return out
+
+
+def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[str, Row],
+          started: set[str], selected: list[Skill], chips: tuple[str, ...] | None,
+          families: tuple[str, ...] | None, others: Callable[[tuple[str, ...]], list[Skill]]) -> Needs:
+    """The skills the items not in ``ticked`` need from a quiz over ``selected`` (teaching order).
+
+    ``chips`` / ``families``: the quiz's ``--chip`` / ``--family`` (None: all); ``others(families)``:
+    every skill of those families on every chip, in the generator's order, for a rule that needs a
+    chip the selection lacks (asked only then)."""
+    new: list[Skill] = []
+    outside: set[str] = set()
+    item_of: dict[str, int] = {}
+    for number, item_rules in rules.items():
+        if number in ticked:
+            continue
+        for rule in item_rules:
+            if rule.lab or (families and not set(rule.families) & set(families)):
+                continue
+            found = standing(rule, last)
+            if found.done:
+                continue
+            draw, on_way = close_gaps(found, selected, started)
+            if chips and found.right:  # one chip learned: the nearest other chip, if the selection lacks one
+                after = _standing(rule, {**found.right, **{s.id: s.chip for s in draw + on_way}})
+                if after.chips_short:
+                    more, coming = close_gaps(after, _other_chips(rule, others(rule.families), chips, found), started)
+                    draw += more
+                    outside |= {s.id for s in more + coming}
+                    item_of.update({s.id: number for s in coming if s.id not in item_of})
+            for skill in draw:
+                if skill.id not in item_of:
+                    item_of[skill.id] = number
+                    new.append(skill)
+    return Needs(tuple(new), frozenset(outside), item_of)
+
+
+def _other_chips(rule: Mastery, every: list[Skill], chips: tuple[str, ...], found: RuleStanding) -> list[Skill]:
+    """``rule``'s skills on chips outside ``chips``: the nearest chip first, and on each chip the
+    variants already right on a selected chip first."""
+    order = list(dict.fromkeys(s.chip for s in every if s.chip))
+    rank = {c: i for i, c in enumerate(nearest_chips(order, chips))}
+    known_variants = {skill.split(":")[-1] for skill in found.right}
+    pool = [s for s in every if s.chip in rank and counts(rule, s.id)]
+    return sorted(pool, key=lambda s: (rank[s.chip or ""], s.variant not in known_variants))
+
+
+def command(rules: list[Mastery], last: Mapping[str, Row], others: Callable[[tuple[str, ...]], list[Skill]]) -> str:
+    """The command that ticks an item: the lab's for a lab item; else, for each rule still short, the
+    quiz over its family (on the nearest chip not yet right, where it needs another chip)."""
+    if any(rule.lab for rule in rules):
+        return LAB_COMMAND
+    parts = []
+    for rule in rules:
+        found = standing(rule, last)
+        if found.done:
+            continue
+        words = " ".join(f"--family {f}" for f in rule.families)
+        if found.chips_short and found.chips:
+            every = others(rule.families)
+            order = list(dict.fromkeys(s.chip for s in every if s.chip))
+            nearest = nearest_chips(order, found.chips)
+            parts.append(f"drill quiz {words} --chip {nearest[0]}" if nearest else f"drill quiz {words}")
+        else:
+            parts.append(f"drill quiz {words}")
+    return "; ".join(parts)
