@@ -120,8 +120,9 @@ def close_gaps(found: RuleStanding, candidates: list[Skill], started: set[str]) 
     on_way: list[Skill] = []
     right = dict(found.right)
     current = found
+    counted = [s for s in candidates if counts(found.rule, s.id)]
     while not current.done:
-        ranked = [(_closes(current, s), s.id in started, -i, s) for i, s in enumerate(candidates)]
+        ranked = [(_closes(current, s), s.id in started, -i, s) for i, s in enumerate(counted)]
         best = max(ranked, key=lambda r: r[:3], default=None)
         if best is None or not best[0]:
             break
@@ -175,28 +176,30 @@ def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[st
     """The skills the items not in ``ticked`` need from a quiz over ``selected`` (teaching order).
 
     ``chips`` / ``families``: the quiz's ``--chip`` / ``--family`` (None: all); ``others(families)``:
-    every skill of those families on every chip, in the generator's order, for a rule that needs a
-    chip the selection lacks (asked only then)."""
+    every skill of those families on every chip, in the generator's order, for a rule that asks for
+    more chips than the selection has (asked only then). Such a rule's started skills on the chips
+    that serve it (``_serving``) are reviewed with the selection, ticked or not, so a skill the quiz
+    once drew for an item keeps its schedule."""
     new: list[Skill] = []
     outside: set[str] = set()
     item_of: dict[str, int] = {}
     for number, item_rules in rules.items():
-        if number in ticked:
-            continue
         for rule in item_rules:
             if rule.lab or (families and not set(rule.families) & set(families)):
                 continue
+            pool = _serving(rule, others, selected, chips, started) if chips else []
+            coming = [s for s in pool if s.id in started]
+            outside |= {s.id for s in coming}
+            item_of.update({s.id: number for s in coming if s.id not in item_of})
             found = standing(rule, last)
-            if found.done:
+            if number in ticked or found.done:
                 continue
             draw, on_way = close_gaps(found, selected, started)
-            if chips and found.right:  # one chip learned: the nearest other chip, if the selection lacks one
+            if pool and found.right:  # one chip learned: the nearest other chip's skill, if still short
                 after = _standing(rule, {**found.right, **{s.id: s.chip for s in draw + on_way}})
-                if after.chips_short:
-                    more, coming = close_gaps(after, _other_chips(rule, others(rule.families), chips, found), started)
-                    draw += more
-                    outside |= {s.id for s in more + coming}
-                    item_of.update({s.id: number for s in coming if s.id not in item_of})
+                more, _ = close_gaps(after, pool, started)
+                draw += more
+                outside |= {s.id for s in more}
             for skill in draw:
                 if skill.id not in item_of:
                     item_of[skill.id] = number
@@ -204,14 +207,23 @@ def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[st
     return Needs(tuple(new), frozenset(outside), item_of)
 
 
-def _other_chips(rule: Mastery, every: list[Skill], chips: tuple[str, ...], found: RuleStanding) -> list[Skill]:
-    """``rule``'s skills on chips outside ``chips``: the nearest chip first, and on each chip the
-    variants already right on a selected chip first."""
-    order = list(dict.fromkeys(s.chip for s in every if s.chip))
-    rank = {c: i for i, c in enumerate(nearest_chips(order, chips))}
-    known_variants = {skill.split(":")[-1] for skill in found.right}
-    pool = [s for s in every if s.chip in rank and counts(rule, s.id)]
-    return sorted(pool, key=lambda s: (rank[s.chip or ""], s.variant not in known_variants))
+def _serving(rule: Mastery, others: Callable[[tuple[str, ...]], list[Skill]], selected: list[Skill],
+             chips: tuple[str, ...], started: set[str]) -> list[Skill]:
+    """The rule's skills off the selection, on the chips it needs beyond it: as many chips as the
+    selection is short of ``min_chips``, those with a started skill first, then the nearest in the
+    catalogue's order; on each chip, the variants of the selection's started skills first. Empty
+    when the selection has chips enough."""
+    own = {s.chip for s in selected if s.chip and counts(rule, s.id)}
+    short = rule.min_chips - len(own)
+    if short <= 0:
+        return []
+    every = [s for s in others(rule.families) if counts(rule, s.id)]
+    order = nearest_chips(list(dict.fromkeys(s.chip for s in every if s.chip)), chips)
+    begun = {s.chip for s in every if s.id in started and s.chip in order}
+    serving = sorted(order, key=lambda c: (c not in begun, order.index(c)))[:short]
+    variants = {s.variant for s in selected if s.id in started and counts(rule, s.id)}
+    pool = [s for s in every if s.chip in serving]
+    return sorted(pool, key=lambda s: (serving.index(s.chip or ""), s.variant not in variants))
 
 
 def command(rules: list[Mastery], last: Mapping[str, Row], others: Callable[[tuple[str, ...]], list[Skill]]) -> str:

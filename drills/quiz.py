@@ -32,6 +32,7 @@ terminal is ``drills.quiz_io``'s job.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 import uuid
@@ -66,6 +67,7 @@ DEFAULT_COUNT = 10
 DEFAULT_NEW_PER_DAY = 5
 SEEN_SOLUTION_HINTS = 2  # a right answer after the worked solution is capped as two hints cap it: Hard
 REDRAW_TRIES = 20  # draws tried for new numbers after an undo
+FRESH_TRIES = 8  # draws tried for a problem other than the skill's last (the generator's patience for a repeat)
 
 
 @dataclass(frozen=True)
@@ -141,11 +143,12 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
         return Plan(tuple(cycled), 0, 0, True)
     selected = {s.id for s in skills}
     known = store.skills_seen()
-    wanted = item_needs(store, skills, options, known)
+    ordered = teaching_order(skills)
+    wanted = item_needs(store, skills, options, known, ordered)
     due = [skill for skill, _ in store.due_skills(now) if skill in selected or skill in wanted.outside]
     new_today = store.introduced_since(start_of_day(now))
     budget = max(0, options.new_per_day - new_today) + extra_new
-    unstarted = _alternate([s.id for s in wanted.new], [s.id for s in teaching_order(skills) if s.id not in known])
+    unstarted = _alternate([s.id for s in wanted.new], [s.id for s in ordered if s.id not in known])
     new = unstarted[:budget]
     chosen = (due + new)[: options.count]
     n_due = min(len(due), len(chosen))
@@ -156,20 +159,32 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
 
 
 def item_needs(store: Store, skills: list[generate.Skill], options: QuizOptions,
-               known: set[str] | None = None) -> can_you_needs.Needs:
+               known: set[str] | None = None, ordered: list[generate.Skill] | None = None) -> can_you_needs.Needs:
     """What the "Can you" items not yet ticked need from this selection (``can_you_needs.needs``):
     with ``--chip``, a rule asking for more chips than were chosen also gets the nearest other chip's
-    skill once one of its skills is right."""
-    from generator import families as families_mod
-
-    rules = families_mod.mastery_rules()
+    skill once one of its skills is right. ``known``: the skills started; ``ordered``: ``skills`` in
+    teaching order (both computed here when not given)."""
+    rules = _mastery_rules()
     last = store.last_reviews()
     ticked = can_you_needs.ticked_items(rules, generate.CAN_YOU, last, store.ticks())
     chips = tuple(dict.fromkeys(s.chip for s in skills if s.chip)) if options.chips else None
     families = tuple(dict.fromkeys(s.family for s in skills)) if options.families else None
     return can_you_needs.needs(rules, ticked, last, store.skills_seen() if known is None else known,
-                               teaching_order(skills), chips, families,
-                               lambda names: generate.skills(list(names), None))
+                               ordered or teaching_order(skills), chips, families, _every_chip)
+
+
+@functools.lru_cache(maxsize=1)
+def _mastery_rules() -> dict[int, list[Any]]:
+    """The families' "Can you" rules (``generator.families.mastery_rules``), read once a process."""
+    from generator import families as families_mod
+
+    return families_mod.mastery_rules()
+
+
+@functools.lru_cache(maxsize=16)
+def _every_chip(families: tuple[str, ...]) -> list[generate.Skill]:
+    """Every skill of these families on every chip, in the generator's order (fixed for a process)."""
+    return generate.skills(list(families), None)
 
 
 def _alternate(first: list[str], second: list[str]) -> list[str]:
@@ -191,12 +206,12 @@ def draw_problems(skill_ids: tuple[str, ...] | list[str], seed: int | None,
                   last_problem: dict[str, str] | None = None) -> Iterator[Problem]:
     """A fresh problem for each skill, in order, from one ``random.Random(seed)``. ``last_problem``
     (skill -> the problem id its last review asked) is never asked again where the skill has another
-    problem: up to ``REDRAW_TRIES`` draws look for one, so a review shows new numbers or another case."""
+    problem: up to ``FRESH_TRIES`` draws look for one, so a review shows new numbers or another case."""
     rng = random.Random(seed)
     for skill_id in skill_ids:
         problem = generate.draw(skill_id, rng)
         before = (last_problem or {}).get(skill_id)
-        for _ in range(REDRAW_TRIES if before else 0):
+        for _ in range(FRESH_TRIES if before else 0):
             if generate.unseeded_id(problem.id) != generate.unseeded_id(before or ""):
                 break
             problem = generate.draw(skill_id, rng)
