@@ -53,26 +53,30 @@ class RuleStanding:
     def gaps(self) -> list[str]:
         """What is still short, in the quiz's words: its questions are headed by the family
         (``ridge · v6e``) and graded right or wrong."""
+        from generator.families.ops import with_article
+
         family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
-        quick = f" within {self.rule.within_seconds:g} s" if self.rule.within_seconds is not None else ""
+        one = f"{with_article(self.rule.families[0]).split(' ', 1)[0]} {family}"  # "an 'interconnect'"
+        right = "right" + (f" within {self.rule.within_seconds:g} s" if self.rule.within_seconds is not None else "")
         out = []
         if self.chips_short:
             so_far = f" (right so far on {', '.join(self.chips)})" if self.chips else ""
-            out.append(f"a right{quick} {family} answer on {_count(self.chips_short, 'more chip')}{so_far}")
-        if self.skills_short:
-            kind = f" '{self.rule.variant.rstrip('-:')}'" if self.rule.variant else ""
-            out.append(f"{_count(self.skills_short, 'more right' + quick)} {family}{kind} "
-                       f"answer{'s' if self.skills_short != 1 else ''} on different skills")
-        out += [f"a right {family} answer on a {word.strip(':')} skill" for word in self.words_missing]
+            out.append(f"{one} answer {right} on {self.chips_short} more chip"
+                       f"{'s' if self.chips_short != 1 else ''}{so_far}")
+        words = [w.strip(":") for w in self.words_missing]
+        if words:
+            out.append(f"{one} answer {right} on " + (f"the {words[0]} card" if len(words) == 1 else
+                                                      f"each of the {' and '.join(words)} cards"))
+        extra = self.skills_short - max(len(words), self.chips_short)  # each chip or word is a skill too
+        if extra > 0:
+            cards = f" on {self.rule.variant}… cards" if self.rule.variant else ""
+            out.append(f"{one} answer {right}{cards}" if extra == 1 else
+                       f"{extra} more {family} answers {right}{cards}, a different card each")
         return out
 
     def missing(self) -> str:
         """``rule.what; still needs ...``, or "" when the rule holds."""
         return "" if self.done else f"{self.rule.what}; still needs {'; '.join(self.gaps())}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}"
 
 
 def counts(rule: Mastery, skill_id: str) -> bool:

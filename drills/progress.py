@@ -291,7 +291,9 @@ def format_lines(data: dict) -> list[str]:
             why.append("quiz: last answer right")
         if item["by_hand"]:
             why.append("ticked by hand")
-        if not why and item["reviews"]:
+        if not why and item["reviews"] and item.get("by_lab"):  # its card is practice: only a lab record ticks it
+            why.append(f"its quiz card: {item['correct']}/{item['reviews']} right, practice only")
+        elif not why and item["reviews"]:
             why.append(f"quiz: {item['correct']}/{item['reviews']} right, last one wrong")
         mark = "x" if item["ticked"] else " "
         lines.append(f"  [{mark}] {item['number']}. {item['text']}" + (f"  ({'; '.join(why)})" if why else ""))

@@ -345,7 +345,8 @@ class Session:
         items = sorted({item for _, item in plan.for_items})
         if items:
             lines.append(f"New skills that 'Can you' item{'s' if len(items) > 1 else ''} "
-                         f"{', '.join(map(str, items))} still need come first (drill progress lists what each needs).")
+                         f"{', '.join(map(str, items))} still need{'s' if len(items) == 1 else ''} come first "
+                         "(drill progress lists what each item needs).")
         for skill_id in plan.outside:
             skill = self.skills[skill_id]
             item = dict(plan.for_items).get(skill_id)

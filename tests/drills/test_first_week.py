@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
+import shutil
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,7 +32,8 @@ from drills.store import ReviewRecord, Store
 from drills.store_clock import start_of_day
 from generator import families, generate
 from generator.problem import Problem
-from tests.drills.quizkit import right_answer
+from tests.conftest import bound
+from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer
 
 ANSWER_S, READ_S, SITTING_S, DAYS = 40.0, 20.0, 20 * 60.0, 14
 
@@ -186,11 +190,14 @@ def test_progress_says_what_a_one_chip_item_needs_and_which_command_ticks_it(tmp
         store.record_review(_review("ridge:v6e:bf16", "v6e"))
         store.record_review(_review("bound:v6e:add", "v6e", seconds=30))
         items = {i.number: i for i in can_you(store)}
-    assert items[1].missing.endswith("still needs a right 'ridge' answer on 1 more chip (right so far on v6e)")
-    assert items[2].missing.endswith("a right within 60 s 'bound' answer on 1 more chip (right so far on v6e)")
+    assert items[1].missing.endswith("still needs a 'ridge' answer right on 1 more chip (right so far on v6e)")
+    assert items[2].missing.endswith("still needs a 'bound' answer right within 60 s on 1 more chip (right so far on v6e)")
     assert items[1].command == "drill quiz --family ridge --chip v5p"  # the nearest other chip in the catalogue
     assert items[2].command == "drill quiz --family bound --chip v5p"
-    assert items[3].command == "drill quiz --family vocabulary" and "3 more right 'vocabulary' 'where'" in items[3].missing
+    assert items[3].command == "drill quiz --family vocabulary" and items[3].missing.endswith(
+        "still needs 3 more 'vocabulary' answers right on where-… cards, a different card each")
+    assert items[4].missing.endswith("still needs a 'lattice' answer right on each of the f32 and bf16 cards")
+    assert "still needs an 'interconnect' answer right on the link card" in items[7].missing
     assert items[7].command == "drill quiz --family interconnect; drill quiz --family collective"
     with Store.open(path) as store:  # the command's quiz, answered right, ticks the item
         store.record_review(_review("ridge:v5p:bf16", "v5p"))
@@ -223,3 +230,37 @@ def test_a_review_never_asks_its_skills_last_problem_where_it_has_another(tmp_pa
     one = "ridge:v6e:bf16"  # one problem only: asked again, as it is
     (only,) = draw_problems([one], 1)
     assert list(draw_problems([one], 1, {one: only.id}))[0].id.split("@")[0] == only.id.split("@")[0]
+
+
+def _faketime() -> None:
+    # .ci/run installs Debian's faketime; in CI its absence fails rather than skips.
+    if shutil.which("faketime") is None:
+        if os.environ.get("CI"):
+            pytest.fail("faketime is not installed (.ci/run installs it)")
+        pytest.skip("faketime is not installed; the injected-clock fortnight above covers the rule")
+
+
+@pytest.mark.slow
+def test_under_faketime_the_real_drill_adds_the_second_chip_on_day_two_and_ticks_item_one(tmp_path: Path) -> None:
+    """`faketime DAY drill quiz --chip v6e` on two days, answered right from the key: day 2 asks ridge on a
+    second chip, and `drill progress` then ticks item 1 from the skills."""
+    _faketime()
+    store = tmp_path / "s.sqlite3"
+    env = {**drill_env(), "TZ": "UTC"}
+    outputs = []
+    for day in (2, 3):
+        now = datetime(2026, 3, day, 9, tzinfo=timezone.utc)
+        answers = [right_answer(p) for p in planned_problems(store, QuizOptions(chips=("v6e",), seed=day), now)]
+        run = subprocess.run(["faketime", now.strftime("%Y-%m-%d %H:%M:%S"), *DRILL, "quiz", "--chip", "v6e",
+                              "--seed", str(day), "--store", str(store)], input="".join(a + "\n" for a in answers),
+                             capture_output=True, text=True, env=env, timeout=bound(120))
+        assert run.returncode == 0, run.stderr
+        assert f"({len(answers)} right)" in run.stdout, run.stdout
+        outputs.append(run.stdout)
+    assert "Also ridge on v5p" not in outputs[0] and "Also ridge on v5p" in outputs[1]
+    (tmp_path / "none").mkdir()
+    progress = subprocess.run(["faketime", "2026-03-03 10:00:00", *DRILL, "progress", "--json", "--store", str(store),
+                               "--bench", str(tmp_path / "none")], capture_output=True, text=True, env=env,
+                              timeout=bound(120))
+    item1 = next(i for i in json.loads(progress.stdout)["can_you"] if i["number"] == 1)
+    assert item1["ticked"] and item1["by_skills"] and "ridge:v5p:bf16" in item1["evidence"]
