@@ -1,10 +1,13 @@
 """The quiz session: plan which skills to review, draw a fresh problem for each, grade, record.
 
 Plan: skills due now come first, most overdue first; then new skills, at most
-``new_per_day`` introduced per calendar day, in teaching order (the generator's
+``new_per_day`` introduced per calendar day: every other one a skill that a "Can you"
+item not yet ticked still needs (``drills.can_you_needs``; with ``--chip``, an item
+asking for two chips gets the nearest other chip's skill once one is right, reviewed
+with the selection from then on), the rest in teaching order (the generator's
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
-problems. (Over 400 lines, one job: the session loop and its planning share the
+problems. A review avoids its skill's last problem where the skill has another. (Over 400 lines, one job: the session loop and its planning share the
 session's state; the reading and grading live in ``drills.assess``.) A clock behind the newest review is the
 clock's fault (``drills.store_clock``): the session says so in one line, runs on
 the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
