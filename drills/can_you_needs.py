@@ -156,6 +156,7 @@ class Needs:
     new: tuple[Skill, ...] = ()
     outside: frozenset[str] = frozenset()
     item_of: Mapping[str, int] = field(default_factory=dict)
+    gap_of: Mapping[str, str] = field(default_factory=dict)  # an outside skill drawn new -> the gap it closes
 
 
 def ticked_items(rules: Mapping[int, list[Mastery]], can_you: Iterable[tuple[int, str, str]],
@@ -180,18 +181,22 @@ def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[st
     """The skills the items not in ``ticked`` need from a quiz over ``selected`` (teaching order).
 
     ``chips`` / ``families``: the quiz's ``--chip`` / ``--family`` (None: all); ``others(families)``:
-    every skill of those families on every chip, in the generator's order, for a rule that asks for
-    more chips than the selection has (asked only then). Such a rule's started skills on the chips
-    that serve it (``_serving``) are reviewed with the selection, ticked or not, so a skill the quiz
-    once drew for an item keeps its schedule."""
+    every skill of those families on every chip, in the generator's order, for a rule the selection
+    cannot satisfy (more chips than it has, or none of its skills; asked only then). Such a rule's
+    started skills on the chips that serve it (``_serving``) are reviewed with the selection, ticked
+    or not, so a skill the quiz once drew for an item keeps its schedule. Off the selection, a skill
+    is drawn only once one of the rule's selected skills is right (the first chip learned), or when
+    the selection has none of them."""
     new: list[Skill] = []
     outside: set[str] = set()
     item_of: dict[str, int] = {}
+    gap_of: dict[str, str] = {}
     for number, item_rules in rules.items():
         for rule in item_rules:
             if rule.lab or (families and not set(rule.families) & set(families)):
                 continue
-            pool = _serving(rule, others, selected, chips, started) if chips else []
+            own = [s for s in selected if counts(rule, s.id)]
+            pool = _serving(rule, others, own, chips, started) if chips else []
             coming = [s for s in pool if s.id in started]
             outside |= {s.id for s in coming}
             item_of.update({s.id: number for s in coming if s.id not in item_of})
@@ -199,33 +204,34 @@ def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[st
             if number in ticked or found.done:
                 continue
             draw, on_way = close_gaps(found, selected, started)
-            if pool and found.right:  # one chip learned: the nearest other chip's skill, if still short
+            if pool and (found.right or not own):
                 after = _standing(rule, {**found.right, **{s.id: s.chip for s in draw + on_way}})
                 more, _ = close_gaps(after, pool, started)
                 draw += more
                 outside |= {s.id for s in more}
+                gap_of.update({s.id: "; ".join(after.gaps()) for s in more})
             for skill in draw:
                 if skill.id not in item_of:
                     item_of[skill.id] = number
                     new.append(skill)
-    return Needs(tuple(new), frozenset(outside), item_of)
+    return Needs(tuple(new), frozenset(outside), item_of, gap_of)
 
 
-def _serving(rule: Mastery, others: Callable[[tuple[str, ...]], list[Skill]], selected: list[Skill],
+def _serving(rule: Mastery, others: Callable[[tuple[str, ...]], list[Skill]], own: list[Skill],
              chips: tuple[str, ...], started: set[str]) -> list[Skill]:
-    """The rule's skills off the selection, on the chips it needs beyond it: as many chips as the
-    selection is short of ``min_chips``, those with a started skill first, then the nearest in the
+    """The rule's skills off the selection (``own``: the selection's skills it counts), on the chips
+    it needs beyond it: as many chips as the selection is short of ``min_chips`` (one, when the
+    selection has none of its skills), those with a started skill first, then the nearest in the
     catalogue's order; on each chip, the variants of the selection's started skills first. Empty
     when the selection has chips enough."""
-    own = {s.chip for s in selected if s.chip and counts(rule, s.id)}
-    short = rule.min_chips - len(own)
+    short = rule.min_chips - len({s.chip for s in own if s.chip}) if own else max(1, rule.min_chips)
     if short <= 0:
         return []
-    every = [s for s in others(rule.families) if counts(rule, s.id)]
+    every = [s for s in others(rule.families) if counts(rule, s.id) and s.chip]
     order = nearest_chips(list(dict.fromkeys(s.chip for s in every if s.chip)), chips)
     begun = {s.chip for s in every if s.id in started and s.chip in order}
     serving = sorted(order, key=lambda c: (c not in begun, order.index(c)))[:short]
-    variants = {s.variant for s in selected if s.id in started and counts(rule, s.id)}
+    variants = {s.variant for s in own if s.id in started}
     pool = [s for s in every if s.chip in serving]
     return sorted(pool, key=lambda s: (serving.index(s.chip or ""), s.variant not in variants))
 

@@ -92,7 +92,8 @@ class Plan:
     new_left_out: int = 0  # unstarted skills the day's new-skill limit kept out of this session
     new_today: int = 0  # skills already started today, before this session
     for_items: tuple[tuple[str, int], ...] = ()  # (skill, "Can you" item) drawn because the item needs it
-    outside: tuple[str, ...] = ()  # skills off the --chip selection, asked because an item needs their chip
+    outside: tuple[str, ...] = ()  # skills off the --chip selection, asked because an item needs them
+    gap_of: tuple[tuple[str, str], ...] = ()  # (outside skill drawn new, what its item still needs)
 
 
 def select_skills(options: QuizOptions) -> list[generate.Skill]:
@@ -158,7 +159,8 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
     room = max(0, options.count - len(chosen))
     return Plan(tuple(chosen), n_due, len(chosen) - n_due, False, min(room, len(unstarted) - len(new)), new_today,
                 tuple((s, wanted.item_of[s]) for s in chosen if s in wanted.item_of),
-                tuple(s for s in chosen if s not in selected))
+                tuple(s for s in chosen if s not in selected),
+                tuple((s, wanted.gap_of[s]) for s in chosen if s in wanted.gap_of))
 
 
 def item_needs(store: Store, skills: list[generate.Skill], options: QuizOptions,
@@ -350,11 +352,12 @@ class Session:
             lines.append(f"New skills that 'Can you' item{'s' if len(items) > 1 else ''} "
                          f"{', '.join(map(str, items))} still need{'s' if len(items) == 1 else ''} come first "
                          "(drill progress lists what each item needs).")
+        gaps = dict(plan.gap_of)
         for skill_id in plan.outside:
-            skill = self.skills[skill_id]
-            item = dict(plan.for_items).get(skill_id)
-            lines.append(f"Also {skill.family.replace('_', ' ')} on {skill.chip}, though not asked for with --chip: "
-                         f"'Can you' item {item} needs it right on more than one chip.")
+            skill, item = self.skills[skill_id], dict(plan.for_items).get(skill_id)
+            why = f"still needs {gaps[skill_id]}" if skill_id in gaps else "counts it"
+            lines.append(f"Also {skill.family.replace('_', ' ')} on {skill.chip}, though --chip did not ask for it: "
+                         f"'Can you' item {item} {why}.")
         return lines
 
     def _ask(self, index: int, total: int, problem: Problem, cap_hints: int = 0) -> None:
