@@ -265,3 +265,20 @@ def test_under_faketime_the_real_drill_adds_the_second_chip_on_day_two_and_ticks
                               timeout=bound(120))
     item1 = next(i for i in json.loads(progress.stdout)["can_you"] if i["number"] == 1)
     assert item1["ticked"] and item1["by_skills"] and "ridge:v5p:bf16" in item1["evidence"]
+
+
+def test_a_chip_without_an_items_family_gets_it_from_the_nearest_chip_that_has_it(tmp_path: Path) -> None:
+    """No collective skill exists on a v3: item 7 then needs one from the nearest chip, at once; a v6e
+    quiz, which has its own, draws none off the selection until a v6e one is right."""
+    from drills.quiz import item_needs
+
+    with Store.open(tmp_path / "s.sqlite3") as store:
+        v3 = QuizOptions(chips=("v3",))
+        wanted = item_needs(store, select_skills(v3), v3)
+        v6e = QuizOptions(chips=("v6e",))
+        own = item_needs(store, select_skills(v6e), v6e)
+    assert not [s for s in select_skills(v3) if s.family == "collective"]
+    collective = [s for s in wanted.new if s.family == "collective"]
+    assert [s.chip for s in collective] == ["v4p"] and wanted.item_of[collective[0].id] == 7
+    assert "collective" in wanted.gap_of[collective[0].id]
+    assert not own.outside and all(s.chip in (None, "v6e") for s in own.new)
