@@ -8,7 +8,10 @@ A drill view (it reads the quiz store and the lab records; pure Python, no jax).
   skills right within 60 s on two chips; item 6, a lab record whose every miss has an
   explanation the tool accepted, see ``accepted_records``), or from a right last answer
   on its own "Can you" card (not item 6: only an accepted explanation shows that skill),
-  or by hand (``drill progress --tick N``); ``missing`` says what is still to do;
+  or by hand (``drill progress --tick N``); ``missing`` says what is still to do, in the quiz's
+  words (``drills.can_you_needs``), and ``command`` the command that ticks an unticked item
+  (``drill lab, then drill explain`` for item 6, which no quiz answer ticks; ``drill quiz --family
+  ridge --chip v5p`` for a ridge right on v6e alone);
 - labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
   given): a record that counts toward GATE 00: done; records, none counted: practice;
 - the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
@@ -22,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drills import can_you_needs
 from generator import families
 from generator.errors import DrillError
 from generator.families.base import Mastery
@@ -51,6 +55,8 @@ class CanYou:
     by_skills: bool = False  # the skills the item describes are mastered (the families' MASTERY)
     missing: str = ""  # what mastery still needs ("" when mastered)
     evidence: list[str] = field(default_factory=list)  # the skills (or records) that count so far
+    command: str = ""  # the command that ticks the item ("" when ticked; the lab's for item 6)
+    by_lab: bool = False  # shown by a lab record alone: no quiz answer ticks it
 
     @property
     def ticked(self) -> bool:
@@ -60,7 +66,7 @@ class CanYou:
         return {"number": self.number, "text": self.text, "skill_id": self.skill_id, "ticked": self.ticked,
                 "by_skills": self.by_skills, "by_quiz": self.by_quiz, "by_hand": self.by_hand,
                 "reviews": self.reviews, "correct": self.correct, "missing": self.missing,
-                "evidence": list(self.evidence)}
+                "evidence": list(self.evidence), "command": self.command, "by_lab": self.by_lab}
 
 
 def last_reviews(store) -> dict[str, dict]:
@@ -146,25 +152,8 @@ def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, st
         done = accepted_records(lab_records)
         return (bool(done), "" if done else _lab_gap(rule, lab_records),
                 [f"{Path(p).name} ({', '.join(ops)})" for p, ops in done])
-    right = {}
-    for skill, row in last.items():
-        family, _, rest = skill.partition(":")
-        variant = rest.split(":")[-1]
-        if family not in rule.families or not variant.startswith(rule.variant) or not row["correct"]:
-            continue
-        seconds = row.get("seconds_taken")
-        if rule.within_seconds is not None and (seconds is None or seconds > rule.within_seconds):
-            continue
-        right[skill] = row.get("chip")
-    chips = {c for c in right.values() if c}
-    gaps = []
-    if len(chips) < rule.min_chips:
-        gaps.append(f"{rule.min_chips - len(chips)} more chip(s)")
-    if len(right) < rule.min_skills:
-        gaps.append(f"{rule.min_skills - len(right)} more skill(s)")
-    gaps += [f"a {word} skill" for word in rule.must_include if not any(word in s for s in right)]
-    missing = "" if not gaps else f"{rule.what}; still needs {', '.join(gaps)}"
-    return not gaps, missing, sorted(right)
+    found = can_you_needs.standing(rule, last)
+    return found.done, found.missing(), sorted(found.right)
 
 
 def mastered(rules: list[Mastery], last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
@@ -197,12 +186,24 @@ def can_you(store, lab_records=()) -> list[CanYou]:
     out = []
     for number, text, skill_id in can_you_items():
         s = summary.get(skill_id, {})
-        by_skills, missing, evidence = mastered(rules.get(number, []), last, lab_records)
+        item_rules = rules.get(number, [])
+        by_skills, missing, evidence = mastered(item_rules, last, lab_records)
+        lab = any(rule.lab for rule in item_rules)
         # A lab item ticks from the lab alone: its quiz card is practice, not the skill shown.
-        by_quiz = bool(s.get("last_correct")) and not any(rule.lab for rule in rules.get(number, []))
+        by_quiz = bool(s.get("last_correct")) and not lab
+        ticked = by_skills or by_quiz or number in hand
+        how = "" if ticked else can_you_needs.command(item_rules, last, _every_chip)
         out.append(CanYou(number, text, skill_id, by_quiz, number in hand,
-                          int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence))
+                          int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence,
+                          how, lab))
     return out
+
+
+def _every_chip(names: tuple[str, ...]) -> list:
+    """Every skill of these families on every chip (the generator's order), for an item's command."""
+    from generator import generate
+
+    return generate.skills(list(names), None)
 
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
@@ -292,12 +293,17 @@ def format_lines(data: dict) -> list[str]:
             why.append("quiz: last answer right")
         if item["by_hand"]:
             why.append("ticked by hand")
-        if not why and item["reviews"]:
+        if not why and item["reviews"] and item.get("by_lab"):  # its card is practice: only a lab record ticks it
+            why.append(f"its quiz card: {item['correct']}/{item['reviews']} right, practice only")
+        elif not why and item["reviews"]:
             why.append(f"quiz: {item['correct']}/{item['reviews']} right, last one wrong")
         mark = "x" if item["ticked"] else " "
         lines.append(f"  [{mark}] {item['number']}. {item['text']}" + (f"  ({'; '.join(why)})" if why else ""))
         if not item["ticked"] and item["missing"]:
             lines.append(f"        missing: {item['missing']}")
+        if not item["ticked"] and item.get("command"):
+            cannot = " (no quiz answer ticks this item)" if item.get("by_lab") else ""
+            lines.append(f"        ticks it: {item['command']}{cannot}")
     lines.append("")
     lines.append("Labs")
     marks = {"done": "x", "practice": "~", "not run": " "}

@@ -1,10 +1,13 @@
 """The quiz session: plan which skills to review, draw a fresh problem for each, grade, record.
 
 Plan: skills due now come first, most overdue first; then new skills, at most
-``new_per_day`` introduced per calendar day, in teaching order (the generator's
+``new_per_day`` introduced per calendar day: every other one a skill that a "Can you"
+item not yet ticked still needs (``drills.can_you_needs``; with ``--chip``, an item
+asking for two chips gets the nearest other chip's skill once one is right, reviewed
+with the selection from then on), the rest in teaching order (the generator's
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
-problems. (Over 400 lines, one job: the session loop and its planning share the
+problems. A review avoids its skill's last problem where the skill has another. (Over 400 lines, one job: the session loop and its planning share the
 session's state; the reading and grading live in ``drills.assess``.) A clock behind the newest review is the
 clock's fault (``drills.store_clock``): the session says so in one line, runs on
 the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
@@ -32,6 +35,7 @@ terminal is ``drills.quiz_io``'s job.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 import uuid
@@ -42,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from fsrs import Scheduler
 
-from drills import grading
+from drills import can_you_needs, grading
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
 from drills.store_clock import behind_warning
@@ -66,6 +70,7 @@ DEFAULT_COUNT = 10
 DEFAULT_NEW_PER_DAY = 5
 SEEN_SOLUTION_HINTS = 2  # a right answer after the worked solution is capped as two hints cap it: Hard
 REDRAW_TRIES = 20  # draws tried for new numbers after an undo
+FRESH_TRIES = 8  # draws tried for a problem other than the skill's last (the generator's patience for a repeat)
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,10 @@ class Plan:
     new: int  # how many are new skills
     cram: bool
     new_left_out: int = 0  # unstarted skills the day's new-skill limit kept out of this session
+    new_today: int = 0  # skills already started today, before this session
+    for_items: tuple[tuple[str, int], ...] = ()  # (skill, "Can you" item) drawn because the item needs it
+    outside: tuple[str, ...] = ()  # skills off the --chip selection, asked because an item needs them
+    gap_of: tuple[tuple[str, str], ...] = ()  # (outside skill drawn new, what its item still needs)
 
 
 def select_skills(options: QuizOptions) -> list[generate.Skill]:
@@ -125,29 +134,99 @@ def start_of_day(now: datetime) -> datetime:
 
 def plan_session(store: Store, skills: list[generate.Skill], options: QuizOptions,
                  now: datetime, extra_new: int = 0) -> Plan:
-    """Which skills this session reviews, in order. ``extra_new`` lifts today's new-skill limit."""
+    """Which skills this session reviews, in order. ``extra_new`` lifts today's new-skill limit.
+
+    Due skills first (the selection's, and those off it that an item needs, see ``item_needs``),
+    then new ones: every other new skill is one a "Can you" item not yet ticked still needs
+    (``drills.can_you_needs``), the rest in teaching order, so the first week's new skills reach
+    every item the quiz can tick."""
     if options.cram:
         ids = [s.id for s in skills]
         random.Random(options.seed).shuffle(ids)
         cycled = [ids[i % len(ids)] for i in range(options.count)] if ids else []
         return Plan(tuple(cycled), 0, 0, True)
     selected = {s.id for s in skills}
-    due = [skill for skill, _ in store.due_skills(now) if skill in selected]
     known = store.skills_seen()
-    budget = max(0, options.new_per_day - store.introduced_since(start_of_day(now))) + extra_new
-    unstarted = [s.id for s in teaching_order(skills) if s.id not in known]
+    ordered = teaching_order(skills)
+    wanted = item_needs(store, skills, options, known, ordered)
+    due = [skill for skill, _ in store.due_skills(now) if skill in selected or skill in wanted.outside]
+    new_today = store.introduced_since(start_of_day(now))
+    budget = max(0, options.new_per_day - new_today) + extra_new
+    unstarted = _alternate([s.id for s in wanted.new], [s.id for s in ordered if s.id not in known])
     new = unstarted[:budget]
     chosen = (due + new)[: options.count]
     n_due = min(len(due), len(chosen))
     room = max(0, options.count - len(chosen))
-    return Plan(tuple(chosen), n_due, len(chosen) - n_due, False, min(room, len(unstarted) - len(new)))
+    return Plan(tuple(chosen), n_due, len(chosen) - n_due, False, min(room, len(unstarted) - len(new)), new_today,
+                tuple((s, wanted.item_of[s]) for s in chosen if s in wanted.item_of),
+                tuple(s for s in chosen if s not in selected),
+                tuple((s, wanted.gap_of[s]) for s in chosen if s in wanted.gap_of))
 
 
-def draw_problems(skill_ids: tuple[str, ...] | list[str], seed: int | None) -> Iterator[Problem]:
-    """A fresh problem for each skill, in order, from one ``random.Random(seed)``."""
+def item_needs(store: Store, skills: list[generate.Skill], options: QuizOptions,
+               known: set[str] | None = None, ordered: list[generate.Skill] | None = None) -> can_you_needs.Needs:
+    """What the "Can you" items not yet ticked need from this selection (``can_you_needs.needs``):
+    with ``--chip``, a rule asking for more chips than were chosen also gets the nearest other chip's
+    skill once one of its skills is right. ``known``: the skills started; ``ordered``: ``skills`` in
+    teaching order (both computed here when not given)."""
+    rules = _mastery_rules()
+    last = store.last_reviews()
+    ticked = can_you_needs.ticked_items(rules, generate.CAN_YOU, last, store.ticks())
+    chips = tuple(dict.fromkeys(s.chip for s in skills if s.chip)) if options.chips else None
+    families = tuple(dict.fromkeys(s.family for s in skills)) if options.families else None
+    return can_you_needs.needs(rules, ticked, last, store.skills_seen() if known is None else known,
+                               ordered or teaching_order(skills), chips, families, _every_chip)
+
+
+@functools.lru_cache(maxsize=1)
+def _mastery_rules() -> dict[int, list[Any]]:
+    """The families' "Can you" rules (``generator.families.mastery_rules``), read once a process."""
+    from generator import families as families_mod
+
+    return families_mod.mastery_rules()
+
+
+@functools.lru_cache(maxsize=16)
+def _every_chip(families: tuple[str, ...]) -> list[generate.Skill]:
+    """Every skill of these families on every chip, in the generator's order (fixed for a process)."""
+    return generate.skills(list(families), None)
+
+
+def _alternate(first: list[str], second: list[str]) -> list[str]:
+    """One of ``first``, one of ``second``, in turn (each id once) until both are used."""
+    out: list[str] = []
+    taken: set[str] = set()
+    queues = [list(first), list(second)]
+    while any(queues):
+        for queue in queues:
+            while queue and queue[0] in taken:
+                queue.pop(0)
+            if queue:
+                taken.add(queue[0])
+                out.append(queue.pop(0))
+    return out
+
+
+def draw_problems(skill_ids: tuple[str, ...] | list[str], seed: int | None,
+                  last_problem: dict[str, str] | None = None) -> Iterator[Problem]:
+    """A fresh problem for each skill, in order, from one ``random.Random(seed)``. ``last_problem``
+    (skill -> the problem id its last review asked) is never asked again where the skill has another
+    problem: up to ``FRESH_TRIES`` draws look for one, so a review shows new numbers or another case."""
     rng = random.Random(seed)
     for skill_id in skill_ids:
-        yield generate.draw(skill_id, rng)
+        problem = generate.draw(skill_id, rng)
+        before = (last_problem or {}).get(skill_id)
+        for _ in range(FRESH_TRIES if before else 0):
+            if generate.unseeded_id(problem.id) != generate.unseeded_id(before or ""):
+                break
+            problem = generate.draw(skill_id, rng)
+        yield problem
+
+
+def session_problems(store: Store, plan: Plan, seed: int | None) -> Iterator[Problem]:
+    """The problems a session asks for ``plan``: ``draw_problems`` avoiding each skill's last problem."""
+    last = {skill: str(row["problem_id"]) for skill, row in store.last_reviews().items() if skill in plan.skill_ids}
+    return draw_problems(plan.skill_ids, seed, last)
 
 
 def hints(problem: Problem) -> list[str]:
@@ -248,15 +327,38 @@ class Session:
 
     def _ask_all(self, plan: Plan) -> None:
         total = len(plan.skill_ids)
+        for skill_id in plan.outside:  # off the --chip selection: a "Can you" item needs its chip
+            self.skills.setdefault(skill_id, generate.registry().skill(skill_id))
         label = "cram, schedule untouched" if plan.cram else f"{plan.due} due, {plan.new} new"
         self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, u undo, "
                     f"w worked solution of the last answer, q quit.")
-        if plan.new_left_out:
-            limit = self.options.new_per_day
-            self.io.say(f"{total} of {self.options.count}: {limit} new skill{'s' if limit != 1 else ''} a day; "
-                        f"--new {self.options.count} for more.")
-        for index, problem in enumerate(draw_problems(plan.skill_ids, self.options.seed), start=1):
+        for line in self._why_lines(plan):
+            self.io.say(line)
+        for index, problem in enumerate(session_problems(self.store, plan, self.options.seed), start=1):
             self._ask(index, total, problem)
+
+    def _why_lines(self, plan: Plan) -> list[str]:
+        """Why the session is shorter than ``--count``, and why it asks what the checklist needs."""
+        lines = []
+        if plan.new_left_out:
+            limit, count = self.options.new_per_day, self.options.count
+            started = plan.new_today + plan.new
+            lines.append(f"{total_text(len(plan.skill_ids))}, not the --count of {count}: nothing else is due, and at "
+                         f"most {limit} new skill{'s' if limit != 1 else ''} start each day (--new {limit}; {started} "
+                         f"today, counting this quiz's). To start {plan.new_left_out} more now: "
+                         f"drill quiz --new {started + plan.new_left_out}.")
+        items = sorted({item for _, item in plan.for_items})
+        if items:
+            lines.append(f"New skills that 'Can you' item{'s' if len(items) > 1 else ''} "
+                         f"{', '.join(map(str, items))} still need{'s' if len(items) == 1 else ''} come first "
+                         "(drill progress lists what each item needs).")
+        gaps = dict(plan.gap_of)
+        for skill_id in plan.outside:
+            skill, item = self.skills[skill_id], dict(plan.for_items).get(skill_id)
+            why = f"still needs {gaps[skill_id]}" if skill_id in gaps else "counts it"
+            lines.append(f"Also {skill.family.replace('_', ' ')} on {skill.chip}, though --chip did not ask for it: "
+                         f"'Can you' item {item} {why}.")
+        return lines
 
     def _ask(self, index: int, total: int, problem: Problem, cap_hints: int = 0) -> None:
         """Ask one question until it is graded, skipped or the quiz ends. ``cap_hints`` caps the
@@ -416,6 +518,10 @@ class Session:
         self.io.say(f"Done: {saved} review{'s' if saved != 1 else ''} saved ({self.right} right) to {self.store.path}.")
         if next_due and not self.options.cram:
             self.io.say(f"Next review {until(next_due, self.now())}; {due_today} due by the end of today.")
+
+
+def total_text(count: int) -> str:
+    return f"{count} problem{'s' if count != 1 else ''}"
 
 
 class _Quit(Exception):

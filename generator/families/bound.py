@@ -32,7 +32,7 @@ wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one 
 
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
-    return ops.case_skills(spec, cat, lambda chip, case, v: f"is {_article(case.label)} {case.label} compute- or "
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"is {ops.with_article(case.label)} compute- or "
                                                             f"memory-bound on {chip.display}?")
 
 
@@ -49,6 +49,3 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
                    ops.steps(chip, est, "FLOPs", "bytes", "intensity", "ridge", "verdict", "constants", "convention"),
                    dict(params), spec.hints["verdict"].format(**f), (f"dtype::{params['dtype']}",))
 
-
-def _article(noun: str) -> str:
-    return "an" if noun[:1].lower() in "aeiou" else "a"

@@ -52,7 +52,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     quantities = spec.params["quantities"]
     variants = [case if quantity == "floor" else f"{case}-{quantity}"
                 for case in spec.params["cases"] for quantity, listed in quantities.items() if case in listed]
-    return ops.case_skills(spec, cat, lambda chip, case, v: f"{_split(v)[1]} of a {case.label} on {chip.display}",
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"{_split(v)[1]} of {ops.with_article(case.label)} on {chip.display}",
                            variants, case_of=lambda v: _split(v)[0])
 
 

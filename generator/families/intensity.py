@@ -32,7 +32,7 @@ wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one 
 
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
-    return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of a {case.label} (on {chip.display})")
+    return ops.case_skills(spec, cat, lambda chip, case, v: f"arithmetic intensity of {ops.with_article(case.label)} (on {chip.display})")
 
 
 draw_params = ops.draw_case_params

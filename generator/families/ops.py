@@ -165,6 +165,11 @@ OP_LABELS = {"matmul": "matmul", "add": "elementwise add", "softmax": "softmax",
              "dot": "dot product", "embedding": "embedding lookup"}
 
 
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article, as a skill's description reads: "an elementwise add", "a large matmul"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def case_skills(spec: FamilySpec, cat: Catalogue, describe: Callable[[Chip, OpCase, str], str],
                 variants: Iterable[str] | None = None,
                 case_of: Callable[[str], str] = lambda variant: variant) -> list[Skill]:

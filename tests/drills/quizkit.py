@@ -13,7 +13,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drills.quiz import QuizOptions, draw_problems, plan_session, select_skills
+from drills.quiz import QuizOptions, plan_session, select_skills, session_problems
 from drills.store import Store
 from generator.problem import Problem
 
@@ -32,7 +32,7 @@ def planned_problems(store_path: Path, options: QuizOptions, now: datetime | Non
     with Store.open(store_path) as store:
         skills = select_skills(options)
         plan = plan_session(store, skills, options, now or datetime.now(timezone.utc))
-    return list(draw_problems(plan.skill_ids, options.seed))
+        return list(session_problems(store, plan, options.seed))
 
 
 def with_unit(value: float, unit: str) -> str:

@@ -105,9 +105,10 @@ def test_undo_restores_a_reviewed_card_exactly(tmp_path: Path) -> None:
 
 def test_the_banner_says_when_new_capped_the_session(tmp_path: Path) -> None:
     result = run(tmp_path / "s.db", ["q"], "--family", "floor", "--count", "10")
-    assert "5 of 10: 5 new skills a day; --new 10 for more." in result.output
+    assert ("5 problems, not the --count of 10: nothing else is due, and at most 5 new skills start each day "
+            "(--new 5; 5 today, counting this quiz's). To start 5 more now: drill quiz --new 10.") in result.output
     result = run(tmp_path / "t.db", ["q"], "--family", "floor", "--count", "10", "--new", "10")
-    assert "new skills a day" not in result.output
+    assert "new skills start each day" not in result.output
 
 
 def test_json_lines_carry_status_and_misconception(tmp_path: Path) -> None:

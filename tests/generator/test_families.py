@@ -230,3 +230,16 @@ def test_every_skill_draws():
         p = draw(s.id, rng)
         assert p.skill == s.id
         assert re.fullmatch(r"[a-z_]+(:[A-Za-z0-9_.\-]+)+", s.id), s.id
+
+
+
+def test_skill_descriptions_take_an_before_a_vowel():
+    """The Anki Skill field quotes the description: "floor of an elementwise add", never "of a elementwise"."""
+    from generator.export import card
+    from generator.export.variants import SkillNote
+
+    wrong = [s.description for s in skills() if re.search(r"\ba [aeiou]", s.description, re.IGNORECASE)]
+    assert not wrong, wrong
+    (add,) = [s for s in skills(["floor"], ["v6e"]) if s.id == "floor:v6e:add"]
+    field = card.skill_html(SkillNote(add.id, add.family, add.description, add.tags, ()))
+    assert "floor of an elementwise add on TPU v6e" in field
