@@ -53,7 +53,7 @@ class RuleStanding:
     def gaps(self) -> list[str]:
         """What is still short, in the quiz's words: its questions are headed by the family
         (``ridge · v6e``) and graded right or wrong."""
-        from generator.families.ops import with_article
+        from generator.families.ops import with_article  # start-up: the op families load only when an item names an op
 
         family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
         one = f"{with_article(self.rule.families[0]).split(' ', 1)[0]} {family}"  # "an 'interconnect'"

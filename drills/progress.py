@@ -201,7 +201,7 @@ def can_you(store, lab_records=()) -> list[CanYou]:
 
 def _every_chip(names: tuple[str, ...]) -> list:
     """Every skill of these families on every chip (the generator's order), for an item's command."""
-    from generator import generate
+    from generator import generate  # start-up: the problem generator loads only for the checklist
 
     return generate.skills(list(names), None)
 

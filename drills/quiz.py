@@ -181,7 +181,7 @@ def item_needs(store: Store, skills: list[generate.Skill], options: QuizOptions,
 @functools.lru_cache(maxsize=1)
 def _mastery_rules() -> dict[int, list[Any]]:
     """The families' "Can you" rules (``generator.families.mastery_rules``), read once a process."""
-    from generator import families as families_mod
+    from generator import families as families_mod  # start-up: the families load only when a quiz plans new skills
 
     return families_mod.mastery_rules()
 
