@@ -123,13 +123,13 @@ def derive(trace_root: Path, module: str, reps: int, planes: set[str] | None = N
                 return None, (f"{seen[key]} and {folder.name} {what}: one trace copied, not "
                               f"{len(folders)} measured")
             seen.setdefault(key, folder.name)
+        if sessions is not None and times.session_unix_ns is not None:
+            sessions.append(times.session_unix_ns)  # judged across measurements even when refused here
         why = compiled_reason(times, module, parameters) or _session_reason(times, previous, window_unix_ns)
         if why:
             return None, f"{folder.name}: {why}"
         if times.session_unix_ns is not None:
             previous = (folder.name, times.session_unix_ns[1])
-            if sessions is not None:
-                sessions.append(times.session_unix_ns)
         per_trace.append(times.run_seconds)
     return per_trace, ""
 

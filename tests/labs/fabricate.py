@@ -100,18 +100,23 @@ SESSION_NS = 20_000_000_000
 
 def xspace(platform: str, module: str, runs_ns: list[int], first_call: int = 0, *,
            parameters: list[tuple[str, tuple[int, ...]]] | None = None, program_id: int = 7,
-           session_start_ns: int | None = None) -> bytes:
+           session_start_ns: int | None = None, ran_program_id: int | None = None,
+           extra_modules: list[tuple[int, list[tuple[str, tuple[int, ...]]]]] = (),
+           session_ns: int | None = None) -> bytes:
     """One trace: ``len(runs_ns)`` step markers (the first run is the one the lab drops), each
     around one device event of ``module`` lasting that run. ``parameters``: the module's entry
     shapes, written as the profiler does (a ``/host:metadata`` plane naming ``module(program_id)``
     with its HloProto, the events naming the program id); ``session_start_ns``: when the session
-    began (Unix ns; a "Task Environment" plane with its start and stop, ``SESSION_NS`` apart)."""
+    began (Unix ns; a "Task Environment" plane with its start and stop, ``SESSION_NS`` apart, or
+    ``session_ns``). ``ran_program_id``: the program the events name, when not ``program_id``;
+    ``extra_modules``: more compiled modules of the same name, (program id, parameters) each."""
     markers, device = [], []
     t = 1_000_000 + 10_000_000 * first_call  # each trace of a measurement at its own times, as real ones are
-    program = [("program_id", program_id)] if parameters is not None else []
+    ran = program_id if ran_program_id is None else ran_program_id
+    program = [("program_id", ran)] if parameters is not None else []
     for k, run in enumerate(runs_ns):
         markers.append((profile.marker_name(module, first_call + k), t, run + 200, []))
-        device.append((f"{module}({program_id})" if platform == "tpu" else "fusion", t + 100, run,
+        device.append((f"{module}({ran})" if platform == "tpu" else "fusion", t + 100, run,
                        [] if platform == "tpu" else [("hlo_module", module), *program]))
         t += run + 10_000
     host = _plane("/host:CPU", [("python", markers)])
@@ -126,11 +131,13 @@ def xspace(platform: str, module: str, runs_ns: list[int], first_call: int = 0, 
                                                    for i, (n, s, d, _) in enumerate(device)])])
     planes = [host, *([dev] if dev else [])]
     if parameters is not None:
+        modules = [(program_id, parameters), *extra_modules]
         planes.insert(0, _plane("/host:metadata", [], metadata=[
-            (f"{module}({program_id})", [("Hlo Proto", hlo_proto(module, program_id, parameters))])]))
+            (f"{module}({pid})", [("Hlo Proto", hlo_proto(module, pid, shapes))]) for pid, shapes in modules]))
     if session_start_ns is not None:
         planes.append(_plane("Task Environment", [], stats=[("profile_start_time", session_start_ns),
-                                                            ("profile_stop_time", session_start_ns + SESSION_NS)]))
+                                                            ("profile_stop_time",
+                                                             session_start_ns + (session_ns or SESSION_NS))]))
     return b"".join(_len(1, p) for p in planes)
 
 
@@ -144,16 +151,17 @@ def session_starts(window_unix_ns: tuple[int, int], traces: int) -> list[int]:
 
 def write_traces(root: Path, platform: str, module: str, per_trace_ns: list[list[int]], *,
                  parameters: list[tuple[str, tuple[int, ...]]] | None = None, program_id: int = 7,
-                 window_unix_ns: tuple[int, int] | None = None) -> None:
+                 window_unix_ns: tuple[int, int] | None = None, **more) -> None:
     """``root/trace-k/plugins/profile/RUN/host.xplane.pb.gz``, one per trace, each with a dropped
     first run of 1 µs before the given runs; ``parameters``, ``program_id``: the compiled module
-    the traces name; ``window_unix_ns``: their sessions lie one after another inside it."""
+    the traces name; ``window_unix_ns``: their sessions lie one after another inside it (``more``:
+    ``xspace``'s other options)."""
     starts = session_starts(window_unix_ns, len(per_trace_ns)) if window_unix_ns else [None] * len(per_trace_ns)
     for k, (runs, start) in enumerate(zip(per_trace_ns, starts), start=1):
         folder = Path(root) / f"trace-{k}" / "plugins" / "profile" / "2026_11_29_12_00_00"
         folder.mkdir(parents=True, exist_ok=True)
         data = xspace(platform, module, [1000, *runs], first_call=100 * k, parameters=parameters,
-                      program_id=program_id, session_start_ns=start)
+                      program_id=program_id, session_start_ns=start, **more)
         (folder / "host.xplane.pb.gz").write_bytes(gzip.compress(data, mtime=0))
 
 
