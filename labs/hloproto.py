@@ -55,7 +55,7 @@ def split_program_id(raw: str) -> tuple[str, int | None]:
     return (m["name"], int(m["id"])) if m else (raw, None)
 
 
-def _packed_ints(buf: memoryview, span: tuple[int, int], budget: xplane._Budget) -> list[int]:
+def _packed_ints(buf: bytes, span: tuple[int, int], budget: xplane._Budget) -> list[int]:
     pos, end, out = span[0], span[1], []
     while pos < end:
         budget.spend()
@@ -64,9 +64,9 @@ def _packed_ints(buf: memoryview, span: tuple[int, int], budget: xplane._Budget)
     return out
 
 
-def _shape(buf: memoryview, span: tuple[int, int], budget: xplane._Budget) -> Shape:
+def _shape(buf: bytes, span: tuple[int, int], budget: xplane._Budget) -> Shape:
     element, dims = 0, []
-    for number, wire, value in xplane._fields(buf, *span, budget):
+    for number, wire, value in xplane._fields(buf, span[0], span[1], budget):
         if number == 2 and wire == xplane._VARINT:
             element = value
         elif number == 3 and wire == xplane._LEN:  # repeated int64, packed (proto3's default)
@@ -79,15 +79,15 @@ def _shape(buf: memoryview, span: tuple[int, int], budget: xplane._Budget) -> Sh
 def entry_parameters(hlo_proto: bytes) -> tuple[Shape, ...] | None:
     """The entry parameters (dtype, dims) of a serialized ``HloProto``; None when it holds no
     program shape. XPlaneError when the bytes are malformed or too many fields."""
-    buf = memoryview(bytes(hlo_proto))
+    buf = bytes(hlo_proto)
     budget = xplane._Budget(MAX_FIELDS)
     for number, wire, module in xplane._fields(buf, 0, len(buf), budget):
         if number != 1 or wire != xplane._LEN:  # HloProto.hlo_module
             continue
-        for n2, w2, program in xplane._fields(buf, *module, budget):
+        for n2, w2, program in xplane._fields(buf, module[0], module[1], budget):
             if n2 != 4 or w2 != xplane._LEN:  # HloModuleProto.host_program_shape
                 continue
-            return tuple(_shape(buf, p, budget) for n3, w3, p in xplane._fields(buf, *program, budget)
+            return tuple(_shape(buf, p, budget) for n3, w3, p in xplane._fields(buf, program[0], program[1], budget)
                          if n3 == 1 and w3 == xplane._LEN)  # ProgramShapeProto.parameters
     return None
 
