@@ -27,7 +27,10 @@ Three modules, one job each: this one plans, predicts, fits, scores and assemble
 (pure Python: no jax); ``labs.collectives_run`` builds the mesh and the shard_map programs,
 measures them and starts a multi-host run (jax, imported inside its functions, so ``drill lab
 --collectives --help`` and a bad option stay light); ``labs.collectives_record`` is the
-record's type, its validation, save and report. Stems, the records folder, paths and the save are
+record's type, its validation, save and report. This one is over 400 lines because planning,
+predicting and fitting are one job: each prediction and each fit is the same model (generator's
+costs, roofline and collectives) called one way or inverted, and the round trips between them are
+tested together. Stems, the records folder, paths and the save are
 ``labs.records``'s, shared with LAB·0.1.
 """
 

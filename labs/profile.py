@@ -415,8 +415,9 @@ def session_unix_ns(profile) -> tuple[int, int] | None:
             continue
         stats = dict(s for s in getattr(plane, "stats", ()) if isinstance(s, tuple) and len(s) == 2)
         start, stop = (stats.get(k) for k in _SESSION_STATS)
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop)):
-            return int(start), int(stop)  # type: ignore[arg-type]
+        if isinstance(start, int) and isinstance(stop, int) and not isinstance(start, bool) \
+                and not isinstance(stop, bool):
+            return start, stop
     return None
 
 

@@ -185,8 +185,9 @@ def _session_reason(times: profile.ModuleTimes, previous: tuple[str, int] | None
 def measured_window(m: Mapping[str, object]) -> tuple[int, int] | None:
     """The measurement's own window (Unix ns) as the lab recorded it; None for a record without one."""
     start, stop = m.get("traced_from_unix_ns"), m.get("traced_until_unix_ns")
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop)):
-        return int(start), int(stop)  # type: ignore[arg-type]
+    if isinstance(start, int) and isinstance(stop, int) and not isinstance(start, bool) \
+            and not isinstance(stop, bool):
+        return start, stop
     return None
 
 
