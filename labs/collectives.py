@@ -27,7 +27,10 @@ Three modules, one job each: this one plans, predicts, fits, scores and assemble
 (pure Python: no jax); ``labs.collectives_run`` builds the mesh and the shard_map programs,
 measures them and starts a multi-host run (jax, imported inside its functions, so ``drill lab
 --collectives --help`` and a bad option stay light); ``labs.collectives_record`` is the
-record's type, its validation, save and report. Stems, the records folder, paths and the save are
+record's type, its validation, save and report. This one is over 400 lines because planning,
+predicting and fitting are one job: each prediction and each fit is the same model (generator's
+costs, roofline and collectives) called one way or inverted, and the round trips between them are
+tested together. Stems, the records folder, paths and the save are
 ``labs.records``'s, shared with LAB·0.1.
 """
 
@@ -40,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator import catalogue
+from generator import catalogue, costs, roofline
 from generator import collectives as C
 from generator.errors import DrillError
-from generator.units import DTYPE_BYTES, si
+from generator.units import si
 from labs import collectives_record as rec
 from labs import records, score
 from labs.options import RunOptions
@@ -142,16 +145,18 @@ def parse_mesh(text: str, device_count: int) -> tuple[int, ...]:
 
 
 def layout(nbytes: float, n: int, dtype: str) -> tuple[int, int]:
-    """(rows, cols) of the full array nearest ``nbytes``: rows a multiple of n² so every split is even."""
-    row_bytes = COLS * DTYPE_BYTES[dtype]
+    """(rows, cols) of the full array nearest ``nbytes``: rows a multiple of n² so every split is even
+    (``generator.costs.array_bytes`` inverted: the rows one row's bytes give)."""
+    row_bytes = costs.array_bytes((1, COLS), dtype)
     unit = n * n
     rows = max(unit, round(nbytes / row_bytes / unit) * unit)
     return rows, COLS
 
 
 def matmul_dims(nbytes: float, n: int, dtype: str) -> tuple[int, int, int]:
-    """(I, J, K) of the sharded matmul: C = I×K near ``nbytes``, J = I rounded to a multiple of n·128."""
-    side = max(128, round(math.sqrt(nbytes / DTYPE_BYTES[dtype]) / 128) * 128)
+    """(I, J, K) of the sharded matmul: C = I×K near ``nbytes``, J = I rounded to a multiple of n·128
+    (``generator.costs.array_bytes`` of a square C inverted)."""
+    side = max(128, round(math.sqrt(nbytes / costs.array_bytes((1,), dtype)) / 128) * 128)
     j = max(n * 128, round(side / (n * 128)) * n * 128)
     return side, j, side
 
@@ -177,13 +182,14 @@ def make_plan(options: Options, device: DeviceInfo | Any, now: _dt.datetime | No
     shape = parse_mesh(options.mesh, device.device_count)
     n = math.prod(shape)
     chip, note = _chip(options.chip, device)
-    itemsize = DTYPE_BYTES[options.dtype]
     rows = []
     for nbytes in sorted(set(options.sizes)):
         r, c = layout(nbytes, n, options.dtype)
-        rows += [RowPlan(row_id(op, nbytes), op, nbytes, r * c * itemsize, (r, c)) for op in OPS]
+        rows += [RowPlan(row_id(op, nbytes), op, nbytes, costs.array_bytes((r, c), options.dtype), (r, c))
+                 for op in OPS]
     i, j, k = matmul_dims(max(options.sizes), n, options.dtype)
-    rows.append(RowPlan("sharded_matmul", "sharded_matmul", max(options.sizes), i * k * itemsize, (i, j, k)))
+    rows.append(RowPlan("sharded_matmul", "sharded_matmul", max(options.sizes), costs.array_bytes((i, k), options.dtype),
+                        (i, j, k)))
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     try:
         stem, trace_dir = options.claim_output(record_stem(device.platform, device.device_kind, n, stamp))
@@ -220,16 +226,41 @@ def record_stem(platform: str, device_kind: str, devices: int, stamp: str) -> st
 def per_device_input_bytes(row: RowPlan, plan: Plan) -> int:
     """Bytes of one device's inputs for ``row``: a V-byte array each for AllReduce and ReduceScatter,
     V/n for AllGather and AllToAll, A and B's shards for the sharded matmul."""
-    itemsize = DTYPE_BYTES[plan.options.dtype]
     if row.op == "sharded_matmul":
         i, j, k = row.shape
-        return (i * j + j * k) * itemsize // plan.devices
+        dtype = plan.options.dtype
+        return (costs.array_bytes((i, j), dtype) + costs.array_bytes((j, k), dtype)) // plan.devices
     if row.op in ("all_reduce", "reduce_scatter"):
         return row.bytes
     return row.bytes // plan.devices
 
 
 # --- predictions, calibration, scoring ------------------------------------------------------
+
+def local_matmul_cost(plan: Plan) -> costs.OpCost:
+    """Each device's share of the sharded matmul: A[I, J/n] @ B[J/n, K] (``generator.costs``)."""
+    i, j, k = plan.matmul.shape
+    return costs.cost("matmul", (i, j // plan.devices, k), plan.options.dtype)
+
+
+def fit_matmul_flops_per_s(plan: Plan, local_matmul_s: float) -> float:
+    """The local matmul's FLOP/s: its FLOPs (``local_matmul_cost``) over its measured time, the
+    roofline's ``t_math = FLOPs / peak`` inverted."""
+    return local_matmul_cost(plan).flops / local_matmul_s
+
+
+def _ring(plan: Plan) -> tuple[bool, ...]:
+    """The calibrated model's wraparound: every mesh axis a ring."""
+    return (True,) * len(plan.mesh_shape)
+
+
+def _sharded(out: dict[str, Any], t_math_s: float, t_collective: C.CollectiveTime) -> dict[str, Any]:
+    """The sharded matmul's prediction: its local matmul, then the AllReduce of C, one after the other
+    (the psum needs the matmul's result: ``roofline.upper_seconds``, the no-overlap rule)."""
+    out["t_math_s"] = t_math_s
+    out["seconds"] = roofline.upper_seconds(t_math_s, t_collective.t_s)
+    return out
+
 
 def datasheet_prediction(plan: Plan, row: RowPlan) -> dict[str, Any] | None:
     """The catalogue chip's model for one row (seconds); None without a chip with ICI figures."""
@@ -244,14 +275,11 @@ def datasheet_prediction(plan: Plan, row: RowPlan) -> dict[str, Any] | None:
     t = C.chip_collective(cat, chip, MODEL_OP[row.op], row.bytes, plan.mesh_shape, wrap)
     out = _model_dict(t)
     if row.op == "sharded_matmul":
-        i, j, k = row.shape
-        flops = 2 * i * j * k / plan.devices
-        dtype = plan.options.dtype
-        peak = chip.peak_flops_per_s(dtype) if dtype in chip.peak_flops else None
-        if peak is None:
+        try:
+            sheet = roofline.Ceilings.from_chip(chip, plan.options.dtype)
+        except KeyError:  # no peak for this dtype in the catalogue
             return None
-        out["t_math_s"] = flops / peak
-        out["seconds"] = out["t_math_s"] + t.t_s
+        return _sharded(out, roofline.estimate(sheet, local_matmul_cost(plan)).t_math_s, t)
     return out
 
 
@@ -260,41 +288,46 @@ def _model_dict(t: C.CollectiveTime) -> dict[str, Any]:
             "hops": t.hops, "wrap": list(t.wrap)}
 
 
+def _calibrated_collective(plan: Plan, row: RowPlan, w_bidi: float, hop_latency_s: float) -> C.CollectiveTime:
+    """The collective model on the fitted link: ring bandwidth ``w_bidi`` (one way: half), per-hop latency."""
+    return C.collective_time(MODEL_OP[row.op], row.bytes, plan.mesh_shape, _ring(plan), w_bidi / 2, w_bidi,
+                             hop_latency_s)
+
+
 def fit_calibration(plan: Plan, measured_s: dict[str, float], local_matmul_s: float | None) -> dict[str, Any]:
     """Effective ring bandwidth (bytes/s) and per-hop latency (s) from this device's own AllGathers
-    (``measured_s``: row id -> seconds).
+    (``measured_s``: row id -> seconds), and the local matmul's FLOP/s from its time alone.
 
-    The model the predictions use, fitted as it is: t = max(V / (W · n_axes), hops · α) on a
-    ring with wraparound over the mesh axes. α from the smallest AllGather (its latency
-    term), W from the largest (its bandwidth term). Both fitting rows are then predicted
-    exactly whenever the time grows no faster than the bytes between them (the usual case);
-    ``exact_on_fit`` says whether it did.
+    Each is the model inverted, never the model written again: the collective model on a ring
+    with wraparound over the mesh axes (``generator.collectives``) gives the smallest AllGather's
+    time per second of hop latency (no bandwidth term) and the largest's at 1 byte/s (no latency),
+    so α = measured / (its time at α = 1 s) and W = (its time at W = 1 B/s) / measured; the matmul's FLOP/s is its FLOPs (``generator.costs``) over its time. Both fitting
+    rows are then predicted exactly whenever the time grows no faster than the bytes between them
+    (the usual case); ``exact_on_fit`` says whether the model, called with the fit, gave them back.
     """
     gathers = sorted((r for r in plan.rows if r.op == "all_gather"), key=lambda r: r.bytes)
     small, large = gathers[0], gathers[-1]
-    hops = sum(C.axis_gather_hops(n, True) for n in plan.mesh_shape)
-    n_axes = len(plan.mesh_shape)
-    alpha = measured_s[small.id] / hops
-    w_bidi = large.bytes / (measured_s[large.id] * n_axes)
-    i, j, k = plan.matmul.shape
-    flops = 2 * i * j * k / plan.devices
-    exact = (small.bytes / (w_bidi * n_axes) <= measured_s[small.id] * (1 + 1e-12)
-             and hops * alpha <= measured_s[large.id] * (1 + 1e-12))
+    # The model's time is proportional to α with no bandwidth term (W infinite), and to 1/W with no
+    # latency (α = 0): each unit time, measured over, is the fit.
+    alpha = measured_s[small.id] / _calibrated_collective(plan, small, math.inf, 1.0).t_s
+    w_bidi = _calibrated_collective(plan, large, 1.0, 0.0).t_s / measured_s[large.id]
+    exact = all(math.isclose(_calibrated_collective(plan, r, w_bidi, alpha).t_s, measured_s[r.id], rel_tol=1e-9)
+                for r in (small, large))
     return {"w_bidi_bytes_per_s": w_bidi, "hop_latency_s": alpha, "fitted_on": [small.id, large.id],
             "model": "max(V / (W * n_axes), hops * alpha)", "exact_on_fit": exact,
             "local_matmul_s": local_matmul_s,
-            "flops_per_s": flops / local_matmul_s if local_matmul_s else None}
+            "flops_per_s": fit_matmul_flops_per_s(plan, local_matmul_s) if local_matmul_s else None}
 
 
 def calibrated_prediction(plan: Plan, row: RowPlan, cal: dict[str, Any]) -> dict[str, Any]:
-    """The same model with the fitted link (``fit_calibration``'s dict); seconds."""
-    w = cal["w_bidi_bytes_per_s"]
-    t = C.collective_time(MODEL_OP[row.op], row.bytes, plan.mesh_shape, (True,) * len(plan.mesh_shape),
-                          w / 2, w, cal["hop_latency_s"])
+    """The same model with the fitted link (``fit_calibration``'s dict); seconds. The sharded
+    matmul's local matmul is the roofline at the fitted FLOP/s (its measured time, given back)."""
+    t = _calibrated_collective(plan, row, cal["w_bidi_bytes_per_s"], cal["hop_latency_s"])
     out = _model_dict(t)
     if row.op == "sharded_matmul" and cal["local_matmul_s"] is not None:
-        out["t_math_s"] = cal["local_matmul_s"]
-        out["seconds"] = cal["local_matmul_s"] + t.t_s
+        flops_per_s = cal.get("flops_per_s") or fit_matmul_flops_per_s(plan, cal["local_matmul_s"])
+        fitted = roofline.Ceilings("fitted", flops_per_s, math.inf, plan.options.dtype, "the local matmul alone")
+        return _sharded(out, roofline.estimate(fitted, local_matmul_cost(plan)).t_math_s, t)
     return out
 
 

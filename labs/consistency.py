@@ -11,6 +11,14 @@ Each function returns why-not lines, each starting with the rule it names:
 - ``traces:`` also: every trace a record uses lies under its own ``traces/<name>/`` (its
   ``trace_dir``) in its records folder, and the traces of one measurement are each their own, never one trace copied (two
   byte-identical, or with the module's events at the same times: ``labs.verify.derive``);
+- ``traces:`` also: where a trace names its compiled modules (the profiler's ``/host:metadata``
+  plane), the module it ran was compiled for that measurement's own shapes (an op's inputs at N,
+  a fixed-cost probe's at its size, the calibration matmul's at its dim), never a probe's or another
+  size's; where it says when it was taken (its session, Unix ns), its events lie inside that session,
+  the traces of one measurement were taken one after another, and inside the measurement's
+  recorded window (``traced_from_unix_ns``/``traced_until_unix_ns``, when the record has it);
+- ``trace times:`` the measurements' traces never overlap in time, all were taken before the record
+  was first saved, and an op's after its measurement began (``labs.verify.time_reasons``);
 - ``probes:`` / ``evidence:`` the probe numbers agree with their own measurements and each op's
   stored evidence agrees with the probes and the constants;
 - ``datasheet:`` a catalogued chip's record carries that chip's datasheet constants;
@@ -76,8 +84,10 @@ def schema_reasons(record: dict) -> list[str]:
     return []
 
 
-def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
-    """The probes' stored measurements: name -> (measurement dict, XLA module name)."""
+def probe_measurements(record: dict) -> dict[str, tuple[dict, str, tuple | None]]:
+    """The probes' stored measurements: name -> (measurement dict, XLA module name, the entry
+    parameters its module is compiled for: None where the record does not say)."""
+    from labs import verify  # start-up: loaded only on the lab path that uses it
     from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
@@ -88,15 +98,18 @@ def probe_measurements(record: dict) -> dict[str, tuple[dict, str]]:
     by_op = probes.get("fixed_cost_by_op") if isinstance(probes.get("fixed_cost_by_op"), dict) else {}
     for op, entry in by_op.items():
         if op in OPS and isinstance(entry, dict) and isinstance(entry.get("measurement"), dict):
-            found[f"fixed cost {op}"] = (entry["measurement"], OPS[op].module_name())
+            found[f"fixed cost {op}"] = (entry["measurement"], OPS[op].module_name(),
+                                         verify.op_parameters(op, entry.get("size"), record.get("dtype")))
     for part, module in (("matmul", "jit_lab_calibrate_matmul"), ("copy", "jit_lab_calibrate_copy")):
         if isinstance(cal.get(part), dict):
-            found[f"calibration {part}"] = (cal[part], module)
+            # The calibration matmul is the matmul op's module at its dim (x @ y, both [dim, dim]).
+            shapes = verify.op_parameters("matmul", cal[part].get("dim"), record.get("dtype")) if part == "matmul" else None
+            found[f"calibration {part}"] = (cal[part], module, shapes)
     return found
 
 
 def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) -> list[str]:
-    """``traces:`` and ``device planes:`` for one record in ``folder``."""
+    """``traces:``, ``device planes:`` and ``trace times:`` for one record in ``folder``."""
     from labs import verify  # start-up: loaded only on the lab path that uses it
     from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
@@ -105,6 +118,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
     planes: set[str] = set()
     lines: set[str] = set()
     cited: dict[Path, str] = {}  # trace folder -> the measurement that cites it
+    spans: dict[str, tuple[int, int]] = {}  # measurement -> its traces' first start, last stop (Unix ns)
 
     where = record.get("trace_dir")
     own = (Path(folder) / where).resolve() if isinstance(where, str) and where else None
@@ -112,9 +126,11 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
         why.append(f"traces: the record's own trace folder {where!r} is not traces/<name> in its records folder")
         own = None
 
-    def own_traces(name: str, root: Path | None) -> None:
+    def own_traces(name: str, root: Path | None, sessions: list[tuple[int, int]]) -> None:
         # An op and its fixed-cost probe time the same XLA module: one measurement's traces must
         # never stand in for another's (the op's time at N swapped for the probe's small size).
+        if sessions:
+            spans[name] = (min(s[0] for s in sessions), max(s[1] for s in sessions))
         if root is None:
             return
         key = root.resolve()
@@ -129,21 +145,26 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
     for row in typed.ops:
         if row.measured.measured_from != "device" or row.op not in OPS:
             continue
+        sessions: list[tuple[int, int]] = []
         check = verify.check_measured(row.measured.to_dict(), OPS[row.op].module_name(), int(typed.reps), folder,
-                                      planes, lines)
+                                      planes, lines, parameters=verify.op_parameters(row.op, typed.size, typed.dtype),
+                                      sessions=sessions)
         if check[0]:
             why.append(f"traces: {row.op}: {check[0]}")
-        own_traces(row.op, check[1])
-    for name, (m, module) in probe_measurements(record).items():
+        own_traces(row.op, check[1], sessions)
+    ops_measured = set(spans)
+    for name, (m, module, shapes) in probe_measurements(record).items():
         if m.get("measured_from") != "device":
             why.append(f"traces: {name}: wall clock, not device time")
             continue
         runs, traces = m.get("device_runs"), m.get("traces")
         reps = runs // traces if isinstance(runs, int) and isinstance(traces, int) and traces > 0 else 0
-        check = verify.check_measured(m, module, reps, folder, planes, lines)
+        sessions = []
+        check = verify.check_measured(m, module, reps, folder, planes, lines, parameters=shapes, sessions=sessions)
         if check[0]:
             why.append(f"traces: {name}: {check[0]}")
-        own_traces(name, check[1])
+        own_traces(name, check[1], sessions)
+    why += verify.time_reasons(spans, ops_measured, typed)
     wanted = _PLANE.get(str(record.get("platform")))
     if wanted is not None:
         # The planes of every trace read above: one parse per trace file.

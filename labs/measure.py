@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -97,6 +98,9 @@ class Measurement:
     traces: int = 0
     stray_events: int = 0
     trace_reader: str = ""
+    # When the traces were taken: Unix ns just before the first trace started and just after the
+    # last one stopped (the gate checks each trace's own session lies inside). None: not traced.
+    window_unix_ns: tuple[int, int] | None = None
 
     @property
     def measured_s(self) -> float:
@@ -128,7 +132,9 @@ class Measurement:
                     "traces": self.traces, "stray_events": self.stray_events, "trace_reader": self.trace_reader,
                     "trace_dir": self.trace_dir, "measured_s": self.measured_s,
                     "measured_from": self.measured_from, "measured_reason": self.reason,
-                    "noisy": bool(self.noisy_why), "noisy_why": list(self.noisy_why)})
+                    "noisy": bool(self.noisy_why), "noisy_why": list(self.noisy_why),
+                    "traced_from_unix_ns": self.window_unix_ns[0] if self.window_unix_ns else None,
+                    "traced_until_unix_ns": self.window_unix_ns[1] if self.window_unix_ns else None})
         return out
 
 
@@ -168,6 +174,7 @@ def measure_call(call: Callable[[int], Any], module: str, reps: int, trace_dir: 
     walls: list[float] = []
     per_trace: list[list[float]] = []
     strays, how, reader, failure = 0, "", "", ""
+    traced_from_ns = time.time_ns()
     for t in range(traces):
         folder = trace_dir / f"trace-{t + 1}"
         try:
@@ -196,13 +203,14 @@ def measure_call(call: Callable[[int], Any], module: str, reps: int, trace_dir: 
             failure = f"trace {t + 1}: {times.uncertain}"
             break
         per_trace.append(times.run_seconds)
+    window = (traced_from_ns, time.time_ns())
     if failure:
         if not walls:
             walls = timing.time_calls(lambda i: call(offset + i), reps, warmup=0)
         return Measurement(timing.summarize(walls), None, how, str(trace_dir), failure, len(per_trace),
-                           strays, reader)
+                           strays, reader, window)
     return Measurement(timing.summarize(walls), summarize_device(per_trace), how, str(trace_dir), "",
-                       traces, strays, reader)
+                       traces, strays, reader, window)
 
 
 def _compress(folder: Path) -> None:

@@ -47,7 +47,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from labs import hloproto
 
 _DEVICE_PLANE = re.compile(r"^/device:(GPU|TPU)", re.IGNORECASE)
 
@@ -241,6 +244,7 @@ class Event:
     run: object
     start_ns: float
     end_ns: float
+    program: int | None = None  # the XLA program id the event ran (None: the trace does not say)
 
 
 @dataclass
@@ -275,6 +279,11 @@ class ModuleTimes:
     planes: tuple[str, ...] = ()  # the trace's plane names (which device it came from)
     device_lines: tuple[str, ...] = ()  # the line names of its device planes (device streams, not threads)
     timeline: tuple[tuple[float, float], ...] = ()  # (start, end) ns of the module's events, in time order
+    program_ids: tuple[int, ...] = ()  # the XLA program ids the module's events ran (when they say)
+    compiled: tuple["hloproto.CompiledModule", ...] = ()  # labs.hloproto.CompiledModule: the trace's compiled modules of this name
+    # (start, stop) of the profiling session, Unix ns (the "Task Environment" plane; None: not said).
+    # The events' times are relative to its start.
+    session_unix_ns: tuple[int, int] | None = None
 
 
 def _stats(event: TraceEvent) -> dict[str | None, object]:
@@ -296,11 +305,12 @@ def collect_events(profile: Trace) -> list[Event]:
             for ev in line.events:
                 st = _stats(ev)
                 if is_modules_line:
-                    module = _module_name(st.get("hlo_module") or ev.name)
-                    modules_line_events.append(Event(module, st.get("run_id"), ev.start_ns, ev.end_ns))
+                    raw = st.get("hlo_module") or ev.name
+                    modules_line_events.append(Event(_module_name(raw), st.get("run_id"), ev.start_ns, ev.end_ns,
+                                                     _program_id(st, raw)))
                 elif "hlo_module" in st:
                     kernel_events.append(Event(_module_name(st["hlo_module"]), st.get("run_id"),
-                                               ev.start_ns, ev.end_ns))
+                                               ev.start_ns, ev.end_ns, _program_id(st, st["hlo_module"])))
     if device_planes:
         # Never fall back to host events on an accelerator: they time launches, not the device.
         return modules_line_events or kernel_events
@@ -312,7 +322,8 @@ def collect_events(profile: Trace) -> list[Event]:
             for ev in line.events:
                 st = _stats(ev)
                 if "hlo_module" in st and "run_id" in st:
-                    host_events.append(Event(_module_name(st["hlo_module"]), st["run_id"], ev.start_ns, ev.end_ns))
+                    host_events.append(Event(_module_name(st["hlo_module"]), st["run_id"], ev.start_ns, ev.end_ns,
+                                             _program_id(st, st["hlo_module"])))
     return host_events
 
 
@@ -383,6 +394,34 @@ def collect_markers(profile: Trace, module: str) -> list[Marker]:
 def _module_name(raw: object) -> str:
     """"jit_lab_add(42)" -> "jit_lab_add": some traces append the program id."""
     return re.sub(r"\(\d*\)$", "", str(raw))
+
+
+def _program_id(stats: dict[str | None, object], raw_module: object) -> int | None:
+    """The program id an event names: its ``program_id`` stat, else its module's "(42)" suffix."""
+    value = stats.get("program_id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    found = re.search(r"\((\d+)\)$", str(raw_module))
+    return int(found.group(1)) if found else None
+
+
+# The profiling session's own start and stop (Unix ns), stats of the "Task Environment" plane.
+_SESSION_PLANE, _SESSION_STATS = "Task Environment", ("profile_start_time", "profile_stop_time")
+
+
+def session_unix_ns(profile: Any) -> tuple[int, int] | None:
+    """(start, stop) of the trace's profiling session in Unix ns; None when the trace does not say."""
+    for plane in profile.planes:
+        if str(plane.name) != _SESSION_PLANE:
+            continue
+        stats = dict(s for s in getattr(plane, "stats", ()) if isinstance(s, tuple) and len(s) == 2)
+        start, stop = (stats.get(k) for k in _SESSION_STATS)
+        if isinstance(start, int) and isinstance(stop, int) and not isinstance(start, bool) \
+                and not isinstance(stop, bool):
+            return start, stop
+    return None
 
 
 def _span_s(events: list[Event]) -> float:
@@ -466,6 +505,12 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
         grouping.uncertain = "the module's only events are zero-duration instants, which are not device time"
     grouping.how += note
     result.timeline = tuple(sorted((float(e.start_ns), float(e.end_ns)) for e in events))
+    result.program_ids = tuple(sorted({e.program for e in events if e.program is not None}))
+    result.session_unix_ns = session_unix_ns(profile)
+    if hasattr(profile, "planes") and all(hasattr(p, "event_metadata") for p in profile.planes):
+        from labs import hloproto  # start-up: the HLO reader loads only where a trace has compiled-module metadata
+
+        result.compiled = tuple(m for m in hloproto.compiled_modules(profile) if _same_module(m.name, module))
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
     if grouping.uncertain:
         return result

@@ -385,6 +385,10 @@ class CallMeasured(Part):
     trace_reader: str | None = optional()
     noisy: bool | None = since(2)
     noisy_why: tuple[str, ...] | None = since(2)
+    # When its traces were taken (Unix ns, labs.measure.Measurement.window_unix_ns); records
+    # written before the lab kept it have neither key.
+    traced_from_unix_ns: int | None = optional()
+    traced_until_unix_ns: int | None = optional()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

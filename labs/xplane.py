@@ -40,6 +40,9 @@ StatValue = Union[float, int, str, bytes, None]
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
+METADATA_PLANE = "/host:metadata"  # the plane where the profiler writes each compiled module
+
+
 class XPlaneError(DrillError, ValueError):
     """The bytes are not a well-formed XSpace."""
 
@@ -132,9 +135,20 @@ class Line:
 
 
 @dataclass
+class EventMetadata:
+    """An event metadata entry with its own stats (read only on ``/host:metadata``, where each
+    compiled module is one: its name and its ``hlo_proto``)."""
+
+    name: str
+    stats: list[tuple[str | None, StatValue]] = field(default_factory=list)
+
+
+@dataclass
 class Plane:
     name: str
     lines: list[Line] = field(default_factory=list)
+    stats: list[tuple[str | None, StatValue]] = field(default_factory=list)  # the plane's own: (name, value)
+    event_metadata: list[EventMetadata] = field(default_factory=list)
 
 
 @dataclass
@@ -215,6 +229,19 @@ def _metadata_name(buf: Bytes, span: tuple[int, int] | None, budget: "_Budget") 
     return ""
 
 
+def _metadata_with_stats(buf: Bytes, span: tuple[int, int] | None, stat_names: dict[int, str],
+                         budget: "_Budget") -> EventMetadata:
+    """An XEventMetadata's ``name`` (field 2) and ``stats`` (field 5)."""
+    name = ""
+    stats: list[tuple[str | None, StatValue]] = []
+    for number, wire, v in _fields(buf, *span, budget) if span is not None else ():
+        if number == 2 and wire == _LEN:
+            name = _text(buf, v)
+        elif number == 5 and wire == _LEN:
+            stats.append(_stat(buf, v, stat_names, budget))
+    return EventMetadata(name, stats)
+
+
 def _line(buf: Bytes, span: tuple[int, int], event_names: dict[int, str], stat_names: dict[int, str],
           budget: _Budget) -> Line:
     name, timestamp_ns = "", 0
@@ -230,9 +257,12 @@ def _line(buf: Bytes, span: tuple[int, int], event_names: dict[int, str], stat_n
 
 
 def _plane(buf: Bytes, span: tuple[int, int], budget: _Budget) -> Plane:
-    # Lines (field 3) may come before the metadata maps (4, 5): collect first, decode after.
+    # Lines (field 3) and the plane's stats (6) may come before the metadata maps (4, 5): collect
+    # first, decode after.
     name = ""
     line_spans: list[tuple[int, int]] = []
+    stat_spans: list[tuple[int, int]] = []
+    metadata_spans: list[tuple[int, int] | None] = []
     event_names: dict[int, str] = {}
     stat_names: dict[int, str] = {}
     for number, wire, v in _fields(buf, *span, budget):
@@ -243,10 +273,18 @@ def _plane(buf: Bytes, span: tuple[int, int], budget: _Budget) -> Plane:
         elif number == 4 and wire == _LEN:
             key, value = _map_entry(buf, v, budget)
             event_names[key] = _metadata_name(buf, value, budget)
+            metadata_spans.append(value)
         elif number == 5 and wire == _LEN:
             key, value = _map_entry(buf, v, budget)
             stat_names[key] = _metadata_name(buf, value, budget)
-    return Plane(name, [_line(buf, s, event_names, stat_names, budget) for s in line_spans])
+        elif number == 6 and wire == _LEN:
+            stat_spans.append(v)
+    # Event metadata carry stats of their own only on the metadata plane (the compiled modules);
+    # elsewhere they are names, and reading their stats would cost parse work for nothing.
+    metadata = ([_metadata_with_stats(buf, m, stat_names, budget) for m in metadata_spans]
+                if name == METADATA_PLANE else [])
+    return Plane(name, [_line(buf, s, event_names, stat_names, budget) for s in line_spans],
+                 [_stat(buf, s, stat_names, budget) for s in stat_spans], metadata)
 
 
 def parse(data: bytes, max_events: int | None = None) -> XSpace:

@@ -240,3 +240,90 @@ def test_ridges_follow_the_one_ridge_formula():
             assert _resolve(p).answer.choice == (both - {choice}).pop(), p.id
         assert chip.ridge_flops_per_byte("bf16") == pytest.approx(1 / ridge0)
         assert ops.ridge_ratio(chip, matmul) == pytest.approx(ratio0 * ridge0 ** 2)
+
+
+# --- the collectives lab predicts through the same model -----------------------------------------
+
+@pytest.fixture(scope="module")
+def coll_plan(tmp_path_factory):
+    """The collectives lab's plan on 16 v5e chips (one ring), every row with a datasheet prediction."""
+    from labs import collectives as lab
+    from tests.labs.collectives_synthetic import NOW, FakeDevice
+
+    plan = lab.make_plan(lab.Options(out_dir=tmp_path_factory.mktemp("coll"), trace=False, sizes=(64e3, 16e6)),
+                         FakeDevice(chip=catalogue.load().get("v5e")), NOW)
+    measured = {r.id: 1e-4 * (1 + k) for k, r in enumerate(plan.rows)}
+    return plan, measured
+
+
+def _coll_predictions(plan, measured):
+    from labs import collectives as lab
+
+    cal = lab.fit_calibration(plan, measured, local_matmul_s=2e-4)
+    return ({r.id: lab.datasheet_prediction(plan, r) for r in plan.rows},
+            {r.id: lab.calibrated_prediction(plan, r, cal) for r in plan.rows}, cal)
+
+
+def test_the_collectives_labs_matmul_flops_follow_costs(coll_plan):
+    """A multiply-add counted as 3 FLOPs: the sharded matmul's datasheet compute time is x1.5, the
+    fitted FLOP/s x1.5 too, and the calibrated compute time (the fit given back) does not move."""
+    plan, measured = coll_plan
+    sheet0, cal0, fit0 = _coll_predictions(plan, measured)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(costs, "FLOPS_PER_MAC", 3)
+        sheet, cal, fit = _coll_predictions(plan, measured)
+    mm = plan.matmul.id
+    assert sheet[mm]["t_math_s"] == pytest.approx(1.5 * sheet0[mm]["t_math_s"], rel=1e-12)
+    t_comms = sheet0[mm]["seconds"] - sheet0[mm]["t_math_s"]
+    assert sheet[mm]["seconds"] == pytest.approx(1.5 * sheet0[mm]["t_math_s"] + t_comms, rel=1e-12)
+    assert fit["flops_per_s"] == pytest.approx(1.5 * fit0["flops_per_s"], rel=1e-12)
+    assert cal[mm]["t_math_s"] == pytest.approx(cal0[mm]["t_math_s"], rel=1e-12)
+    assert all(sheet[r.id] == sheet0[r.id] for r in plan.rows if r.id != mm)  # the collectives count no FLOPs
+
+
+def test_the_collectives_labs_times_follow_the_collective_model(coll_plan):
+    """A collective's time x1.25 from its two terms: every datasheet collective row is x1.25 (the
+    sharded matmul's AllReduce term too). The fit inverts the same scaled model (α and 1/W each
+    x1/1.25), so it still gives its two rows back and every calibrated row stays where it was."""
+    from labs import collectives as lab
+
+    plan, measured = coll_plan
+    sheet0, cal0, _ = _coll_predictions(plan, measured)
+    real = collectives.collective_seconds
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(collectives, "collective_seconds", lambda b, lat, overlap=True: SCALE * real(b, lat, overlap))
+        sheet, cal, fit = _coll_predictions(plan, measured)
+    mm = plan.matmul.id
+    for r in plan.rows:
+        if r.id == mm:
+            t_comms0 = sheet0[mm]["seconds"] - sheet0[mm]["t_math_s"]
+            assert sheet[mm]["seconds"] == pytest.approx(sheet0[mm]["t_math_s"] + SCALE * t_comms0, rel=1e-12)
+        else:
+            assert sheet[r.id]["seconds"] == pytest.approx(SCALE * sheet0[r.id]["seconds"], rel=1e-12), r.id
+        assert cal[r.id]["seconds"] == pytest.approx(cal0[r.id]["seconds"], rel=1e-9), r.id
+    assert fit["exact_on_fit"]
+    for row_id in fit["fitted_on"]:
+        assert cal[row_id]["seconds"] == pytest.approx(measured[row_id], rel=1e-9)
+
+
+def test_the_collectives_labs_sharded_matmul_follows_the_no_overlap_rule(coll_plan):
+    plan, measured = coll_plan
+    sheet0, cal0, _ = _coll_predictions(plan, measured)
+    real = roofline.upper_seconds
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(roofline, "upper_seconds", lambda a, b: SCALE * real(a, b))
+        sheet, cal, _ = _coll_predictions(plan, measured)
+    mm = plan.matmul.id
+    assert sheet[mm]["seconds"] == pytest.approx(SCALE * sheet0[mm]["seconds"], rel=1e-12)
+    assert cal[mm]["seconds"] == pytest.approx(SCALE * cal0[mm]["seconds"], rel=1e-12)
+
+
+def test_the_collectives_labs_compute_time_follows_the_roofline(coll_plan, slow_roofline):
+    plan, measured = coll_plan
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(roofline, "estimate", _unscaled)
+        sheet0, cal0, _ = _coll_predictions(plan, measured)
+    sheet, cal, _ = _coll_predictions(plan, measured)
+    mm = plan.matmul.id
+    assert sheet[mm]["t_math_s"] == pytest.approx(SCALE * sheet0[mm]["t_math_s"], rel=1e-12)
+    assert cal[mm]["t_math_s"] == pytest.approx(SCALE * cal0[mm]["t_math_s"], rel=1e-12)

@@ -39,11 +39,29 @@ def _ns(seconds: float) -> float:
     return max(1, round(seconds * 1e9)) * 1e-9
 
 
+# Each synthetic measurement's traces are taken in its own slot of this many ns (three sessions
+# of tests/labs/fabricate.SESSION_NS fit in one, one after another).
+SLOT_NS = 100_000_000_000
+
+
+def unix_ns(when: dt.datetime | str) -> int:
+    """An aware time (or its ISO text) as Unix ns."""
+    when = dt.datetime.fromisoformat(when) if isinstance(when, str) else when
+    return round(when.timestamp() * 1e6) * 1000
+
+
+def slot(base_unix_ns: int, k: int) -> tuple[int, int]:
+    """The k-th measurement window after ``base_unix_ns`` (measurements run one after another)."""
+    start = base_unix_ns + k * SLOT_NS
+    return start, start + SLOT_NS - 1_000_000_000
+
+
 def measurement(seconds: float, device_seconds: float | None = None, *, wall_only: bool = False,
-                noisy: bool = False, trace_dir: Path | None = None) -> Measurement:
+                noisy: bool = False, trace_dir: Path | None = None,
+                window_unix_ns: tuple[int, int] | None = None) -> Measurement:
     """Device time ``seconds`` (p50, whole nanoseconds) from three quiet traces; ``wall_only``: the
     trace failed; ``noisy``: the runs' spread is over the threshold; ``trace_dir``: where
-    ``write_traces`` puts the traces."""
+    ``write_traces`` puts the traces; ``window_unix_ns``: when they were taken."""
     wall = WallTiming(seconds, seconds * 0.95, seconds * 1.1, 0.02, 57)
     if wall_only:
         return Measurement(wall, None, "", None, "trace failed: RuntimeError: test", 0)
@@ -52,15 +70,19 @@ def measurement(seconds: float, device_seconds: float | None = None, *, wall_onl
     why = ("runs spread 60% (IQR / median) > 25%",) if noisy else ()
     device = DeviceTiming(tuple(sorted([lo, dev, hi] * 3)), (dev, dev, dev), lo, dev, hi,
                           lo, 0.6 if noisy else 0.02, why)
-    return Measurement(wall, device, "step markers", None if trace_dir is None else str(trace_dir), "", 3, 0, "test")
+    return Measurement(wall, device, "step markers", None if trace_dir is None else str(trace_dir), "", 3, 0, "test",
+                       window_unix_ns)
 
 
-def write_traces(m: Measurement, platform: str, module: str) -> None:
-    """Fabricated traces for ``m`` in its ``trace_dir`` (tests/labs/fabricate.py)."""
+def write_traces(m: Measurement, platform: str, module: str, parameters=None) -> None:
+    """Fabricated traces for ``m`` in its ``trace_dir`` (tests/labs/fabricate.py): sessions inside its
+    window, and the compiled module for ``parameters`` (labs.verify.op_parameters) when given."""
     from tests.labs import fabricate
 
     if m.device is not None and m.trace_dir is not None:
-        fabricate.write_for_measurement(Path(m.trace_dir), platform, module, list(m.device.runs_s), m.traces)
+        fabricate.write_for_measurement(Path(m.trace_dir), platform, module, list(m.device.runs_s), m.traces,
+                                        parameters=None if parameters is None else list(parameters),
+                                        window_unix_ns=m.window_unix_ns)
 
 
 def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6) -> dict:
@@ -79,23 +101,30 @@ def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
     from labs import evidence
     from labs import ops as lab_ops
 
+    from labs.verify import op_parameters
+
     root = p.trace_dir
     dim = 1024
     mm_flops = costs.cost("matmul", (dim, dim, dim), p.options.dtype).flops
     moved = 2 * 2**28
-    mm = measurement(mm_flops / flops_per_s, trace_dir=root / "calibrate_matmul" if root else None)
-    cp = measurement(moved / bytes_per_s, trace_dir=root / "calibrate_copy" if root else None)
+    base = unix_ns(NOW) - 7200 * 10**9  # the probes: measured before the predictions were asked for
+    mm = measurement(mm_flops / flops_per_s, trace_dir=root / "calibrate_matmul" if root else None,
+                     window_unix_ns=slot(base, 0))
+    cp = measurement(moved / bytes_per_s, trace_dir=root / "calibrate_copy" if root else None,
+                     window_unix_ns=slot(base, 1))
     cal = Calibration(p.device.device_kind, p.options.dtype, mm_flops / mm.measured_s, moved / cp.measured_s,
                       dim, mm_flops, mm, moved, cp)
     edge = evidence.fixed_cost_edge(p.options.size, p.options.ops)
     fixed = {}
-    for op in p.options.ops:
+    for k, op in enumerate(p.options.ops, start=2):
         work_s = roofline.estimate(cal.ceilings(), lab_ops.OPS[op].cost(edge, p.options.dtype)).floor_s
-        m = measurement(work_s + fixed_cost_s, trace_dir=root / "fixed_cost" / op if root else None)
-        write_traces(m, p.device.platform, lab_ops.OPS[op].module_name())
+        m = measurement(work_s + fixed_cost_s, trace_dir=root / "fixed_cost" / op if root else None,
+                        window_unix_ns=slot(base, k))
+        write_traces(m, p.device.platform, lab_ops.OPS[op].module_name(), op_parameters(op, edge, p.options.dtype))
         fixed[op] = (m, False, edge)
-    for m, module in ((mm, "jit_lab_calibrate_matmul"), (cp, "jit_lab_calibrate_copy")):
-        write_traces(m, p.device.platform, module)
+    for m, module, shapes in ((mm, "jit_lab_calibrate_matmul", op_parameters("matmul", dim, p.options.dtype)),
+                              (cp, "jit_lab_calibrate_copy", None)):
+        write_traces(m, p.device.platform, module, shapes)
     return evidence.Probed(cal, False, fixed, NOW.isoformat(timespec="seconds"))
 
 
@@ -126,17 +155,21 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
         base = {n: roofline.estimate(calibrate.ceilings(), c) for n, c in p.costs.items()}
     if learner is None and mine:
         learner = {n: runner.LearnerPrediction(e.floor_s, f"{e.floor_s!r}s") for n, e in base.items()}
+    from labs.verify import op_parameters
+
     measured = {}
-    for name in p.options.ops:
+    started = started_at or NOW.isoformat()
+    for k, name in enumerate(p.options.ops):
         if learner and name in learner and all(n in learner for n in p.options.ops):
             predicted = learner[name].seconds
         else:
             predicted = base[name].floor_s
         m = measurement(predicted * ratios.get(name, 1.0), wall_only=name in wall_ops, noisy=name in noisy_ops,
-                        trace_dir=p.trace_dir / name if p.trace_dir else None)
-        write_traces(m, p.device.platform, lab_ops.OPS[name].module_name())
+                        trace_dir=p.trace_dir / name if p.trace_dir else None,
+                        window_unix_ns=slot(unix_ns(started) + 60 * 10**9, k))
+        write_traces(m, p.device.platform, lab_ops.OPS[name].module_name(),
+                     op_parameters(name, p.options.size, p.options.dtype))
         measured[name] = runner.OpResult(m, None)
-    started = started_at or NOW.isoformat()
     if learner and read is None:
         read = runner.PredictionsRead("test", (dt.datetime.fromisoformat(started) - dt.timedelta(minutes=1)).isoformat())
     if probes == "default":

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import collectives as C
+from generator import costs, roofline
 from labs import collectives as lab
 from labs import collectives_record as rec
 from labs import collectives_run as on_devices
@@ -37,12 +38,46 @@ def test_mesh_parsing():
 
 
 def test_layout_splits_evenly():
+    """The layout inverts ``costs.array_bytes``: the array it gives is the asked size within one split unit."""
     for n in (2, 8, 16):
-        rows, cols = lab.layout(1e6, n, "bf16")
-        assert rows % (n * n) == 0 and cols == lab.COLS
-        assert abs(rows * cols * 2 - 1e6) <= n * n * cols * 2  # within one split unit of the asked size
+        for dtype in ("bf16", "f32"):
+            rows, cols = lab.layout(1e6, n, dtype)
+            assert rows % (n * n) == 0 and cols == lab.COLS
+            assert abs(costs.array_bytes((rows, cols), dtype) - 1e6) <= costs.array_bytes((n * n, cols), dtype) / 2
     i, j, k = lab.matmul_dims(16e6, 8, "bf16")
     assert j % (8 * 128) == 0 and i % 128 == 0 and k == i
+    assert abs(costs.array_bytes((i, k), "bf16") - 16e6) <= costs.array_bytes((i + 128, k + 128), "bf16") - 16e6
+
+
+def test_row_bytes_and_per_device_inputs_are_the_models_array_bytes(tmp_path):
+    plan = _plan(tmp_path, sizes=(1e6,))
+    for row in plan.rows:
+        shape = (row.shape[0], row.shape[2]) if row.op == "sharded_matmul" else row.shape
+        assert row.bytes == costs.array_bytes(shape, "bf16")
+    i, j, k = plan.matmul.shape
+    assert lab.per_device_input_bytes(plan.matmul, plan) == (costs.array_bytes((i, j // 16), "bf16")
+                                                             + costs.array_bytes((j // 16, k), "bf16"))
+
+
+@settings(max_examples=100)
+@given(local_s=st.floats(1e-7, 1.0), small_s=st.floats(1e-6, 1e-2), power=st.floats(0.0, 1.0))
+def test_each_fit_round_trips_through_the_model(tmp_path_factory, local_s, small_s, power):
+    """The fitted FLOP/s, link bandwidth and hop latency, fed back to the model, give the measured
+    times they came from (the local matmul's through the roofline, the AllGathers' through the
+    collective model)."""
+    plan = _plan(tmp_path_factory.mktemp("trip"), sizes=(64e3, 16e6),
+                 device=FakeDevice(platform="cpu", device_kind="cpu", device_count=8))
+    small, large = (r for r in plan.rows if r.op == "all_gather")
+    measured = {small.id: small_s, large.id: small_s * (large.bytes / small.bytes) ** power}
+    cal = lab.fit_calibration(plan, measured, local_matmul_s=local_s)
+    fitted = roofline.Ceilings("fit", cal["flops_per_s"], 1e30, "bf16")
+    assert roofline.estimate(fitted, lab.local_matmul_cost(plan)).t_math_s == pytest.approx(local_s, rel=1e-12)
+    ring = (True,)
+    for row in (small, large):
+        t = C.collective_time("all_gather", row.bytes, (8,), ring, cal["w_bidi_bytes_per_s"] / 2,
+                              cal["w_bidi_bytes_per_s"], cal["hop_latency_s"])
+        assert t.t_s == pytest.approx(measured[row.id], rel=1e-9)
+    assert lab.calibrated_prediction(plan, plan.matmul, cal)["t_math_s"] == pytest.approx(local_s, rel=1e-12)
 
 
 def test_plan_rows_and_one_device_refused(tmp_path):
@@ -66,7 +101,12 @@ def test_datasheet_prediction_is_the_collective_model(tmp_path):
     mm = plan.matmul
     i, j, k = mm.shape
     got = lab.datasheet_prediction(plan, mm)
-    assert got["t_math_s"] == pytest.approx(2 * i * j * k / 16 / 1.97e14)
+    local = costs.cost("matmul", (i, j // 16, k), "bf16")  # each of the 16 chips' share of A[I, J_X] @ B[J_X, K]
+    assert lab.local_matmul_cost(plan) == local
+    t_math_s = roofline.estimate(roofline.Ceilings.from_chip(CAT.get("v5e"), "bf16"), local).t_math_s
+    assert got["t_math_s"] == t_math_s
+    assert got["seconds"] == roofline.upper_seconds(t_math_s, C.chip_collective(CAT, CAT.get("v5e"), "all_reduce",
+                                                                                mm.bytes, (16,)).t_s)
     gpu = _plan(tmp_path, device=FakeDevice(platform="gpu", device_kind="NVIDIA H200", chip=CAT.get("h200"), device_count=8))
     assert gpu.chip is None and "not in the reference" in gpu.datasheet_note
     assert lab.datasheet_prediction(gpu, gpu.rows[0]) is None

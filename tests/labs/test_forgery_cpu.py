@@ -250,3 +250,34 @@ def test_a_measurement_with_more_trace_folders_than_the_lab_writes_is_refused_un
     for k in range(4, 4 + 30):
         shutil.copytree(root / "trace-1", root / f"trace-{k}")
     _names(_why(folder, path), f"traces: {rec['ops'][0]['op']}: cannot re-derive: 33 trace folders")
+
+
+def test_the_real_records_traces_name_their_own_module_and_lie_in_their_windows(cpu_run):
+    """The genuine CPU record: every measurement keeps its window, and no trace rule refuses it."""
+    folder, path = cpu_run
+    rec = json.loads(path.read_text())
+    assert all(isinstance(r["measured"]["traced_from_unix_ns"], int) for r in rec["ops"])
+    (row,) = gate.evaluate(folder).rows
+    assert not [w for w in row.why_not if w.startswith(("traces:", "trace times:"))], row.why_not
+
+
+def test_an_op_given_copies_of_its_probes_real_traces_never_counts(tmp_path, cpu_run):
+    """The relabelling attack's swap on real traces: the matmul timed from its N=128 probe's traces,
+    copied into the matmul's own folder, the numbers set to match through drill's own update."""
+    folder, path = _copy(tmp_path, cpu_run)
+    rec = json.loads(path.read_text())
+    probe = rec["probes"]["fixed_cost_by_op"]["matmul"]["measurement"]
+    (row,) = [r for r in rec["ops"] if r["op"] == "matmul"]
+    shutil.rmtree(folder / row["measured"]["trace_dir"])
+    shutil.copytree(folder / probe["trace_dir"], folder / row["measured"]["trace_dir"])
+
+    def borrow(r):
+        (m,) = [o["measured"] for o in r["ops"] if o["op"] == "matmul"]
+        m.update({k: v for k, v in probe.items() if k in m and k != "trace_dir"})
+    records.update(path, borrow)
+    (gated,) = gate.evaluate(folder).rows
+    assert any(w.startswith("traces: matmul: cannot re-derive: trace-1: its jit_lab_matmul ran program") and
+               "compiled for bf16[128,128], bf16[128,128], not this measurement's bf16[256,256], bf16[256,256]" in w
+               for w in gated.why_not), gated.why_not
+    assert any(w.startswith("trace times: matmul: its traces were taken before the measurement began")
+               for w in gated.why_not), gated.why_not
