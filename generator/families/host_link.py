@@ -17,7 +17,7 @@ from typing import Any
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import Skill, VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.families.base import Skill, VERDICTS, cite, derived, figure_sentence, other_editions, per_chip, problem, show
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci, seconds
@@ -71,7 +71,8 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
         return params
     for _ in range(MAX_TRIES):
         params["shape"] = [rng.choice(p["b"]), rng.choice(p["d"]), rng.choice(p["f"])]
-        if fair(spec, cat, params):
+        shape = tuple(params["shape"])
+        if derived(spec, cat, "host_link:fair", (skill.chip, skill.variant, shape), lambda: fair(spec, cat, params)):
             break
     return params
 
