@@ -19,6 +19,10 @@ first use, keyed by the content of the generator's files), and ``FAMILIES`` impo
 on first use, so a warm quiz's first prompt parses no YAML and imports only the family it draws.
 Any other spec directory is parsed from its YAML.
 
+Over 400 lines: one job, the registry's draws. Selecting skills, drawing a seeded fair problem, and
+reusing within one request what a draw already solved (``Registry._solved``, the probe verdicts) all
+share the registry's state, and splitting them would hand that state between modules.
+
 Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
 by any chip filter. Every answer is computed by ``generator.costs`` /
 ``generator.roofline`` / ``generator.transformer`` from catalogue figures.
@@ -30,7 +34,7 @@ import dataclasses
 import functools
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -188,34 +192,80 @@ class Registry:
     def draw(self, skill_id: str, rng: random.Random) -> Problem:
         return self._seeded(self.skill(skill_id), rng.getrandbits(32))[0]
 
-    def _teachable(self, skill: Skill, teaches: dict[str, float]) -> bool:
+    def _teachable(self, skill: Skill, teaches: dict[str, float], memo: _Memo | None = None) -> bool:
         """Whether any draw of ``skill`` meets its family's fair-draw rule, from a fixed probe of
         ``_FAIR_TRIES`` draws (deterministic per skill, so a seed always rebuilds the same problem);
         a skill with none (an add's floor, where T_math is negligible) is drawn once, not redrawn."""
         known = self._teachable_cache.get(skill.id)
         if known is None:
-            family, spec = FAMILIES[skill.family], self.specs[skill.family]
-            rng = random.Random(f"probe:{skill.id}")
-            known = any(_fair(teaches, _distances(self.solve(skill, family.draw_params(spec, self.catalogue, skill, rng))))
-                        for _ in range(_PROBE_DRAWS))
-            self._teachable_cache[skill.id] = known
+            known = self._teachable_cache[skill.id] = self._probe(skill, teaches, memo)
         return known
 
-    def _seeded(self, skill: Skill, seed: int | str) -> tuple[Problem, str]:
+    def _probe(self, skill: Skill, teaches: dict[str, float], memo: _Memo | None = None) -> bool:
+        family, spec = FAMILIES[skill.family], self.specs[skill.family]
+        rng = random.Random(f"probe:{skill.id}")
+        return any(_fair(teaches, self._solved(skill, family.draw_params(spec, self.catalogue, skill, rng), memo)[1])
+                   for _ in range(_PROBE_DRAWS))
+
+    def _load_probes(self, chosen: list[Skill], memos: dict[str, _Memo]) -> None:
+        """The probe verdicts (``_teachable``) of the ``chosen`` skills, from ``generator.startcache``
+        for the default specs: a verdict is a function of the generator's files alone (the probe's
+        draws are seeded by the skill id), so it is kept with the skill index, under the same key.
+        An entry holds the skills probed so far (by any selection): the skills it lacks are probed
+        here and the entry is rewritten with them. A probe's solved params go into the skill's memo,
+        for its draws to use."""
+        taught = {s.id: (s, teaches) for s in chosen
+                  if (teaches := getattr(FAMILIES[s.family], "TEACHES", None) or {}) and s.id not in self._teachable_cache}
+        if not taught or not isinstance(self.specs, DefaultSpecs):
+            return
+
+        def probe(ids: Iterable[str]) -> dict[str, bool]:
+            return {sid: self._probe(taught[sid][0], taught[sid][1], memos.get(sid)) for sid in ids}
+        inputs = index_inputs()
+        table = startcache.cached("probes", inputs, lambda: probe(taught))
+        if not (isinstance(table, dict) and all(type(v) is bool for v in table.values())):
+            table = {}  # not the shape this writes: probe every skill, as without a cache
+        missing = [sid for sid in taught if sid not in table]
+        if missing:
+            table = {**table, **probe(missing)}
+            startcache.replace("probes", inputs, table)
+        self._teachable_cache.update((sid, table[sid]) for sid in taught)
+
+    def _solved(self, skill: Skill, params: dict[str, Any], memo: _Memo | None) -> _Solved:
+        """The problem of ``params`` and its named mistakes' distances (``_distances``).
+
+        ``memo`` (one skill's, within one ``generate``) keeps them by ``repr(params)``: a family's
+        ``solve`` is a function of the skill and its params alone (``problem(id)`` rebuilds a problem
+        from them), so params drawn again, by another seed, another fair-draw try or the probe, give
+        the same problem, and it is solved once. Params that are not plain data (text, numbers,
+        lists, tuples, dicts of them), whose repr might not tell two apart, are solved every time.
+        """
+        key = repr(params) if memo is not None and _plain(params) else None
+        if key is not None and memo is not None:
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        p = self.solve(skill, params)
+        solved = (p, _distances(p))
+        if key is not None and memo is not None:
+            memo[key] = solved
+        return solved
+
+    def _seeded(self, skill: Skill, seed: int | str, memo: _Memo | None = None) -> tuple[Problem, str]:
         """The problem drawn from the draw seed ``seed`` and its params' repr; its id ends in ``@seed``.
 
         Every family draws only from the ``rng`` it is given, so ``Random(f"{skill}@{seed}")``
         rebuilds the same parameters, and ``problem(id)`` needs one draw, not a search.
+        ``memo``: see ``_solved``.
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
         teaches = getattr(family, "TEACHES", None) or {}
-        tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches) else 1
+        tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches, memo) else 1
         for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
-            p = self.solve(skill, params)
-            found = _distances(p)
+            p, found = self._solved(skill, params, memo)
             if _fair(teaches, found):
                 break
         p = _with_inside_notes(p, found)
@@ -287,14 +337,17 @@ class Registry:
             raise TooManyProblemsError(
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "
                 f"lower the count or select fewer families or chips")
+        memos: dict[str, _Memo] = {skill.id: {} for skill in chosen}  # see ``_solved``
+        self._load_probes(chosen, memos)
         out: list[Problem] = []
         for done, skill in enumerate(chosen, 1):
             rng = random.Random(f"{seed}:{skill.id}")
             seen_params: set[str] = set()
             seen: set[str] = set()
             repeats = 0
+            memo = memos.pop(skill.id)
             while len(seen) < count and repeats < _PATIENCE:
-                p, drawn = self._seeded(skill, rng.getrandbits(32))
+                p, drawn = self._seeded(skill, rng.getrandbits(32), memo)
                 base = unseeded_id(p.id)  # the same problem under another seed is a repeat
                 if drawn in seen_params or base in seen:
                     repeats += 1
@@ -316,6 +369,31 @@ _FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last
 
 
 _PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
+
+
+_Solved = tuple[Problem, list[tuple["WrongAnswer", float]]]  # a problem and its named mistakes' distances
+_Memo = dict[str, _Solved]  # one skill's solved params, by their repr (``Registry._solved``)
+_PLAIN_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> bool:
+    """Text, numbers, None, and lists, tuples and dicts (text keys) of them: what repr spells in full.
+    Exact types: a subclass may print itself as its base does."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind in _PLAIN_LEAVES:
+            continue
+        if kind is list or kind is tuple:
+            pending.extend(item)
+        elif kind is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            pending.extend(item.values())
+        else:
+            return False
+    return True
 
 
 def _distances(p: Problem) -> list[tuple[WrongAnswer, float]]:

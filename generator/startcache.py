@@ -140,15 +140,35 @@ def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
     except (OSError, ValueError, RecursionError):  # missing, unreadable, not JSON, too deep: rebuild
         pass
     value = build()
+    _write(path, name, entry_key, value)
+    return value
+
+
+def replace(name: str, inputs: list[Path], value: Any) -> None:
+    """Write ``value`` as the entry for ``inputs``' content, in place of the one there (a value that
+    grows, such as a table a later call completes); nothing is written where ``cached`` would not write."""
+    try:
+        entry_key = key(inputs)
+    except (OSError, UnicodeError):
+        return
+    folder = cache_dir()
+    if folder is None or not _own_folder(folder):
+        return
+    path = folder / f"{name}-{entry_key}.json"
+    if not os.path.islink(path):
+        _write(path, name, entry_key, value)
+
+
+def _write(path: Path, name: str, entry_key: str, value: Any) -> None:
+    """Store ``value`` under ``path`` when JSON keeps it exactly (see the module docstring)."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a date, a set, a NaN key...: JSON can not keep it
-        return value
+        return
     if same(json.loads(text), value):
         body = text.encode("utf-8")
         head = json.dumps({"format": FORMAT, "key": entry_key, "hash": _digest(body)}, separators=(",", ":"))
         _store(path, name, head.encode() + b"\n" + body)
-    return value
 
 
 def _store(path: Path, name: str, data: bytes) -> None:

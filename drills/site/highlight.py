@@ -1,71 +1,50 @@
-"""Python syntax highlighting with the standard library's ``tokenize``: escaped spans, no markup injection.
+"""Python syntax highlighting with Pygments' Python lexer: escaped spans, no markup injection.
 
-Each token becomes ``<span class="tok-KIND">`` (keyword, builtin, string, number,
-comment, op, def); the text between tokens is copied as is, so the highlighted
-code reads back as exactly the source. Code that does not tokenize (a notebook's
-``!pip`` line, say, or text 3.12's tokenizer cannot decode) is shown escaped and plain.
+Each token of a kind the page colours becomes ``<span class="tok-KIND">`` (keyword, builtin,
+string, number, comment, op, def: the names ``site.css`` styles); every other token is copied as
+is, escaped, so the highlighted code reads back as exactly the source. The lexer is given the
+source unchanged (``get_tokens_unprocessed``: no newline or tab rewriting); should its tokens ever
+not spell the source back, the code is shown escaped and plain.
+
+Imported by the site build only (``drill site``): the quiz and deck paths never load Pygments.
 """
 
 from __future__ import annotations
 
-import builtins
 import html
-import io
-import keyword
-import tokenize
+from typing import Any
 
-_BUILTINS = frozenset(dir(builtins))
+from pygments.lexers.python import PythonLexer
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
 
-
-def _kind(tok: tokenize.TokenInfo, previous: str) -> str | None:
-    if tok.type == tokenize.COMMENT:
-        return "comment"
-    if tok.type == tokenize.STRING or tok.type in _FSTRING_TYPES:
-        return "string"
-    if tok.type == tokenize.NUMBER:
-        return "number"
-    if tok.type == tokenize.OP:
-        return "op"
-    if tok.type == tokenize.NAME:
-        if keyword.iskeyword(tok.string) or keyword.issoftkeyword(tok.string):
-            return "keyword"
-        if previous in ("def", "class"):
-            return "def"
-        if tok.string in _BUILTINS:
-            return "builtin"
-    return None
+_LEXER = PythonLexer()
+# Pygments token type -> the page's class, most specific first (a type is in its parent: Name.Builtin in Name).
+_KINDS: tuple[tuple[Any, str], ...] = (
+    (Comment, "comment"), (String, "string"), (Number, "number"),
+    (Operator.Word, "keyword"), (Keyword, "keyword"), (Operator, "op"), (Punctuation, "op"),
+    (Name.Builtin.Pseudo, ""), (Name.Builtin, "builtin"), (Name.Exception, "builtin"),
+    (Name.Function, "def"), (Name.Class, "def"),
+)
 
 
-_FSTRING_TYPES = tuple(getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-                       if hasattr(tokenize, n))
+def _kind(token_type: Any) -> str:
+    for parent, kind in _KINDS:
+        if token_type in parent:
+            return kind
+    return ""
 
 
 def python(source: str) -> str:
     """HTML for ``source`` (escaped, with token spans)."""
-    lines = source.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        # IndentationError is a SyntaxError; Python 3.12's tokenizer raises UnicodeDecodeError
-        # (a ValueError) on some control characters, e.g. '\r\x80'
+    tokens = list(_LEXER.get_tokens_unprocessed(source))
+    if "".join(text for _, _, text in tokens) != source:
         return html.escape(source)
-    out, pos, previous = [], 0, ""
-    for tok in tokens:
-        if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT, tokenize.INDENT, tokenize.NEWLINE, tokenize.NL):
-            continue
-        start = offsets[tok.start[0] - 1] + tok.start[1]
-        end = offsets[tok.end[0] - 1] + tok.end[1]
-        if start < pos:  # never copy a character twice
-            continue
-        out.append(html.escape(source[pos:start]))
-        text = html.escape(source[start:end])
-        kind = _kind(tok, previous)
-        out.append(f'<span class="tok-{kind}">{text}</span>' if kind else text)
-        pos = end
-        if tok.type == tokenize.NAME:
-            previous = tok.string
-    out.append(html.escape(source[pos:]))
-    return "".join(out)
+    runs: list[tuple[str, str]] = []  # (kind, text): neighbouring tokens of one kind in one span
+    for _, token_type, text in tokens:
+        kind = _kind(token_type) if text.strip() else ""
+        if runs and runs[-1][0] == kind:
+            runs[-1] = (kind, runs[-1][1] + text)
+        else:
+            runs.append((kind, text))
+    return "".join(f'<span class="tok-{kind}">{html.escape(text)}</span>' if kind else html.escape(text)
+                   for kind, text in runs)

@@ -1,23 +1,32 @@
-"""A small, safe Markdown subset for the chapter text and the notebook's markdown cells.
+"""The chapter text and the notebook's markdown cells as HTML, with markdown-it-py (CommonMark), HTML off.
 
-Supported: ``#``..``####`` headings, paragraphs, ``-``/``*`` and ``1.`` lists,
-fenced code blocks, inline ``code``, ``**bold**``, ``*em*``/``_em_`` and
-``[text](url)`` links. Everything else is text. All text is HTML-escaped; link
-targets must be http(s), a fragment or a relative path (no ``javascript:``),
-so a chapter cannot inject markup or script into the page.
+The parser is CommonMark's, limited to the subset the page styles: ``#``..``####`` headings,
+paragraphs, ``-``/``*`` and ``1.`` lists, fenced code blocks, inline ``code``, ``**bold**``,
+``*em*``/``_em_`` and ``[text](url)`` links. Everything else is text: raw HTML (``html`` off, and
+its rules disabled), images, block quotes, rules, setext headings, indented code, reference
+definitions, autolinks and hard line breaks. A heading deeper than ``####`` is a paragraph.
+markdown-it escapes all text and attributes; a link target must pass ``safe_url`` (http(s), a
+fragment or a relative path: no ``javascript:``, ``data:`` or ``mailto:``), so a chapter cannot
+inject markup or script into the page. Headings get ids from their text (``slugify``), so the
+page's table of contents can link to them.
+
+Imported by the site build only (``drill site``): the quiz and deck paths never load markdown-it.
 """
 
 from __future__ import annotations
 
-import html
 import re
+from typing import Any, Sequence
 
-_HEADING = re.compile(r"^(#{1,4})\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
-_NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
-_FENCE = re.compile(r"^\s*```")
-_INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])|(?<!\w)_(?!\s)(.+?)(?<!\s)_(?!\w)")
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
 _SAFE_URL = re.compile(r"^(https?://|#|\.{0,2}/|[A-Za-z0-9_.-]+(/|$|#))", re.I)
+# CommonMark rules outside the subset (see the module docstring): what they would match stays text.
+_OFF = ["html_block", "html_inline", "image", "blockquote", "hr", "lheading", "code", "reference", "autolink"]
+MAX_HEADING = 4  # "#####" and deeper are text, as a paragraph
 
 
 def safe_url(url: str) -> str | None:
@@ -27,87 +36,62 @@ def safe_url(url: str) -> str | None:
     return url if _SAFE_URL.match(url) else None
 
 
-def inline(text: str) -> str:
-    """Escape ``text`` and render the inline subset."""
-    out, pos = [], 0
-    for m in _INLINE.finditer(text):
-        out.append(html.escape(text[pos:m.start()]))
-        code, strong, label, url, em1, em2 = m.groups()
-        if code is not None:
-            out.append(f"<code>{html.escape(code)}</code>")
-        elif strong is not None:
-            out.append(f"<strong>{inline(strong)}</strong>")
-        elif label is not None:
-            target = safe_url(url)
-            out.append(f'<a href="{html.escape(target)}">{inline(label)}</a>' if target
-                       else html.escape(m.group(0)))
-        else:
-            out.append(f"<em>{inline(em1 if em1 is not None else em2)}</em>")
-        pos = m.end()
-    out.append(html.escape(text[pos:]))
-    return "".join(out)
-
-
 def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+class _Compact(RendererHTML):
+    """markdown-it's HTML, without the line breaks it puts between block tags (layout only:
+    text and code keep theirs), so a list reads ``<ul><li>one</li><li>two</li></ul>``."""
+
+    def renderToken(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        return super().renderToken(tokens, idx, options, env).strip("\n")
+
+
+def _hard_break(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return "\n"  # a hard break ("\\" or two spaces at a line's end) is a plain line break in the text
+
+
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False}, renderer_cls=_Compact).disable(_OFF)
+    md.validateLink = lambda url: safe_url(url) is not None  # type: ignore[method-assign]  # the documented way to set a link policy
+    md.add_render_rule("hardbreak", _hard_break)
+    return md
+
+
+_MD = _parser()
+
+
+def _shape(tokens: list[Token], heading_offset: int, id_prefix: str) -> None:
+    """Each heading demoted by ``heading_offset`` (at most h6) with its id; one deeper than
+    ``MAX_HEADING`` in the source becomes a paragraph. A fence's language is not written (the
+    page highlights no markdown code)."""
+    for i, tok in enumerate(tokens):
+        if tok.type == "fence":
+            tok.info = ""
+        if tok.type not in ("heading_open", "heading_close"):
+            continue
+        level = int(tok.tag[1:])
+        if level > MAX_HEADING:
+            tok.type, tok.tag = ("paragraph_open", "p") if tok.nesting == 1 else ("paragraph_close", "p")
+            continue
+        tok.tag = f"h{min(6, level + heading_offset)}"
+        if tok.nesting == 1:
+            tok.attrSet("id", f"{id_prefix}{slugify(tokens[i + 1].content)}")
 
 
 def render(text: str, heading_offset: int = 0, id_prefix: str = "") -> str:
     """Markdown subset -> HTML. ``heading_offset`` demotes headings (# -> h(1+offset)); ``id_prefix``
     keeps heading ids unique when two documents share a title (the chapter and the notebook)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    out: list[str] = []
-    para: list[str] = []
-    items: list[str] = []
-    list_tag = ""
+    env: EnvType = {}
+    tokens = _MD.parse(text, env)
+    _shape(tokens, heading_offset, id_prefix)
+    return _MD.renderer.render(tokens, _MD.options, env).strip("\n")
 
-    def flush() -> None:
-        nonlocal list_tag
-        if para:
-            out.append(f"<p>{inline(' '.join(s.strip() for s in para))}</p>")
-            para.clear()
-        if items:
-            out.append(f"<{list_tag}>" + "".join(f"<li>{inline(i)}</li>" for i in items) + f"</{list_tag}>")
-            items.clear()
-            list_tag = ""
 
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _FENCE.match(line):
-            flush()
-            body = []
-            i += 1
-            while i < len(lines) and not _FENCE.match(lines[i]):
-                body.append(lines[i])
-                i += 1
-            out.append(f"<pre><code>{html.escape(chr(10).join(body))}</code></pre>")
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        bullet, numbered = _BULLET.match(line), _NUMBERED.match(line)
-        if heading:
-            flush()
-            level = min(6, len(heading.group(1)) + heading_offset)
-            title = heading.group(2)
-            out.append(f'<h{level} id="{id_prefix}{slugify(title)}">{inline(title)}</h{level}>')
-        elif not line.strip():
-            flush()
-        elif bullet or numbered:
-            tag = "ul" if bullet else "ol"
-            if para or (items and list_tag != tag):
-                flush()
-            list_tag = tag
-            items.append((bullet or numbered).group(1))
-        elif items and line.startswith((" ", "\t")):
-            items[-1] += " " + line.strip()  # a list item's continuation line
-        else:
-            if items:
-                flush()
-            para.append(line)
-        i += 1
-    flush()
-    return "\n".join(out)
+def inline(text: str) -> str:
+    """Escape ``text`` and render the inline subset (a title: no blocks)."""
+    return _MD.renderInline(text)
 
 
 def split_parts(text: str) -> list[tuple[str, str]]:

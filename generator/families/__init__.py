@@ -30,6 +30,7 @@ import importlib
 import json
 import os
 import pkgutil
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -127,16 +128,24 @@ def forget() -> None:
     names.cache_clear()
     _documents.cache_clear()
     _specs.clear()
+    _modules.clear()
 
 
 def module(name: str) -> ModuleType:
     where = found().get(name)
     if where is None:
         raise KeyError(name)
+    known = _modules.get(name)
+    if known is not None and sys.modules.get(where.module) is known:  # checked already, still the one imported
+        return known
     mod = importlib.import_module(where.module)
     if getattr(mod, "NAME", None) != name:
         raise ImportError(f"{mod.__name__} declares NAME = {getattr(mod, 'NAME', None)!r}; it must be {name!r}")
+    _modules[name] = mod
     return mod
+
+
+_modules: dict[str, ModuleType] = {}  # name -> its module, once ``module`` has checked its NAME
 
 
 @functools.lru_cache(maxsize=1)

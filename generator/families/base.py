@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable, TypeVar
 
 from generator.catalogue import Catalogue, Chip, Figure
 from generator.problem import Answer, Problem
@@ -102,6 +102,30 @@ class Mastery:
     within_seconds: float | None = None
     must_include: tuple[str, ...] = ()
     lab: bool = False
+
+
+T = TypeVar("T")
+# (id of a spec, id of a catalogue, what) -> (that spec, that catalogue, key -> value): see ``derived``.
+_DERIVED: dict[tuple[int, int, str], tuple[FamilySpec, Catalogue, dict[Hashable, Any]]] = {}
+
+
+def derived(spec: FamilySpec, cat: Catalogue, what: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, worked out once for this spec object, this catalogue object, ``what`` and ``key``.
+
+    For a value that is a function of those alone (the slices a chip has, whether a drawn shape is
+    fair), which a family's ``draw_params`` would otherwise work out again at every draw. Entries are
+    held by the objects' identity and keep them alive, so an id is never reused while its entry
+    stands, and another spec or catalogue (another spec directory, a test's own) never sees them.
+    """
+    slot = (id(spec), id(cat), what)
+    entry = _DERIVED.get(slot)
+    if entry is None or entry[0] is not spec or entry[1] is not cat:
+        entry = _DERIVED[slot] = (spec, cat, {})
+    values = entry[2]
+    if key not in values:
+        values[key] = compute()
+    value: T = values[key]
+    return value
 
 
 def cite(fig: Figure) -> str:

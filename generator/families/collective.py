@@ -18,7 +18,7 @@ from typing import Any
 from generator import collectives as C
 from generator import costs
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import Mastery, Skill, cite, per_chip, problem
+from generator.families.base import Mastery, Skill, cite, derived, per_chip, problem
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import DTYPE_BYTES, sci, seconds
@@ -86,7 +86,8 @@ def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) ->
     p = spec.params
     chip = cat.get(skill.chip_name)
     rank = len(C.pod_shape(chip))
-    shape = rng.choice(existing_slices(spec, chip))
+    shape = rng.choice(derived(spec, cat, "collective:slices", chip.name,
+                               lambda: tuple(existing_slices(spec, chip))))
     count = rng.randint(1, min(p["max_axes"], rank))
     over = sorted(rng.sample(range(rank), count))
     op = rng.choice(C.OPS) if skill.variant == "bound" else skill.variant

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from generator import collectives as C
 from generator import costs, roofline
 from generator.catalogue import Catalogue
-from generator.families.base import Skill, VERDICTS, cite, figure_sentence, other_editions, per_chip, problem, show
+from generator.families.base import Skill, VERDICTS, cite, figure_sentence, derived, other_editions, per_chip, problem, show
 from generator.families import slips
 from generator.families.slips import wrong
 from generator.misconceptions import WrongAnswer
@@ -74,7 +74,8 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
         return params
     for _ in range(MAX_TRIES):
         params["shape"] = [rng.choice(p["b"]), rng.choice(p["d"]), rng.choice(p["f"])]
-        if fair(spec, cat, params):
+        shape = tuple(params["shape"])
+        if derived(spec, cat, "host_link:fair", (skill.chip, skill.variant, shape), lambda: fair(spec, cat, params)):
             break
     return params
 

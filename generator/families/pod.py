@@ -13,7 +13,7 @@ from typing import Any
 from generator import collectives as C
 from generator import units
 from generator.catalogue import Catalogue, Chip
-from generator.families.base import Skill, YES_NO, cite, per_chip, problem, show
+from generator.families.base import Skill, YES_NO, cite, derived, per_chip, problem, show
 from generator.problem import Answer, Problem
 from generator.specs import Checker, FamilySpec
 from generator.units import sci
@@ -75,7 +75,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
 def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
     chip = cat.get(skill.chip_name)
     for _ in range(MAX_TRIES):  # redraw a slice whose own numbers would state the answer (8x16 -> 16 hosts)
-        shape = rng.choice(slices_for(spec, chip))
+        shape = rng.choice(derived(spec, cat, "pod:slices", chip.name, lambda: tuple(slices_for(spec, chip))))
         shape = C.pod_shape(chip) if shape is None else shape
         params: dict[str, Any] = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
         if skill.variant == "wrap":

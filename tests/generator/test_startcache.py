@@ -60,6 +60,29 @@ def test_built_once_then_read_and_rebuilt_when_an_input_changes(cache, tmp_path)
     assert len(list(cache.glob("t-*.json"))) == 2
 
 
+def test_replace_rewrites_the_entry_of_the_same_content_only(cache, tmp_path):
+    source = tmp_path / "in.yaml"
+    source.write_text("a: 1\n")
+    build, calls = _counting({"x": True})
+    assert startcache.cached("t", [source], build) == {"x": True}
+    startcache.replace("t", [source], {"x": True, "y": False})  # a table completed by a later call
+    assert startcache.cached("t", [source], build) == {"x": True, "y": False} and len(calls) == 1
+    assert len(list(cache.glob("t-*.json"))) == 1
+    source.write_text("a: 2\n")  # other content: the replaced value is not read under the new key
+    startcache.forget_digests()
+    assert startcache.cached("t", [source], build) == {"x": True} and len(calls) == 2
+
+
+def test_a_probe_table_grows_to_the_skills_of_each_selection(cache):
+    small = generate.Registry().generate(["host_link"], ["v5e"], 1, 0)
+    table = json.loads(next(cache.glob("probes-*.json")).read_bytes().split(b"\n", 1)[1])
+    assert table and all(sid.startswith("host_link:v5e:") for sid in table)
+    wider = generate.Registry().generate(["host_link", "floor"], ["v5e"], 1, 0)
+    grown = json.loads(next(cache.glob("probes-*.json")).read_bytes().split(b"\n", 1)[1])
+    assert table.items() <= grown.items() and any(sid.startswith("floor:") for sid in grown)
+    assert [p.id for p in wider if p.family == "host_link"] == [p.id for p in small]
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "other key", "not an object",
                                     "fifo", "folder", "deep"])
 def test_a_damaged_entry_is_ignored_and_rebuilt(cache, tmp_path, damage):

@@ -164,6 +164,29 @@ def test_markdown_escapes_text_and_refuses_unsafe_links():
     assert "<ul><li>one</li><li>two</li></ul>" in out and '<h1 id="t-b">T &lt;b&gt;</h1>' in out
 
 
+@pytest.mark.parametrize("hostile", [
+    "<script>alert(1)</script>", "<div onclick=x>\nhi\n</div>", "a <img src=x onerror=alert(1)> b",
+    "<javascript:alert(1)>", "<https://example.org>", "[x](&#106;avascript:alert(1))", "[x](JavaScript:alert(1))",
+    "[x](java\tscript:alert(1))", "[x](mailto:a@b.c)", "[x]\n\n[x]: javascript:alert(1)", "![i](javascript:x)",
+    "[x](<javascript:alert(1)>)", '[x](https://a.b "t\\" onmouseover=\\"x")', "> quote\n\n---\n\n    code",
+    "##### five\n\nline\\\nbreak", "x\n===",
+])
+def test_markdown_turns_hostile_constructs_into_text(hostile):
+    out = markdown.render(hostile) + markdown.inline(hostile)
+    tags = set(re.findall(r"<([a-z0-9]+)", out))
+    assert tags <= {"p", "h1", "h2", "h3", "h4", "ul", "ol", "li", "code", "pre", "strong", "em", "a"}, out
+    hrefs = re.findall(r'<a ([^>]*)>', out)
+    assert all(re.fullmatch(r'href="(https?://|#|\.{0,2}/)[^"]*"( title="[^"]*")?', h) for h in hrefs), out
+
+
+def test_the_quiz_and_deck_paths_import_neither_markdown_it_nor_pygments():
+    code = ("import sys, drills.cli, drills.cmd_quiz, drills.cmd_generate, generator.export.anki; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('markdown_it', 'pygments')]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound())
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 @settings(max_examples=200)
 @given(st.text())
 def test_markdown_never_emits_a_tag_from_the_text(text):
