@@ -25,8 +25,9 @@ import pytest
 
 from drills import assess
 from drills.cmd_generate import card_rules
-from generator import answers, families, misconceptions
+from generator import answers, families
 from generator import generate as gen
+from generator.families import mistakes as named_mistakes
 from generator.export import card
 from generator.export.variants import Variant, variant
 from tests.generator.answer_spellings import bare_base_spellings, right_spellings
@@ -139,7 +140,7 @@ def results(variants):
     note = {"skill": "reader", "seed": 1, "v": [v.to_dict() for v in variants], "m": {}}
     # The back shows a needs-unit answer in words: one case of each numeric variant with bare spellings.
     shown = [[i, bare_base_spellings(v)[0]] for i, v in enumerate(variants) if bare_base_spellings(v)]
-    plain, stated, known = misconceptions.wrong_answers, assess.stated_unit, {}
+    plain, stated, known = named_mistakes.wrong_answers, assess.stated_unit, {}
 
     def once(problem, cat=None):  # wrong_answers is a function of the problem: computed once, not per case
         if cat is not None:
@@ -153,7 +154,7 @@ def results(variants):
         return known[id(problem)][2]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(misconceptions, "wrong_answers", once)
+        mp.setattr(named_mistakes, "wrong_answers", once)
         mp.setattr(assess, "stated_unit", stated_once)
         want = [drill_check_verdict(variants[i], t) for _, i, t in cases]
     out = run_node(HARNESS, {"script": card.script(), "note": note, "verdicts": [[i, t] for _, i, t in cases],
