@@ -26,6 +26,8 @@ import unicodedata
 
 import click
 
+from generator.errors import DrillError
+
 # command name -> "module:function" (imported lazily by LazyGroup.get_command)
 COMMANDS = {
     "chips": "drills.cmd_core:chips",
@@ -250,14 +252,9 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(exc.format_message().split())  # one line, always
         _say_error(f"{where}: error: {message}")
         sys.exit(exc.exit_code)
-    except ImportError as exc:
-        # start-up: `drill` loads a command's dependencies only when it runs
-        from generator.families import FamilyPackageError
-
-        if not isinstance(exc, FamilyPackageError):
-            raise
-        _say_error(f"drill: error: {exc}")
-        sys.exit(2)
+    except DrillError as exc:  # every error the tool raises for its user: one line, its own exit status
+        _say_error(f"drill: error: {exc.format_message()}")
+        sys.exit(exc.exit_code)
     except OSError as exc:
         if _is_output_error(exc):
             _output_failed("", exc)

@@ -49,7 +49,10 @@ class Found(NamedTuple):
 
 
 class FamilyPackageError(DrillError, ImportError):
-    """A name in ``$DRILL_FAMILY_PACKAGES`` that is not a family package; the message is one line."""
+    """A name in ``$DRILL_FAMILY_PACKAGES`` that is not a family package; the message is one line (a
+    usage error: exit 2)."""
+
+    exit_code = 2
 
 
 def package_dirs() -> list[tuple[str, Path]]:
