@@ -219,34 +219,22 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     from labs.record_types import RecordError  # start-up: the lab's modules load only for the command that runs them
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
+    options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, trace_dir=trace_dir,
+                          out_dir=out_dir if out_dir is not None else records.default_dir())  # the learner's folder
     try:
-        on_devices.init_distributed()
+        plan, learner = on_devices.prepare(options, predictions)
     except lab.CollectivesLabError as exc:
         raise click.UsageError(str(exc)) from None
-    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
-
-    device = detect()
-    out_dir = out_dir if out_dir is not None else records.default_dir()  # the learner's records folder
-    options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, out_dir=out_dir,
-                          trace_dir=trace_dir)
-    try:
-        plan = lab.make_plan(options, device)
-        learner = lab.load_predictions(predictions, plan) if predictions else {}
-    except lab.CollectivesLabError as exc:
-        raise click.UsageError(str(exc)) from None
-    on_devices.separate_process_traces(plan)
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
-    say(f"devices: {plan.devices} x {device.device_kind} ({device.platform}); mesh "
+    say(f"devices: {plan.devices} x {plan.device.device_kind} ({plan.device.platform}); mesh "
         f"{C.fmt_shape(plan.mesh_shape)} {plan.axis_names}; {plan.datasheet_note}")
     if not learner and sys.stdin.isatty() and not as_json:
         learner = _ask(plan)
     steps = len(plan.rows) + 2
     count = iter(range(1, steps + 1))
     try:
-        record = on_devices.run(plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
-        typed = rec.parse(record)  # the record as written, validated
-        # One record per run, from process 0.
-        path = rec.save(record, plan.options.out_dir, plan.stem) if on_devices.is_first_process() else None
+        record, typed, path = on_devices.run_and_save(
+            plan, learner, lambda label: click.echo(f"[{next(count)}/{steps}] {label}", err=True))
     except (lab.CollectivesLabError, RecordError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

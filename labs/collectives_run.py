@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from labs.collectives import CollectivesLabError, Plan, RowPlan, assemble
+from labs.collectives import CollectivesLabError, Options, Plan, RowPlan, assemble, load_predictions, make_plan
 
 MIN_JAX = (0, 4, 30)  # the single-chip lab's minimum (pyproject's lab extra): shard_map exists from there on
 INPUT_SETS = 2  # input sets per row, alternated: a call never reuses the previous call's buffers
@@ -200,3 +200,27 @@ def init_distributed(environ: dict[str, str] | None = None) -> bool:
                                   "(integers)") from None
     jax.distributed.initialize(coordinator_address=addr, num_processes=count, process_id=pid)
     return True
+
+
+def prepare(options: Options, predictions: Path | None) -> tuple[Plan, dict[str, float]]:
+    """``drill lab --collectives`` up to measuring: the multi-host start, the device, the plan (each
+    process's own trace folder) and the learner's predictions file; CollectivesLabError (one line)."""
+    from labs.device import detect  # optional dependency: jax loads only when a lab runs on a device
+
+    init_distributed()
+    plan = make_plan(options, detect())
+    learner = load_predictions(predictions, plan) if predictions else {}
+    separate_process_traces(plan)
+    return plan, learner
+
+
+def run_and_save(plan: Plan, learner: dict[str, float],
+                 progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Any, Path | None]:
+    """Measure, validate and (process 0 only) save: (the record, it typed, its path or None on the other
+    processes of a multi-host run). CollectivesLabError or RecordError (one line)."""
+    from labs import collectives_record  # start-up: loaded only on the lab path that uses it
+
+    record = run(plan, learner, progress)
+    typed = collectives_record.parse(record)  # the record as written, validated
+    path = collectives_record.save(record, plan.options.out_dir, plan.stem) if is_first_process() else None
+    return record, typed, path
