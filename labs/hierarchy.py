@@ -177,20 +177,19 @@ def level_plan(device: DeviceInfo) -> tuple[list[tuple[str, str, float | None, b
     return levels, notes
 
 
+def _largest_cache_bytes(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
+    """The largest cache level swept (else the device's own cache size): what main memory must exceed."""
+    return int(max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0)))
+
+
 def _main_buffer(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
-    largest = max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0))
-    wanted = max(MIN_MAIN_MEMORY_BYTES, MAIN_MEMORY_CACHE_MULTIPLE * int(largest))
-    if device.budget_bytes is not None:
-        wanted = min(wanted, int(device.budget_bytes // 2))
-    return wanted
+    wanted = max(MIN_MAIN_MEMORY_BYTES, MAIN_MEMORY_CACHE_MULTIPLE * _largest_cache_bytes(device, levels))
+    return wanted if device.budget_bytes is None else min(wanted, int(device.budget_bytes // 2))
 
 
 def _rotated_total(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
-    largest = max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0))
-    total = max(64 * 2**20, ROTATED_CACHE_MULTIPLE * int(largest))
-    if device.budget_bytes is not None:
-        total = min(total, int(device.budget_bytes // 4))
-    return total
+    total = max(64 * 2**20, ROTATED_CACHE_MULTIPLE * _largest_cache_bytes(device, levels))
+    return total if device.budget_bytes is None else min(total, int(device.budget_bytes // 4))
 
 
 def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
