@@ -93,14 +93,18 @@ def test_events_that_name_no_listed_program_are_judged_by_the_modules_of_that_na
                             "bf16[128,128], bf16[128,128], not this measurement's") for w in why), why
 
 
-def test_an_ops_trace_of_another_ops_module_never_counts(tmp_path):
-    rec = synthetic.record(tmp_path)
-    m = _row(rec, "add")["measured"]
+def _retrace(tmp_path, m: dict, op: str, size: int) -> None:
+    """Replace measurement ``m``'s traces with ``op``'s module compiled at ``size``, its times and window kept."""
     root = tmp_path / "bench" / m["trace_dir"]
     shutil.rmtree(root)
-    fabricate.write_for_measurement(root, "gpu", OPS["matmul"].module_name(), m["device_runs_s"], m["traces"],
-                                    parameters=list(verify.op_parameters("matmul", N, DTYPE)),
+    fabricate.write_for_measurement(root, "gpu", OPS[op].module_name(), m["device_runs_s"], m["traces"],
+                                    parameters=list(verify.op_parameters(op, size, DTYPE)),
                                     window_unix_ns=(m["traced_from_unix_ns"], m["traced_until_unix_ns"]))
+
+
+def test_an_ops_trace_of_another_ops_module_never_counts(tmp_path):
+    rec = synthetic.record(tmp_path)
+    _retrace(tmp_path, _row(rec, "add")["measured"], "matmul", N)
     why = _why(tmp_path, rec)
     assert any(w.startswith("traces: add: cannot re-derive: trace-1: no event of the module in the trace")
                for w in why), why
@@ -108,12 +112,7 @@ def test_an_ops_trace_of_another_ops_module_never_counts(tmp_path):
 
 def test_a_fixed_cost_probe_timed_from_a_trace_at_n_never_counts(tmp_path):
     rec = synthetic.record(tmp_path)
-    m = rec["probes"]["fixed_cost_by_op"]["softmax"]["measurement"]
-    root = tmp_path / "bench" / m["trace_dir"]
-    shutil.rmtree(root)
-    fabricate.write_for_measurement(root, "gpu", OPS["softmax"].module_name(), m["device_runs_s"], m["traces"],
-                                    parameters=list(verify.op_parameters("softmax", N, DTYPE)),
-                                    window_unix_ns=(m["traced_from_unix_ns"], m["traced_until_unix_ns"]))
+    _retrace(tmp_path, rec["probes"]["fixed_cost_by_op"]["softmax"]["measurement"], "softmax", N)
     why = _why(tmp_path, rec)
     assert any(w.startswith("traces: fixed cost softmax: cannot re-derive: trace-1: its jit_lab_softmax ran "
                             "program 7, compiled for bf16[4096,4096], not this measurement's bf16[128,128]")
