@@ -227,6 +227,12 @@ def array_bytes(shape: tuple[int, ...] | list[int], dtype: str = "bf16") -> int:
     return elements * _b(normalize_dtype(dtype))
 
 
+def in_place_pass_bytes(shape: tuple[int, ...] | list[int], dtype: str = "bf16") -> int:
+    """Bytes one elementwise pass over an array moves when it writes the result in place (``-x`` with
+    its input donated, the lab's copy probes): the array read once and written once."""
+    return 2 * array_bytes(shape, dtype)
+
+
 # --- tweaked costs: each classic wrong method is the model called on one of these -------------------
 
 def as_elements(c: OpCost) -> OpCost:

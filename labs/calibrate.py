@@ -2,7 +2,7 @@
 
 Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.costs``.
 The copy is ``-x`` with its input donated, so each call reads the buffer once
-and writes it back in place: bytes moved = 2 x the buffer's size. Donation
+and writes it back in place: its bytes are ``costs.in_place_pass_bytes``. Donation
 matters most on a CPU, where a fresh large output pays page faults on first
 touch and understates bandwidth. The copy's buffer is float32 whatever the
 lab's dtype: bytes are bytes, and on an H200 (2026-11-29, bench/probe_bandwidth.py)
@@ -121,7 +121,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
 
     cp_meas = measure.measure_call(step, "jit_lab_calibrate_copy", reps,
                                    None if trace_dir is None else Path(trace_dir) / "calibrate_copy")
-    moved = 2 * rows * cols * DTYPE_BYTES[COPY_DTYPE]
+    moved = costs.in_place_pass_bytes((rows, cols), COPY_DTYPE)
     holder.clear()
     flops_per_s = mm_flops / mm_meas.measured_s
     bytes_per_s = moved / cp_meas.measured_s

@@ -73,8 +73,8 @@ def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
     rows = max(1, buffer_bytes // (cols * elem))
-    size = rows * cols * elem
-    passes = max(1, math.ceil(BYTES_PER_CALL / (2 * size)))
+    moved = costs.in_place_pass_bytes((rows, cols), COPY_DTYPE)  # one pass
+    passes = max(1, math.ceil(BYTES_PER_CALL / moved))
 
     def lab_hierarchy_copy(x: Any) -> Any:
         return lax.fori_loop(0, passes, lambda i, y: -y, x)
@@ -88,7 +88,7 @@ def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
 
     meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_copy", reps, None))
     holder.clear()
-    return 2 * size * passes / meas.measured_s, meas.wall.spread, passes
+    return moved * passes / meas.measured_s, meas.wall.spread, passes
 
 
 CALL_SIZES_BYTES = (256 * 2**10, 2**20, 4 * 2**20, 16 * 2**20)  # a call's buffer, main memory swept by call
@@ -125,7 +125,7 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
                    keep_last=folder is not None)
     spread = _spread(meas)
     bufs.clear()
-    return 2 * size / meas.measured_s, spread
+    return costs.in_place_pass_bytes((rows, cols), COPY_DTYPE) / meas.measured_s, spread
 
 
 def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None) -> tuple[float, float, str]:

@@ -327,3 +327,29 @@ def test_the_collectives_labs_compute_time_follows_the_roofline(coll_plan, slow_
     mm = plan.matmul.id
     assert sheet[mm]["t_math_s"] == pytest.approx(SCALE * sheet0[mm]["t_math_s"], rel=1e-12)
     assert cal[mm]["t_math_s"] == pytest.approx(SCALE * cal0[mm]["t_math_s"], rel=1e-12)
+
+
+def test_the_labs_copy_probes_count_their_bytes_through_costs(monkeypatch):
+    """The hierarchy's and the calibration's copy bandwidths are ``costs.in_place_pass_bytes`` over the
+    measured time: counting each pass's bytes twice doubles both (the probes' timing faked at 1 s a call)."""
+    from types import SimpleNamespace
+
+    from generator import costs
+    from labs import calibrate, hierarchy, measure
+    from tests.labs import synthetic
+
+    timing = SimpleNamespace(spread=0.0)
+    fake = SimpleNamespace(measured_s=1.0, wall=timing, device=None, measured_from="wall")
+    monkeypatch.setattr(measure, "measure_call", lambda *args, **kwargs: fake)
+    device = synthetic.device("cpu", "cpu", memory_bytes=64 * 2**20, cache_bytes=2**20)
+
+    def rates() -> tuple[float, float, float]:
+        level, _, passes = hierarchy.copy_rate(2**16)
+        rotated, _ = hierarchy.rotated_copy_rate(2**16, 2**18, None)
+        return level / passes, rotated, calibrate.calibrate(device, "f32", 1, None).bytes_per_s
+
+    plain = rates()
+    assert plain[0] == plain[1] == costs.in_place_pass_bytes((2**16 // 1024, 256), "f32")
+    real = costs.in_place_pass_bytes
+    monkeypatch.setattr(costs, "in_place_pass_bytes", lambda shape, dtype="bf16": 2 * real(shape, dtype))
+    assert rates() == pytest.approx(tuple(2 * r for r in plain))
