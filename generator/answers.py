@@ -82,7 +82,8 @@ _DIMENSION_NAMES: dict[Dims, tuple[str, str]] = {
 
 # Spelled-out times and their abbreviations, matched case-insensitively ("12 Microseconds", "12 USEC").
 _TIME_WORDS: dict[str, float] = {}
-for _scale, _names in ((1.0, ("s", "sec", "secs", "second", "seconds")),
+# "ks": ``units.fmt`` shows a time of 1000 s or more with the kilo prefix ("2.31 ks"), so it reads back.
+for _scale, _names in ((1e3, ("ks",)), (1.0, ("s", "sec", "secs", "second", "seconds")),
                        (1e-3, ("ms", "msec", "msecs", "millisecond", "milliseconds")),
                        (1e-6, ("us", "µs", "μs", "usec", "usecs", "µsec", "μsec", "microsecond", "microseconds")),
                        (1e-9, ("ns", "nsec", "nsecs", "nanosecond", "nanoseconds")),

@@ -401,3 +401,13 @@ def test_a_bare_number_right_only_in_the_base_unit_asks_for_its_unit():
     assert parse_number("0.5", "s", "us", key, right) == pytest.approx(0.5e-6)  # wrong both ways: graded
     assert parse_number("0.000698", "s", "us", key) == pytest.approx(698e-12)  # no grader given: read as before
     assert parse_number("0.000698 s", "s", "us", key, right) == pytest.approx(698e-6)  # a unit typed
+
+
+@given(st.floats(min_value=1e-12, max_value=9.99e5, allow_nan=False, allow_infinity=False))
+def test_every_time_the_tool_shows_reads_back(seconds_value):
+    """``units.fmt`` is how every screen shows a time ("87.2 µs", "2.31 ks"): the grammar reads each one
+    back to within its 3 significant digits."""
+    from generator.units import fmt
+
+    shown = fmt(seconds_value, "s")
+    assert answers.parse_duration_seconds(shown) == pytest.approx(seconds_value, rel=6e-3), shown
