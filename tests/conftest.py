@@ -1,3 +1,4 @@
+import json
 import os
 import re
 import signal
@@ -33,6 +34,16 @@ def bound(seconds: float = MIN_BOUND_S) -> float:
     if not scale > 0:
         raise pytest.UsageError(f"{TIME_SCALE_ENV}={raw!r} must be positive")
     return max(MIN_BOUND_S, seconds * scale)
+
+
+def loaded_packages(statements: str, packages: tuple[str, ...]) -> list[str]:
+    """The modules of ``packages`` a fresh interpreter has loaded after running ``statements`` (imports,
+    a call) in the repository: what a command's path costs at start-up."""
+    code = (f"import sys, json\n{statements}\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {packages!r})))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=bound())
+    assert res.returncode == 0, res.stdout + res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def finishes(action, seconds: float = MIN_BOUND_S):
