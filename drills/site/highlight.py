@@ -12,14 +12,17 @@ Imported by the site build only (``drill site``): the quiz and deck paths never 
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pygments.lexers.python import PythonLexer
-from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, is_token_subtype
+
+if TYPE_CHECKING:  # annotations only: Pygments' token type class is named in its stubs (types-Pygments)
+    from pygments.token import _TokenType
 
 _LEXER = PythonLexer()
 # Pygments token type -> the page's class, most specific first (a type is in its parent: Name.Builtin in Name).
-_KINDS: tuple[tuple[Any, str], ...] = (
+_KINDS: tuple[tuple[_TokenType, str], ...] = (
     (Comment, "comment"), (String, "string"), (Number, "number"),
     (Operator.Word, "keyword"), (Keyword, "keyword"), (Operator, "op"), (Punctuation, "op"),
     (Name.Builtin.Pseudo, ""), (Name.Builtin, "builtin"), (Name.Exception, "builtin"),
@@ -27,9 +30,9 @@ _KINDS: tuple[tuple[Any, str], ...] = (
 )
 
 
-def _kind(token_type: Any) -> str:
+def _kind(token_type: _TokenType) -> str:
     for parent, kind in _KINDS:
-        if token_type in parent:
+        if is_token_subtype(token_type, parent):
             return kind
     return ""
 
