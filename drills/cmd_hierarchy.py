@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from drills.cmd_lab import _require_jax
+
+if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
+    from generator.hierarchy import Hierarchy
 
 CPU_SIZE = 1024  # N of the lab's matmul shapes on a CPU (the lab's CPU default)
 ACCELERATOR_SIZE = 4096
@@ -52,15 +56,15 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
 
     device = detect()
     n = size or (CPU_SIZE if device.platform == "cpu" else ACCELERATOR_SIZE)
-    say = (lambda text: click.echo(text, err=True))
 
     with tempfile.TemporaryDirectory(prefix="drill-hierarchy-") as traces:  # device time, then gone
-        measured = lab_hierarchy.measure_hierarchy(device, n, chosen, progress=lambda label: say(f"measuring: {label}"),
-                                                   trace_dir=Path(traces))
+        measured = lab_hierarchy.measure_hierarchy(
+            device, n, chosen, progress=lambda label: click.echo(f"measuring: {label}", err=True),
+            trace_dir=Path(traces))
     _show(measured, as_json)
 
 
-def _show(found, as_json: bool) -> None:
+def _show(found: Hierarchy, as_json: bool) -> None:
     from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:

@@ -10,7 +10,8 @@ import json
 
 import click
 
-from drills.store import Store, StoreError
+from drills.store import Store
+from drills.store_files import StoreError
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from fsrs import State
 
-from drills.store import Store, Tally, iso, parse_iso
-from drills.store_clock import day_start, day_starts, local_date, utc_now, wall_clock
+from drills.store import Store, Tally
+from drills.store_clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
 from generator.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30

@@ -62,6 +62,16 @@ def _parser() -> MarkdownIt:
 _MD = _parser()
 
 
+def _html_renderer(md: MarkdownIt) -> _Compact:
+    """The parser's renderer as the class it is (``renderer_cls=_Compact``), whose ``render`` returns ``str``."""
+    renderer = md.renderer
+    assert isinstance(renderer, _Compact)
+    return renderer
+
+
+_HTML = _html_renderer(_MD)
+
+
 def _shape(tokens: list[Token], heading_offset: int, id_prefix: str) -> None:
     """Each heading demoted by ``heading_offset`` (at most h6) with its id; one deeper than
     ``MAX_HEADING`` in the source becomes a paragraph. A fence's language is not written (the
@@ -86,18 +96,20 @@ def render(text: str, heading_offset: int = 0, id_prefix: str = "") -> str:
     env: EnvType = {}
     tokens = _MD.parse(text, env)
     _shape(tokens, heading_offset, id_prefix)
-    return _MD.renderer.render(tokens, _MD.options, env).strip("\n")
+    return _HTML.render(tokens, _MD.options, env).strip("\n")
 
 
 def inline(text: str) -> str:
     """Escape ``text`` and render the inline subset (a title: no blocks)."""
-    return _MD.renderInline(text)
+    env: EnvType = {}
+    return _HTML.render(_MD.parseInline(text, env), _MD.options, env)
 
 
 def split_parts(text: str) -> list[tuple[str, str]]:
     """``# Title`` parts of a document: [(title, body markdown)], in order."""
     parts: list[tuple[str, str]] = []
-    title, body = None, []
+    title: str | None = None
+    body: list[str] = []
     for line in text.replace("\r\n", "\n").split("\n"):
         m = re.match(r"^#\s+(.*?)\s*$", line)
         if m:
