@@ -50,6 +50,7 @@ from generator.units import si
 from labs import collectives_record as rec
 from labs import records, score
 from labs.options import RunOptions
+from labs.record_types import RecordError
 
 if TYPE_CHECKING:
     from labs.device import DeviceInfo
@@ -193,7 +194,7 @@ def make_plan(options: Options, device: DeviceInfo | Any, now: _dt.datetime | No
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
     try:
         stem, trace_dir = options.claim_output(record_stem(device.platform, device.device_kind, n, stamp))
-    except records.RecordError as exc:
+    except RecordError as exc:
         raise CollectivesLabError(str(exc)) from None
     notes = []
     if device.platform == "cpu":
