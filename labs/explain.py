@@ -13,18 +13,27 @@ never counts as explained). Pure Python (no jax).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from generator import miss_reasons
 from generator.termsafe import visible
 from labs import evidence
 from labs.record_types import OpRow
 
+if TYPE_CHECKING:  # annotations only: the record as JSON (a record being judged is edited in place)
+    from labs.records import RecordJSON
+
+# An explanation as given: a sentence, or the mapping form (``labs.inputs.ExplanationEntry``, or ``corrected``
+# as text), or nothing.
+Given = str | Mapping[str, Any] | None
+
 
 def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def split(given) -> tuple[str, list[str] | None, float | None]:
+def split(given: Given) -> tuple[str, list[str] | None, float | None]:
     """(text, reason ids or None, corrected seconds or None) of a sentence or a mapping."""
     if isinstance(given, dict):
         corrected = given.get("corrected_s")
@@ -34,13 +43,13 @@ def split(given) -> tuple[str, list[str] | None, float | None]:
     return str(given or ""), None, None
 
 
-def judge(record: dict, op: str, given) -> miss_reasons.Judgement:
+def judge(record: RecordJSON, op: str, given: Given) -> miss_reasons.Judgement:
     """The judgement of one explanation of ``op`` (KeyError for an unknown reason id or op)."""
     text, reasons, corrected = split(given)
     return miss_reasons.judge(text, evidence.op_evidence(record, op), reasons, corrected)
 
 
-def finding(record: dict, op: str) -> str | None:
+def finding(record: RecordJSON, op: str) -> str | None:
     """Why no set of reasons the evidence allows explains ``op``'s miss (``miss_reasons.unexplainable``),
     or None (it can be explained, or the record has no such miss)."""
     try:
@@ -49,10 +58,10 @@ def finding(record: dict, op: str) -> str | None:
         return None
 
 
-def mark_findings(record: dict) -> list[str]:
+def mark_findings(record: RecordJSON) -> list[str]:
     """Store each miss the evidence cannot explain as ``unexplained-by-evidence`` (its ``finding``) before
     any "why?" is asked; returns "op: finding" lines."""
-    lines = []
+    lines: list[str] = []
     for row in record["ops"]:
         if row.get("verdict") != "miss" or not isinstance(row.get("miss"), dict):
             continue
@@ -68,15 +77,16 @@ def mark_findings(record: dict) -> list[str]:
 UNEXPLAINED_BY_EVIDENCE = "unexplained-by-evidence"
 
 
-def empty_miss(op: str) -> dict:
+def empty_miss(op: str) -> dict[str, Any]:
     return {"op": op, "reasons": [], "corrected_s": None, "text": "", "accepted": False,
             "why": "not explained yet", "revealed": False, "attempts": []}
 
 
-def apply(row: dict, judgement: miss_reasons.Judgement, at: str | None = None) -> None:
+def apply(row: RecordJSON, judgement: miss_reasons.Judgement, at: str | None = None) -> None:
     """Store an attempt on a miss: appended to ``attempts``; the miss's own fields take it unless an
     accepted explanation is already there (never replaced by a later refused one)."""
-    miss = row.get("miss") if isinstance(row.get("miss"), dict) else empty_miss(row["op"])
+    stored = row.get("miss")
+    miss: dict[str, Any] = stored if isinstance(stored, dict) else empty_miss(row["op"])
     miss.setdefault("revealed", False)
     attempts = list(miss.get("attempts") or [])
     attempt = judgement.to_dict()
@@ -90,10 +100,11 @@ def apply(row: dict, judgement: miss_reasons.Judgement, at: str | None = None) -
     row["miss"] = miss
 
 
-def reveal(record: dict, row: dict) -> list[str]:
+def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
     """Mark the miss revealed and return the lines that show which reasons explain it, with the
     corrected time each set gives (``drill explain --show``)."""
-    miss = row.get("miss") if isinstance(row.get("miss"), dict) else empty_miss(row["op"])
+    stored = row.get("miss")
+    miss: dict[str, Any] = stored if isinstance(stored, dict) else empty_miss(row["op"])
     miss["revealed"] = True
     miss.setdefault("attempts", [])
     row["miss"] = miss
@@ -108,7 +119,7 @@ def reveal(record: dict, row: dict) -> list[str]:
                     f"(measured {fmt(ev.measured_seconds, 's')})") for c in found]
 
 
-def accepted(row: dict | OpRow) -> bool:
+def accepted(row: RecordJSON | OpRow) -> bool:
     """A miss counts as explained when its explanation was accepted and the answer was never revealed
     (records before schema 3: any sentence). A typed row (``labs.record_types.OpRow``) or its dict."""
     if isinstance(row, OpRow):
