@@ -48,19 +48,41 @@ import datetime as _dt
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 from generator import catalogue
 from generator.safeio import display_path
 from generator.termsafe import visible_lines
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
-from labs.record_types import LabRecord, Measured, Miss, OpRow, as_record
+from labs.record_types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
+from labs.records import LedgerEntry, RecordJSON
 
 GATE = "GATE 00"
 CRITERION = "Latency predictions for five ops within 2x of measured, every miss explained"
 PENDING_TEXT = "no lab record yet: run `drill lab` on a TPU or GPU with your predictions written first"
 STATUSES = ("pass", "fail", "practice", "pending")  # the gate's; a record's status may also be "incomplete"
 RELATIVE_TOLERANCE = 1e-9  # stored seconds re-derived exactly (floating-point noise only)
+
+
+class _JudgedMissKeys(TypedDict):
+    op: str
+    text: str
+    accepted: bool
+    why: str
+    refused_attempts: int
+
+
+class JudgedMiss(_JudgedMissKeys, total=False):
+    """One miss re-judged (``Row.explanations``); ``finding`` is set when no set of reasons the
+    evidence allows explains it."""
+    finding: bool
+
+
+class Skipped(TypedDict):
+    """A file of the folder the gate could not judge, and why (one line)."""
+    path: str
+    reason: str
 
 
 @dataclass
@@ -82,13 +104,13 @@ class Row:
     unexplained: list[str] = field(default_factory=list)
     missing_ops: list[str] = field(default_factory=list)
     started_at: str = ""
-    explanations: list[dict] = field(default_factory=list)  # each miss re-judged: op, accepted, why
+    explanations: list[JudgedMiss] = field(default_factory=list)  # each miss re-judged: op, accepted, why
     lacking: list[str] = field(default_factory=list)  # evidence the record does not have
     takes_slot: bool = False  # made with the learner's predictions: competes for the first-run slot
     blockers: list[str] = field(default_factory=list)  # why it cannot count (why_not's first part)
     findings: list[str] = field(default_factory=list)  # misses the evidence cannot explain: "op: why"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out.pop("blockers")
         return out
@@ -118,15 +140,15 @@ class Row:
 class GateResult:
     status: str
     rows: list[Row]
-    skipped: list[dict]
+    skipped: list[Skipped]
     bench: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"gate": GATE, "criterion": CRITERION, "status": self.status, "bench": self.bench,
                 "rows": [r.to_dict() for r in self.rows], "skipped": self.skipped}
 
 
-def _instant(text) -> _dt.datetime | None:
+def _instant(text: object) -> _dt.datetime | None:
     """An ISO 8601 time with its zone, or None."""
     try:
         value = _dt.datetime.fromisoformat(str(text))
@@ -135,7 +157,7 @@ def _instant(text) -> _dt.datetime | None:
     return value if value.tzinfo is not None else None
 
 
-def _order(row: Row) -> tuple:
+def _order(row: Row) -> tuple[bool, _dt.datetime, str]:
     when = _instant(row.started_at)
     return (when is None, when or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc), row.path)
 
@@ -266,13 +288,18 @@ def stored_has_time(text: str) -> bool:
 
 
 def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findings: list[str] | None = None
-                  ) -> tuple[list[str], list[str], list[str], list[dict], list[str], list[str]]:
+                  ) -> tuple[list[str], list[str], list[str], list[JudgedMiss], list[str], list[str]]:
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies);
     a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
     unexplained."""
     from generator import miss_reasons  # start-up: loaded only on the lab path that uses it
 
-    misses, explained, unexplained, judged, lacking, odd = [], [], [], [], set(), []
+    misses: list[str] = []
+    explained: list[str] = []
+    unexplained: list[str] = []
+    judged: list[JudgedMiss] = []
+    lacking: set[str] = set()
+    odd: list[str] = []
     findings = findings if findings is not None else []
     data = None  # the dict labs.evidence reads, made once and only for a miss
     for name in SEED_OPS:
@@ -280,14 +307,14 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
         if row is None:
             continue
         prediction = row.predictions.get(graded)
-        ratio = score.ratio(row.measured.measured_s, prediction and prediction.seconds)
+        ratio = score.ratio(row.measured.measured_s, prediction.seconds if prediction is not None else None)
         if score.within(ratio):
             continue
         misses.append(name)
         stored: Miss | None = row.miss
         text = (stored.text if stored else "") or row.explanation or ""
-        given = {"text": text, "reasons": list(stored.reasons if stored else ()),
-                 "corrected_s": stored.corrected_s if stored else None}
+        given_reasons = list(stored.reasons if stored else ())
+        given_corrected_s = stored.corrected_s if stored else None
         try:
             data = record.to_dict() if data is None else data
             ev = records.op_evidence(data, name)
@@ -298,13 +325,13 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
                 judged.append({"op": name, "text": text, "accepted": False, "why": f"unexplained-by-evidence: {finding}",
                                "refused_attempts": 0, "finding": True})
                 continue
-            j = miss_reasons.judge(given["text"], ev, given["reasons"] or None, given["corrected_s"])
+            j = miss_reasons.judge(text, ev, given_reasons or None, given_corrected_s)
             ok, why = j.accepted, j.why
         except KeyError as exc:  # an unknown reason id or no roofline: not accepted
             ok, why = False, f"refused: {exc.args[0]}"
         if ok and stored and stored.revealed:  # the answer was shown before it was given
             ok, why = False, "revealed (drill explain --show): a miss explained after seeing the answer does not count"
-        if not ok and text and given["corrected_s"] is None and not stored_has_time(text):
+        if not ok and text and given_corrected_s is None and not stored_has_time(text):
             lacking.add("a corrected time in the explanation (made before explanations were corrected estimates)")
         if stored and stored.accepted and not ok and not stored.revealed and record.schema_version >= 4:
             odd.append(f"{name}: the record says its explanation was accepted, but the evidence does not "
@@ -317,7 +344,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
 
 # ----------------------------------------------------------------- one record
 
-def judge_record(record: LabRecord | dict, path: str = "") -> Row:
+def judge_record(record: LabRecord | RecordJSON, path: str = "") -> Row:
     """One record's row: re-derives each seed op's ratio against the graded prediction, re-judges
     every explanation, and lists every reason (a), (b) and (d) the record cannot count; (c) needs
     the other records and the ledger (``apply_first_run_rule``). A dict is read as a typed record."""
@@ -362,7 +389,7 @@ def judge_record(record: LabRecord | dict, path: str = "") -> Row:
 
 def _verdict_reasons(row: Row) -> list[str]:
     """Why a graded record did not pass (empty for a pass or an ungraded record)."""
-    why = []
+    why: list[str] = []
     if row.verdict in ("ungraded",) or row.missing_ops:
         return why
     if row.misses:
@@ -381,7 +408,7 @@ def _verdict_reasons(row: Row) -> list[str]:
     return why
 
 
-def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None, present: set[str]) -> list[str]:
+def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[LedgerEntry] | None, present: set[str]) -> list[str]:
     """``ledger:`` the folder's ledger vouches for this record (its lines name the record's SHA-256,
     platform, device_kind, chip, N, schema version and start time), and (c): this run's place
     among the runs that took the device kind's slot, and earlier runs whose records are gone.
@@ -422,7 +449,7 @@ def _ledger_reasons(loaded: records.Loaded, row: Row, ledger: list[dict] | None,
     index = next((i for i, e in enumerate(slot) if e.get("stem") == stem), len(slot))
     started = _instant(record.measurement_started_at)
 
-    def before(i: int, e: dict) -> bool:
+    def before(i: int, e: LedgerEntry) -> bool:
         when = _instant(e.get("started_at"))
         if when is None or started is None:
             return True
@@ -463,7 +490,7 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
     """The gate over a records folder, read under its shared lock; ``records.FolderLocked`` (one
     line naming the holder's PID) when another command holds the folder past the wait."""
     bench_dir = records.default_dir() if bench_dir is None else Path(bench_dir)
-    skipped: list[dict] = []
+    skipped: list[Skipped] = []
     if not bench_dir.is_dir():
         return _evaluate(bench_dir, [], None, skipped)
     try:  # read under the folder's lock: never half a save (a save holds it for milliseconds)
@@ -471,18 +498,18 @@ def evaluate(bench_dir: Path | None = None) -> GateResult:
             loaded_all = records.scan(bench_dir)
             try:
                 ledger = records.read_ledger(bench_dir) if (bench_dir / records.LEDGER_NAME).exists() else None
-            except records.RecordError as exc:
+            except RecordError as exc:
                 ledger = None
                 skipped.append({"path": display_path(bench_dir / records.LEDGER_NAME), "reason": str(exc)})
     except records.FolderLocked:
         raise  # a gate read while another command holds the folder would be a false "pending"
-    except records.RecordError as exc:
+    except RecordError as exc:
         skipped.append({"path": display_path(bench_dir), "reason": str(exc)})
         loaded_all, ledger = [], None
     return _evaluate(bench_dir, loaded_all, ledger, skipped)
 
 
-def _refusals_from_ledger(row: Row, stem: str, ledger: list[dict] | None) -> None:
+def _refusals_from_ledger(row: Row, stem: str, ledger: list[LedgerEntry] | None) -> None:
     """Each explanation's refused attempts: the most the record or any of its ledger lines counts, so a
     record rewritten without its trail still shows it."""
     counted = [e.get("refused_attempts") for e in ledger or [] if e.get("stem") == stem]
@@ -492,7 +519,8 @@ def _refusals_from_ledger(row: Row, stem: str, ledger: list[dict] | None) -> Non
         judged["refused_attempts"] = max(int(judged.get("refused_attempts") or 0), most)
 
 
-def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skipped: list[dict]) -> GateResult:
+def _evaluate(bench_dir: Path, loaded_all: list[records.Loaded], ledger: list[LedgerEntry] | None,
+              skipped: list[Skipped]) -> GateResult:
     from labs import consistency  # start-up: loaded only on the lab path that uses it
 
     rows = []
@@ -500,7 +528,7 @@ def _evaluate(bench_dir: Path, loaded_all: list, ledger: list[dict] | None, skip
     for loaded in loaded_all:
         shown = display_path(loaded.path)  # a file name that is not UTF-8 still prints
         if loaded.record is None:
-            skipped.append({"path": shown, "reason": loaded.error})
+            skipped.append({"path": shown, "reason": str(loaded.error)})  # set whenever the record is None
             continue
         try:
             row = judge_record(loaded.record, shown)

@@ -34,7 +34,6 @@ NOT_YET_STRICT: frozenset[str] = frozenset({
     "labs.calibrate",
     "labs.consistency",
     "labs.evidence",
-    "labs.gate",
     "labs.hierarchy",
     "labs.runner",
     "labs.session",
