@@ -40,10 +40,15 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from generator import catalogue, costs, roofline
 from generator.safeio import display_path
 from labs.record_types import LabRecord, as_record
+
+if TYPE_CHECKING:  # annotations only: the record as JSON, read defensively here
+    from labs.records import RecordJSON
+    from labs.hloproto import Shape
 
 FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
 PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
@@ -54,7 +59,18 @@ _HOST_THREAD = re.compile(r"^(tf_|python\d*$|MainThread$|Thread-\d|ThreadPoolExe
 _PLANE = {"gpu": re.compile(r"^/device:GPU", re.IGNORECASE), "tpu": re.compile(r"^/device:TPU", re.IGNORECASE)}
 
 
-def _close(a, b, rel: float = REL) -> bool:
+def _object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: the record's parts are read defensively."""
+    return value if isinstance(value, dict) else {}
+
+
+def _float(value: Any) -> float:
+    """``float(value)`` of an untrusted JSON value: TypeError or ValueError for anything that is not a
+    number (or a number's text), which the callers catch."""
+    return float(value)
+
+
+def _close(a: Any, b: Any, rel: float = REL) -> bool:
     try:
         a, b = float(a), float(b)
     except (TypeError, ValueError):
@@ -74,7 +90,7 @@ def _whole(value: object) -> int | None:
     return None
 
 
-def schema_reasons(record: dict) -> list[str]:
+def schema_reasons(record: RecordJSON) -> list[str]:
     from labs.records import SCHEMA_VERSION  # start-up: loaded only on the lab path that uses it
 
     version = record.get("schema_version")
@@ -84,18 +100,18 @@ def schema_reasons(record: dict) -> list[str]:
     return []
 
 
-def probe_measurements(record: dict) -> dict[str, tuple[dict, str, tuple | None]]:
+def probe_measurements(record: RecordJSON) -> dict[str, tuple[dict[str, Any], str, tuple[Shape, ...] | None]]:
     """The probes' stored measurements: name -> (measurement dict, XLA module name, the entry
     parameters its module is compiled for: None where the record does not say)."""
     from labs import verify  # start-up: loaded only on the lab path that uses it
     from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
 
-    probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
-    cal = probes.get("calibration") if isinstance(probes.get("calibration"), dict) else {}
-    found = {}
+    probes = _object(record.get("probes"))
+    cal = _object(probes.get("calibration"))
+    found: dict[str, tuple[dict[str, Any], str, tuple[Shape, ...] | None]] = {}
     # The fixed cost is measured per op kind: the same op at its smallest size, timed under the op's
     # own XLA module name in its own trace folder (labs.evidence.fixed_cost_probes).
-    by_op = probes.get("fixed_cost_by_op") if isinstance(probes.get("fixed_cost_by_op"), dict) else {}
+    by_op = _object(probes.get("fixed_cost_by_op"))
     for op, entry in by_op.items():
         if op in OPS and isinstance(entry, dict) and isinstance(entry.get("measurement"), dict):
             found[f"fixed cost {op}"] = (entry["measurement"], OPS[op].module_name(),
@@ -108,7 +124,7 @@ def probe_measurements(record: dict) -> dict[str, tuple[dict, str, tuple | None]
     return found
 
 
-def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) -> list[str]:
+def trace_reasons(record: RecordJSON, folder: Path, typed: LabRecord | None = None) -> list[str]:
     """``traces:``, ``device planes:`` and ``trace times:`` for one record in ``folder``."""
     from labs import verify  # start-up: loaded only on the lab path that uses it
     from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
@@ -179,7 +195,7 @@ def trace_reasons(record: dict, folder: Path, typed: LabRecord | None = None) ->
     return why
 
 
-def evidence_reasons(record: dict) -> list[str]:
+def evidence_reasons(record: RecordJSON) -> list[str]:
     """``probes:`` and ``evidence:``: the probe numbers agree with their measurements and each op's
     evidence with the probes and the constants."""
     why = []
@@ -197,7 +213,7 @@ def evidence_reasons(record: dict) -> list[str]:
                 ("attained_bytes_per_s", "hbm_bytes_per_s", probes.get("attained_bytes_per_s"),
                  cp.get("bytes_moved"), cp)):
             try:
-                derived = float(work) / float(m.get("measured_s"))
+                derived = _float(work) / _float(m.get("measured_s"))
             except (TypeError, ValueError, ZeroDivisionError):
                 derived = None
             if derived is None or not _close(stored, derived) or not _close(cal.get(cal_key), stored):
@@ -228,7 +244,8 @@ def evidence_reasons(record: dict) -> list[str]:
             continue
         per_op = (probes.get("fixed_cost_by_op") or {}).get(row["op"]) if isinstance(
             probes.get("fixed_cost_by_op"), dict) else None
-        pairs = [("fixed_cost_s", per_op.get("fixed_cost_s") if isinstance(per_op, dict) else probes.get("fixed_cost_s")),
+        pairs: list[tuple[str, Any]] = [
+                 ("fixed_cost_s", per_op.get("fixed_cost_s") if isinstance(per_op, dict) else probes.get("fixed_cost_s")),
                  ("attained_flops_per_s", probes.get("attained_flops_per_s")),
                  ("attained_bytes_per_s", probes.get("attained_bytes_per_s")),
                  ("xla_flops", (row.get("xla_cost") or {}).get("flops")),
@@ -246,7 +263,7 @@ def evidence_reasons(record: dict) -> list[str]:
     return why
 
 
-def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
+def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]:
     """``probes:`` for the fixed cost per op kind: each op kind's device time is its measurement's,
     its work floor is the roofline at the probes' attained speeds (or the measured hierarchy's faster
     ones) for that op at the probe's size,
@@ -286,7 +303,7 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
                 why.append(f"probes: fixed cost {op}: work_floor_s {work_s!r} s is not the roofline's "
                            f"{expected:g} s at the attained speeds (edited?)")
         try:
-            net = max(0.0, float(device_s) - float(work_s))
+            net = max(0.0, _float(device_s) - _float(work_s))
         except (TypeError, ValueError):
             net = None
         if net is None or not _close(entry.get("fixed_cost_s"), net, 1e-6):
@@ -294,7 +311,7 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
                        f"time less its work ({net!r} s) (edited?)")
     smallest = [e.get("fixed_cost_s") for e in by_op.values() if isinstance(e, dict)]
     try:
-        low = min(float(v) for v in smallest)
+        low = min(_float(v) for v in smallest)
     except (TypeError, ValueError):
         low = None
     if low is None or not _close(probes.get("fixed_cost_s"), low):
@@ -303,7 +320,7 @@ def _fixed_cost_reasons(record: dict, probes: dict) -> list[str]:
     return why
 
 
-def _floor(record: dict, row: dict) -> tuple[float, float, float] | None:
+def _floor(record: RecordJSON, row: dict[str, Any]) -> tuple[float, float, float] | None:
     """(floor s, peak FLOP/s, peak bytes/s) the evidence was built on: the datasheet, else the calibration."""
     for kind in ("datasheet", "calibrated"):
         est = (row.get("predictions") or {}).get(kind)
@@ -313,7 +330,7 @@ def _floor(record: dict, row: dict) -> tuple[float, float, float] | None:
     return None
 
 
-def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
+def physics_reasons(record: RecordJSON, typed: LabRecord | None = None) -> list[str]:
     """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
     (the catalogue's numbers, never the record's)."""
     from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
@@ -348,7 +365,7 @@ def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
         if measured < (1 - FLOOR_SLACK) * floor_s:
             why.append(f"datasheet floor: {row.op} measured {measured:g} s, {100 * measured / floor_s:.0f}% of "
                        f"the {chip.display}'s roofline floor {floor_s:g} s: faster than that chip can run")
-    probes = record.get("probes") if isinstance(record.get("probes"), dict) else {}
+    probes = _object(record.get("probes"))
     for key, peak, unit in (("attained_flops_per_s", sheet.peak_flops_per_s, "FLOP/s"),
                             ("attained_bytes_per_s", sheet.hbm_bytes_per_s, "B/s")):
         value = probes.get(key)
@@ -363,7 +380,7 @@ def physics_reasons(record: dict, typed: LabRecord | None = None) -> list[str]:
     return why
 
 
-def reasons(record: LabRecord | dict, folder: Path) -> list[str]:
+def reasons(record: LabRecord | RecordJSON, folder: Path) -> list[str]:
     """Every consistency rule the record breaks (empty: it may count). The probe and evidence rules
     read the stored dict defensively (their numbers are checked against each other, not typed
     twice); the rows are read typed."""

@@ -32,7 +32,6 @@ NOT_YET_STRICT: frozenset[str] = frozenset({
     "drills.progress",
     "drills.quiz",
     "labs.calibrate",
-    "labs.consistency",
     "labs.evidence",
     "labs.hierarchy",
     "labs.runner",
