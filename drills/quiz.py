@@ -42,14 +42,14 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from fsrs import Scheduler
 
 from drills import can_you_needs, grading
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
-from drills.store import ReviewRecord, Store, UndoRefused, iso, utc_now
-from drills.store_clock import behind_warning
+from drills.store import ReviewRecord, Store, UndoRefused
+from drills.store_clock import behind_warning, iso, utc_now
 from drills.store_clock import start_of_day as _start_of_day
 from generator import generate
 from generator.problem import Problem
@@ -58,7 +58,18 @@ if TYPE_CHECKING:
     from drills import assess
 
 
-def _assess():
+class _Assess(Protocol):
+    """What the quiz uses of ``drills.assess`` (the module itself satisfies it)."""
+
+    GRADED: str
+
+    def assess(self, problem: Problem, text: str, bands: grading.Bands, seconds_taken: float | None = None,
+               hints: int = 0, bare_unit: str | None = None) -> assess.Outcome: ...
+
+    def expected_text(self, problem: Problem) -> str: ...
+
+
+def _assess() -> _Assess:
     """``drills.assess`` (and with it the misconception catalogue and the answer grammar), imported
     when the first answer is read, not before the first question: the quiz's first prompt waits
     for nothing it does not show."""
@@ -267,11 +278,10 @@ class Session:
             return 2
         try:
             self._run_on_store_time()
-            plan = plan_session(self.store, list(self.skills.values()), self.options, self.now())
-            if not plan.skill_ids:
-                plan = self._nothing_due()
-                if plan is None:
-                    return 0
+            planned = plan_session(self.store, list(self.skills.values()), self.options, self.now())
+            plan = planned if planned.skill_ids else self._nothing_due()
+            if plan is None:
+                return 0
             self._ask_all(plan)
         except KeyboardInterrupt:
             self.io.end_prompt_line()

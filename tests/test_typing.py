@@ -30,7 +30,6 @@ NOT_YET_STRICT: frozenset[str] = frozenset({
     "drills.cli",
     "drills.cmd_lab",
     "drills.progress",
-    "drills.quiz",
     "labs.calibrate",
     "labs.evidence",
     "labs.hierarchy",
