@@ -22,8 +22,10 @@ A drill view (it reads the quiz store and the lab records; pure Python, no jax).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from drills import can_you_needs
 from generator import families
@@ -33,6 +35,13 @@ from generator.termsafe import visible_lines
 from labs import calibration_bias
 from labs import gate as lab_gate
 from labs.record_types import LabRecord, Miss
+
+if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
+    from drills.store import Store
+    from generator.families.base import Skill
+
+# (path, typed record) pairs of a records folder (``load_records``).
+LabRecords = Sequence[tuple[str, LabRecord]]  # read more than once
 
 LAB_TITLE = "LAB·0.1 Rooflines by hand"
 
@@ -62,14 +71,14 @@ class CanYou:
     def ticked(self) -> bool:
         return self.by_skills or self.by_quiz or self.by_hand
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "text": self.text, "skill_id": self.skill_id, "ticked": self.ticked,
                 "by_skills": self.by_skills, "by_quiz": self.by_quiz, "by_hand": self.by_hand,
                 "reviews": self.reviews, "correct": self.correct, "missing": self.missing,
                 "evidence": list(self.evidence), "command": self.command, "by_lab": self.by_lab}
 
 
-def last_reviews(store) -> dict[str, dict]:
+def last_reviews(store: Store) -> dict[str, dict[str, Any]]:
     """skill -> its last review row (the store's columns), cram included (``Store.last_reviews``)."""
     return store.last_reviews()
 
@@ -124,7 +133,7 @@ def unaccepted(record: LabRecord) -> list[str]:
             and not unexplainable(record, op)]
 
 
-def accepted_records(lab_records) -> list[tuple[str, list[str]]]:
+def accepted_records(lab_records: LabRecords) -> list[tuple[str, list[str]]]:
     """(path, its missed ops) for each record with at least one miss, every one of them explained and
     accepted; practice runs (a CPU, a second run) count: explaining a miss is the skill."""
     return [(str(path), missed_ops(record)) for path, record in lab_records
@@ -132,7 +141,7 @@ def accepted_records(lab_records) -> list[tuple[str, list[str]]]:
             and any(not unexplainable(record, op) for op in missed_ops(record))]
 
 
-def _lab_gap(rule: Mastery, lab_records) -> str:
+def _lab_gap(rule: Mastery, lab_records: LabRecords) -> str:
     """What item 6 still needs: the newest record with a miss, and its misses not yet accepted."""
     with_misses = [(record.started, path, record) for path, record in lab_records if missed_ops(record)]
     if not with_misses:
@@ -146,7 +155,8 @@ def _lab_gap(rule: Mastery, lab_records) -> str:
             f"{', '.join(left)} (drill explain)")
 
 
-def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
+def mastery(rule: Mastery, last: dict[str, dict[str, Any]], lab_records: LabRecords
+            ) -> tuple[bool, str, list[str]]:
     """(mastered, what is missing, evidence) for one item; ``lab_records``: (path, record) pairs."""
     if rule.lab:
         done = accepted_records(lab_records)
@@ -156,7 +166,8 @@ def mastery(rule: Mastery, last: dict[str, dict], lab_records) -> tuple[bool, st
     return found.done, found.missing(), sorted(found.right)
 
 
-def mastered(rules: list[Mastery], last: dict[str, dict], lab_records) -> tuple[bool, str, list[str]]:
+def mastered(rules: list[Mastery], last: dict[str, dict[str, Any]], lab_records: LabRecords
+             ) -> tuple[bool, str, list[str]]:
     """(mastered, what is missing, evidence) for one item from all of its rules (none: not by skills)."""
     if not rules:
         return False, "", []
@@ -165,7 +176,7 @@ def mastered(rules: list[Mastery], last: dict[str, dict], lab_records) -> tuple[
             sorted({e for _, _, evidence in found for e in evidence}))
 
 
-def can_you_items():
+def can_you_items() -> list[tuple[int, str, str]]:
     from generator.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
     return list(CAN_YOU)
 
@@ -177,7 +188,7 @@ def check_item(number: int) -> int:
     return number
 
 
-def can_you(store, lab_records=()) -> list[CanYou]:
+def can_you(store: Store, lab_records: LabRecords = ()) -> list[CanYou]:
     """The seven items; ``lab_records``: (path, record) pairs (``load_records``)."""
     summary = store.skill_summary()
     hand = store.ticks()
@@ -199,7 +210,7 @@ def can_you(store, lab_records=()) -> list[CanYou]:
     return out
 
 
-def _every_chip(names: tuple[str, ...]) -> list:
+def _every_chip(names: tuple[str, ...]) -> list[Skill]:
     """Every skill of these families on every chip (the generator's order), for an item's command."""
     from generator import generate  # start-up: the problem generator loads only for the checklist
 
@@ -214,7 +225,7 @@ def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
     return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]
 
 
-def lab_status(result: lab_gate.GateResult) -> dict:
+def lab_status(result: lab_gate.GateResult) -> dict[str, Any]:
     counted = [r for r in result.rows if r.counted]
     if counted:
         status = "done"
@@ -226,7 +237,7 @@ def lab_status(result: lab_gate.GateResult) -> dict:
     return {"lab": LAB_TITLE, "status": status, "records": len(result.rows), "devices": where}
 
 
-def checklist(store, bench_dir: Path | None = None) -> dict:
+def checklist(store: Store, bench_dir: Path | None = None) -> dict[str, Any]:
     from drills.stats import compute_stats  # start-up: `drill` loads a command's dependencies only when it runs
 
     # start-up: the lab's modules load only for the command that runs them
@@ -271,7 +282,7 @@ class Trend:
         return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"
                                         if len(self.typical_miss) > 1 else "")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"trend": self.word, "text": self.text, "typical_miss": list(self.typical_miss)}
 
 
@@ -282,7 +293,7 @@ def trend(bias: calibration_bias.PredictionBias) -> Trend | None:
     return Trend(bias.trend, calibration_bias.trend_text(bias.trend), tuple(r.typical_miss for r in bias.runs))
 
 
-def format_lines(data: dict) -> list[str]:
+def format_lines(data: dict[str, Any]) -> list[str]:
     lines = [f"Can you ({data['can_you_ticked']}/{data['can_you_total']})"]
     for item in data["can_you"]:
         why = []
