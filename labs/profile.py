@@ -553,11 +553,14 @@ class TraceSummary(_TraceNamed, total=False):
 
 
 def describe(trace_dir: Path, max_events: int = 6) -> TraceSummary:
-    """A small summary of a trace's planes, lines and stat keys (to debug a new platform)."""
+    """A small summary of a trace's planes, lines and stat keys (to debug a new platform). It reads with
+    the project's own reader (``labs.xplane``): it looks at every line's first events, metadata planes
+    included, and converting some of their stats aborts the process inside jaxlib's ``ProfileData``
+    binding on the newest jax (Python 3.12, jaxlib 0.12)."""
     files = trace_files(trace_dir)
     if not files:
         return {"trace": None}
-    profile = load(files[-1])
+    profile = load(files[-1], reader="xplane")
     planes: list[PlaneSummary] = []
     out: TraceSummary = {"trace": str(files[-1]), "planes": planes}
     for plane in profile.planes:
