@@ -14,6 +14,7 @@ from tests.conftest import REPO, SLOW_MODULE
 # The slow extra's packages (distribution name) and the module a test imports for each (None: nothing to import).
 SLOW_TOOLS = {"anki": "anki", "pexpect": "pexpect", "nbclient": "nbclient", "nbformat": "nbformat",
               "ipykernel": "ipykernel", "playwright": "playwright", "mypy": "mypy", "types-PyYAML": None,
+              "types-Pygments": None,
               "xprof": "xprof"}
 SLOW_MODULES = {m for m in SLOW_TOOLS.values() if m}
 
