@@ -110,17 +110,24 @@ def test_the_notebook_runs_on_the_cpu_with_your_predictions(tmp_path):
     # the tables and the evidence only after the explanations were judged
     assert "measured  datasheet" not in _text(measure) and "attained FLOP/s" not in _text(measure)
     explained = _cell(nb, "session.explain(record, path, MY_EXPLANATIONS)")
-    assert "add: refused: 'overhead' is a shrug" in _text(explained)
-    assert "look at:" in _text(explained) and "attained FLOP/s" in _text(explained)  # the evidence table, after
-    assert "explained by" not in _text(explained)  # a refused answer never shows which reasons would do
     saved = list(out.glob("lab-0.1-cpu-*.json"))
     assert len(saved) == 1  # the explanations cell rewrote the same record
     rec = records.load(saved[0])
+    add = next(row for row in rec["ops"] if row["op"] == "add")
+    if add["miss"].get("finding"):
+        # On a loaded machine the probes may leave no reason that explains add's miss (seen in CI): then
+        # the tool says so, and judges no sentence.
+        assert f"add: unexplained-by-evidence: {add['miss']['finding']}" in _text(explained)
+        assert add["miss"]["text"] == "" and not add["miss"]["attempts"]
+    else:
+        assert "add: refused: 'overhead' is a shrug" in _text(explained)
+        assert add["miss"]["text"] == "overhead" and "look at:" in _text(explained)  # the numbers to reason from
+    assert add["miss"]["accepted"] is False and add["evidence"]
+    assert "attained FLOP/s" in _text(explained)  # the evidence table, after
+    assert "explained by" not in _text(explained)  # a refused answer never shows which reasons would do
     assert rec["size"] == 128 and rec["reps"] == 3 and rec["graded"] == "learner"
     assert {row["op"]: row["predictions"]["learner"]["text"] for row in rec["ops"]} == {
         **{op: "10us" for op in SEED}, "add": "1ns"}
-    add = next(row for row in rec["ops"] if row["op"] == "add")
-    assert add["miss"]["text"] == "overhead" and add["miss"]["accepted"] is False and add["evidence"]
     assert rec["practice"] is False and rec["run"]["number"] is None  # N=128: practice, takes no slot
     assert rec["learner_predictions"]["read_at"] < rec["measurement_started_at"]
     assert list(out.glob("*.png"))
