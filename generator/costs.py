@@ -233,6 +233,21 @@ def in_place_pass_bytes(shape: tuple[int, ...] | list[int], dtype: str = "bf16")
     return 2 * array_bytes(shape, dtype)
 
 
+# One exp per element for softmax (exp(x - row max)); XLA's cost analysis counts the same (a 256x256 f32
+# softmax: 65,536 transcendentals in the lab's records). The other ops compute none.
+TRANSCENDENTALS_PER_ELEMENT: dict[str, int] = {"softmax": 1}
+
+
+def transcendentals(c: OpCost) -> int:
+    """The exponentials (XLA's "transcendentals") the op computes: what bounds a softmax on a device
+    whose exp is slow next to its adds (a CPU), where the FLOPs and bytes alone do not."""
+    per_element = TRANSCENDENTALS_PER_ELEMENT.get(c.op, 0)
+    elements = 1
+    for d in c.shape:
+        elements *= int(d)
+    return per_element * elements
+
+
 # --- tweaked costs: each classic wrong method is the model called on one of these -------------------
 
 def as_elements(c: OpCost) -> OpCost:

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from generator import costs
 from generator.errors import DrillError
 from generator.roofline import Ceilings
 from generator.units import fmt
@@ -132,8 +133,37 @@ class MatmulRate:
 
 
 @dataclass(frozen=True)
+class ExpRate:
+    """The exponentials per second one dtype attains: an elementwise exp over the lab's softmax shape,
+    many passes a call. The compute rate of an op its exps bound (``generator.costs.transcendentals``:
+    softmax on a CPU, where exp costs many adds)."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    per_s: float
+    spread: float | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dtype": self.dtype, "shape": list(self.shape), "per_s": self.per_s, "spread": self.spread,
+                "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ExpRate":
+        if not isinstance(d, Mapping):
+            raise HierarchyError("an exp rate is not an object")
+        rate = _num(d, "per_s")
+        if rate is None or not rate > 0:
+            raise HierarchyError("an exp rate needs a positive per_s")
+        shape = d.get("shape") or []
+        if not isinstance(shape, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape):
+            raise HierarchyError("an exp rate's shape is a list of integers")
+        return cls(str(d.get("dtype") or ""), tuple(shape), rate, _num(d, "spread"), str(d.get("source") or ""))
+
+
+@dataclass(frozen=True)
 class Hierarchy:
-    """A device's levels (fastest first, main memory last) and its matmul rates."""
+    """A device's levels (fastest first, main memory last), its matmul rates and its exp rates."""
 
     device_kind: str
     source: str  # MEASURED, or "catalogue"
@@ -141,6 +171,7 @@ class Hierarchy:
     matmul_rates: tuple[MatmulRate, ...] = ()
     measured_at: str = ""
     notes: tuple[str, ...] = field(default=())
+    exp_rates: tuple[ExpRate, ...] = ()
 
     @property
     def measured(self) -> bool:
@@ -183,23 +214,36 @@ class Hierarchy:
         return Ceilings(base.name, max([base.peak_flops_per_s, *rates]), max([base.hbm_bytes_per_s, *levels]),
                         base.dtype, "the fastest measured rates (calibration and hierarchy)")
 
+    def exp_rate(self, dtype: str) -> ExpRate | None:
+        """The measured exp rate in this dtype, or None."""
+        return next((r for r in self.exp_rates if r.dtype == dtype), None)
+
     def ceilings_for(self, fallback: Ceilings, cost_op: str, shape: tuple[int, ...], working_set_bytes: float,
                      call_bytes: float) -> Ceilings:
         """``fallback`` with this op's own measured rates in place of its two numbers: the matmul rate of
         this exact shape and dtype, and the stream rate of its working set and call size (each kept
-        from ``fallback`` where the hierarchy has none)."""
+        from ``fallback`` where the hierarchy has none). An op that computes exponentials
+        (``costs.transcendentals``) gets no more FLOP/s than lets its exps run at the measured exp rate:
+        its compute time is then the larger of FLOPs / FLOP/s and exps / exp rate."""
         rate = self.rate(fallback.dtype, shape) if cost_op == "matmul" else None
         stream = self.stream_rate(working_set_bytes, call_bytes)
-        return Ceilings(f"{fallback.name}, from the measured hierarchy",
-                        rate.flops_per_s if rate else fallback.peak_flops_per_s,
+        flops_per_s = rate.flops_per_s if rate else fallback.peak_flops_per_s
+        exp = self.exp_rate(fallback.dtype)
+        if exp is not None:
+            cost = costs.cost(cost_op, shape, fallback.dtype)
+            exps = costs.transcendentals(cost)
+            if exps > 0:  # the FLOP/s at which the op's FLOPs take as long as its exps at the exp rate
+                flops_per_s = min(flops_per_s, cost.flops * exp.per_s / exps)
+        return Ceilings(f"{fallback.name}, from the measured hierarchy", flops_per_s,
                         stream if stream else fallback.hbm_bytes_per_s, fallback.dtype,
-                        f"{MEASURED}: this shape's matmul rate and its working set's level")
+                        f"{MEASURED}: this shape's matmul rate, its exp rate and its working set's level")
 
     def to_dict(self) -> dict[str, Any]:
         return {"device_kind": self.device_kind, "source": self.source,
                 "levels": [lv.to_dict() for lv in self.levels],
                 "matmul_rates": [r.to_dict() for r in self.matmul_rates],
-                "measured_at": self.measured_at, "notes": list(self.notes)}
+                "measured_at": self.measured_at, "notes": list(self.notes),
+                "exp_rates": [r.to_dict() for r in self.exp_rates]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Hierarchy":
@@ -210,9 +254,13 @@ class Hierarchy:
         if not isinstance(levels, list) or not isinstance(rates, list):
             raise HierarchyError("the hierarchy's levels and matmul_rates are lists")
         notes = d.get("notes") or []
+        exps = d.get("exp_rates") or []  # absent from hierarchies measured before exp was probed
+        if not isinstance(exps, list):
+            raise HierarchyError("the hierarchy's exp_rates is a list")
         return cls(str(d.get("device_kind") or ""), str(d.get("source") or ""),
                    tuple(Level.from_dict(x) for x in levels), tuple(MatmulRate.from_dict(x) for x in rates),
-                   str(d.get("measured_at") or ""), tuple(str(n) for n in notes) if isinstance(notes, list) else ())
+                   str(d.get("measured_at") or ""), tuple(str(n) for n in notes) if isinstance(notes, list) else (),
+                   tuple(ExpRate.from_dict(x) for x in exps))
 
 
 def separated_levels(h: Hierarchy) -> int:
@@ -312,5 +360,12 @@ def lines(h: Hierarchy) -> list[str]:
             out.append(f"{line}  ({r.source})" if len(line) + len(r.source) <= WIDE else line)
             if len(line) + len(r.source) > WIDE:
                 out.append(f"          source: {r.source}")
+    if h.exp_rates:
+        out.append("  exp rates (an elementwise exp, the compute a softmax's exps need):")
+        for e in h.exp_rates:
+            shape = "x".join(map(str, e.shape))
+            spread = "" if e.spread is None else f", spread {100 * e.spread:.0f}%"
+            line = f"    {e.dtype:<5} {'exp':<7} {shape:<14} {fmt(e.per_s, ' exp/s')}{spread}"
+            out.append(f"{line}  ({e.source})" if len(line) + len(e.source) <= WIDE else line)
     out.extend(f"  note: {n}" for n in h.notes)
     return out

@@ -12,7 +12,8 @@ with more runs until its spread (IQR / median) is at most ``TARGET_SPREAD`` or i
 budget is spent; the spread is kept. The matmul rates are the lab's own shapes (the
 square N^3 and the skinny 8xNxN matmul) in each dtype asked for, so an emulated bf16
 shows as a measured rate, timed on the device (profiler traces) where a trace folder is
-given, as the lab times its ops. The result is a ``generator.hierarchy.Hierarchy``.
+given, as the lab times its ops. The exp rate per dtype (an elementwise exp at the lab's softmax
+shape) is the compute a softmax's exps need. The result is a ``generator.hierarchy.Hierarchy``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator import costs
-from generator.hierarchy import MEASURED, CallRate, Hierarchy, Level, MatmulRate
+from generator.hierarchy import MEASURED, CallRate, ExpRate, Hierarchy, Level, MatmulRate
 from generator.units import DTYPE_BYTES
 from labs import measure
 from labs import ops as lab_ops
@@ -41,6 +42,15 @@ PROBE_BUDGET_S = 2.5  # seconds of re-measuring per probe, at most (twelve probe
 LEVEL_SHARE = 0.5  # a level's buffer is this share of its size (room for the rest of the program)
 
 Progress = Callable[[str], None]
+
+
+def _jax() -> tuple[Any, Any, Any]:
+    """(jax, jax.numpy, jax.lax), loaded only when a probe runs."""
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
+    from jax import lax  # optional dependency: jax loads only when a lab runs on a device
+
+    return jax, jnp, lax
 
 
 def _spread(meas: measure.Measurement) -> float:
@@ -66,10 +76,7 @@ def _steady(measure_once: Callable[[int], measure.Measurement], keep_last: bool 
 
 def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
     """(bytes/s, spread, passes) of an in-place negate of a float32 buffer of about ``buffer_bytes``."""
-    import jax  # optional dependency: jax loads only when a lab runs on a device
-    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
-    from jax import lax  # optional dependency: jax loads only when a lab runs on a device
-
+    jax, jnp, lax = _jax()
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
     rows = max(1, buffer_bytes // (cols * elem))
@@ -99,9 +106,7 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
     """(bytes/s, spread) of in-place negates of ``call_buffer_bytes`` each, rotated through buffers
     totalling ``total_bytes`` (past every cache: each call streams from main memory, as the lab's
     rotated ops do); device time under ``trace_dir``, else wall time."""
-    import jax  # optional dependency: jax loads only when a lab runs on a device
-    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
-
+    jax, jnp, _lax = _jax()
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
     rows = max(1, call_buffer_bytes // (cols * elem))
@@ -132,8 +137,7 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
     """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``; FLOPs from
     ``generator.costs``. With ``trace_dir``, device time from profiler traces, as the lab times its
     ops (a small matmul's dispatch would otherwise dominate its wall time)."""
-    import jax  # optional dependency: jax loads only when a lab runs on a device
-
+    jax, _jnp, _lax = _jax()
     b, d, f = shape
     dt = lab_ops.jax_dtype(dtype)
 
@@ -150,6 +154,35 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
                                                      folder), keep_last=folder is not None)
     spread = _spread(meas)
     return flops / meas.measured_s, spread, meas.measured_from
+
+
+EXPS_PER_CALL = 8 * 2**20  # each timed exp call computes at least this many exponentials
+
+
+def exp_rate(shape: tuple[int, int], dtype: str) -> tuple[float, float]:
+    """(exps/s, spread) of a jitted elementwise ``exp(-x)`` over an array of ``shape`` in ``dtype``,
+    written in place, as many passes a call as make ``EXPS_PER_CALL`` (wall time: one call is long).
+    ``exp(-x)`` from 1 stays in (0.3, 1), so no pass meets an overflow or a denormal."""
+    jax, jnp, lax = _jax()
+    elements = 1
+    for d in shape:
+        elements *= d
+    exps = costs.transcendentals(costs.cost("softmax", shape, dtype))  # one exp per element, as softmax's
+    passes = max(1, math.ceil(EXPS_PER_CALL / exps))
+
+    def lab_hierarchy_exp(x: Any) -> Any:
+        return lax.fori_loop(0, passes, lambda i, y: jnp.exp(-y), x)
+
+    fn = jax.jit(lab_hierarchy_exp, donate_argnums=0)
+    holder = [jnp.ones(shape, lab_ops.jax_dtype(dtype))]
+
+    def step(i: int) -> Any:
+        holder[0] = fn(holder[0])
+        return holder[0]
+
+    meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_exp", reps, None))
+    holder.clear()
+    return exps * passes / meas.measured_s, meas.wall.spread
 
 
 def level_plan(device: DeviceInfo) -> tuple[list[tuple[str, str, float | None, bool]], list[str]]:
@@ -223,5 +256,10 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
             progress(f"matmul {shape_name} {dtype}")
             flops_per_s, spread, how = matmul_rate(shape, dtype, trace_dir)
             rates.append(MatmulRate(shape_name, dtype, shape, flops_per_s, spread, f"{MEASURED} ({how} time)"))
+    exps = []
+    for dtype in dtypes:
+        progress(f"exp {dtype}")
+        per_s, spread = exp_rate((size, size), dtype)
+        exps.append(ExpRate(dtype, (size, size), per_s, spread, f"{MEASURED} (wall time, many passes a call)"))
     when = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    return Hierarchy(device.device_kind, MEASURED, tuple(levels), tuple(rates), when, tuple(notes))
+    return Hierarchy(device.device_kind, MEASURED, tuple(levels), tuple(rates), when, tuple(notes), tuple(exps))

@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from generator import catalogue
 from generator import hierarchy as model
@@ -186,6 +188,56 @@ def test_a_hierarchy_round_trips_and_refuses_what_is_not_one():
             model.Hierarchy.from_dict(bad)
 
 
+def test_a_hierarchy_keeps_its_exp_rates_and_reads_one_measured_before_exp_was_probed():
+    old = _load(RECORDS[0])["probes"]["hierarchy"]
+    assert "exp_rates" not in old and model.Hierarchy.from_dict(old).exp_rates == ()
+    h = model.Hierarchy.from_dict({**old, "exp_rates": [{"dtype": "f32", "shape": [256, 256], "per_s": 2e9,
+                                                         "spread": 0.05, "source": model.MEASURED}]})
+    assert h.exp_rate("f32") == model.ExpRate("f32", (256, 256), 2e9, 0.05, model.MEASURED) and h.exp_rate("bf16") is None
+    assert model.Hierarchy.from_dict(h.to_dict()) == h
+    assert any("exp" in line and "2 G exp/s" in line for line in model.lines(h))
+    for bad in ({"per_s": 0}, {"per_s": "fast"}, {"per_s": 1e9, "shape": "256"}, "x"):
+        with pytest.raises(model.HierarchyError):
+            model.Hierarchy.from_dict({**old, "exp_rates": [bad]})
+
+
+def _exp_only(per_s: float, dtype: str = "f32") -> model.Hierarchy:
+    return model.Hierarchy("cpu", model.MEASURED, (), (), exp_rates=(model.ExpRate(dtype, (64, 64), per_s, 0.0, ""),))
+
+
+@given(m=st.integers(1, 4096), n=st.integers(1, 4096), per_s=st.floats(1e6, 1e12), peak=st.floats(1e9, 1e15))
+def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s, peak):
+    """The model: compute time = max(FLOPs / FLOP/s, exps / exp rate); ops with no exps are unchanged."""
+    from generator import costs, roofline
+
+    base = roofline.Ceilings("probe", peak, 1e30, "f32")  # bandwidth out of the way: the compute term alone
+    softmax = costs.cost("softmax", (m, n), "f32")
+    est = roofline.estimate(_exp_only(per_s).ceilings_for(base, "softmax", (m, n), 0.0, 0.0), softmax)
+    assert costs.transcendentals(softmax) == m * n
+    expected = max(softmax.flops / peak, m * n / per_s)
+    assert est.t_math_s == pytest.approx(expected, rel=1e-9)
+    add = costs.cost("add", (m, n), "f32")
+    assert costs.transcendentals(add) == 0
+    assert _exp_only(per_s).ceilings_for(base, "add", (m, n), 0.0, 0.0).peak_flops_per_s == peak
+    # an exp rate of another dtype does not apply
+    assert _exp_only(per_s, "bf16").ceilings_for(base, "softmax", (m, n), 0.0, 0.0).peak_flops_per_s == peak
+
+
+def test_xlas_count_of_transcendentals_is_the_models_in_every_checked_in_record():
+    from generator import costs
+
+    seen = 0
+    for path in RECORDS:
+        for row in _load(path)["ops"]:
+            xla = row.get("xla_cost") or {}
+            if xla.get("transcendentals") is None:
+                continue
+            seen += 1
+            cost = costs.cost(row["cost_op"], tuple(row["shape"]), row["dtype"])
+            assert xla["transcendentals"] == costs.transcendentals(cost), (path.name, row["op"])
+    assert seen >= 25
+
+
 def test_separated_levels_counts_bandwidths_apart_by_more_than_their_spreads():
     def h(*levels):
         return model.Hierarchy("x", model.MEASURED, tuple(model.Level(n, "", s, b, "", sp) for n, s, b, sp in levels))
@@ -204,6 +256,8 @@ def test_drill_hierarchy_measures_this_cpu():
     assert all(lv.bytes_per_s and lv.bytes_per_s > 0 and lv.spread is not None for lv in h.levels)
     assert [(r.name, r.shape) for r in h.matmul_rates] == [("square", (128, 128, 128)), ("skinny", (8, 128, 128))]
     assert "measuring: copy in DRAM" in res.stderr
+    assert [(e.dtype, e.shape) for e in h.exp_rates] == [("f32", (128, 128))] and h.exp_rates[0].per_s > 0
+    assert "measuring: exp f32" in res.stderr
 
 
 def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_checklist(tmp_path):
