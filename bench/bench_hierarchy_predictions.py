@@ -27,6 +27,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+def _fixed_cost_s(h, probes: dict, row: dict) -> float:
+    """This op kind's fixed cost from its probe (``Hierarchy.fixed_cost_s``: beyond its work and its exps)."""
+    from generator import costs  # start-up: only this benchmark step needs it
+
+    probe = (probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}
+    if probe.get("device_s") is None or probe.get("work_floor_s") is None or not probe.get("size"):
+        return float(probe.get("fixed_cost_s") or 0.0)
+    edge = int(probe["size"])
+    shape = tuple(edge if d == row["shape"][-1] else d for d in row["shape"])  # the op at the probe's edge
+    probe_cost = costs.cost(row["cost_op"], shape, row["dtype"])
+    return h.fixed_cost_s(probe_cost, float(probe["device_s"]), float(probe["work_floor_s"]))
+
+
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
     """(label, measured s, calibrated s, calibrated + fixed s, hierarchy s) for each op."""
     from generator import costs, hierarchy, roofline  # start-up: only this benchmark step needs it
@@ -40,11 +53,9 @@ def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
         cost = costs.cost(row["cost_op"], tuple(row["shape"]), row["dtype"])
         measured = row["measured"]
         working = float(measured["buffer_sets"] * measured["buffer_set_bytes"])
-        fixed = float(((probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}).get("fixed_cost_s") or 0.0)
-        ceilings = h.ceilings_for(base, row["cost_op"], tuple(row["shape"]), working, float(cost.bytes))
+        fixed = _fixed_cost_s(h, probes, row)
         calibrated = roofline.estimate(base, cost).floor_s
-        own_shape = row["cost_op"] == "matmul" and h.rate(record["dtype"], tuple(row["shape"])) is not None
-        mine = roofline.estimate(ceilings, cost).floor_s + (0.0 if own_shape else fixed)
+        mine = h.predicted_s(base, cost, working, fixed)
         label = f"{record['dtype']} N={record['size']} {row['op']}"
         out.append((label, float(measured["measured_s"]), calibrated, calibrated + fixed, mine))
     return out

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from generator import costs
 from generator.errors import DrillError
-from generator.roofline import Ceilings
+from generator.roofline import Ceilings, estimate
 from generator.units import fmt
 
 MEASURED = "measured just now"
@@ -237,6 +237,27 @@ class Hierarchy:
         return Ceilings(f"{fallback.name}, from the measured hierarchy", flops_per_s,
                         stream if stream else fallback.hbm_bytes_per_s, fallback.dtype,
                         f"{MEASURED}: this shape's matmul rate, its exp rate and its working set's level")
+
+    def exp_floor_s(self, cost: costs.OpCost) -> float:
+        """The time the op's exponentials take at the measured exp rate of its dtype (0 without one)."""
+        exp = self.exp_rate(cost.dtype)
+        return costs.transcendentals(cost) / exp.per_s if exp is not None else 0.0
+
+    def fixed_cost_s(self, probe_cost: costs.OpCost, probe_device_s: float, probe_work_floor_s: float) -> float:
+        """A fixed-cost probe's time beyond its work: beyond the larger of its floor at the fastest rates
+        (``probe_work_floor_s``) and its exps at the exp rate, so a softmax's exps are not counted as
+        a fixed cost as well as in its floor."""
+        return max(0.0, probe_device_s - max(probe_work_floor_s, self.exp_floor_s(probe_cost)))
+
+    def predicted_s(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
+                    fixed_cost_s: float) -> float:
+        """The time this hierarchy predicts for ``cost``: its floor at the op's own measured rates
+        (``ceilings_for``: its working set's level at its call size, its matmul shape's rate, its exps
+        at the exp rate) plus the op kind's measured fixed cost. A matmul whose shape was measured is
+        not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it."""
+        ceilings = self.ceilings_for(fallback, cost.op, cost.shape, working_set_bytes, float(cost.bytes))
+        own_shape = cost.op == "matmul" and self.rate(fallback.dtype, cost.shape) is not None
+        return estimate(ceilings, cost).floor_s + (0.0 if own_shape else fixed_cost_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {"device_kind": self.device_kind, "source": self.source,

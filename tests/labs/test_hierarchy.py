@@ -223,6 +223,44 @@ def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s,
     assert _exp_only(per_s, "bf16").ceilings_for(base, "softmax", (m, n), 0.0, 0.0).peak_flops_per_s == peak
 
 
+def test_the_hierarchys_prediction_is_its_floor_at_the_ops_own_rates_plus_the_fixed_cost():
+    from generator import costs, roofline
+
+    h = model.Hierarchy.from_dict(_load(RECORDS[0])["probes"]["hierarchy"])
+    dtype = h.matmul_rates[0].dtype
+    base = roofline.Ceilings("probe", 1e11, 1e10, dtype)
+    for op, shape in (("add", (512, 512)), ("softmax", (512, 512)), ("matmul", (3, 5, 7))):
+        cost = costs.cost(op, shape, dtype)
+        floor = roofline.estimate(h.ceilings_for(base, op, shape, 1e9, float(cost.bytes)), cost).floor_s
+        assert h.predicted_s(base, cost, 1e9, 2e-6) == pytest.approx(floor + 2e-6)
+    measured = h.matmul_rates[0]  # a matmul timed at its own shape: its rate is a whole call's
+    cost = costs.cost("matmul", measured.shape, dtype)
+    assert h.predicted_s(base, cost, 1e9, 2e-6) == pytest.approx(cost.flops / measured.flops_per_s)
+
+
+def test_a_fixed_cost_is_the_probes_time_beyond_its_work_and_its_exps():
+    from generator import costs
+
+    softmax, add = costs.cost("softmax", (128, 128), "f32"), costs.cost("add", (128, 128), "f32")
+    h = _exp_only(128 * 128 / 10e-6)  # the probe's exps take 10 us
+    assert h.fixed_cost_s(softmax, 25e-6, 4e-6) == pytest.approx(15e-6)  # beyond its exps
+    assert h.fixed_cost_s(softmax, 25e-6, 12e-6) == pytest.approx(13e-6)  # beyond its floor, the larger
+    assert h.fixed_cost_s(add, 25e-6, 4e-6) == pytest.approx(21e-6)  # no exps
+    assert h.fixed_cost_s(softmax, 5e-6, 4e-6) == 0.0  # never below 0
+
+
+def test_the_prediction_benchmark_reads_the_checked_in_records():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, bound
+
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_hierarchy_predictions.py")],
+                         capture_output=True, text=True, timeout=bound(120))
+    assert out.returncode == 0, out.stderr
+    assert f"median relative error over {5 * len(RECORDS)} ops from {len(RECORDS)} records" in out.stdout
+
+
 def test_xlas_count_of_transcendentals_is_the_models_in_every_checked_in_record():
     from generator import costs
 
