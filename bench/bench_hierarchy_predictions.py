@@ -26,11 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from generator import costs, hierarchy, roofline  # noqa: E402  (after the path: the repository's own packages)
+
 
 def _fixed_cost_s(h, probes: dict, row: dict) -> float:
     """This op kind's fixed cost from its probe (``Hierarchy.fixed_cost_s``: beyond its work and its exps)."""
-    from generator import costs  # start-up: only this benchmark step needs it
-
     probe = (probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}
     if probe.get("device_s") is None or probe.get("work_floor_s") is None or not probe.get("size"):
         return float(probe.get("fixed_cost_s") or 0.0)
@@ -42,8 +42,6 @@ def _fixed_cost_s(h, probes: dict, row: dict) -> float:
 
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
     """(label, measured s, calibrated s, calibrated + fixed s, hierarchy s) for each op."""
-    from generator import costs, hierarchy, roofline  # start-up: only this benchmark step needs it
-
     probes = record.get("probes") or {}
     h = hierarchy.Hierarchy.from_dict(probes["hierarchy"])
     consts = record["constants"]["calibrated"]

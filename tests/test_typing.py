@@ -31,7 +31,6 @@ NOT_YET_STRICT: frozenset[str] = frozenset({
     "drills.cmd_lab",
     "labs.calibrate",
     "labs.evidence",
-    "labs.hierarchy",
     "labs.runner",
     "labs.session",
 })
