@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from generator import miss_reasons
+from generator import costs, miss_reasons
 from generator.hierarchy import Hierarchy, HierarchyError
 
 if TYPE_CHECKING:
@@ -351,6 +351,7 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
     rate = measured_hierarchy.rate(record["dtype"], shape) if (measured_hierarchy and is_matmul) else None
     f32_rate = measured_hierarchy.rate("f32", shape) if (measured_hierarchy and is_matmul) else None
     calibration = probes.get("calibration") or {}
+    exp_rate = measured_hierarchy.exp_rate(str(record["dtype"])) if measured_hierarchy else None
     return miss_reasons.OpEvidence(
         op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
         predicted_seconds=float(learner["seconds"]) if learner else None,
@@ -372,7 +373,17 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
         catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
         **_probe_counts(per_op, op, str(record["dtype"])),
         fixed_cost_spread=_number(per_op.get("spread")),
-        copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")))
+        copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
+        exps=_exps(row, shape, str(record["dtype"])), exp_per_s=exp_rate.per_s if exp_rate else None,
+        exp_spread=exp_rate.spread if exp_rate else None)
+
+
+def _exps(row: dict, shape: tuple[int, ...], dtype: str) -> float | None:
+    """The op's exponentials per call as ``generator.costs`` counts them (None where it cannot count them)."""
+    try:
+        return float(costs.transcendentals(costs.cost(str(row.get("cost_op") or ""), shape, dtype)))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:

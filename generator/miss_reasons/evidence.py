@@ -81,6 +81,16 @@ class OpEvidence:
     fixed_cost_spread: float | None = None
     copy_spread: float | None = None
     matmul_spread: float | None = None
+    # The op's exponentials per call (``generator.costs.transcendentals``) and the measured exp rate in its
+    # dtype (the hierarchy's elementwise-exp probe).
+    exps: float | None = None
+    exp_per_s: float | None = None
+    exp_spread: float | None = None
+
+    @property
+    def seconds_per_exp(self) -> float | None:
+        """The measured time of one exponential in this dtype (1 / ``exp_per_s``)."""
+        return 1 / self.exp_per_s if self.exp_per_s else None
 
     @property
     def reference_seconds(self) -> float:

@@ -268,6 +268,23 @@ def _op_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
                    flops_per_s=flops_rate if flops_rate > 0 else est.flops_per_s)
 
 
+def _exp_rate(ev: OpEvidence) -> tuple[bool, str]:
+    if not ev.exps:
+        return False, f"this op computes no exponentials ({ev.cost_op or ev.op})"
+    if not ev.exp_per_s:
+        return False, f"the record has no measured exp rate in {ev.dtype} (drill hierarchy)"
+    return True, (f"{ev.exps:.3g} exps at {_t(1 / ev.exp_per_s)} each (measured in {ev.dtype}: "
+                  f"{ev.exp_per_s:.3g} a second) take {_t(ev.exps / ev.exp_per_s)}")
+
+
+def _exp_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    """The compute term at least the exps at the measured exp rate: no more FLOP/s than lets them run
+    (as ``generator.hierarchy.Hierarchy.ceilings_for`` caps an op's compute)."""
+    if not (ev.exps and ev.exp_per_s and est.flops > 0):
+        return est
+    return replace(est, flops_per_s=min(est.flops_per_s, est.flops * ev.exp_per_s / ev.exps))
+
+
 def _xla_share(ev: OpEvidence) -> str:
     if ev.xla_bytes is None:
         return "the record has no XLA cost analysis (bytes accessed)"
@@ -384,6 +401,12 @@ REASONS: tuple[MissReason, ...] = (
                "the op kind's fixed-cost probe (device time, same op at its smallest size), smaller than the op",
                "scale * max(FLOPs / (probe FLOPs / probe time), bytes / (probe bytes / probe time))",
                _op_rate, _op_rate_fix, ("own-rate", "probe-rate")),
+    MissReason("exp-rate",
+               "the op's exponentials bound it: on this device an exp costs many FLOPs' time (a softmax on a CPU)",
+               "the op computes exponentials (one per softmax element), and the measured hierarchy has the exp "
+               "rate in its dtype",
+               "the larger of the estimate's compute time and exps / the measured exp rate, with its memory time",
+               _exp_rate, _exp_rate_fix, ("exp", "exps", "exponentials", "transcendentals", "exp-bound")),
     MissReason("emulated-dtype",
                "the device has no native arithmetic for the dtype: the compiled program converts it, or it runs "
                "well below f32's rate",
@@ -432,6 +455,7 @@ _SPREADS: dict[str, tuple[str, ...]] = {
     "cache-level": ("level_spread",),
     "shape-rate": ("shape_spread",),
     "op-rate": ("fixed_cost_spread",),
+    "exp-rate": ("exp_spread",),
     "emulated-dtype": ("matmul_spread", "shape_spread"),
 }
 
@@ -505,7 +529,7 @@ def unexplainable(ev: OpEvidence) -> str | None:
                      "and no measured rate of this device matches it")
     spreads = [(name, getattr(ev, f"{key}_spread")) for name, key in
                (("fixed-cost", "fixed_cost"), ("copy", "copy"), ("matmul", "matmul"), ("level", "level"),
-                ("shape", "shape"))]
+                ("shape", "shape"), ("exp", "exp"))]
     loud = [f"the {name} probe's spread was {100 * v:.0f}%" for name, v in spreads if v and v > MAX_WIDENING / 2]
     if loud:
         parts.append(f"; re-measure: {', '.join(loud)}")

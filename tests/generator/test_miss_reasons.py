@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from generator import miss_reasons as mr
 
 CONTRACT_IDS = {"learner-arithmetic", "fixed-cost", "below-peak-bandwidth", "below-peak-compute",
-                "extra-traffic", "less-traffic", "emulated-dtype", "cache-level", "shape-rate"}
+                "extra-traffic", "less-traffic", "emulated-dtype", "cache-level", "shape-rate", "op-rate", "exp-rate"}
 
 
 def evidence(**over) -> mr.OpEvidence:
@@ -402,3 +402,32 @@ def test_a_learner_whose_prediction_was_the_floor_may_redo_it_from_the_records_n
     scaled = mr.corrected_time(ev, ["below-peak-bandwidth"])  # the same reason on the learner's own number
     assert scaled == pytest.approx(on_floor * 0.82)
     assert mr.judge(f"below-peak-bandwidth: 0.82 * 100.8 MB / 1.7 TB/s = {scaled * 1e6:.4g} us", ev).accepted
+
+
+def test_a_softmax_bound_by_its_exps_is_explained_at_the_measured_exp_rate():
+    """A bf16 softmax on a CPU, 10x its floor: its 1.05e6 exps at the measured 1.47e9 a second take 713 µs."""
+    exps, per_s = 1024.0 * 1024, 1.47e9
+    ev = evidence(op="softmax", cost_op="softmax", shape=(1024, 1024), platform="cpu", bound="memory",
+                  model_flops=5 * exps, model_bytes=4.19e6, floor_seconds=4.19e6 / 40e9,
+                  predicted_seconds=4.19e6 / 40e9, measured_seconds=1.02e-3, fixed_cost_seconds=25e-6,
+                  peak_bytes_per_s=40e9, attained_bytes_per_s=40e9, peak_flops_per_s=90e9,
+                  attained_flops_per_s=90e9, xla_bytes=4.19e6, hierarchy_measured=True, level_name="DRAM",
+                  level_main_memory=True, level_bytes_per_s=35e9, exps=exps, exp_per_s=per_s, exp_spread=0.05)
+    want = exps / per_s
+    assert mr.corrected_time(ev, ["exp-rate"]) == pytest.approx(want)
+    assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
+    j = mr.judge(f"exp-rate: 1.05e6 exps * {1e12 / per_s:.4g} ps each = {want * 1e6:.4g} us", ev)
+    assert j.accepted and j.reasons == ["exp-rate"], j.why
+    assert mr.judge(f"exps: 1.05e6 * {1e12 / per_s:.4g} ps = {want * 1e6:.4g} us", ev).accepted  # a synonym
+    # the wrong quotient is refused: the working's own arithmetic does not give the time claimed
+    assert not mr.judge(f"exp-rate: 1.05e6 * {1e12 / per_s:.4g} ps = {2 * want * 1e6:.4g} us", ev).accepted
+    without = dataclasses.replace(ev, exp_per_s=None)
+    assert not mr.find("exp-rate").allowed(without).supported and "exp rate" in mr.find("exp-rate").allowed(without).why
+    assert mr.unexplainable(without) is not None
+    assert not mr.find("exp-rate").allowed(evidence()).supported  # an add computes no exponentials
+
+
+def test_the_exp_rate_only_ever_slows_the_compute_term():
+    """The reason caps the FLOP/s so that the exps fit: an op already slower than its exps is unchanged."""
+    ev = evidence(op="softmax", cost_op="softmax", model_flops=5e6, exps=1e6, exp_per_s=1e15)
+    assert mr.corrected_time(ev, ["exp-rate"]) == pytest.approx(mr.corrected_time(ev, []))

@@ -22,15 +22,17 @@ from tests.conftest import invoke_drill
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
 RECORDS = sorted(FIXTURES.glob("lab-*.json"))
+# Fresh sets made by bench/make_cpu_records.py with the exp rate measured: idle, and beside two busy processes.
+FRESH = sorted((Path(__file__).parents[2] / "bench" / "cpu-records").glob("*/lab-*.json"))
 
 
 def _load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _misses() -> list[tuple[Path, dict, str, mr.OpEvidence]]:
+def _misses(paths: list[Path] = RECORDS + FRESH) -> list[tuple[Path, dict, str, mr.OpEvidence]]:
     out = []
-    for path in RECORDS:
+    for path in paths:
         rec = _load(path)
         for row in rec["ops"]:
             if row["verdict"] == "miss":
@@ -45,9 +47,10 @@ def honest(ev: mr.OpEvidence, combo: tuple[str, ...]) -> str:
 
 
 def test_the_checked_in_records_were_made_by_the_lab_with_a_measured_hierarchy():
-    assert len(RECORDS) >= 6
-    assert {(r["dtype"], r["size"]) for r in map(_load, RECORDS)} >= {("bf16", 128), ("f32", 1024)}
-    for path in RECORDS:
+    assert len(RECORDS) >= 6 and len(FRESH) >= 12
+    for paths in (RECORDS, FRESH):
+        assert {(r["dtype"], r["size"]) for r in map(_load, paths)} >= {("bf16", 128), ("f32", 1024)}
+    for path in RECORDS + FRESH:
         rec = _load(path)
         records.validate(rec)
         h = model.Hierarchy.from_dict(rec["probes"]["hierarchy"])
@@ -397,3 +400,33 @@ def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_lef
     assert lab_hierarchy._spread(kept) == 0.3  # the last (56 runs), not the quietest (the first)
     spreads = iter([0.2, 0.5, 0.4, 0.3])
     assert lab_hierarchy._spread(lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), False))) == 0.2
+
+
+def test_a_softmax_bound_by_its_exps_is_explained_with_the_measured_exp_rate():
+    """The idle set's bf16 softmax at N=1024 ran 10x its floor; the exp rate its hierarchy measured
+    explains it, in a learner's own words, on the first try."""
+    path = next(p for p in FRESH if p.parent.name == "quiet" and "n1024" in p.name and _load(p)["dtype"] == "bf16")
+    rec = _load(path)
+    ev = records.op_evidence(rec, "softmax")
+    assert ev.is_miss and ev.exps == 1024 * 1024 and ev.exp_per_s
+    assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
+    t = ev.exps / ev.exp_per_s
+    j = runner.judge_explanation(rec, "softmax", f"exp-rate: {ev.exps:.4g} exps at {ev.seconds_per_exp * 1e12:.4g} ps "
+                                                 f"each, so {ev.exps:.4g} * {ev.seconds_per_exp * 1e12:.4g} ps = {t * 1e6:.4g} us")
+    assert j.accepted, j.why
+
+
+def test_the_explainable_benchmark_counts_the_misses_the_key_explains():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, bound
+
+    quiet = [str(p) for p in FRESH if p.parent.name == "quiet"]
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_explainable.py"), *quiet],
+                         capture_output=True, text=True, timeout=bound(120))
+    assert out.returncode == 0, out.stderr
+    misses = _misses([Path(p) for p in quiet])
+    found, explained = len(misses), sum(1 for _, _, _, ev in misses if mr.explanations(ev))
+    assert f"{explained} of {found} misses over 2x explained by the tool's key" in out.stdout, out.stdout
+    assert explained >= 0.9 * found
