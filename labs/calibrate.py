@@ -16,8 +16,10 @@ prediction goes through the same roofline as the datasheet one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from generator import costs, roofline
 from generator.units import DTYPE_BYTES
@@ -60,7 +62,8 @@ class Calibration:
         return roofline.Ceilings(f"{self.device_kind} (calibrated)", self.flops_per_s,
                                  self.bytes_per_s, self.dtype, source)
 
-    def to_dict(self, stored_path=lambda p: None if p is None else str(p)) -> dict:
+    def to_dict(self, stored_path: Callable[[str | None], str | None] = lambda p: None if p is None else str(p)
+                ) -> dict[str, Any]:
         """The record's view; ``stored_path`` rewrites trace paths (relative to the record)."""
         matmul, copy = self.matmul.to_dict(), self.copy.to_dict()
         matmul["trace_dir"], copy["trace_dir"] = stored_path(matmul["trace_dir"]), stored_path(copy["trace_dir"])
@@ -94,7 +97,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
     dim, copy_bytes = plan_sizes(device, dtype)
     reps = min(reps, PROBE_MAX_REPS)
 
-    def lab_calibrate_matmul(x, y):
+    def lab_calibrate_matmul(x: jax.Array, y: jax.Array) -> jax.Array:
         return x @ y
 
     mm = jax.jit(lab_calibrate_matmul)
@@ -106,7 +109,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
                                    None if trace_dir is None else Path(trace_dir) / "calibrate_matmul")
     sets.clear()  # free the matmul inputs before the copy's buffer
 
-    def lab_calibrate_copy(x):
+    def lab_calibrate_copy(x: jax.Array) -> jax.Array:
         return -x
 
     cp = jax.jit(lab_calibrate_copy, donate_argnums=0)
@@ -115,7 +118,7 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
     rows = max(1, copy_bytes // (cols * DTYPE_BYTES[COPY_DTYPE]))
     holder = [jnp.ones((rows, cols), ops.jax_dtype(COPY_DTYPE))]
 
-    def step(i: int):
+    def step(i: int) -> jax.Array:
         holder[0] = cp(holder[0])
         return holder[0]
 

@@ -29,15 +29,17 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from generator import costs, miss_reasons
-from generator.hierarchy import Hierarchy, HierarchyError
+from generator.hierarchy import CallRate, Hierarchy, HierarchyError, Level
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
     from labs.device import DeviceInfo
     from labs.measure import Measurement
+
+StoredPath = Callable[[str | None], str | None]  # a trace path as the record stores it (``Plan.stored_path``)
 
 # The smallest lattice-legal edge: one (8, 128) tile's lane count (generator/chips.yaml
 # facts.tiling_lattice_32bit); the skinny matmul keeps its 8 rows.
@@ -69,7 +71,7 @@ def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
     return None, "neither the optimized HLO nor XLA's bytes were recorded"
 
 
-def compiled_dtype(jitted: Any, args: tuple) -> dict:
+def compiled_dtype(jitted: Any, args: tuple[Any, ...]) -> dict[str, int | str | None]:
     """{"converts": count or None, "hlo": "optimized" or why not} of a jitted function on ``args``."""
     try:
         text = jitted.lower(*args).compile().as_text()
@@ -123,13 +125,14 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     edge = fixed_cost_edge(size, ops)
-    out = {}
+    out: dict[str, tuple[Measurement, bool, int]] = {}
     for name in ops:
         fn, make_inputs = lab_ops.build(name, edge, dtype)
         args = make_inputs(0)
         folder = None if trace_dir is None else Path(trace_dir) / name
 
-        def once(fn=fn, args=args, folder=folder):
+        def once(fn: Callable[..., Any] = fn, args: tuple[Any, ...] = args, folder: Path | None = folder
+                 ) -> Measurement:
             return measure.measure_call(lambda i: fn(*args), lab_ops.OPS[name].module_name(), reps, folder)
 
         meas, again = remeasured(once)
@@ -154,14 +157,15 @@ def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
     return last, again
 
 
-def _probe_dict(meas: "Measurement", stored_path) -> dict:
+def _probe_dict(meas: "Measurement", stored_path: StoredPath) -> dict[str, Any]:
     d = meas.to_dict()
     d["trace_dir"] = stored_path(d["trace_dir"])
     return d
 
 
 def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: "Calibration",
-                stored_path, calibration_remeasured: bool = False, hierarchy: Hierarchy | None = None) -> dict:
+                stored_path: StoredPath, calibration_remeasured: bool = False,
+                hierarchy: Hierarchy | None = None) -> dict[str, Any]:
     """The record's ``probes``: the fixed cost per op kind and the two attained speeds, each with its
     spread and noise verdict (``noisy``: the probes still noisy after one re-measurement).
 
@@ -173,7 +177,7 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     ceilings = calibration.ceilings() if hierarchy is None else hierarchy.fastest(calibration.ceilings())
-    by_op = {}
+    by_op: dict[str, dict[str, Any]] = {}
     for name, (meas, again, edge) in fixed.items():
         work_s = roofline.estimate(ceilings, lab_ops.OPS[name].cost(edge, calibration.dtype)).floor_s
         by_op[name] = {"fixed_cost_s": max(0.0, meas.measured_s - work_s), "device_s": meas.measured_s,
@@ -181,7 +185,7 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
                        "spread": meas.device.spread if meas.device else meas.wall.spread,
                        "noisy": bool(meas.noisy_why), "noisy_why": list(meas.noisy_why), "remeasured": again,
                        "measurement": _probe_dict(meas, stored_path)}
-    noisy = []
+    noisy: list[str] = []
     if any(v["noisy"] for v in by_op.values()):
         noisy.append("fixed cost")
     if calibration.copy.noisy_why:
@@ -197,20 +201,46 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
             "noisy": noisy, "hierarchy": hierarchy.to_dict() if hierarchy is not None else None}
 
 
+class ProbeOptions(Protocol):
+    """The options ``measure_probes`` reads (``labs.runner.LabOptions``)."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def reps(self) -> int: ...
+    @property
+    def ops(self) -> tuple[str, ...]: ...
+    @property
+    def size(self) -> int: ...
+
+
+class ProbePlan(Protocol):
+    """What ``measure_probes`` reads of its plan (a ``labs.runner.Plan``; that module imports this one)."""
+
+    @property
+    def options(self) -> ProbeOptions: ...
+    @property
+    def device(self) -> DeviceInfo: ...
+    @property
+    def calibrate(self) -> bool: ...
+    @property
+    def trace_dir(self) -> Path | None: ...
+
+
 @dataclass
 class Probed:
     """Every probe of one run: the calibration (matmul and copy), the fixed cost per op kind, when."""
 
     calibration: "Calibration"
     calibration_remeasured: bool
-    fixed: dict
+    fixed: dict[str, tuple[Measurement, bool, int]]  # fixed_cost_probes: op -> (measured, re-measured?, edge)
     measured_at: str
     shown_before_predictions: bool = False
     shown_at: str | None = None  # ISO 8601 UTC, when shown as the device's datasheet (labs.session)
     hierarchy: Hierarchy | None = None  # EX·06 measured on this device (labs.hierarchy)
 
 
-def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probed:
+def measure_probes(plan: ProbePlan, progress: Callable[[str], None] | None = None) -> Probed:
     """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
 
     from labs import calibrate as cal  # start-up: loaded only on the lab path that uses it
@@ -230,7 +260,7 @@ def measure_probes(plan, progress: Callable[[str], None] | None = None) -> Probe
                   hierarchy=found)
 
 
-def datasheet_constants(probed: Probed, stored_path) -> dict:
+def datasheet_constants(probed: Probed, stored_path: StoredPath) -> dict[str, Any]:
     """The measured datasheet as the record stores it: the constants predictions were made from."""
     probes = probes_dict(probed.fixed, probed.calibration, stored_path, probed.calibration_remeasured,
                          probed.hierarchy)
@@ -265,7 +295,7 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
 
 # ----------------------------------------------------------------- a record's evidence, pure Python
 
-def _graded_floor(row: dict) -> tuple[float, str, str] | None:
+def _graded_floor(row: dict[str, Any]) -> tuple[float, str, str] | None:
     """(floor seconds, bound, which constants) from the datasheet, else the calibration."""
     for kind in ("datasheet", "calibrated"):
         est = row["predictions"].get(kind)
@@ -274,12 +304,12 @@ def _graded_floor(row: dict) -> tuple[float, str, str] | None:
     return None
 
 
-def _peaks(record: dict, kind: str) -> tuple[float, float]:
+def _peaks(record: dict[str, Any], kind: str) -> tuple[float, float]:
     consts = record["constants"].get(kind) or {}
     return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
 
 
-def _noisy_probes(record: dict, op: str) -> tuple[str, ...]:
+def _noisy_probes(record: dict[str, Any], op: str) -> tuple[str, ...]:
     """The probes this op's evidence may not rest on: noisy (older records: their stored flags)."""
     probes = record.get("probes") or {}
     if isinstance(probes.get("noisy"), list):
@@ -299,7 +329,7 @@ def _noisy_probes(record: dict, op: str) -> tuple[str, ...]:
     return tuple(noisy)
 
 
-def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
+def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
     """The ``OpEvidence`` of one op of ``record``, from the record's own numbers.
 
     A record from an older schema is judged on what it has: missing numbers are None
@@ -378,7 +408,7 @@ def op_evidence(record: dict, op: str) -> miss_reasons.OpEvidence:
         exp_spread=exp_rate.spread if exp_rate else None)
 
 
-def _exps(row: dict, shape: tuple[int, ...], dtype: str) -> float | None:
+def _exps(row: dict[str, Any], shape: tuple[int, ...], dtype: str) -> float | None:
     """The op's exponentials per call as ``generator.costs`` counts them (None where it cannot count them)."""
     try:
         return float(costs.transcendentals(costs.cost(str(row.get("cost_op") or ""), shape, dtype)))
@@ -386,7 +416,7 @@ def _exps(row: dict, shape: tuple[int, ...], dtype: str) -> float | None:
         return None
 
 
-def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:
+def _probe_counts(per_op: dict[str, Any], op: str, dtype: str) -> dict[str, float | None]:
     """This op kind's fixed-cost probe as OpEvidence fields: its device time, and the bytes and FLOPs
     ``generator.costs`` counts for the op at the probe's size (None where the record lacks them)."""
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
@@ -401,7 +431,7 @@ def _probe_counts(per_op: dict, op: str, dtype: str) -> dict[str, float | None]:
     return {"probe_seconds": seconds, "probe_bytes": float(cost.bytes), "probe_flops": float(cost.flops)}
 
 
-def _level_name(level: Any, call: Any) -> str:
+def _level_name(level: Level | None, call: CallRate | None) -> str:
     """The level an op's working set lives in, with the call size its rate was swept at."""
     from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
@@ -422,7 +452,7 @@ def _spread_of(measurement: Any) -> float | None:
     return device if device is not None else _number(measurement.get("wall_spread"))
 
 
-def _hierarchy(probes: dict, lacking: list[str]) -> Hierarchy | None:
+def _hierarchy(probes: dict[str, Any], lacking: list[str]) -> Hierarchy | None:
     """The record's measured hierarchy (its probes' ``hierarchy``), or None (``lacking`` says so)."""
     stored = probes.get("hierarchy")
     if not stored:
@@ -435,7 +465,7 @@ def _hierarchy(probes: dict, lacking: list[str]) -> Hierarchy | None:
         return None
 
 
-def attach(record: dict) -> dict:
+def attach(record: dict[str, Any]) -> dict[str, Any]:
     """Each op's ``evidence``: the numbers the reasons are decided on, and no verdict on them."""
     for row in record["ops"]:
         ev = op_evidence(record, row["op"])
@@ -453,18 +483,18 @@ def attach(record: dict) -> dict:
     return record
 
 
-def shown(row: dict) -> bool:
+def shown(row: dict[str, Any]) -> bool:
     """Which reasons the numbers support may be shown: after an accepted explanation, or revealed."""
-    miss = row.get("miss") if isinstance(row.get("miss"), dict) else {}
-    return bool(miss.get("accepted") or miss.get("revealed"))
+    miss = row.get("miss")
+    return isinstance(miss, dict) and bool(miss.get("accepted") or miss.get("revealed"))
 
 
-def table(record: dict) -> list[str]:
+def table(record: dict[str, Any]) -> list[str]:
     """The evidence table for every op; which reasons explain a miss only where its explanation was
     accepted (or revealed with ``drill explain --show``)."""
     from generator.units import fmt  # start-up: loaded only on the lab path that uses it
 
-    def n(value, unit):
+    def n(value: float | None, unit: str) -> str:
         return "-" if value is None else fmt(value, unit)
 
     head = (f"{'op':<20} {'floor':>9} {'fixed':>9} {'XLA bytes':>10} {'counted':>10} {'attained B/s':>13} "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
 from generator import catalogue, roofline
@@ -22,7 +23,8 @@ from generator.costs import OpCost
 from generator.errors import DrillError
 from labs import ops as lab_ops
 from labs import records, score
-from labs.record_types import LabRecord, OpRow
+from labs.record_types import SCHEMA_NAME, LabRecord, OpRow, RecordError
+from labs.records import RecordJSON
 from labs.device import DeviceInfo
 from labs.options import RunOptions
 from labs.timing import Rotation, plan_rotation
@@ -30,6 +32,8 @@ from labs.timing import Rotation, plan_rotation
 if TYPE_CHECKING:
     from generator import miss_reasons
     from labs.calibrate import Calibration
+    from labs.evidence import Probed
+    from labs.explain import Given
     from labs.measure import Measurement, XlaCost
 
 LAB_NAME = "LAB·0.1"
@@ -44,7 +48,7 @@ class LearnerPrediction:
     seconds: float
     text: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> RecordJSON:
         return {"seconds": self.seconds, "text": self.text}
 
 
@@ -57,7 +61,7 @@ class PredictionsRead:
     read_at: str  # ISO 8601, UTC
     file_sha256: str | None = None  # of the file's bytes, when read from a file
 
-    def to_dict(self, learner: dict[str, LearnerPrediction]) -> dict:
+    def to_dict(self, learner: dict[str, LearnerPrediction]) -> RecordJSON:
         texts = {name: p.text for name, p in learner.items()}
         return {"source": self.source, "read_at": self.read_at,
                 "sha256": records.predictions_sha256(texts), "file_sha256": self.file_sha256,
@@ -140,10 +144,10 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     try:
         stem, trace_dir = options.claim_output(
             records.record_stem(device.platform, device.device_kind, options.size, stamp))
-    except records.RecordError as exc:
+    except RecordError as exc:
         raise LabError(str(exc)) from None
 
-    notes = []
+    notes: list[str] = []
     small = [n for n, r in rotations.items() if r.cache_bytes and not r.defeats_cache]
     if small:
         notes.append(f"inputs of {', '.join(small)} still fit in the {_cache_text(device)} cache even rotated "
@@ -181,7 +185,8 @@ def step_labels(plan: Plan) -> list[str]:
 
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
-        progress: Progress | None = None, read: PredictionsRead | None = None, probed=None) -> dict:
+        progress: Progress | None = None, read: PredictionsRead | None = None,
+        probed: Probed | None = None) -> RecordJSON:
     """Measure every op and return the record (not yet saved; misses not yet explained).
 
     ``read`` says when and where the learner's predictions were read; without it
@@ -223,12 +228,12 @@ class OpResult:
 
     measurement: "Measurement"
     xla: "XlaCost | None"
-    compiled: dict | None = None  # labs.evidence.compiled_dtype: the optimized HLO's converts
+    compiled: dict[str, int | str | None] | None = None  # labs.evidence.compiled_dtype: the optimized HLO's converts
 
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
              calibration: "Calibration | None", dispatch_s: float, *, read: PredictionsRead | None = None,
-             started_at: str | None = None, probes: dict | None = None) -> dict:
+             started_at: str | None = None, probes: RecordJSON | None = None) -> RecordJSON:
     """The record from measurements: every prediction, ratio and verdict, and each op's evidence
     (pure Python).
 
@@ -257,7 +262,7 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     return rec
 
 
-def misses(record: dict) -> list[dict]:
+def misses(record: RecordJSON) -> list[RecordJSON]:
     """The op rows whose graded prediction missed by more than 2x (of the record being written)."""
     return [row for row in record["ops"] if row["verdict"] == "miss"]
 
@@ -267,14 +272,14 @@ def typed_misses(record: LabRecord) -> list[OpRow]:
     return [row for row in record.ops if row.verdict == "miss"]
 
 
-def judge_explanation(record: dict, op: str, given) -> "miss_reasons.Judgement":
+def judge_explanation(record: RecordJSON, op: str, given: Given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
     from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.judge(record, op, given)
 
 
-def record_judgement(record: dict, op: str, judgement) -> None:
+def record_judgement(record: RecordJSON, op: str, judgement: miss_reasons.Judgement) -> None:
     """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
     explanation never replaced by a later refused one); refresh the summary."""
     from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
@@ -283,7 +288,7 @@ def record_judgement(record: dict, op: str, judgement) -> None:
     record["summary"] = _summary(record["ops"], record["graded"])
 
 
-def reveal(record: dict, op: str) -> list[str]:
+def reveal(record: RecordJSON, op: str) -> list[str]:
     """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
     from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
@@ -292,7 +297,7 @@ def reveal(record: dict, op: str) -> list[str]:
     return lines
 
 
-def explain(record: dict, explanations: dict) -> dict:
+def explain(record: RecordJSON, explanations: Mapping[str, Given]) -> RecordJSON:
     """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons",
     "corrected", "text"}) against the record's evidence, store the attempt; refresh the summary."""
     for row in misses(record):
@@ -308,14 +313,14 @@ def explain(record: dict, explanations: dict) -> dict:
     return record
 
 
-def accepted(row: dict | OpRow) -> bool:
+def accepted(row: RecordJSON | OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
     from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.accepted(row)
 
 
-def _summary(rows: list[dict], graded: str) -> dict:
+def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
     missed = [r["op"] for r in rows if r["verdict"] == "miss"]
     unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)
                    and not (r.get("miss") or {}).get("finding")]
@@ -338,7 +343,7 @@ def _measure_op(plan: Plan, name: str) -> OpResult:
     return OpResult(meas, xla, compiled)
 
 
-def _row(plan: Plan, name: str, result: OpResult) -> dict:
+def _row(plan: Plan, name: str, result: OpResult) -> RecordJSON:
     op, cost, rotation = lab_ops.OPS[name], plan.costs[name], plan.rotations[name]
     return {
         "op": name, "label": op.label, "cost_op": cost.op, "shape": list(cost.shape), "dtype": cost.dtype,
@@ -353,12 +358,12 @@ def _row(plan: Plan, name: str, result: OpResult) -> dict:
     }
 
 
-def _estimate_dict(est: roofline.Estimate) -> dict:
+def _estimate_dict(est: roofline.Estimate) -> RecordJSON:
     return {"seconds": est.floor_s, "bound": est.bound, "t_math_s": est.t_math_s,
             "t_comms_s": est.t_comms_s, "attainable_flops_per_s": est.attainable_flops_per_s}
 
 
-def _graded_kind(plan: Plan, calibrated, learner: dict) -> str:
+def _graded_kind(plan: Plan, calibrated: roofline.Ceilings | None, learner: dict[str, LearnerPrediction]) -> str:
     covered = bool(learner) and all(name in learner for name in plan.options.ops)
     available = {"learner": 1.0 if covered else None,
                  "datasheet": 1.0 if plan.datasheet else None,
@@ -368,7 +373,8 @@ def _graded_kind(plan: Plan, calibrated, learner: dict) -> str:
     return kind
 
 
-def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None, graded: str) -> None:
+def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None, mine: LearnerPrediction | None,
+               graded: str) -> None:
     cost = plan.costs[row["op"]]
     preds = {
         "datasheet": _estimate_dict(roofline.estimate(plan.datasheet, cost)) if plan.datasheet else None,
@@ -384,10 +390,12 @@ def _score_row(row: dict, plan: Plan, calibrated, mine: LearnerPrediction | None
     row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
 
 
-def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: float) -> dict:
+def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibration | None,
+            dispatch_s: float) -> RecordJSON:
     d, o = plan.device, plan.options
     datasheet = None
     if plan.datasheet is not None:
+        assert plan.chip is not None, "a plan's datasheet is its chip's (make_plan)"
         used = [plan.chip.peak_flops[o.dtype].source, plan.chip.figures["hbm_bytes_per_s"].source]
         sources = {s.key: s.to_dict() for s in used}
         datasheet = {"name": plan.datasheet.name, "peak_flops_per_s": plan.datasheet.peak_flops_per_s,
@@ -395,7 +403,7 @@ def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: 
                      "source": plan.datasheet.source,
                      "sources": [{k: v for k, v in s.items() if k != "note"} for s in sources.values()]}
     return {
-        "schema": records.SCHEMA_NAME, "schema_version": records.SCHEMA_VERSION, "lab": LAB_NAME,
+        "schema": SCHEMA_NAME, "schema_version": records.SCHEMA_VERSION, "lab": LAB_NAME,
         "date": _dt.datetime.strptime(plan.stamp, "%Y%m%dT%H%M%SZ").replace(
             tzinfo=_dt.timezone.utc).isoformat(),
         "host": d.host, "platform": d.platform, "device_kind": d.device_kind, "device_count": d.device_count,
@@ -414,6 +422,6 @@ def _record(plan: Plan, rows: list[dict], graded: str, calibration, dispatch_s: 
     }
 
 
-def save(plan: Plan, record: dict) -> Path:
+def save(plan: Plan, record: RecordJSON) -> Path:
     """Save a new record (and its ledger entry): before any table is shown."""
     return records.save_run(record, plan.options.out_dir, plan.stem)

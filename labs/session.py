@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from collections.abc import Mapping
+from typing import Any, Callable, Protocol
 
 from generator import miss_reasons, safeio
 from generator.termsafe import visible
 from labs import evidence, inputs, ops, records, report, runner
 from labs import explain as lab_explain
-from labs.record_types import as_record
+from labs.record_types import LabRecord, OpRow, RecordError, as_record
+from labs.records import RecordJSON
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
@@ -68,9 +70,9 @@ class Prepared:
     """A request made ready to measure: its plan, and the learner's files read."""
 
     plan: runner.Plan
-    learner: dict | None
+    learner: dict[str, runner.LearnerPrediction] | None
     read: runner.PredictionsRead | None
-    explained: dict | None
+    explained: dict[str, inputs.Explanation] | None
 
 
 @dataclass(frozen=True)
@@ -78,13 +80,13 @@ class LabResult:
     """What a lab run left: the record as stored, its path, and the plot written (if any)."""
 
     plan: runner.Plan
-    record: dict
+    record: RecordJSON
     path: Path
     plot_path: Path | None
 
 
 Say = Callable[[str], None]
-Save = Callable[[str, object], dict]
+Save = Callable[[str, miss_reasons.Judgement], RecordJSON]
 
 
 class LabUI(Protocol):
@@ -99,14 +101,14 @@ class LabUI(Protocol):
     def probe(self, plan: runner.Plan) -> evidence.Probed | None:
         """``measured_datasheet(plan, ...)`` with the front end's progress shown."""
 
-    def measure(self, plan: runner.Plan, learner: dict | None, read: runner.PredictionsRead | None,
-                probed: evidence.Probed | None) -> tuple[dict, Path]:
+    def measure(self, plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
+                read: runner.PredictionsRead | None, probed: evidence.Probed | None) -> tuple[RecordJSON, Path]:
         """``measure_and_save(plan, learner, read, ...)`` with the front end's progress shown."""
 
-    def ask_predictions(self, plan: runner.Plan) -> dict:
+    def ask_predictions(self, plan: runner.Plan) -> dict[str, runner.LearnerPrediction]:
         """The learner's predictions, asked now (op -> ``runner.LearnerPrediction``; may be empty)."""
 
-    def ask_why(self, record: dict, pending: list[dict], save: Save, path: Path) -> None:
+    def ask_why(self, record: RecordJSON, pending: list[RecordJSON], save: Save, path: Path) -> None:
         """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once."""
 
 
@@ -126,12 +128,12 @@ def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> N
             records.check_own_file(Path(out_dir) / "traces", Path(out_dir))
         if plot is not None:
             safeio.check_target(plot)
-    except (records.RecordError, safeio.SafeIOError) as exc:
+    except (RecordError, safeio.SafeIOError) as exc:
         raise LabUsageError(f"nothing measured: {exc}") from None
 
 
-def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict | None, runner.PredictionsRead | None,
-                                               dict | None]:
+def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict[str, runner.LearnerPrediction] | None,
+                                               runner.PredictionsRead | None, dict[str, inputs.Explanation] | None]:
     """(ops, predictions, when they were read, explanations) from the request's files (LabUsageError)."""
     from labs import plot as lab_plot  # optional dependency: the plot needs matplotlib (the lab extra)
 
@@ -224,13 +226,13 @@ def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
     return LabResult(plan, record, path, _plot(request, record, path, ui))
 
 
-def finding_lines(record: dict) -> list[str]:
+def finding_lines(record: RecordJSON) -> list[str]:
     """One line per miss the evidence cannot explain: nothing is asked of it."""
     return [f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}"
             for row in runner.misses(record) if (row.get("miss") or {}).get("finding")]
 
 
-def _plot(request: LabRequest, record: dict, path: Path, ui: LabUI) -> Path | None:
+def _plot(request: LabRequest, record: RecordJSON, path: Path, ui: LabUI) -> Path | None:
     """The roofline plot, if asked; a plot that cannot be written is a warning (the record is saved)."""
     if request.plot is None:
         return None
@@ -274,7 +276,8 @@ def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print,
     return probed
 
 
-def read_predictions(mapping: dict | None, chosen: tuple[str, ...] = ops.SEED_OPS):
+def read_predictions(mapping: Mapping[Any, Any] | None, chosen: tuple[str, ...] = ops.SEED_OPS
+                     ) -> tuple[dict[str, runner.LearnerPrediction] | None, runner.PredictionsRead | None]:
     """(predictions, when they were read) from the notebook's dict; (None, None) when it is empty.
     InputError (one line) for a bad op or time."""
     if not mapping:
@@ -293,8 +296,10 @@ def already_measured(plan: runner.Plan) -> str | None:
             "(this device's figures) again, then your predictions, then this one")
 
 
-def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False,
-                     progress=None, require_all: bool = True, probed=None) -> tuple[dict, Path]:
+def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
+                     read: runner.PredictionsRead | None, *, practice: bool = False,
+                     progress: runner.Progress | None = None, require_all: bool = True,
+                     probed: evidence.Probed | None = None) -> tuple[RecordJSON, Path]:
     """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
     and save the record before anything is shown (an interrupted notebook keeps it).
     ``require_all=False`` (the CLI): some predictions are kept for teaching, graded on the model.
@@ -315,7 +320,7 @@ def measure_and_save(plan: runner.Plan, learner, read, *, practice: bool = False
     return record, runner.save(plan, record)
 
 
-def why_questions(record: dict) -> list[str]:
+def why_questions(record: RecordJSON) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
     from generator.units import seconds  # start-up: loaded only on the lab path that uses it
 
@@ -340,14 +345,14 @@ def why_questions(record: dict) -> list[str]:
     return lines
 
 
-def save_explanations(path: Path, given: dict) -> dict:
+def save_explanations(path: Path, given: Mapping[str, lab_explain.Given]) -> RecordJSON:
     """Judge ``given`` (op -> sentence, or {"reasons", "text"}) on the record as it is on disk, under
     the records folder's lock, and store it (``records.update``): the one explain step the CLI's
     ``drill lab``/``drill explain`` and the notebook share. Returns the record as stored."""
     return records.update(path, lambda rec: runner.explain(rec, given))
 
 
-def explain(record: dict, path: Path, explanations: dict | None) -> list[str]:
+def explain(record: RecordJSON, path: Path, explanations: Mapping[Any, Any] | None) -> list[str]:
     """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}), rewrite the record, and return
     each judgement; then (the learner has answered) the tables and the evidence for every op."""
     given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
@@ -369,13 +374,13 @@ class Misses:
     asked) and what is still to explain."""
 
     findings: dict[str, str]  # op -> why no reason can explain it (judged again on the record's numbers)
-    pending: list  # the op rows (``labs.record_types.OpRow``) still unexplained, not revealed, not findings
+    pending: list[OpRow]  # the op rows (``labs.record_types.OpRow``) still unexplained, not revealed, not findings
 
     def finding_lines(self) -> list[str]:
         return [f"{op}: unexplained by the evidence, nothing to ask: {found}" for op, found in self.findings.items()]
 
 
-def misses_to_explain(record) -> Misses:
+def misses_to_explain(record: LabRecord) -> Misses:
     """The findings and the pending misses of a typed record (``labs.record_types.LabRecord``)."""
 
     data = record.to_dict()
@@ -390,7 +395,7 @@ def reveal(path: Path, ops_to_reveal: list[str]) -> list[str]:
     revealed and return the lines that show which reasons explain it (``runner.reveal``)."""
     shown: list[str] = []
 
-    def reveal_all(rec: dict) -> None:
+    def reveal_all(rec: RecordJSON) -> None:
         shown.clear()
         for op in ops_to_reveal:
             shown.extend(runner.reveal(rec, op))
@@ -398,7 +403,8 @@ def reveal(path: Path, ops_to_reveal: list[str]) -> list[str]:
     return shown
 
 
-def explain_from_file(path: Path, given: dict, pending: list):
+def explain_from_file(path: Path, given: Mapping[str, lab_explain.Given], pending: list[OpRow]
+                      ) -> tuple[LabRecord, list[str]]:
     """Judge and store ``given`` (op -> explanation) for the pending ops only; (the typed record as
     stored, one line per judged op: its verdict, its refused attempts, and after an accepted one every
     set of reasons the numbers support)."""
@@ -422,7 +428,7 @@ def explain_from_file(path: Path, given: dict, pending: list):
     return record, lines
 
 
-def explained_lines(record, path: Path, pending: list) -> list[str]:
+def explained_lines(record: LabRecord, path: Path, pending: list[OpRow]) -> list[str]:
     """After the learner has answered: the evidence for every op, and how many misses are explained."""
 
     left = record.summary.unexplained
