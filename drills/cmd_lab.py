@@ -161,8 +161,8 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
 
 
 class _ClickLabUI:
-    """``labs.session.LabUI`` at a terminal: progress bars on stderr, prompts on stdin; with --json every
-    line goes to stderr and nothing is asked."""
+    """``labs.session.LabUI`` at a terminal: progress bars on stderr (a terminal only), prompts on stdin; with
+    --json every line goes to stderr and nothing is asked."""
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
@@ -210,7 +210,7 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
                        probed: Probed | None = None) -> tuple[dict[str, Any], Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
-    elsewhere (logs, CI) one line per step on stderr."""
+    elsewhere (a pipe, a log, CI) no progress is written."""
     from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
@@ -225,7 +225,7 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
 
     done_before = tuple(runner.probe_labels(plan)) if probed is not None else ()
     with Bar("LAB·0.1", len(steps)) as bar:
-        steps_done = Steps(bar, steps, done_before, say=lambda line: click.echo(line, err=True))
+        steps_done = Steps(bar, steps, done_before)
         result = measure(steps_done)
         steps_done.finish()
     return result
