@@ -23,6 +23,7 @@ import io
 import os
 import sys
 import unicodedata
+from typing import Any
 
 import click
 
@@ -70,10 +71,12 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in COMMANDS and _module_exists(COMMANDS[name]):
             module_name, attr = COMMANDS[name].split(":")
-            return getattr(importlib.import_module(module_name), attr)
+            command: click.Command = getattr(importlib.import_module(module_name), attr)
+            return command
         return super().get_command(ctx, name)
 
-    def make_context(self, info_name, args, parent=None, **extra):
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
         try:  # --help and --version print while the arguments are parsed
             return super().make_context(info_name, args, parent=parent, **extra)
         except OSError as exc:
@@ -81,7 +84,7 @@ class LazyGroup(click.Group):
                 raise OutputError("", exc) from None
             raise
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except OSError as exc:
@@ -248,7 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "drill"
+        context = exc.ctx if isinstance(exc, click.UsageError) else None  # only a usage error knows its command
+        where = context.command_path if context else "drill"
         message = " ".join(exc.format_message().split())  # one line, always
         _say_error(f"{where}: error: {message}")
         sys.exit(exc.exit_code)

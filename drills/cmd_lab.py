@@ -14,10 +14,24 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
+from drills.store_files import StoreError
+from generator import safeio
+from labs import records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
+from labs.record_types import LabRecord, OpRow, RecordError, as_record
+
+if TYPE_CHECKING:  # annotations only: the lab's modules load only for the command that runs them
+    from generator.miss_reasons import Judgement
+    from labs.evidence import Probed
+    from labs.runner import LearnerPrediction, Plan, PredictionsRead
+    from labs.session import Save
+
+T = TypeVar("T")
+Learner = dict[str, "LearnerPrediction"]  # op -> the learner's prediction
 
 # Bounds that keep every count finite and meaningful; what fits the device is checked by the runner.
 MAX_LAB_SIZE = 2**20  # N = 1,048,576: one NxN bf16 operand is 2 TiB, beyond any one device's memory
@@ -103,8 +117,9 @@ def _check_sizes(sizes: str) -> None:
                    "matmul on a mesh of all local devices (uses --chip, --reps, --dtype, --predictions, --out, --json).")
 @click.option("--mesh", default="auto", show_default=True, help="--collectives: the mesh, auto (one axis) or AxB.")
 @click.option("--sizes", default=None, help="--collectives: full-array bytes per collective [default: 64kB,1MB,16MB; 16kB,256kB,1MB on a CPU].")
-def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir, trace_dir,
-        as_json, plot, collectives=False, mesh="auto", sizes=None) -> None:
+def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predictions: Path | None,
+        explanations: Path | None, calibrate: bool, out_dir: Path | None, trace_dir: Path | None, as_json: bool,
+        plot: Path | None, collectives: bool = False, mesh: str = "auto", sizes: str | None = None) -> None:
     """LAB·0.1: predict each op's latency, measure it with JAX, score, record.
 
     Predictions come from the roofline (generator/costs.py + generator/roofline.py)
@@ -116,7 +131,7 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops, records, session  # start-up: loaded only when this command runs
+    from labs import ops as lab_ops, session  # start-up: loaded only when this command runs
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -127,14 +142,15 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
     _require_jax()
     if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives.py
         from drills.cmd_pod import collectives_lab  # start-up: loaded only when this command runs
-        return collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
+        collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
+        return
     request = session.LabRequest(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir,
                                  trace_dir, plot, as_json)
     try:
         result = session.run_lab(request, _ClickLabUI(as_json))
     except session.LabUsageError as exc:
         raise click.UsageError(str(exc)) from None
-    except records.RecordError as exc:  # an explanation that could not be stored: the record is as it was
+    except RecordError as exc:  # an explanation that could not be stored: the record is as it was
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps({"path": str(result.path), "plot": str(result.plot_path) if result.plot_path else None,
@@ -145,8 +161,8 @@ def lab(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate,
 
 
 class _ClickLabUI:
-    """``labs.session.LabUI`` at a terminal: progress bars on stderr, prompts on stdin; with --json every
-    line goes to stderr and nothing is asked."""
+    """``labs.session.LabUI`` at a terminal: progress bars on stderr (a terminal only), prompts on stdin; with
+    --json every line goes to stderr and nothing is asked."""
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
@@ -158,22 +174,21 @@ class _ClickLabUI:
     def warn(self, text: str) -> None:
         click.echo(text, err=True)
 
-    def probe(self, plan):
+    def probe(self, plan: Plan) -> Probed | None:
         return _probe_with_progress(plan, self.say)
 
-    def measure(self, plan, learner, read, probed):
+    def measure(self, plan: Plan, learner: Learner | None, read: PredictionsRead | None,
+                probed: Probed | None) -> tuple[dict[str, Any], Path]:
         return _run_with_progress(plan, learner, read, probed)
 
-    def ask_predictions(self, plan) -> dict:
-        from labs import inputs  # start-up: loaded only when this command runs
+    def ask_predictions(self, plan: Plan) -> Learner:
+        return _ask_predictions(plan)
 
-        return _ask_predictions(plan, inputs)
-
-    def ask_why(self, record: dict, pending: list[dict], save, path: Path) -> None:
+    def ask_why(self, record: dict[str, Any], pending: list[dict[str, Any]], save: Save, path: Path) -> None:
         _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
 
 
-def _probe_with_progress(plan, say):
+def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | None:
     """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
     terminal; the bar's line ends before the datasheet is said."""
     from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
@@ -191,36 +206,37 @@ def _probe_with_progress(plan, say):
     return probed
 
 
-def _run_with_progress(plan, learner, read, probed=None) -> tuple[dict, Path]:
+def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRead | None,
+                       probed: Probed | None = None) -> tuple[dict[str, Any], Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
-    elsewhere (logs, CI) one line per step on stderr."""
+    elsewhere (a pipe, a log, CI) no progress is written."""
     from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import records, runner, session  # start-up: the lab's modules load only for the command that runs them
+    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     steps = runner.step_labels(plan)
 
-    def measure(progress) -> tuple[dict, Path]:
+    def measure(progress: Callable[[str], None]) -> tuple[dict[str, Any], Path]:
         try:
             return session.measure_and_save(plan, learner, read, practice=not learner, progress=progress,
                                             require_all=False, probed=probed)
-        except records.RecordError as exc:
+        except RecordError as exc:
             raise click.ClickException(f"the record could not be saved: {exc}") from None
 
     done_before = tuple(runner.probe_labels(plan)) if probed is not None else ()
     with Bar("LAB·0.1", len(steps)) as bar:
-        steps_done = Steps(bar, steps, done_before, say=lambda line: click.echo(line, err=True))
+        steps_done = Steps(bar, steps, done_before)
         result = measure(steps_done)
         steps_done.finish()
     return result
 
 
-def _ask_predictions(plan, inputs) -> dict:
-    from labs import ops  # start-up: the lab's modules load only for the command that runs them
+def _ask_predictions(plan: Plan) -> Learner:
+    from labs import inputs, ops  # start-up: the lab's modules load only for the command that runs them
     from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
-    out = {}
+    out: Learner = {}
     for name in plan.options.ops:
         op, cost = ops.OPS[name], plan.costs[name]
         shape = "x".join(str(d) for d in cost.shape)
@@ -237,24 +253,16 @@ def _ask_predictions(plan, inputs) -> dict:
     return out
 
 
-def _saved(path: Path, store):
+def _saved(path: Path, store: Callable[[], T]) -> T:
     """``store()``, a write under the records folder's lock; a record that cannot be written (e.g. a
     read-only one, left as it was) is one line naming it."""
-    from labs import records  # start-up: loaded only when this command runs
-
     try:
         return store()
-    except records.RecordError as exc:
+    except RecordError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _update(records, path: Path, change) -> dict:
-    """``change`` applied to the record on disk under the records folder's lock (``records.update``):
-    two explains at once keep each other's explanations."""
-    return _saved(path, lambda: records.update(path, change))
-
-
-def _judgement_saver(path: Path):
+def _judgement_saver(path: Path) -> Callable[[str, Judgement], dict[str, Any]]:
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
     from labs import session  # start-up: loaded only when this command runs
 
@@ -269,7 +277,8 @@ WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons fi
              "reasons you name. Blank skips (explain later: drill explain; give up: drill explain --show).")
 
 
-def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None = None) -> None:
+def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
+                      save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
     from generator.miss_reasons import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
@@ -310,7 +319,7 @@ def _ask_explanations(record: dict, missed: list[dict], save, path: Path | None 
         raise
 
 
-def _show_supported(judgement) -> None:
+def _show_supported(judgement: Judgement) -> None:
     """After an accepted explanation (only then): every set of reasons the record's numbers support."""
     if judgement.supported:
         click.echo("    the numbers support: " + "; ".join(" + ".join(c) for c in judgement.supported))
@@ -342,13 +351,13 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from labs import inputs, records, session  # start-up: loaded only when this command runs
+    from labs import inputs, session  # start-up: loaded only when this command runs
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
-        record_path = _newest_unexplained(records, folder)
-    record_path, record = _load_named(records, record_path, folder)
+        record_path = _newest_unexplained(folder)
+    record_path, record = _load_named(record_path, folder)
     misses = session.misses_to_explain(record)
     for line in misses.finding_lines():
         click.echo(line)
@@ -380,47 +389,43 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
         click.echo(line)
 
 
-def _ask_pending(record, pending: list, record_path: Path):
+def _ask_pending(record: LabRecord, pending: list[OpRow], record_path: Path) -> LabRecord:
     """Ask "why?" at the terminal for each pending miss, judged on the record's dict, each attempt saved
     under the folder's lock; the record as it now is (typed)."""
-    from labs.record_types import as_record  # start-up: loaded only when this command runs
-
     data = record.to_dict()
     rows = {row["op"]: row for row in data["ops"]}
     _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
     return as_record(data)
 
 
-def _load_named(records, record_path: Path, folder: Path):
+def _load_named(record_path: Path, folder: Path) -> tuple[Path, LabRecord]:
     """The record RECORD names (a path, or a file name in the records folder) and its path, typed
     (``labs.record_types.LabRecord``); a record that cannot be read is a usage error naming the file."""
     if not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
         record_path = folder / record_path
     try:
         return record_path, records.load_typed(record_path)[0]
-    except records.RecordError as exc:
+    except RecordError as exc:
         raise click.UsageError(f"{record_path}: {exc}") from None
 
 
 def _say_skipped(folder: Path | None) -> None:
     """One line on stderr per record in ``folder`` that cannot be read (file and field named); the
     others are still used."""
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
-
     for loaded in records.scan(records.default_dir() if folder is None else Path(folder)):
         if loaded.record is None:
             click.echo(records.skipped_line(loaded.path, loaded.error), err=True)
 
 
-def _newest_unexplained(records, folder: Path) -> Path:
+def _newest_unexplained(folder: Path) -> Path:
     from labs import runner  # start-up: loaded only when this command runs
 
     _say_skipped(folder)
-    found = [l for l in records.scan(folder) if l.record is not None
+    found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
              and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
-    return max(found, key=lambda l: (l.record.started, l.path)).path
+    return max(found)[1]
 
 
 @click.command()
@@ -449,7 +454,6 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     the file and the field.
     """
     from labs import gate as lab_gate  # start-up: the lab's modules load only for the command that runs them
-    from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
@@ -462,12 +466,11 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     for line in lab_gate.format_lines(result, skipped=False):
         click.echo(line)
     for skip in result.skipped:  # one line each on stderr, naming the file and the field
-        click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
+        click.echo(records.skipped_line(skip["path"], skip["reason"]), err=True)
 
 
 def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
     """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
-    from labs import records as lab_records  # start-up: loaded only when this command runs
     from labs import verify as lab_verify  # start-up: loaded only when this command runs
 
     report = lab_verify.verify_folder(bench_dir)
@@ -477,7 +480,7 @@ def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
         for line in report.lines(skipped=False):
             click.echo(line)
         for skip in report.skipped:
-            click.echo(lab_records.skipped_line(skip["path"], skip["reason"]), err=True)
+            click.echo(records.skipped_line(skip["path"], skip["reason"]), err=True)
     if report.disagreements:
         sys.exit(1)
 
@@ -502,7 +505,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     hand (--tick N). Labs come from your lab records (or --bench DIR); the streak from
     the quiz store; the gate as `drill gate` judges it.
     """
-    from drills.store import Store, StoreError  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.store import Store  # start-up: `drill` loads a command's dependencies only when it runs
     from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
@@ -551,18 +554,17 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     inside the record's own folder is read, and only a few folders deep.
     """
 
-    from generator import safeio  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import profile, records  # start-up: the lab's modules load only for the command that runs them
+    from labs import profile  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
         _say_skipped(folder)
-        found = [l for l in records.scan(folder) if l.record is not None]
+        found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None]
         if not found:
             raise click.UsageError(f"no lab record in {folder}; name one: drill xprof RECORD")
-        record_path = max(found, key=lambda l: (l.record.started, l.path)).path
-    record_path, record = _load_named(records, record_path, folder)
+        record_path = max(found)[1]
+    record_path, record = _load_named(record_path, folder)
     where = record.trace_dir
     if not where:
         raise click.UsageError(f"{record_path}: the record kept no traces")

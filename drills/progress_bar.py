@@ -1,4 +1,4 @@
-"""A progress bar on stderr for the long commands (`drill deck`, `drill export`, `drill lab`).
+"""A progress bar on stderr for the long commands (`drill deck`, `drill export`, `drill lab`, `drill hierarchy`).
 
 ``Bar`` draws one line, ``label [#####-----] done/total  ETA m:ss  item``, redrawn in place,
 on stderr when stderr is a terminal, and writes nothing at all otherwise (a pipe, a log file,
@@ -138,15 +138,12 @@ class Steps:
     started. A label that is the next of ``labels`` ends the step before it (one step on the bar);
     any other label names a part of the running step and only changes what the bar shows.
     Steps in ``done_before`` were done before this bar started: they move it without
-    counting toward the ETA. ``say``: with no bar (stderr not a terminal), ``say`` gets one
-    ``[k/n] label`` line per step instead."""
+    counting toward the ETA. With no bar (stderr not a terminal) nothing is written."""
 
-    def __init__(self, bar: Bar, labels: list[str], done_before: tuple[str, ...] = (),
-                 say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, bar: Bar, labels: list[str], done_before: tuple[str, ...] = ()) -> None:
         self.bar = bar
         self.labels = list(labels)
         self.done_before = set(done_before)
-        self.say = say
         self.pos = -1  # index of the running step
         self.finished = False
 
@@ -155,8 +152,6 @@ class Steps:
         if nxt < len(self.labels) and label == self.labels[nxt]:
             self._end_running(label)
             self.pos = nxt
-            if not self.bar.shown and self.say is not None:
-                self.say(f"[{nxt + 1}/{len(self.labels)}] {label}")
         elif self.pos >= 0:
             self.bar.show(f"{self.labels[self.pos]}: {label}")
         else:

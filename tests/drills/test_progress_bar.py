@@ -1,5 +1,5 @@
-"""The progress bar of `drill deck`, `drill export` and `drill lab` (``drills.progress_bar``): drawn on
-stderr with an ETA at a terminal, nothing written when stderr is not one."""
+"""The progress bar of `drill deck`, `drill export`, `drill lab` and `drill hierarchy` (``drills.progress_bar``):
+drawn on stderr with an ETA at a terminal, nothing written when stderr is not one."""
 
 from __future__ import annotations
 
@@ -84,13 +84,14 @@ def test_named_steps_move_the_bar_and_parts_only_name_what_runs():
     assert bar.done == 3 and not bar.shown
 
 
-def test_named_steps_without_a_terminal_say_one_line_each():
-    said: list[str] = []
-    steps = Steps(Bar("lab", 2, stream=io.StringIO()), ["a", "b"], say=said.append)
+def test_named_steps_without_a_terminal_write_nothing():
+    out = io.StringIO()
+    bar = Bar("lab", 2, stream=out)
+    steps = Steps(bar, ["a", "b"])
     for label in ("a", "part of a", "b"):
         steps(label)
     steps.finish()
-    assert said == ["[1/2] a", "[2/2] b"]
+    assert out.getvalue() == "" and bar.done == 2  # counted all the same, never drawn
 
 
 def test_eta_text():
@@ -196,16 +197,14 @@ def test_the_lab_bar_counts_the_hierarchy_and_shows_an_eta(monkeypatch, probed):
     assert "6/6" in shown.split("\r")[-1] and "[1/" not in shown  # dispatch, 3 probes, 2 ops: full; no log lines
 
 
-def test_the_lab_says_one_line_a_step_when_stderr_is_not_a_terminal(monkeypatch):
+def test_the_lab_writes_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
     from drills import cmd_lab
 
     plan = _fake_lab(monkeypatch, None)
     piped = io.StringIO()
     monkeypatch.setattr(sys, "stderr", piped)
-    cmd_lab._run_with_progress(plan, None, None)
-    assert piped.getvalue().splitlines() == [
-        "[1/6] dispatch overhead", "[2/6] calibrate", "[3/6] fixed cost", "[4/6] hierarchy",
-        "[5/6] measure matmul", "[6/6] measure add"] and "ETA" not in piped.getvalue()
+    assert cmd_lab._run_with_progress(plan, None, None) == ({"ops": []}, "lab-x.json")
+    assert piped.getvalue() == ""  # no bar and no step lines: a pipe or a log gets the results only
 
 
 def test_the_probes_bar_ends_before_the_datasheet_is_shown(monkeypatch):
@@ -238,3 +237,37 @@ def test_a_bad_selection_is_refused_before_any_bar_is_drawn(monkeypatch):
     with pytest.raises(click.UsageError, match="unknown family 'nope'"):
         _run_at_a_terminal(monkeypatch, ["export", "--format", "csv", "--family", "nope"])
     assert "[" not in _TERMINAL_SEEN[-1]
+
+
+def _fake_hierarchy(monkeypatch):
+    """``drill hierarchy`` on a described CPU (L1d, L2, then DRAM) whose probes return numbers at once:
+    ``labs.hierarchy.measure_hierarchy`` itself runs and reports its steps."""
+    from labs import device as lab_device
+    from labs import hierarchy as lab_hierarchy
+    from tests.labs import synthetic
+
+    monkeypatch.setattr(lab_device, "detect", lambda: synthetic.device("cpu", "cpu", 16e9, 2**20))
+    monkeypatch.setattr(lab_hierarchy, "cpu_cache_levels", lambda: [("L1d", 32 * 2**10), ("L2", 2**20)])
+    monkeypatch.setattr(lab_hierarchy, "copy_rate", lambda buffer: (50e9, 0.01, 4))
+    monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate", lambda call, total, traces: (20e9, 0.02))
+    monkeypatch.setattr(lab_hierarchy, "matmul_rate", lambda shape, dtype, traces=None: (1e11, 0.01, "device"))
+    monkeypatch.setattr(lab_hierarchy, "exp_rate", lambda shape, dtype: (1e9, 0.01))
+
+
+def test_hierarchy_writes_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
+    _fake_hierarchy(monkeypatch)
+    res = CliRunner().invoke(cli, ["hierarchy", "--size", "128", "--dtype", "f32", "--json"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr == "" and json.loads(res.stdout)["levels"][-1]["name"] == "DRAM"
+
+
+def test_hierarchy_shows_a_bar_with_an_eta_at_a_terminal(monkeypatch, capsys):
+    _fake_hierarchy(monkeypatch)
+    monkeypatch.setattr(progress_bar, "REDRAW_S", 0.0)  # every step drawn, however fast
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: the part's name is not cut
+    shown = _run_at_a_terminal(monkeypatch, ["hierarchy", "--size", "128", "--dtype", "f32", "--json"])
+    last = shown.replace("\r\n", "\n").split("\r")[-1]
+    assert "drill hierarchy [" in shown and BAR.search(shown) and ETA.search(shown), shown
+    assert "copy in DRAM: copy from DRAM, calls of 256 KiB" in shown  # a level's calls are parts of its step
+    assert "6/6" in last  # three levels, two matmul shapes, one exp: the bar ends full
+    assert json.loads(capsys.readouterr().out)["levels"][-1]["name"] == "DRAM"  # stdout as before

@@ -296,9 +296,8 @@ def test_drill_hierarchy_measures_this_cpu():
     assert h.measured and h.levels[-1].name == "DRAM" and h.levels[-1].main_memory
     assert all(lv.bytes_per_s and lv.bytes_per_s > 0 and lv.spread is not None for lv in h.levels)
     assert [(r.name, r.shape) for r in h.matmul_rates] == [("square", (128, 128, 128)), ("skinny", (8, 128, 128))]
-    assert "measuring: copy in DRAM" in res.stderr
     assert [(e.dtype, e.shape) for e in h.exp_rates] == [("f32", (128, 128))] and h.exp_rates[0].per_s > 0
-    assert "measuring: exp f32" in res.stderr
+    assert "measuring" not in res.stderr and "ETA" not in res.stderr  # stderr is no terminal: no progress written
 
 
 def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_checklist(tmp_path):
