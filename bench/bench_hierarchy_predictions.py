@@ -26,36 +26,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from generator import costs, hierarchy, roofline  # noqa: E402  (after the path: the repository's own packages)
-
-
-def _fixed_cost_s(h, probes: dict, row: dict) -> float:
-    """This op kind's fixed cost from its probe (``Hierarchy.fixed_cost_s``: beyond its work and its exps)."""
-    probe = (probes.get("fixed_cost_by_op") or {}).get(row["op"]) or {}
-    if probe.get("device_s") is None or probe.get("work_floor_s") is None or not probe.get("size"):
-        return float(probe.get("fixed_cost_s") or 0.0)
-    edge = int(probe["size"])
-    shape = tuple(edge if d == row["shape"][-1] else d for d in row["shape"])  # the op at the probe's edge
-    probe_cost = costs.cost(row["cost_op"], shape, row["dtype"])
-    return h.fixed_cost_s(probe_cost, float(probe["device_s"]), float(probe["work_floor_s"]))
+from generator import costs, roofline  # noqa: E402  (after the path: the repository's own packages)
+from labs import evidence  # noqa: E402
 
 
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
     """(label, measured s, calibrated s, calibrated + fixed s, hierarchy s) for each op."""
     probes = record.get("probes") or {}
-    h = hierarchy.Hierarchy.from_dict(probes["hierarchy"])
     consts = record["constants"]["calibrated"]
     base = roofline.Ceilings("calibrated", consts["peak_flops_per_s"], consts["hbm_bytes_per_s"], record["dtype"])
     out = []
     for row in record["ops"]:
         cost = costs.cost(row["cost_op"], tuple(row["shape"]), row["dtype"])
-        measured = row["measured"]
-        working = float(measured["buffer_sets"] * measured["buffer_set_bytes"])
-        fixed = _fixed_cost_s(h, probes, row)
+        mine = evidence.hierarchy_prediction(probes, record["dtype"], row)
+        assert mine is not None, f"{row['op']}: the record has no measured hierarchy"
         calibrated = roofline.estimate(base, cost).floor_s
-        mine = h.predicted_s(base, cost, working, fixed)
         label = f"{record['dtype']} N={record['size']} {row['op']}"
-        out.append((label, float(measured["measured_s"]), calibrated, calibrated + fixed, mine))
+        out.append((label, float(row["measured"]["measured_s"]), calibrated, calibrated + mine["fixed_cost_s"],
+                    mine["seconds"]))
     return out
 
 

@@ -6,7 +6,11 @@ from, plus the matmul rates per dtype and shape. It comes either from the catalo
 (``from_chip``: a catalogued chip's published figures, EX·06's page) or from a
 measurement on the device the lab runs on (``labs.hierarchy``: "measured just now",
 each figure with its spread). ``level_for`` names the level an op's working set fits,
-which is what the miss reasons read. Units: bytes, bytes/s, FLOP/s.
+which is what the miss reasons read; ``prediction`` is an op's time at its own measured rates.
+Units: bytes, bytes/s, FLOP/s, exponentials/s.
+
+Over 400 lines, one job: one device's hierarchy, its parts each beside its reader, and the time it
+predicts for an op.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, Mapping
 
 from generator import costs
 from generator.errors import DrillError
-from generator.roofline import Ceilings, estimate
+from generator.roofline import Ceilings, Estimate, estimate
 from generator.units import fmt
 
 MEASURED = "measured just now"
@@ -162,6 +166,19 @@ class ExpRate:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """What a measured hierarchy predicts for one op: its floor at the op's own measured rates
+    (``Hierarchy.ceilings_for``) and the fixed cost charged on top of it."""
+
+    estimate: Estimate
+    fixed_cost_s: float
+
+    @property
+    def seconds(self) -> float:
+        return self.estimate.floor_s + self.fixed_cost_s
+
+
+@dataclass(frozen=True)
 class Hierarchy:
     """A device's levels (fastest first, main memory last), its matmul rates and its exp rates."""
 
@@ -249,15 +266,20 @@ class Hierarchy:
         a fixed cost as well as in its floor."""
         return max(0.0, probe_device_s - max(probe_work_floor_s, self.exp_floor_s(probe_cost)))
 
-    def predicted_s(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
-                    fixed_cost_s: float) -> float:
-        """The time this hierarchy predicts for ``cost``: its floor at the op's own measured rates
+    def prediction(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
+                   fixed_cost_s: float) -> Prediction:
+        """What this hierarchy predicts for ``cost``: its floor at the op's own measured rates
         (``ceilings_for``: its working set's level at its call size, its matmul shape's rate, its exps
         at the exp rate) plus the op kind's measured fixed cost. A matmul whose shape was measured is
         not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it."""
         ceilings = self.ceilings_for(fallback, cost.op, cost.shape, working_set_bytes, float(cost.bytes))
         own_shape = cost.op == "matmul" and self.rate(fallback.dtype, cost.shape) is not None
-        return estimate(ceilings, cost).floor_s + (0.0 if own_shape else fixed_cost_s)
+        return Prediction(estimate(ceilings, cost), 0.0 if own_shape else fixed_cost_s)
+
+    def predicted_s(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
+                    fixed_cost_s: float) -> float:
+        """The seconds ``prediction`` gives."""
+        return self.prediction(fallback, cost, working_set_bytes, fixed_cost_s).seconds
 
     def to_dict(self) -> dict[str, Any]:
         return {"device_kind": self.device_kind, "source": self.source,

@@ -19,8 +19,9 @@ Each function returns why-not lines, each starting with the rule it names:
   recorded window (``traced_from_unix_ns``/``traced_until_unix_ns``, when the record has it);
 - ``trace times:`` the measurements' traces never overlap in time, all were taken before the record
   was first saved, and an op's after its measurement began (``labs.verify.time_reasons``);
-- ``probes:`` / ``evidence:`` the probe numbers agree with their own measurements and each op's
-  stored evidence agrees with the probes and the constants;
+- ``probes:`` / ``evidence:`` / ``predictions:`` the probe numbers agree with their own measurements,
+  each op's stored evidence agrees with the probes and the constants, and its hierarchy prediction
+  is what the record's probes and hierarchy give;
 - ``datasheet:`` a catalogued chip's record carries that chip's datasheet constants;
 - ``datasheet floor:`` no op runs faster than the claimed chip's roofline floor by more than
   ``FLOOR_SLACK`` (attained FLOP/s and bytes/s above the datasheet by more than 10%);
@@ -33,6 +34,8 @@ Bounds and their sources: the published H200 run (bench/NOTES-h200.md, 2026-11-2
 A tenth of the datasheet is far below any healthy accelerator's probe (cuBLAS and XLA reach
 70-90%) and far above a CPU's. The 10% over the floor allows the datasheet's rounding and clock
 boost; faster than that is not physically possible on the claimed chip. Pure Python: no jax.
+
+Over 400 lines, one job: the rules a counted record must pass, each a small function of the record.
 """
 
 from __future__ import annotations
@@ -260,7 +263,22 @@ def evidence_reasons(record: RecordJSON) -> list[str]:
             if not _close(value, expected):
                 why.append(f"evidence: {row['op']}: evidence.{key} {value!r} is not {expected!r} "
                            "(from the probes and constants; edited?)")
+        why += _hierarchy_prediction_reasons(record, probes, row)
     return why
+
+
+def _hierarchy_prediction_reasons(record: RecordJSON, probes: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """A stored hierarchy prediction is what the record's own probes and hierarchy give."""
+    from labs import evidence  # start-up: loaded only on the lab path that uses it
+
+    stored = (row.get("predictions") or {}).get("hierarchy")
+    if not isinstance(stored, dict):
+        return []
+    expected = evidence.hierarchy_prediction(probes, str(record.get("dtype")), row)
+    if expected is None or not _close(stored.get("seconds"), expected["seconds"], 1e-6):
+        return [f"predictions: {row.get('op')}: the hierarchy's prediction {stored.get('seconds')!r} s is not what "
+                f"the record's probes and hierarchy give ({expected['seconds'] if expected else None!r} s) (edited?)"]
+    return []
 
 
 def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from generator import costs, miss_reasons
+from generator import costs, miss_reasons, roofline
 from generator.hierarchy import CallRate, Hierarchy, HierarchyError, Level
 
 if TYPE_CHECKING:
@@ -173,7 +173,6 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
     the fastest speeds the device showed (the calibration's, or a faster measured hierarchy level or
     matmul shape): what a call costs beyond its work, so floor + fixed cost does not count the work
     twice, and a slow big-matmul probe never hides a small matmul's fixed cost."""
-    from generator import roofline  # start-up: loaded only on the lab path that uses it
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     ceilings = calibration.ceilings() if hierarchy is None else hierarchy.fastest(calibration.ceilings())
@@ -416,19 +415,59 @@ def _exps(row: dict[str, Any], shape: tuple[int, ...], dtype: str) -> float | No
         return None
 
 
+def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | None:
+    """What ``generator.costs`` counts for this op kind's fixed-cost probe (the op at the probe's size),
+    or None where the record lacks the probe."""
+    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
+
+    size = per_op.get("size")
+    if op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        return None
+    try:
+        return lab_ops.OPS[op].cost(size, dtype)
+    except (ValueError, KeyError):
+        return None
+
+
 def _probe_counts(per_op: dict[str, Any], op: str, dtype: str) -> dict[str, float | None]:
     """This op kind's fixed-cost probe as OpEvidence fields: its device time, and the bytes and FLOPs
     ``generator.costs`` counts for the op at the probe's size (None where the record lacks them)."""
-    from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
-
-    seconds, size = _number(per_op.get("device_s")), per_op.get("size")
-    if not seconds or op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        return {"probe_seconds": None, "probe_bytes": None, "probe_flops": None}
-    try:
-        cost = lab_ops.OPS[op].cost(size, dtype)
-    except (ValueError, KeyError):
+    seconds = _number(per_op.get("device_s"))
+    cost = _probe_cost(per_op, op, dtype) if seconds else None
+    if not seconds or cost is None:
         return {"probe_seconds": None, "probe_bytes": None, "probe_flops": None}
     return {"probe_seconds": seconds, "probe_bytes": float(cost.bytes), "probe_flops": float(cost.flops)}
+
+
+def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The measured hierarchy's prediction for one op row (``generator.hierarchy.Hierarchy.prediction``):
+    the roofline at the op's own measured rates (its working set's level at its call size, its matmul
+    shape's rate, its exps at the exp rate; the probes' attained speeds elsewhere) plus its kind's fixed
+    cost beyond the probe's work and exps. None where the record has no measured hierarchy or probes."""
+    stored, flops_per_s, bytes_per_s = (probes.get("hierarchy"), _number(probes.get("attained_flops_per_s")),
+                                        _number(probes.get("attained_bytes_per_s")))
+    if not stored or not flops_per_s or not bytes_per_s:
+        return None
+    try:
+        measured_hierarchy = Hierarchy.from_dict(stored)
+        cost = costs.cost(str(row["cost_op"]), tuple(int(x) for x in row["shape"]), dtype)
+    except (HierarchyError, ValueError, KeyError, TypeError):
+        return None
+    measured = row.get("measured") or {}
+    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
+    working = float(sets * set_bytes) if sets and set_bytes else float(cost.bytes)
+    per_op = (probes.get("fixed_cost_by_op") or {}).get(str(row["op"])) or {}
+    probe_cost = _probe_cost(per_op, str(row["op"]), dtype)
+    device_s, work_s = _number(per_op.get("device_s")), _number(per_op.get("work_floor_s"))
+    if probe_cost is not None and device_s is not None and work_s is not None:
+        fixed = measured_hierarchy.fixed_cost_s(probe_cost, device_s, work_s)
+    else:
+        fixed = _number(per_op.get("fixed_cost_s")) or 0.0
+    base = roofline.Ceilings("the probes' attained speeds", flops_per_s, bytes_per_s, dtype)
+    found = measured_hierarchy.prediction(base, cost, working, fixed)
+    est = found.estimate
+    return {"seconds": found.seconds, "bound": est.bound, "t_math_s": est.t_math_s, "t_comms_s": est.t_comms_s,
+            "attainable_flops_per_s": est.attainable_flops_per_s, "fixed_cost_s": found.fixed_cost_s}
 
 
 def _level_name(level: Level | None, call: CallRate | None) -> str:

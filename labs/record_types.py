@@ -341,6 +341,13 @@ class RooflinePrediction(Part):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class HierarchyPrediction(RooflinePrediction):
+    """The measured hierarchy's prediction (s): the roofline at the op's own measured rates plus the
+    fixed cost it charges (``labs.evidence.hierarchy_prediction``); never graded."""
+    fixed_cost_s: float
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class LearnerPrediction(Part):
     seconds: float
     text: str
@@ -351,6 +358,7 @@ class Predictions(Part):
     datasheet: RooflinePrediction | None
     calibrated: RooflinePrediction | None
     learner: LearnerPrediction | None
+    hierarchy: HierarchyPrediction | None = optional()  # absent from records made before the lab kept it
 
     def get(self, graded: str) -> RooflinePrediction | LearnerPrediction | None:
         """The graded column's prediction (``record.graded``)."""
@@ -418,6 +426,17 @@ class Within2x(Part):
     datasheet: bool | None
     calibrated: bool | None
     learner: bool | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OpRatios(Ratios):
+    """A LAB·0.1 op's ratios: the shared columns and the measured hierarchy's (never graded)."""
+    hierarchy: float | None = optional()  # absent from records made before the lab kept it
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OpWithin2x(Within2x):
+    hierarchy: bool | None = optional()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -505,8 +524,8 @@ class OpRow(Part):
     convention: str
     predictions: Predictions
     measured: Measured
-    ratios: Ratios
-    within_2x: Within2x
+    ratios: OpRatios
+    within_2x: OpWithin2x
     verdict: Literal["hit", "miss"]
     explanation: str | None
     xla_cost: XlaCost | None

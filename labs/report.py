@@ -6,6 +6,7 @@ the gate, the notebook and the device script print the same tables.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,7 +68,7 @@ def score_table(record: LabRecord | Mapping[str, Any]) -> list[str]:
     """The seed's table: measured, each prediction and its ratio (measured / predicted), the verdict."""
     record = as_record(record)
     head = (f"{'op':<20} {'measured':>10} {'datasheet':>10} {'ratio':>7} {'calibrated':>10} {'ratio':>7} "
-            f"{'you':>10} {'ratio':>7}  verdict ({record.graded})")
+            f"{'hierarchy':>10} {'ratio':>7} {'you':>10} {'ratio':>7}  verdict ({record.graded})")
     lines = [head, "-" * len(head)]
     for row in record.ops:
         p, r = row.predictions, row.ratios
@@ -75,13 +76,29 @@ def score_table(record: LabRecord | Mapping[str, Any]) -> list[str]:
             f"{row.label:<20} {_s(row.measured.measured_s):>10} "
             f"{_s(p.datasheet.seconds if p.datasheet else None):>10} {_r(r.datasheet):>7} "
             f"{_s(p.calibrated.seconds if p.calibrated else None):>10} {_r(r.calibrated):>7} "
+            f"{_s(p.hierarchy.seconds if p.hierarchy else None):>10} {_r(r.hierarchy):>7} "
             f"{_s(p.learner.seconds if p.learner else None):>10} {_r(r.learner):>7}  {row.verdict}"
             f"{' (wall clock)' if row.measured.measured_from == 'wall' else ''}"
             f"{' (noisy)' if row.measured.noisy else ''}")
     measured_from = {row.measured.measured_from for row in record.ops}
     lines.append(f"measured = {'device time (median of every run in the profiler traces)' if measured_from == {'device'} else 'device time where the traces had it, else WALL-CLOCK median'}; "
                  f"ratio = measured / predicted; a hit is within {score.WITHIN_FACTOR:g}x either way")
+    lines.extend(_hierarchy_line(record))
     return lines
+
+
+def _hierarchy_line(record: LabRecord) -> list[str]:
+    """How the measured hierarchy's predictions did (none: the record has none)."""
+    pairs = [(row.measured.measured_s, row.predictions.hierarchy.seconds, row.within_2x.hierarchy)
+             for row in record.ops if row.predictions.hierarchy is not None]
+    if not pairs:
+        return []
+    errors = sorted(abs(predicted - measured) / measured for measured, predicted, _ in pairs)
+    median = statistics.median(errors)
+    hits = sum(1 for *_, within in pairs if within)
+    return [f"hierarchy = the floor at each op's own measured rates (drill hierarchy) plus its fixed cost, never "
+            f"graded: {hits}/{len(pairs)} within {score.WITHIN_FACTOR:g}x, median |predicted - measured| / measured "
+            f"{median:.0%}"]
 
 
 def detail_table(record: LabRecord | Mapping[str, Any]) -> list[str]:

@@ -246,7 +246,8 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rows = []
     for name in plan.options.ops:
         row = _row(plan, name, measured[name])
-        _score_row(row, plan, calibrated, learner.get(name), graded)
+        _score_row(row, plan, calibrated, learner.get(name), graded,
+                   evidence.hierarchy_prediction(probes or {}, plan.options.dtype, row))
         rows.append(row)
     rec = _record(plan, rows, graded, calibration, dispatch_s)
     rec["measurement_started_at"] = started_at or rec["date"]
@@ -374,12 +375,15 @@ def _graded_kind(plan: Plan, calibrated: roofline.Ceilings | None, learner: dict
 
 
 def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None, mine: LearnerPrediction | None,
-               graded: str) -> None:
+               graded: str, hierarchy: RecordJSON | None = None) -> None:
+    """The row's predictions, ratios (measured / predicted), within-2x flags and verdict (on ``graded``);
+    ``hierarchy``: the measured hierarchy's prediction, kept beside the others and never graded."""
     cost = plan.costs[row["op"]]
     preds = {
         "datasheet": _estimate_dict(roofline.estimate(plan.datasheet, cost)) if plan.datasheet else None,
         "calibrated": _estimate_dict(roofline.estimate(calibrated, cost)) if calibrated else None,
         "learner": mine.to_dict() if mine else None,
+        "hierarchy": hierarchy,
     }
     measured = row["measured"]["measured_s"]
     row["predictions"] = preds

@@ -429,3 +429,55 @@ def test_the_explainable_benchmark_counts_the_misses_the_key_explains():
     found, explained = len(misses), sum(1 for _, _, _, ev in misses if mr.explanations(ev))
     assert f"{explained} of {found} misses over 2x explained by the tool's key" in out.stdout, out.stdout
     assert explained >= 0.9 * found
+
+
+def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_record_checks_it(tmp_path):
+    """Each op row keeps the measured hierarchy's prediction (never graded): the floor at the op's own
+    measured rates plus its kind's fixed cost beyond the probe's work and exps; its ratio; the report
+    shows it; an edit of it is caught."""
+    from generator import costs
+    from generator.roofline import Ceilings
+    from labs import consistency, report
+    from labs import ops as lab_ops
+    from labs.record_types import LabRecord
+    from tests.labs import synthetic
+
+    source = next(p for p in FRESH if p.parent.name == "quiet" and "n1024" in p.name and _load(p)["dtype"] == "bf16")
+    p = synthetic.plan(tmp_path, size=1024)
+    probes = synthetic.probes_for(p, 7e14, 1.6e12)
+    probes["hierarchy"] = _load(source)["probes"]["hierarchy"]
+    rec = synthetic.record(tmp_path, probes=probes, size=1024)
+    h = model.Hierarchy.from_dict(probes["hierarchy"])
+    base = Ceilings("probes", probes["attained_flops_per_s"], probes["attained_bytes_per_s"], rec["dtype"])
+    for row in rec["ops"]:
+        stored = row["predictions"]["hierarchy"]
+        cost = costs.cost(row["cost_op"], tuple(row["shape"]), rec["dtype"])
+        per_op = probes["fixed_cost_by_op"][row["op"]]
+        own_shape = row["cost_op"] == "matmul" and h.rate(rec["dtype"], tuple(row["shape"])) is not None
+        fixed = 0.0 if own_shape else h.fixed_cost_s(lab_ops.OPS[row["op"]].cost(per_op["size"], rec["dtype"]),
+                                                     per_op["device_s"], per_op["work_floor_s"])
+        working = row["measured"]["buffer_sets"] * row["measured"]["buffer_set_bytes"]
+        assert stored["fixed_cost_s"] == pytest.approx(fixed)
+        assert stored["seconds"] == pytest.approx(h.predicted_s(base, cost, working, fixed))
+        assert row["ratios"]["hierarchy"] == pytest.approx(row["measured"]["measured_s"] / stored["seconds"])
+        assert row["within_2x"]["hierarchy"] == (0.5 <= row["ratios"]["hierarchy"] <= 2.0)
+    assert rec["graded"] != "hierarchy"
+    records.validate(rec)
+    typed = LabRecord.from_dict(rec)
+    assert typed.ops[0].predictions.hierarchy is not None and typed.to_dict() == rec
+    table = report.score_table(rec)
+    assert "hierarchy" in table[0] and report._s(rec["ops"][0]["predictions"]["hierarchy"]["seconds"]) in table[2]
+    hits = sum(1 for row in rec["ops"] if row["within_2x"]["hierarchy"])
+    assert table[-1].startswith("hierarchy = ") and f"{hits}/{len(rec['ops'])} within 2x" in table[-1], table[-1]
+    assert not [w for w in consistency.evidence_reasons(rec) if w.startswith("predictions:")]
+    rec["ops"][1]["predictions"]["hierarchy"]["seconds"] *= 1.5
+    edited = [w for w in consistency.evidence_reasons(rec) if w.startswith("predictions:")]
+    assert len(edited) == 1 and rec["ops"][1]["op"] in edited[0], edited
+
+
+def test_a_record_made_before_the_hierarchy_prediction_still_reads():
+    rec = _load(RECORDS[0])
+    assert "hierarchy" not in rec["ops"][0]["predictions"]
+    from labs.record_types import LabRecord
+    typed = LabRecord.from_dict(rec)
+    assert typed.ops[0].predictions.hierarchy is None and typed.to_dict() == rec
