@@ -27,7 +27,7 @@ from typing import Any, Callable
 from generator import costs
 from generator.hierarchy import MEASURED, CallRate, ExpRate, Hierarchy, Level, MatmulRate
 from generator.units import DTYPE_BYTES
-from labs import measure
+from labs import measure, timing
 from labs import ops as lab_ops
 from labs.device import DeviceInfo, cpu_cache_levels
 
@@ -133,10 +133,13 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
     return costs.in_place_pass_bytes((rows, cols), COPY_DTYPE) / meas.measured_s, spread
 
 
-def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None) -> tuple[float, float, str]:
-    """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``; FLOPs from
-    ``generator.costs``. With ``trace_dir``, device time from profiler traces, as the lab times its
-    ops (a small matmul's dispatch would otherwise dominate its wall time)."""
+def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None,
+                sets: int = 2) -> tuple[float, float, str]:
+    """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``, its inputs rotated
+    through ``sets`` input sets (the lab rotates its matmuls' inputs past the cache: a probe that reuses
+    two hot sets reads faster than the op it stands for); FLOPs from ``generator.costs``. With
+    ``trace_dir``, device time from profiler traces, as the lab times its ops (a small matmul's dispatch
+    would otherwise dominate its wall time)."""
     jax, _jnp, _lax = _jax()
     b, d, f = shape
     dt = lab_ops.jax_dtype(dtype)
@@ -145,13 +148,14 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
         return x @ y
 
     fn = jax.jit(lab_hierarchy_matmul)
-    keys = jax.random.split(jax.random.key(7), 4)
-    sets = [(jax.random.normal(keys[0], (b, d), dt), jax.random.normal(keys[1], (d, f), dt)),
-            (jax.random.normal(keys[2], (b, d), dt), jax.random.normal(keys[3], (d, f), dt))]
+    count = max(2, sets)
+    keys = jax.random.split(jax.random.key(7), 2 * count)
+    inputs = [(jax.random.normal(keys[2 * k], (b, d), dt), jax.random.normal(keys[2 * k + 1], (d, f), dt))
+              for k in range(count)]
     flops = costs.cost("matmul", shape, dtype).flops
     folder = None if trace_dir is None else Path(trace_dir) / f"matmul-{'x'.join(map(str, shape))}-{dtype}"
-    meas = _steady(lambda reps: measure.measure_call(lambda i: fn(*sets[i % 2]), "jit_lab_hierarchy_matmul", reps,
-                                                     folder), keep_last=folder is not None)
+    meas = _steady(lambda reps: measure.measure_call(lambda i: fn(*inputs[i % count]), "jit_lab_hierarchy_matmul",
+                                                     reps, folder), keep_last=folder is not None)
     spread = _spread(meas)
     return flops / meas.measured_s, spread, meas.measured_from
 
@@ -215,6 +219,16 @@ def _largest_cache_bytes(device: DeviceInfo, levels: list[tuple[str, str, float 
     return int(max((s for _, _, s, main in levels if not main and s), default=float(device.cache_bytes or 0)))
 
 
+def _lab_rotation(device: DeviceInfo, op: str, size: int, dtype: str) -> int:
+    """How many input sets the lab rotates this op's inputs through at this size (``timing.plan_rotation``),
+    2 where it could not hold one."""
+    try:
+        return timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(size, dtype), device.cache_bytes,
+                                    device.budget_bytes).sets
+    except MemoryError:
+        return 2
+
+
 def _main_buffer(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
     wanted = max(MIN_MAIN_MEMORY_BYTES, MAIN_MEMORY_CACHE_MULTIPLE * _largest_cache_bytes(device, levels))
     return wanted if device.budget_bytes is None else min(wanted, int(device.budget_bytes // 2))
@@ -252,10 +266,13 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
                             tuple(by_call)))
     rates = []
     for dtype in dtypes:
-        for shape_name, shape in (("square", (size, size, size)), ("skinny", (lab_ops.SKINNY_ROWS, size, size))):
+        for shape_name, op, shape in (("square", "matmul", (size, size, size)),
+                                      ("skinny", "skinny_matmul", (lab_ops.SKINNY_ROWS, size, size))):
             progress(f"matmul {shape_name} {dtype}")
-            flops_per_s, spread, how = matmul_rate(shape, dtype, trace_dir)
-            rates.append(MatmulRate(shape_name, dtype, shape, flops_per_s, spread, f"{MEASURED} ({how} time)"))
+            sets = _lab_rotation(device, op, size, dtype)
+            flops_per_s, spread, how = matmul_rate(shape, dtype, trace_dir, sets)
+            rates.append(MatmulRate(shape_name, dtype, shape, flops_per_s, spread,
+                                    f"{MEASURED} ({how} time, inputs rotated through {max(2, sets)} sets as the lab's)"))
     exps = []
     for dtype in dtypes:
         progress(f"exp {dtype}")
