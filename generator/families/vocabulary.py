@@ -23,6 +23,7 @@ from generator.catalogue import Catalogue, Figure, Source
 from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
 from generator.families import mistakes, slips
+from generator.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.families.slips import wrong
 from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
@@ -180,7 +181,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             check.fail(at, str(exc))
         misses.append({"name": check.text(raw["name"], (*at, "name")), "op": op, "shape": shape,
                        "assumed": assumed, "actual": actual, "why": check.text(raw["why"], (*at, "why"))})
-    can_you = []
+    can_you: list[CanYouItem] = []
     for at, raw in entries("can_you", {"n", "text", "check"}, {"n", "text", "check"}):
         c = check.mapping(raw["check"], (*at, "check"), required={"family", "variant"},
                           allowed={"family", "chip", "variant", "params"})
@@ -221,7 +222,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     out += [make_skill(NAME, None, f"miss-{m['name']}", f"explain a miss: {m['assumed']} counted, {m['actual']} moved",
                        ("kind::concept",)) for m in p["misses"]]
     out += [make_skill(NAME, None, f"can-you-{c['n']}", f"Can you {c['n']}: {c['text']}", ("kind::can-you",))
-            for c in p["can_you"]]
+            for c in can_you_items(spec)]
     return out
 
 
@@ -237,10 +238,10 @@ def _find(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: VocabularyDraw,
-          resolve: Callable[[dict[str, Any], int], Problem] | None = None) -> Problem:
+          resolve: Callable[[CanYouCheck, int], Problem] | None = None) -> Problem:
     p = spec.params
     if "can_you" in params:
-        item = p["can_you"][params["can_you"] - 1]
+        item = can_you_items(spec)[params["can_you"] - 1]
         if resolve is None:
             raise ValueError("a can-you card needs the registry to solve its check")
         inner = resolve(item["check"], item["n"])
