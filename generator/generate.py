@@ -43,6 +43,7 @@ from generator import families as families_mod  # ``skills`` takes a parameter n
 from generator.errors import DrillError
 from generator.families import FAMILIES
 from generator.families.base import Skill
+from generator.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.problem import Problem
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
@@ -156,7 +157,7 @@ class Registry:
     def _check_can_you(self) -> None:
         """Solve each "Can you" card once now, so a bad ``check`` fails at load with its line."""
         spec = self.specs["vocabulary"]
-        for item in spec.params["can_you"]:
+        for item in can_you_items(spec):
             try:
                 self.resolve(item["check"], item["n"])
             except (LookupError, ValueError, TypeError) as exc:
@@ -271,7 +272,7 @@ class Registry:
         p = _with_inside_notes(p, found)
         return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
 
-    def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
+    def resolve(self, check: CanYouCheck, n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
         family = normalize_family(check["family"])
         chip = check.get("chip")
@@ -361,8 +362,11 @@ class Registry:
         return out
 
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
-        return tuple((c["n"], c["text"], f"vocabulary:can-you-{c['n']}")
-                     for c in self.specs["vocabulary"].params["can_you"])
+        return tuple((c["n"], c["text"], f"vocabulary:can-you-{c['n']}") for c in self.can_you_items())
+
+    def can_you_items(self) -> list[CanYouItem]:
+        """The "Can you" items of the vocabulary spec, in order."""
+        return can_you_items(self.specs["vocabulary"])
 
 
 _FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last and its solution says why

@@ -161,11 +161,11 @@ def can_you_items() -> list[dict[str, Any]]:
     rules = families.mastery_rules()
 
     out = []
-    for item in registry().specs["vocabulary"].params["can_you"]:
-        n = int(item["n"])
-        check = item.get("check", {})
-        command = f"drill quiz --family {check.get('family', 'vocabulary')}"
-        if check.get("chip"):
+    for item in registry().can_you_items():
+        n = item["n"]
+        check = item["check"]
+        command = f"drill quiz --family {check['family']}"
+        if check["chip"]:
             command += f" --chip {check['chip']}"
         commands = LAB_ITEM_COMMANDS if any(rule.lab for rule in rules.get(n, ())) else (command,)
         out.append({"n": n, "text": item["text"], "command": commands[0], "commands": list(commands)})

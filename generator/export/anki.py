@@ -46,7 +46,7 @@ from generator import catalogue, families, misconceptions
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
-from generator.families import mistakes
+from generator.families import mistakes, ridge
 from generator.families.base import show
 from generator.problem import Problem
 
@@ -73,7 +73,6 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
 # One subdeck per family, its id the family module's DECK_ID (generator.families.deck_id), fixed forever.
-FIGURE_FAMILIES = ("ridge",)  # families whose cards show the chip's roofline
 OnItem = Callable[[int, int], None]  # a caller's report of notes built: (done, in all)
 
 
@@ -170,12 +169,13 @@ class _Figures:
         self._by_key: dict[tuple[str, str], str] = {}
 
     def for_problem(self, problem: Problem) -> str:
-        """The problem's figures: the chip's roofline, and the other chip's too on a compare card."""
-        chip = problem.params.get("chip")
-        if problem.family not in FIGURE_FAMILIES or not chip:
+        """A ridge card's figures: the chip's roofline, and the other chip's too on a compare card (none on
+        another family's card)."""
+        if problem.family != ridge.NAME:
             return ""
-        chips = [chip] + ([problem.params["other"]] if problem.params.get("other") else [])
-        return "".join(f'<img src="{self._name(c, problem.params.get("dtype", "bf16"))}">' for c in chips)
+        params = ridge.params_of(problem)
+        chips = [params["chip"]] + ([params["other"]] if params.get("other") else [])
+        return "".join(f'<img src="{self._name(c, params["dtype"])}">' for c in chips)
 
     def _name(self, chip: str, dtype: str) -> str:
         key = (chip, dtype)

@@ -4,7 +4,7 @@ To add a family, add exactly two files:
 
 - its module, ``generator/families/NAME.py``: ``NAME``, ``ORDER`` (its place in the course),
   ``DECK_ID`` (its Anki deck, never reused), ``PROMPTS``, ``check_params``, ``skills``,
-  ``draw_params`` and ``solve``; where it has them, ``TEACHES`` (the fair-draw rule), its wrong
+  ``draw_params``, ``params_of`` and ``solve``; where it has them, ``TEACHES`` (the fair-draw rule), its wrong
   answers hook and ``MASTERY`` (which "Can you" items it shows). ``generator.families.base``
   says what each one is;
 - its spec, ``generator/specs/NAME.yaml``.

@@ -9,7 +9,9 @@ A family module (``generator.families`` finds it: one module plus its spec) prov
 - ``check_params(spec, check) -> dict``: validate and normalise the spec's ``params``;
 - ``skills(spec, cat) -> list[Skill]`` (most are ``per_chip`` below);
 - ``draw_params(spec, cat, skill, rng) -> dict``: the random part (``rng`` is
-  the only source of randomness, never the global ``random``);
+  the only source of randomness, never the global ``random``), a TypedDict of the family's
+  params (its keys and value types are exactly what a draw holds);
+- ``params_of(problem)``: a problem's params as that TypedDict, for every read of them;
 - ``solve(spec, cat, skill, params) -> Problem``: everything else, deterministic;
 
 and where it has them:

@@ -28,6 +28,9 @@ PROMPTS = {"verdict": {"chip", "op", "label"}}
 check_params = ops.check_case_params
 
 
+params_of = ops.op_params_of  # a problem's params, typed: ops.OpParams
+
+
 wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one step tweaked
 
 
@@ -36,12 +39,12 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                                                             f"memory-bound on {chip.display}?")
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> ops.OpParams:
     """A draw at least ``ops.RIDGE_MARGIN`` away from the ridge: a right/wrong verdict must not turn on rounding."""
     return ops.draw_clear_of_ridge(spec.params["cases"][skill.variant], cat.get(skill.chip_name), rng)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ops.OpParams) -> Problem:
     chip, est = ops.estimate(cat, params)
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])
     return problem(spec, skill, ops.key(params), spec.prompts["verdict"].format(**f),

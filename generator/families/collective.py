@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from generator import collectives as C
 from generator import costs
@@ -36,6 +36,26 @@ VARIANTS = (*C.OPS, "bound")
 MAX_TRIES = 20
 FIELDS = {"chip", "slice", "op", "axes", "array", "size", "hop_latency"}
 PROMPTS = {v: FIELDS for v in VARIANTS}
+
+
+class CollectiveParams(TypedDict):
+    """A drawn collective: the chip, the skill's variant (an op or ``bound``), the op, the slice (``4x4``),
+    the indices of the axes it runs over, and the array's dtype and (rows, cols)."""
+
+    chip: str
+    variant: str
+    op: str
+    slice: str
+    over: list[int]
+    dtype: str
+    shape: list[int]
+
+
+def params_of(problem: Problem) -> CollectiveParams:
+    """The params of a collective problem."""
+    return cast(CollectiveParams, problem.params)
+
+
 HOW = {"all_gather": "an AllGather that assembles", "reduce_scatter": "a ReduceScatter of",
        "all_reduce": "an AllReduce of", "all_to_all": "an AllToAll of"}
 
@@ -73,7 +93,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                     tags=lambda v: (f"collective::{v}",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> CollectiveParams:
     for _ in range(MAX_TRIES):  # redraw when the answer is a figure the prompt gives (one hop: 1 µs)
         params = _draw(spec, cat, skill, rng)
         p = solve(spec, cat, skill, params)
@@ -82,7 +102,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
     return params
 
 
-def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def _draw(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> CollectiveParams:
     p = spec.params
     chip = cat.get(skill.chip_name)
     rank = len(C.pod_shape(chip))
@@ -109,7 +129,7 @@ def existing_slices(spec: FamilySpec, chip: Chip) -> list[tuple[int, ...]]:
     return out
 
 
-def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
+def compute(cat: Catalogue, params: CollectiveParams) -> C.CollectiveTime:
     """The modelled collective for drawn ``params`` (also what misconception checks start from)."""
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
@@ -119,7 +139,7 @@ def compute(cat: Catalogue, params: dict[str, Any]) -> C.CollectiveTime:
                              shape=shape)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CollectiveParams) -> Problem:
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
     rows, cols = params["shape"]
@@ -150,12 +170,12 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
-def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
+def gb_gib_moves(cat: Catalogue, params: CollectiveParams) -> bool:
     """Whether a GB/GiB slip moves the answer: a bandwidth-bound collective moves; a latency-bound one does not."""
     return compute(cat, params).bound == "bandwidth"
 
 
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: CollectiveParams) -> dict[str, float]:
     """Misconception id -> the answer (seconds) that mistake gives, for a timed variant.
 
     Only mistakes whose answer falls outside the tolerance are returned: one that lands

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypedDict, cast
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
@@ -43,6 +43,30 @@ MODE_KEYS = {"activations", "weights", "label"}
 SHORTCUT_MISS = 0.05  # least relative error of the shortcut on an exact problem (more if the tolerance is wider)
 
 
+class MatmulWidths(TypedDict):
+    """What B* depends on: the activations' and weights' dtypes and the widths D and F."""
+
+    activations: str
+    weights: str
+    D: int
+    F: int
+
+
+class CriticalBatchParams(MatmulWidths):
+    """A drawn critical batch: the chip, the op (``matmul``), the spec's mode and the form asked
+    (``approx`` or ``exact``), with the mode's dtypes and the widths."""
+
+    chip: str
+    op: str
+    mode: str
+    form: str
+
+
+def params_of(problem: Problem) -> CriticalBatchParams:
+    """The params of a critical_batch problem."""
+    return cast(CriticalBatchParams, problem.params)
+
+
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required={"modes", "forms", "dims"},
                       allowed={"modes", "forms", "dims"})
@@ -63,7 +87,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             "dims": {k: check.int_list(dims[k], ("params", "dims", k)) for k in ("D", "F")}}
 
 
-def _parts(params: dict[str, Any], tweak: Callable[[costs.OpCost], costs.OpCost] | None = None
+def _parts(params: MatmulWidths, tweak: Callable[[costs.OpCost], costs.OpCost] | None = None
            ) -> tuple[int, int, int, costs.OpCost]:
     """FLOPs per row of B, bytes per row of B, fixed bytes, and the compute dtype: all from costs.matmul
     (``tweak``: a wrong method's change to each cost, e.g. ``costs.in_macs``)."""
@@ -76,7 +100,7 @@ def _parts(params: dict[str, Any], tweak: Callable[[costs.OpCost], costs.OpCost]
     return one.flops, bytes_row, one.bytes - bytes_row, one
 
 
-def critical_batch(ridge: float, params: dict[str, Any], form: str,
+def critical_batch(ridge: float, params: MatmulWidths, form: str,
                    tweak: Callable[[costs.OpCost], costs.OpCost] | None = None) -> float:
     """B* in rows (may be fractional; ``math.inf`` when the matmul can never reach the ridge).
     ``ridge`` in FLOPs/byte; ``tweak`` changes the matmul's cost (a wrong method, see ``_parts``)."""
@@ -89,14 +113,14 @@ def critical_batch(ridge: float, params: dict[str, Any], form: str,
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: B* (``critical_batch``) with one step tweaked: the ridge, the form, a cost."""
-    p = problem.params
+    p = params_of(problem)
     chip = cat.get(p["chip"])
     dtype = _parts(p)[3].dtype
     ceil = roofline.Ceilings.from_chip(chip, dtype)
     ridge, peak = ceil.ridge_flops_per_byte, ceil.peak_flops_per_s
     form = p["form"]
 
-    def b_star(r: float = ridge, params: dict[str, Any] = p, f: str = form,
+    def b_star(r: float = ridge, params: MatmulWidths = p, f: str = form,
                tweak: Callable[[costs.OpCost], costs.OpCost] | None = None) -> float:
         return float(critical_batch(r, params, f, tweak))
 
@@ -110,14 +134,16 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
         yield wrong("wrong-dtype-peak", b_star(r=r), f"ridge from the {other} peak: {r:.1f} instead of {ridge:.1f}")
     yield wrong("macs-not-flops", b_star(tweak=costs.in_macs),
                 f"FLOPs per row counted as D·F instead of {costs.FLOPS_PER_MAC}·D·F")
-    ones = {**p, "activations": "int8", "weights": "int8"}
+    ones: CriticalBatchParams = {**p, "activations": "int8", "weights": "int8"}
     if (p["activations"], p["weights"]) != ("int8", "int8"):
         yield wrong("elements-not-bytes", b_star(params=ones), "bytes counted as elements (1 each)")
     if 2 in (DTYPE_BYTES[p["activations"]], DTYPE_BYTES[p["weights"]]):  # bf16 counted at f32's 4 bytes
-        wide = {**p, **{k: "f32" for k in ("activations", "weights") if DTYPE_BYTES[p[k]] == 2}}
+        act, weights = p["activations"], p["weights"]
+        wide: CriticalBatchParams = {**p, "activations": "f32" if DTYPE_BYTES[act] == 2 else act,
+                                     "weights": "f32" if DTYPE_BYTES[weights] == 2 else weights}
         yield wrong("wrong-dtype-size", b_star(params=wide), "bf16 counted as 4 bytes an element (f32's size)")
     if p["weights"] != p["activations"]:
-        same = {**p, "weights": p["activations"]}
+        same: CriticalBatchParams = {**p, "weights": p["activations"]}
         yield wrong("wrong-dtype-size", b_star(params=same),
                     f"weights counted as {p['activations']} ({DTYPE_BYTES[p['activations']]} bytes) "
                     f"instead of {p['weights']} ({DTYPE_BYTES[p['weights']]} byte)")
@@ -140,7 +166,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                     tags=lambda v: ("op::matmul", f"dtype::{compute(v)}"))
 
 
-def shortcut_miss(ridge: float, params: dict[str, Any]) -> float:
+def shortcut_miss(ridge: float, params: MatmulWidths) -> float:
     """Relative error of the B << D, F answer against the exact one (1 when the exact B* is infinite)."""
     exact = critical_batch(ridge, params, "exact")
     return 1.0 if not math.isfinite(exact) else abs(critical_batch(ridge, params, "approx") - exact) / exact
@@ -156,14 +182,16 @@ def _pairs(spec: FamilySpec, cat: Catalogue, chip: str, mode: str, form: str) ->
     key = (chip, mode, form, tuple(dims["D"]), tuple(dims["F"]), least)
     hit = _PAIRS.get(key)
     if hit is None:
-        base = {"activations": m["activations"], "weights": m["weights"]}
-        ridge = roofline.Ceilings.from_chip(cat.get(chip), _parts({**base, "D": 1, "F": 1})[3].dtype).ridge_flops_per_byte
+        def widths(d: int, f: int) -> MatmulWidths:
+            return {"activations": m["activations"], "weights": m["weights"], "D": d, "F": f}
+
+        ridge = roofline.Ceilings.from_chip(cat.get(chip), _parts(widths(1, 1))[3].dtype).ridge_flops_per_byte
         if form == "approx":
             pairs = [(max(dims["D"]), max(dims["F"]))]
         else:  # reachable (finite B*) and where the shortcut is wrong by more than the tolerance
             pairs = [(d, f) for d in dims["D"] for f in dims["F"]
-                     if math.isfinite(critical_batch(ridge, {**base, "D": d, "F": f}, "exact"))
-                     and shortcut_miss(ridge, {**base, "D": d, "F": f}) > least]
+                     if math.isfinite(critical_batch(ridge, widths(d, f), "exact"))
+                     and shortcut_miss(ridge, widths(d, f)) > least]
         if not pairs:
             raise ValueError(f"critical_batch on {chip} ({mode}, {form}): no (D, F) in the spec where the "
                              f"B << D, F shortcut misses by more than {least:.0%}; add smaller widths")
@@ -171,15 +199,15 @@ def _pairs(spec: FamilySpec, cat: Catalogue, chip: str, mode: str, form: str) ->
     return hit
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> CriticalBatchParams:
     mode, form = skill.variant.rsplit("-", 1)
     m = spec.params["modes"][mode]
     D, F = rng.choice(_pairs(spec, cat, skill.chip_name, mode, form))
-    return {"chip": skill.chip, "op": "matmul", "mode": mode, "form": form,
+    return {"chip": skill.chip_name, "op": "matmul", "mode": mode, "form": form,
             "activations": m["activations"], "weights": m["weights"], "D": D, "F": F}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CriticalBatchParams) -> Problem:
     chip, form = cat.get(params["chip"]), params["form"]
     flops_row, bytes_row, bytes_fixed, one = _parts(params)
     dtype = one.dtype

@@ -45,6 +45,9 @@ def _split(variant: str) -> tuple[str, str]:
     return case, quantity or "floor"
 
 
+params_of = ops.floor_params_of  # a problem's params, typed: ops.FloorParams
+
+
 wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one step tweaked
 
 
@@ -56,12 +59,12 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                            variants, case_of=lambda v: _split(v)[0])
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> ops.FloorParams:
     case, quantity = _split(skill.variant)
     return {**ops.draw(spec.params["cases"][case], cat.get(skill.chip_name), rng), "quantity": quantity}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ops.FloorParams) -> Problem:
     chip, est = ops.estimate(cat, params)
     quantity = params.get("quantity", "floor")
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])

@@ -12,7 +12,7 @@ cross the link each step has intensity ≈ B, so it is compute-bound once B > pe
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import collectives as C
 from generator import costs, roofline
@@ -36,6 +36,23 @@ LABEL = {"pcie": "PCIe", "dcn": "DCN"}
 KINDS = ("ridge", "critical_batch", "floor", "bound")
 VARIANTS = tuple(f"{k}_{link}" for k in KINDS for link in LINKS)
 PROMPTS = {v: {"chip", "link", "shape", "dtype"} for v in VARIANTS}
+
+
+class _ChipVariant(TypedDict):
+    chip: str
+    variant: str
+
+
+class HostLinkParams(_ChipVariant, total=False):
+    """A drawn host-link problem: the chip and the variant (``KIND_LINK``); a floor or bound problem also
+    the matmul's (B, D, F) ``shape``."""
+
+    shape: list[int]
+
+
+def params_of(problem: Problem) -> HostLinkParams:
+    """The params of a host_link problem."""
+    return cast(HostLinkParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -63,12 +80,12 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                     tags=lambda v: (f"link::{_split(v)[1]}",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> HostLinkParams:
     """Fair draws: a bound problem's verdict is the same under every published figure of the link
     (the February 2025 edition's PCIe/DCN too), and a floor's classic mistakes (the sum for the max,
     the output write left out) each miss the key by more than the tolerance, where any draw allows."""
     p = spec.params
-    params: dict[str, Any] = {"chip": skill.chip, "variant": skill.variant}
+    params: HostLinkParams = {"chip": skill.chip_name, "variant": skill.variant}
     kind, _ = _split(skill.variant)
     if kind not in ("floor", "bound"):
         return params
@@ -83,12 +100,12 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
 MAX_TRIES = 50
 
 
-def _matmul(params: dict[str, Any]) -> costs.OpCost:
+def _matmul(params: HostLinkParams) -> costs.OpCost:
     """The drawn bf16 matmul's cost: every operand and the result cross the link."""
     return costs.cost("matmul", tuple(params["shape"]), "bf16")
 
 
-def fair(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> bool:
+def fair(spec: FamilySpec, cat: Catalogue, params: HostLinkParams) -> bool:
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
     ceil = C.link_ceilings(chip, link, "bf16")
@@ -101,7 +118,7 @@ def fair(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> bool:
     return all(abs(w - est.floor_s) > spec.tolerance * est.floor_s for w in slips)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: HostLinkParams) -> Problem:
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
     ceil = C.link_ceilings(chip, link, "bf16")
@@ -157,7 +174,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: ``roofline.estimate`` over the link on a tweaked cost, with another peak, or with
     the link rate mis-read (GB/GiB, bits, another chip's or edition's figure); a verdict names what it follows from."""
-    params = problem.params
+    params = params_of(problem)
     chip = cat.get(params["chip"])
     kind, link = _split(params["variant"])
     ceil = C.link_ceilings(chip, link, "bf16")

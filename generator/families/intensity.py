@@ -28,6 +28,9 @@ PROMPTS = {"value": {"chip", "op", "label"}}
 check_params = ops.check_case_params
 
 
+params_of = ops.op_params_of  # a problem's params, typed: ops.OpParams
+
+
 wrong_answers = ops.wrong_answers  # named wrong answers: the op model with one step tweaked
 
 
@@ -38,7 +41,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
 draw_params = ops.draw_case_params
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ops.OpParams) -> Problem:
     chip, est = ops.estimate(cat, params)
     f = ops.fields(chip, est, spec.params["cases"][params["case"]])
     return problem(spec, skill, ops.key(params), spec.prompts["value"].format(**f),

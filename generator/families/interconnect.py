@@ -18,7 +18,7 @@ count (wraparound ignored or assumed) each misses by more than the tolerance
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import catalogue, costs
 from generator.links import hops, transfer_seconds
@@ -46,6 +46,30 @@ HOP_LATENCY_FACT = "ici_hop_latency_s"
 WRAP_FIGURE = "ici_wraparound"
 TERM_SHARE = 0.05  # least share of the answer each ICI term carries (more if the tolerance is wider)
 _REDRAWS = 2000  # an ICI skill with no fair draw in this many tries is a spec error
+
+
+class _ChipVariant(TypedDict):
+    chip: str
+    variant: str
+
+
+class InterconnectParams(_ChipVariant, total=False):
+    """A drawn link problem: the chip and the variant; a ``link`` problem the index of its ``scenario``;
+    an ``ici``, ``pcie`` or ``dcn`` problem the array's ``dtype`` and (rows, cols) ``shape``; an ``ici``
+    one also the ``axis`` size, the ``src`` and ``dst`` positions on it and whether it ``wrap``s."""
+
+    scenario: int
+    dtype: str
+    shape: list[int]
+    axis: int
+    src: int
+    dst: int
+    wrap: bool
+
+
+def params_of(problem: Problem) -> InterconnectParams:
+    """The params of an interconnect problem."""
+    return cast(InterconnectParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -78,7 +102,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the link time with one step tweaked (``slip_times``, one model: ``generator.links``)."""
-    p = problem.params
+    p = params_of(problem)
     if problem.answer.is_choice:  # which link: ICI, DCN or PCIe
         yield from slips.term_confusions(problem)
         return
@@ -130,7 +154,7 @@ def wraps(chip: catalogue.Chip, n: int) -> bool:
         return False
 
 
-def slip_times(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any],
+def slip_times(chip: catalogue.Chip, cat: Catalogue, params: InterconnectParams,
                bytes_per_s: float | None = None) -> dict[str, float]:
     """The transfer time (s) of drawn ``params`` and what each slip gives, all from ``generator.links``:
     ``answer``; ``elements`` (bytes counted as elements, when the dtype is wider than a byte); on ICI
@@ -160,29 +184,29 @@ def slip_times(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any],
     return out
 
 
-def ici_terms(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def ici_terms(chip: catalogue.Chip, cat: Catalogue, params: InterconnectParams) -> dict[str, float]:
     """The ICI answer and what each slip gives: ``answer``, ``no_latency``, ``no_bandwidth``, ``other_hops``."""
     return slip_times(chip, cat, params)
 
 
-def ici_is_fair(chip: catalogue.Chip, cat: Catalogue, params: dict[str, Any], least: float) -> bool:
+def ici_is_fair(chip: catalogue.Chip, cat: Catalogue, params: InterconnectParams, least: float) -> bool:
     """Each slip (a term left out, the other hop count) misses the answer by more than ``least``."""
     t = ici_terms(chip, cat, params)
     return all(abs(t[k] - t["answer"]) > least * t["answer"] for k in ("no_latency", "no_bandwidth", "other_hops"))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> InterconnectParams:
     p = spec.params
     if skill.variant == "link":
-        return {"chip": skill.chip, "variant": "link", "scenario": rng.randrange(len(p["scenarios"]))}
+        return {"chip": skill.chip_name, "variant": "link", "scenario": rng.randrange(len(p["scenarios"]))}
     if skill.variant != "ici":
-        return {"chip": skill.chip, "variant": skill.variant, "dtype": rng.choice(p["dtypes"]),
+        return {"chip": skill.chip_name, "variant": skill.variant, "dtype": rng.choice(p["dtypes"]),
                 "shape": [rng.choice(p["rows"]), rng.choice(p["cols"])]}
     chip, least = cat.get(skill.chip_name), max(TERM_SHARE, spec.tolerance)
     for _ in range(_REDRAWS):  # redraw from the same rng until every term decides the answer
         n = rng.choice(p["axis_sizes"])
         src, dst = rng.sample(range(n), 2)
-        params = {"chip": skill.chip, "variant": "ici", "dtype": rng.choice(p["dtypes"]),
+        params: InterconnectParams = {"chip": skill.chip_name, "variant": "ici", "dtype": rng.choice(p["dtypes"]),
                   "shape": [rng.choice(p["ici_rows"]), rng.choice(p["ici_cols"])],
                   "axis": n, "src": src, "dst": dst, "wrap": wraps(chip, n)}
         if ici_is_fair(chip, cat, params, least):
@@ -191,7 +215,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
                      f"move the answer by more than {least:.0%}; change ici_arrays or axis_sizes")
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: InterconnectParams) -> Problem:
     chip, variant = cat.get(params["chip"]), params["variant"]
     if variant == "link":
         text, link = spec.params["scenarios"][params["scenario"]]

@@ -10,7 +10,7 @@ That is stricter than what compiles, and the cards say so (``compiles_note``).
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import catalogue
 from generator.catalogue import Catalogue, Figure
@@ -28,6 +28,19 @@ DECK_ID = 1_739_240_106  # the Anki deck, fixed forever (a new family gets a new
 MASTERY = {4: Mastery("lattice cards right for 32-bit and for bf16", min_skills=2, must_include=("f32", "bf16"))}
 VARIANTS = ("legal", "pad")
 PROMPTS = {v: {"dtype", "rows", "cols"} for v in VARIANTS}
+
+
+class LatticeParams(TypedDict):
+    """A drawn block: ``legal`` or ``pad``, its dtype, and its (rows, cols)."""
+
+    variant: str
+    dtype: str
+    block: list[int]
+
+
+def params_of(problem: Problem) -> LatticeParams:
+    """The params of a lattice problem."""
+    return cast(LatticeParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -57,7 +70,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the 32-bit tile where a packed one applies."""
-    p = problem.params
+    p = params_of(problem)
     if p["dtype"] not in ("bf16", "int8", "fp8"):
         return
     r, c = p["block"]
@@ -83,7 +96,7 @@ def _lattice(cat: Catalogue, spec: FamilySpec, dtype: str) -> tuple[Figure, int,
     return fig, int(fig.value[0]), int(fig.value[1])
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> LatticeParams:
     variant, dtype = skill.variant.split("-", 1)
     _, sub, lane = _lattice(cat, spec, dtype)
     rows, cols = spec.params["rows"], spec.params["cols"]
@@ -109,7 +122,7 @@ def _shape(r: int, c: int) -> str:
     return f"{r}x{c}"
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: LatticeParams) -> Problem:
     dtype, (r, c) = params["dtype"], params["block"]
     fig, sub, lane = _lattice(cat, spec, dtype)
     legal = r % sub == 0 and c % lane == 0

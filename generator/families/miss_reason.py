@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from generator import miss_reasons, safeio, startcache
 from generator.catalogue import Catalogue
@@ -48,6 +48,17 @@ MISCONCEPTION = "unsupported-reason"  # generator.misconceptions: re-predicting 
 DEVICE_PRACTICE = True
 MOST_REASONS = 2  # a case's key names at most two reasons (e.g. learner-arithmetic + fixed-cost)
 MIN_TOLERANCE = 0.02  # the narrowest a case's tolerance gets (relative), however near measured its key is
+
+
+class MissReasonParams(TypedDict):
+    """A drawn miss: the id of its case in the cases file."""
+
+    case: str
+
+
+def params_of(problem: Problem) -> MissReasonParams:
+    """The params of a miss_reason problem."""
+    return cast(MissReasonParams, problem.params)
 
 
 def tolerance(spec_tolerance: float, right_seconds: list[float], measured_seconds: float) -> float:
@@ -157,7 +168,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
             for op, label in _ops(spec).items()]
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> MissReasonParams:
     cases = sorted(cid for cid, c in spec.params["cases"].items() if c["op"] == skill.variant)
     return {"case": rng.choice(cases)}
 
@@ -191,7 +202,7 @@ def _evidence_text(case: dict[str, Any], ev: miss_reasons.OpEvidence) -> str:
     return "; ".join(parts)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: MissReasonParams) -> Problem:
     case = spec.params["cases"][params["case"]]
     ev = case["ev"]
     key = key_reasons(case)
@@ -231,7 +242,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
     return dataclasses.replace(made, tolerance=tolerance(spec.tolerance, [value, *(v for _, v in others)], ev.measured_seconds))
 
 
-def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, float, str]]:
+def wrong_reasons(spec: FamilySpec, params: MissReasonParams) -> list[tuple[str, float, str]]:
     """(reason, the time re-predicting with it gives, why the numbers rule it out) for each reason
     outside the key whose time lands outside the tolerance (after ``learner-arithmetic`` when the key
     has it)."""
@@ -257,6 +268,6 @@ def wrong_reasons(spec: FamilySpec, params: dict[str, Any]) -> list[tuple[str, f
     return out
 
 
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: MissReasonParams) -> dict[str, float]:
     """``unsupported-reason/<reason>`` -> the corrected time that reason gives (outside the tolerance)."""
     return {f"{MISCONCEPTION}/{rid}": value for rid, value, _ in wrong_reasons(spec, params)}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypedDict, cast
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
@@ -31,6 +31,32 @@ from generator.units import DTYPE_BYTES
 from generator.specs import Checker, FamilySpec, KeyPath
 
 CASE_KEYS = {"op", "label", "dims", "dtypes"}
+
+
+class OpParams(TypedDict):
+    """A drawn op case (intensity and bound): the chip, the op, its case, one value per op dim, the dtype."""
+
+    chip: str
+    op: str
+    case: str
+    shape: list[int]
+    dtype: str
+
+
+class FloorParams(OpParams):
+    """A drawn op case of the floor family, with the quantity it asks: ``floor``, ``t_math`` or ``t_comms``."""
+
+    quantity: str
+
+
+def op_params_of(problem: Problem) -> OpParams:
+    """The params of an intensity or bound problem."""
+    return cast(OpParams, problem.params)
+
+
+def floor_params_of(problem: Problem) -> FloorParams:
+    """The params of a floor problem."""
+    return cast(FloorParams, problem.params)
 
 
 @dataclass(frozen=True)
@@ -65,7 +91,7 @@ def check_cases(raw: Any, check: Checker, where: KeyPath) -> dict[str, OpCase]:
     return cases
 
 
-def draw(case: OpCase, chip: Chip, rng: random.Random) -> dict[str, Any]:
+def draw(case: OpCase, chip: Chip, rng: random.Random) -> OpParams:
     """Drawn parameters: chip, op, case, shape (list of ints), dtype."""
     return {"chip": chip.name, "op": case.op, "case": case.name,
             "shape": [rng.choice(choices) for choices in case.dims],
@@ -90,7 +116,7 @@ def clear_of_ridge(chip: Chip, cost: costs.OpCost, margin: float = RIDGE_MARGIN)
     return r >= margin or r <= 1 / margin
 
 
-def draw_clear_of_ridge(case: OpCase, chip: Chip, rng: random.Random) -> dict[str, Any]:
+def draw_clear_of_ridge(case: OpCase, chip: Chip, rng: random.Random) -> OpParams:
     """``draw`` redrawn (from the same ``rng``, so deterministic) until clear of the chip's ridge."""
     for _ in range(_REDRAWS):
         params = draw(case, chip, rng)
@@ -108,7 +134,7 @@ def draw_clear_of_ridge(case: OpCase, chip: Chip, rng: random.Random) -> dict[st
                      f"widen its dims")
 
 
-def estimate(cat: Catalogue, params: dict[str, Any]) -> tuple[Chip, roofline.Estimate]:
+def estimate(cat: Catalogue, params: OpParams) -> tuple[Chip, roofline.Estimate]:
     """The chip and the roofline estimate (with its worked lines) of drawn op params."""
     chip = cat.get(params["chip"])
     return chip, _worked(chip, params["op"], tuple(params["shape"]), params["dtype"])[0]
@@ -133,7 +159,7 @@ def _worked(chip: Chip, op: str, shape: tuple[int, ...], dtype: str
     return hit
 
 
-def key(params: dict[str, Any]) -> str:
+def key(params: OpParams) -> str:
     """The drawn part of a problem id: ``4096x4096x4096-bf16``."""
     return "x".join(str(d) for d in params["shape"]) + "-" + str(params["dtype"])
 
@@ -205,17 +231,20 @@ def check_case_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     return {"cases": check_cases(p["cases"], check, ("params", "cases"))}
 
 
-def draw_case_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_case_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> OpParams:
     return draw(spec.params["cases"][skill.variant], cat.get(skill.chip_name), rng)
 
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """The op families' named wrong answers (intensity, bound, floor): each is ``roofline.estimate`` on a
     tweaked cost (``costs.as_elements`` ...) or tweaked ceilings, read as the problem's quantity."""
-    p = problem.params
+    p = op_params_of(problem)
     chip = cat.get(p["chip"])
     cost = costs.cost(p["op"], tuple(p["shape"]), p["dtype"])
-    quantity = {"intensity": "intensity", "bound": "bound"}.get(problem.family, p.get("quantity", "floor"))
+    if problem.family in ("intensity", "bound"):
+        quantity = problem.family
+    else:
+        quantity = floor_params_of(problem).get("quantity", "floor")
     ceil = roofline.Ceilings.from_chip(chip, cost.dtype)
     right = roofline.estimate(ceil, cost)
     peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from generator import collectives as C
 from generator import units
@@ -29,6 +29,24 @@ PROMPTS = {"chips": SLICE_FIELDS, "hosts": SLICE_FIELDS, "tensorcores": SLICE_FI
 NEEDS = {"hosts": ("host_topology",), "tensorcores": ("tensorcores_per_chip",), "wrap": ("ici_wraparound",)}
 MAX_TRIES = 20
 FULL = "pod"  # the spec's word for the whole pod in a list of slices
+
+
+class _ChipVariantSlice(TypedDict):
+    chip: str
+    variant: str
+    slice: str
+
+
+class PodParams(_ChipVariantSlice, total=False):
+    """A drawn pod problem: the chip, the variant and the slice (``8x16``); a ``wrap`` problem also
+    the index of the ``axis`` it asks about."""
+
+    axis: int
+
+
+def params_of(problem: Problem) -> PodParams:
+    """The params of a pod problem."""
+    return cast(PodParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -72,12 +90,12 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return per_chip(spec, cat, spec.params["variants"], lambda chip, v: f"{what[v]} ({chip.display})", keep)
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> PodParams:
     chip = cat.get(skill.chip_name)
     for _ in range(MAX_TRIES):  # redraw a slice whose own numbers would state the answer (8x16 -> 16 hosts)
         shape = rng.choice(derived(spec, cat, "pod:slices", chip.name, lambda: tuple(slices_for(spec, chip))))
         shape = C.pod_shape(chip) if shape is None else shape
-        params: dict[str, Any] = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
+        params: PodParams = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape)}
         if skill.variant == "wrap":
             params["axis"] = rng.randrange(len(shape))
             return params
@@ -93,7 +111,7 @@ def states_answer(p: Problem) -> bool:
     return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: PodParams) -> Problem:
     chip, variant = cat.get(params["chip"]), params["variant"]
     shape = C.parse_shape(params["slice"])
     t = C.pod_totals(chip, shape)
@@ -139,7 +157,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: PodParams) -> dict[str, float]:
     """Misconception id -> the number that mistake gives (only those outside the tolerance)."""
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])

@@ -6,7 +6,7 @@ ridge = peak FLOP/s / HBM bytes/s (FLOPs per byte), from ``roofline.Ceilings`` (
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import costs, roofline
 from generator.catalogue import Catalogue, Chip
@@ -24,6 +24,22 @@ DECK_ID = 1_739_240_101  # the Anki deck, fixed forever (a new family gets a new
 # "Can you" item 1: what shows it (drill progress)
 MASTERY = {1: Mastery("ridge right on at least two chips at their last review", min_chips=2)}
 PROMPTS = {"value": {"chip", "dtype"}, "compare": {"dtype", "a", "b"}}
+
+
+class _ChipDtype(TypedDict):
+    chip: str
+    dtype: str
+
+
+class RidgeParams(_ChipDtype, total=False):
+    """A drawn ridge problem: the chip and dtype; a compare problem also names the ``other`` chip."""
+
+    other: str
+
+
+def params_of(problem: Problem) -> RidgeParams:
+    """The params of a ridge problem."""
+    return cast(RidgeParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -53,7 +69,7 @@ def _ridge(chip: Chip, dtype: str) -> float:
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the ridge (``roofline.Ceilings``) with a wrong peak or bandwidth."""
-    p = problem.params
+    p = params_of(problem)
     if "dtype" not in p or problem.answer.is_choice:
         return
     chip = cat.get(p["chip"])
@@ -90,7 +106,7 @@ def _dtype(variant: str) -> str:
     return variant.removeprefix("compare-")
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> RidgeParams:
     chip = cat.get(skill.chip_name)
     if skill.variant.startswith("compare-"):
         dtype = skill.variant.removeprefix("compare-")
@@ -108,7 +124,7 @@ def _ridge_steps(chip: Chip, dtype: str) -> list[str]:
     ]
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: RidgeParams) -> Problem:
     chip, dtype = cat.get(params["chip"]), params["dtype"]
     if "other" not in params:
         ridge = _ridge(chip, dtype)

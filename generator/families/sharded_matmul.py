@@ -17,7 +17,7 @@ Collective times are ``generator.collectives.chip_collective``; T_math = FLOPs /
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from dataclasses import replace
 
@@ -42,6 +42,23 @@ COLLECTIVE = {"gather_time": "all_gather", "allreduce_time": "all_reduce", "redu
               "split_bound": "all_reduce"}
 
 
+class ShardedMatmulParams(TypedDict):
+    """A drawn sharded matmul C[I, K] = A[I, J] · B[J, K]: the chip, the variant, the axis of ``n`` chips
+    and the sizes ``i``, ``j``, ``k``."""
+
+    chip: str
+    variant: str
+    n: int
+    i: int
+    j: int
+    k: int
+
+
+def params_of(problem: Problem) -> ShardedMatmulParams:
+    """The params of a sharded_matmul problem."""
+    return cast(ShardedMatmulParams, problem.params)
+
+
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     keys = {"axis_sizes", "i", "j", "k", "variants"}
     p = check.mapping(spec.params, ("params",), required=keys, allowed=keys)
@@ -61,10 +78,10 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                                           and chip.figure("ici_bytes_per_s_bidi") is not None))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> ShardedMatmulParams:
     p = spec.params
     n = 2 if skill.variant == "split_bound" else rng.choice(p["axis_sizes"])
-    return {"chip": skill.chip, "variant": skill.variant, "n": n,
+    return {"chip": skill.chip_name, "variant": skill.variant, "n": n,
             "i": rng.choice(p["i"]), "j": rng.choice(p["j"]), "k": rng.choice(p["k"])}
 
 
@@ -77,7 +94,7 @@ def slice_of(chip: Chip, n: int) -> tuple[int, ...]:
     return (n, n)
 
 
-def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.CollectiveTime]:
+def terms(cat: Catalogue, params: ShardedMatmulParams) -> tuple[float, float, C.CollectiveTime]:
     """(FLOPs per chip, T_math seconds, the collective) for drawn ``params``."""
     chip = cat.get(params["chip"])
     n, i, j, k, v = params["n"], params["i"], params["j"], params["k"], params["variant"]
@@ -86,12 +103,13 @@ def terms(cat: Catalogue, params: dict[str, Any]) -> tuple[float, float, C.Colle
     if v == "gather_time":
         local, nbytes = matmul, costs.array_bytes((i, j), "bf16")
     else:
-        local, nbytes = replace(matmul, flops=matmul.flops / n), costs.array_bytes((i, k), "bf16")
+        # each chip's share of 2·I·J·K: J splits into N equal shards, so the share is a whole count
+        local, nbytes = replace(matmul, flops=matmul.flops // n), costs.array_bytes((i, k), "bf16")
     coll = C.chip_collective(cat, chip, COLLECTIVE[v], nbytes, (n,), shape=slice_of(chip, n))
     return local.flops, roofline.estimate(chip, local).t_math_s, coll
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ShardedMatmulParams) -> Problem:
     chip = cat.get(params["chip"])
     v = params["variant"]
     n, i, j, k = params["n"], params["i"], params["j"], params["k"]
@@ -131,7 +149,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: ShardedMatmulParams) -> dict[str, float]:
     """Misconception id -> the time that mistake gives (timed variants; only those outside the tolerance)."""
     if params["variant"] == "split_bound":
         return {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from generator import collectives as C
 from generator import costs
@@ -31,6 +31,24 @@ VARIANTS = ("time", "hops", "first_byte")
 MAX_TRIES = 50
 FIELDS = {"chip", "slice", "src", "dst", "array", "size", "hop_latency"}
 PROMPTS = {v: FIELDS for v in VARIANTS}
+
+
+class TransferParams(TypedDict):
+    """A drawn transfer: the chip, the variant, the slice (``4x4``), the source and destination
+    coordinates, and the array's dtype and shape."""
+
+    chip: str
+    variant: str
+    slice: str
+    src: list[int]
+    dst: list[int]
+    dtype: str
+    shape: list[int]
+
+
+def params_of(problem: Problem) -> TransferParams:
+    """The params of a transfer problem."""
+    return cast(TransferParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -79,7 +97,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                                           and bool(_slices(spec, chip))))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> TransferParams:
     p = spec.params
     chip = cat.get(skill.chip_name)
     for _ in range(MAX_TRIES):  # redraw pairs whose prompt numbers would state the answer
@@ -88,7 +106,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
         dst = [rng.randrange(n) for n in shape]
         if dst == src:
             continue
-        params = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape), "src": src, "dst": dst,
+        params: TransferParams = {"chip": chip.name, "variant": skill.variant, "slice": C.fmt_shape(shape), "src": src, "dst": dst,
                   "dtype": rng.choice(p["dtypes"]), "shape": list(rng.choice(p["shapes"]))}
         if not states_answer(solve(spec, cat, skill, params)):
             break
@@ -103,12 +121,12 @@ def states_answer(p: Problem) -> bool:
     return f"{p.answer.number:g}" in re.findall(r"\d+(?:\.\d+)?", p.prompt)
 
 
-def compute(cat: Catalogue, params: dict[str, Any]) -> C.Transfer:
+def compute(cat: Catalogue, params: TransferParams) -> C.Transfer:
     return C.chip_transfer(cat, cat.get(params["chip"]), C.parse_shape(params["slice"]), tuple(params["src"]),
                            tuple(params["dst"]), costs.array_bytes(params["shape"], params["dtype"]))
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: TransferParams) -> Problem:
     chip = cat.get(params["chip"])
     shape = C.parse_shape(params["slice"])
     t = compute(cat, params)
@@ -146,12 +164,12 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
-def gb_gib_moves(cat: Catalogue, params: dict[str, Any]) -> bool:
+def gb_gib_moves(cat: Catalogue, params: TransferParams) -> bool:
     """Whether a GB/GiB slip moves the answer: a transfer's total time moves; hops and first bytes do not."""
     return params.get("variant") == "time"
 
 
-def misconceptions(spec: FamilySpec, cat: Catalogue, params: dict[str, Any]) -> dict[str, float]:
+def misconceptions(spec: FamilySpec, cat: Catalogue, params: TransferParams) -> dict[str, float]:
     """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""
     right = compute(cat, params)
     key = {"time": right.t_s, "hops": float(right.hops), "first_byte": right.first_byte_s}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import catalogue, costs, roofline, transformer
 from generator.catalogue import Catalogue, Chip, UnknownChipError
@@ -43,6 +43,29 @@ _FIT_TRIES = 30
 TRAINING_FLOPS_PER_PARAM = 6  # a training step's FLOPs per parameter per token (forward + backward): the slip's count
 MODEL_KEYS = {"name", "params", "layers", "d_model", "kv_d_model", "source"}
 FIXED_KEYS = {"name", "model", "batch", "seq", "chip", "phases", "note"}
+
+
+class TransformerStepParams(TypedDict):
+    """A drawn step: the chip, the op (``transformer_PHASE``), [batch, seq] as ``shape``, the dtype, the
+    spec's model by name with its sizes (``params`` is its parameter count), the phase, batch and seq."""
+
+    chip: str
+    op: str
+    shape: list[int]
+    dtype: str
+    model: str
+    params: int
+    layers: int
+    d_model: int
+    kv_d_model: int
+    phase: str
+    batch: int
+    seq: int
+
+
+def params_of(problem: Problem) -> TransformerStepParams:
+    """The params of a transformer_step problem."""
+    return cast(TransformerStepParams, problem.params)
 
 
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
@@ -94,7 +117,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: ``roofline.estimate`` on a tweaked step cost (``transformer``) or tweaked ceilings."""
-    p = problem.params
+    p = params_of(problem)
     chip = cat.get(p["chip"])
     model = transformer.Model(params=p["params"], layers=p["layers"], d_model=p["d_model"],
                               kv_d_model=p.get("kv_d_model"))
@@ -152,7 +175,7 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     return out
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> TransformerStepParams:
     p = spec.params
     phase = skill.variant.rsplit("-", 1)[-1]
     for fx in p["fixed"]:
@@ -167,7 +190,7 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
     return params
 
 
-def _footprint(spec: FamilySpec, params: dict[str, Any]) -> int:
+def _footprint(spec: FamilySpec, params: TransformerStepParams) -> int:
     """Bytes that must sit in HBM at once: the weights plus the full K/V cache (``StepCost.hbm_footprint_bytes``)."""
     return transformer.hbm_footprint_bytes(spec.params["models"][params["model"]][0], params["batch"],
                                            params["seq"], params["dtype"])
@@ -181,14 +204,14 @@ def fit_text(need: float, chip: Chip) -> str:
             f"{si(chip.hbm_bytes, 'B')} of HBM on one {chip.display}; give the floor as if it did.")
 
 
-def _params(spec: FamilySpec, chip: str, model_name: str, phase: str, batch: int, seq: int) -> dict[str, Any]:
+def _params(spec: FamilySpec, chip: str, model_name: str, phase: str, batch: int, seq: int) -> TransformerStepParams:
     m = spec.params["models"][model_name][0]
     return {"chip": chip, "op": f"transformer_{phase}", "shape": [batch, seq], "dtype": spec.params["dtype"],
             "model": model_name, "params": m.params, "layers": m.layers, "d_model": m.d_model,
             "kv_d_model": m.kv_width, "phase": phase, "batch": batch, "seq": seq}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: TransformerStepParams) -> Problem:
     chip = cat.get(params["chip"])
     model, source = spec.params["models"][params["model"]]
     step, est = transformer.estimate(chip, model, params["phase"], params["batch"], params["seq"], params["dtype"])

@@ -14,7 +14,7 @@ bytes ``costs.matmul(bm, bk, bn)`` counts; the VMEM size is the catalogue's
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, TypedDict, cast
 
 from generator import costs
 from generator.catalogue import Catalogue
@@ -33,6 +33,23 @@ PROMPTS = {v: {"chip", "dtype", "bm", "bk", "bn", "buffers"} for v in VARIANTS}
 REQUIRES = "vmem_bytes"
 
 
+class VmemFitParams(TypedDict):
+    """A drawn tiled matmul: the chip, ``fits`` or ``bytes``, the dtype, the (bm, bk, bn) block and the
+    number of buffers per input block."""
+
+    chip: str
+    op: str
+    variant: str
+    dtype: str
+    block: list[int]
+    buffers: int
+
+
+def params_of(problem: Problem) -> VmemFitParams:
+    """The params of a vmem_fit problem."""
+    return cast(VmemFitParams, problem.params)
+
+
 def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
     p = check.mapping(spec.params, ("params",), required={"blocks", "dtypes", "buffers", "variants"},
                       allowed={"blocks", "dtypes", "buffers", "variants"})
@@ -49,7 +66,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
 
 def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the footprint (``costs.vmem_footprint_bytes``) with one step tweaked."""
-    p = problem.params
+    p = params_of(problem)
     chip = cat.get(p["chip"])
     bm, bk, bn = p["block"]
     vmem = float(chip.published_figure("vmem_bytes").value)
@@ -82,14 +99,14 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
                     keep=lambda chip, v: chip.figure(REQUIRES) is not None, tags=lambda v: ("op::matmul",))
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> VmemFitParams:
     b = spec.params["blocks"]
-    return {"chip": skill.chip, "op": "matmul", "variant": skill.variant, "dtype": rng.choice(spec.params["dtypes"]),
+    return {"chip": skill.chip_name, "op": "matmul", "variant": skill.variant, "dtype": rng.choice(spec.params["dtypes"]),
             "block": [rng.choice(b["bm"]), rng.choice(b["bk"]), rng.choice(b["bn"])],
             "buffers": spec.params["buffers"]}
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: VmemFitParams) -> Problem:
     chip, dtype, buffers = cat.get(params["chip"]), params["dtype"], params["buffers"]
     bm, bk, bn = params["block"]
     size = DTYPE_BYTES[dtype]

@@ -16,13 +16,14 @@ import random
 import re
 import string
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypedDict, cast
 
 from generator import catalogue, costs
 from generator.catalogue import Catalogue, Figure, Source
 from generator.families.base import Mastery, Skill, make_skill, problem
 from generator.families.ops import OP_LABELS, describe
 from generator.families import mistakes, slips
+from generator.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.families.slips import wrong
 from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
@@ -38,6 +39,45 @@ PROMPTS = {"term": {"definition"}, "where": {"item"}, "can_you": {"text", "quest
            "miss": {"op", "assumed", "actual"}}
 NEEDS_RESOLVE = True  # can-you cards solve a problem of another family
 KEYS = {"example_chip", "megacore", "sources", "terms", "where_choices", "where", "misses", "can_you"}
+
+
+class VocabularyDraw(TypedDict, total=False):
+    """A drawn card: a term, where or miss card by its variant (``card``), or a "Can you" item by number."""
+
+    card: str
+    can_you: int
+
+
+class CardParams(TypedDict):
+    """A term or where card's params: its variant (``term-NAME``, ``where-NAME``)."""
+
+    card: str
+
+
+class MissCardParams(CardParams):
+    """A miss card's params: its variant (``miss-NAME``) and the op, shape and dtype (the one moved) it asks about."""
+
+    op: str
+    shape: list[int]
+    dtype: str
+
+
+class CanYouParams(TypedDict):
+    """What a "Can you" card adds to the params of the problem it asks: the item's number and that problem's skill
+    (whose family's params the rest are)."""
+
+    can_you: int
+    check_skill: str
+
+
+def params_of(problem: Problem) -> CardParams | MissCardParams:
+    """The params of a term, where or miss card (``can_you_params_of`` for a "Can you" card)."""
+    return cast("CardParams | MissCardParams", problem.params)
+
+
+def can_you_params_of(problem: Problem) -> CanYouParams:
+    """The item and skill of a "Can you" card; the rest of its params are those of the problem it asks."""
+    return cast(CanYouParams, problem.params)
 
 
 def _fact_fields(cat: Catalogue, example: catalogue.Chip, megacore: tuple[str, ...]) -> dict[str, tuple[str, list[Figure | None]]]:
@@ -141,7 +181,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
             check.fail(at, str(exc))
         misses.append({"name": check.text(raw["name"], (*at, "name")), "op": op, "shape": shape,
                        "assumed": assumed, "actual": actual, "why": check.text(raw["why"], (*at, "why"))})
-    can_you = []
+    can_you: list[CanYouItem] = []
     for at, raw in entries("can_you", {"n", "text", "check"}, {"n", "text", "check"}):
         c = check.mapping(raw["check"], (*at, "check"), required={"family", "variant"},
                           allowed={"family", "chip", "variant", "params"})
@@ -163,7 +203,7 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     """Named wrong answers: the easily swapped neighbour term; a Can-you card's are those its skill's own
     card names (the same problem, solved by its own family)."""
     if "check_skill" in problem.params:
-        family = str(problem.params["check_skill"]).split(":", 1)[0]
+        family = can_you_params_of(problem)["check_skill"].split(":", 1)[0]
         params = {k: v for k, v in problem.params.items() if k not in ("can_you", "check_skill")}
         yield from mistakes.found(replace(problem, family=family, params=params), cat)
         return
@@ -182,11 +222,11 @@ def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:
     out += [make_skill(NAME, None, f"miss-{m['name']}", f"explain a miss: {m['assumed']} counted, {m['actual']} moved",
                        ("kind::concept",)) for m in p["misses"]]
     out += [make_skill(NAME, None, f"can-you-{c['n']}", f"Can you {c['n']}: {c['text']}", ("kind::can-you",))
-            for c in p["can_you"]]
+            for c in can_you_items(spec)]
     return out
 
 
-def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> dict[str, Any]:
+def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Random) -> VocabularyDraw:
     kind, _, name = skill.variant.partition("-")
     if kind == "can":
         return {"can_you": int(name.removeprefix("you-"))}
@@ -197,18 +237,19 @@ def _find(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return next(x for x in items if x["name"] == name)
 
 
-def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any],
-          resolve: Callable[[dict[str, Any], int], Problem] | None = None) -> Problem:
+def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: VocabularyDraw,
+          resolve: Callable[[CanYouCheck, int], Problem] | None = None) -> Problem:
     p = spec.params
     if "can_you" in params:
-        item = p["can_you"][params["can_you"] - 1]
+        item = can_you_items(spec)[params["can_you"] - 1]
         if resolve is None:
             raise ValueError("a can-you card needs the registry to solve its check")
         inner = resolve(item["check"], item["n"])
         fields = {"text": item["text"], "question": inner.prompt}
+        asked: CanYouParams = {"can_you": item["n"], "check_skill": inner.skill}
         return replace(inner, family=NAME, skill=skill.id, id=f"{skill.id}:{inner.id}",
                        prompt=spec.prompts["can_you"].format(**fields), tags=skill.tags + inner.tags[2:],
-                       params={**inner.params, "can_you": item["n"], "check_skill": inner.skill},
+                       params={**inner.params, **asked},
                        hint=inner.hint or spec.hints["can_you"].format(**fields))
     kind, _, name = params["card"].partition("-")
     if kind == "term":
@@ -233,7 +274,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: dict[str, Any]
              f"bytes moved ({m['actual']}) = {actual.bytes_working} = {sci(actual.bytes)}",
              f"T_comms = bytes / bandwidth, so it grows by {sci(actual.bytes)} / {sci(assumed.bytes)} = {ratio:g}x",
              m["why"]]
+    miss: MissCardParams = {"card": params["card"], "op": m["op"], "shape": list(m["shape"]), "dtype": m["actual"]}
     return problem(spec, skill, "", spec.prompts["miss"].format(**fields), Answer(value=ratio, unit=""), steps,
-                   {**params, "op": m["op"], "shape": list(m["shape"]), "dtype": m["actual"]},
-                   spec.hints["miss"].format(**fields))
+                   dict(miss), spec.hints["miss"].format(**fields))
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from generator import costs
 from generator import misconceptions
-from generator.families import mistakes
+from generator.families import mistakes, ops
 from generator.miss_reasons.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
                                              MATCH_TOLERANCE, MAX_COMBINED, TRAFFIC_FACTOR, Estimate, Finding,
                                              OpEvidence, start)
@@ -88,6 +88,7 @@ def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tup
 
 
 RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own peaks make
+RECORD_CASE = "lab-record"  # the op case of the floor problem a record's op makes (no spec case: the record's shape)
 
 
 def _record_catalogue(ev: OpEvidence) -> Catalogue:
@@ -126,10 +127,11 @@ def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
         costs.cost(ev.cost_op, tuple(ev.shape), dtype)
     except (ValueError, KeyError, TypeError):
         return []
+    params: ops.FloorParams = {"chip": RECORD_CHIP, "op": ev.cost_op, "case": RECORD_CASE, "shape": list(ev.shape),
+                               "dtype": dtype, "quantity": "floor"}
     problem = Problem(family="floor", skill="floor:record", id="floor:record", prompt="",
                       answer=Answer(value=ev.floor_seconds, unit="s"), tolerance=MATCH_TOLERANCE, solution=(),
-                      params={"chip": RECORD_CHIP, "op": ev.cost_op, "shape": list(ev.shape), "dtype": dtype,
-                              "quantity": "floor"})
+                      params=dict(params))
     return [(w.misconception.id, float(w.value), w.step)
             for w in mistakes.wrong_answers(problem, _record_catalogue(ev))
             if isinstance(w.value, (int, float))]
