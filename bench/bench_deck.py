@@ -2,7 +2,7 @@
 
 The deck is `drill deck`'s default: the full course, one note per skill with K variants.
 Computing the variants (drawing the problems, their answers and classic wrong answers:
-``generator.export.variants.skill_notes``) is the model's work, the same whatever the output
+``generator.export.variants.course_notes``) is the model's work, the same whatever the output
 format: for the exporter-only ratio it is done once, before either side is timed (its time is
 printed apart); the end-to-end ratio below times it too.
 
@@ -46,9 +46,9 @@ import genanki.package  # noqa: E402
 
 from drills.cmd_generate import card_rules  # noqa: E402
 from generator.export import anki, card  # noqa: E402
-from generator.export.variants import DEFAULT_VARIANTS, skill_notes  # noqa: E402
+from generator.export.variants import DEFAULT_VARIANTS, course_notes as drawn_notes  # noqa: E402
 from generator.families import base as families_base  # noqa: E402
-from generator.generate import generate, registry  # noqa: E402
+from generator.generate import registry  # noqa: E402
 
 TARGET_RATIO = 1.5
 END_TO_END_TARGET = 3.0
@@ -56,7 +56,7 @@ END_TO_END_TARGET = 3.0
 
 def course_notes(k: int):
     """The full course's skill notes, K variants each (what ``drill deck`` computes before exporting)."""
-    return skill_notes(generate(count=k), card_rules(), registry().by_id, k)
+    return drawn_notes(registry(), card_rules(), max_variants=k)
 
 
 def fresh_process_state() -> None:

@@ -251,8 +251,10 @@ class Registry:
             memo[key] = solved
         return solved
 
-    def _seeded(self, skill: Skill, seed: int | str, memo: _Memo | None = None) -> tuple[Problem, str]:
-        """The problem drawn from the draw seed ``seed`` and its params' repr; its id ends in ``@seed``.
+    def _seeded(self, skill: Skill, seed: int | str, memo: _Memo | None = None
+                ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
+        """The problem drawn from the draw seed ``seed``, its params' repr and its named mistakes'
+        distances (``_distances``); its id ends in ``@seed``.
 
         Every family draws only from the ``rng`` it is given, so ``Random(f"{skill}@{seed}")``
         rebuilds the same parameters, and ``problem(id)`` needs one draw, not a search.
@@ -269,7 +271,7 @@ class Registry:
             if _fair(teaches, found):
                 break
         p = _with_inside_notes(p, found)
-        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
+        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params), found
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -302,7 +304,7 @@ class Registry:
                                       f"(see `drill export` for ids)")
         skill = self.by_id[max(candidates, key=len)]
         if token:
-            found, _ = self._seeded(skill, token)
+            found = self._seeded(skill, token)[0]
             if found.id == problem_id:
                 return found
             raise UnknownProblemError(f"unknown problem id '{problem_id}': the draw seed {token} of skill "
@@ -327,8 +329,11 @@ class Registry:
         raise UnknownProblemError(f"unknown problem id '{problem_id}': skill '{skill.id}' draws no such problem")
 
     def generate(self, families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-                 seed: int = 0, on_item: OnItem | None = None) -> list[Problem]:
-        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given."""
+                 seed: int = 0, on_item: OnItem | None = None,
+                 measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
+        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given.
+        ``measured``, if given, is filled with each problem's named mistakes' distances (problem id ->
+        ``_distances``), which the fair draws worked out (``mistakes.wrong_answers`` can read them)."""
         count = 1 if count is None else int(count)
         if count < 1:
             raise ValueError(f"count must be at least 1, got {count}")
@@ -347,7 +352,7 @@ class Registry:
             repeats = 0
             memo = memos.pop(skill.id)
             while len(seen) < count and repeats < _PATIENCE:
-                p, drawn = self._seeded(skill, rng.getrandbits(32), memo)
+                p, drawn, found = self._seeded(skill, rng.getrandbits(32), memo)
                 base = unseeded_id(p.id)  # the same problem under another seed is a repeat
                 if drawn in seen_params or base in seen:
                     repeats += 1
@@ -356,6 +361,8 @@ class Registry:
                 repeats = 0
                 seen.add(base)
                 out.append(p)
+                if measured is not None:
+                    measured[p.id] = found
             if on_item is not None:
                 on_item(done, len(chosen))
         return out
@@ -451,10 +458,12 @@ def draw(skill_id: str, rng: random.Random, *, specs_dir: str | None = None) -> 
 
 
 def generate(families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-             seed: int = 0, *, specs_dir: str | None = None, on_item: OnItem | None = None) -> list[Problem]:
+             seed: int = 0, *, specs_dir: str | None = None, on_item: OnItem | None = None,
+             measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
     """Up to ``count`` (default 1) distinct problems per skill; same seed, same problems.
-    ``on_item(done, total)`` is called after each skill's problems are drawn (default: nothing)."""
-    return registry(specs_dir).generate(families, chips, count, seed, on_item)
+    ``on_item(done, total)`` is called after each skill's problems are drawn (default: nothing);
+    ``measured``: see ``Registry.generate``."""
+    return registry(specs_dir).generate(families, chips, count, seed, on_item, measured)
 
 
 def problem(problem_id: str, *, specs_dir: str | None = None) -> Problem:

@@ -187,12 +187,22 @@ def outside_key(problem: Problem, found: Iterable[WrongAnswer]) -> list[WrongAns
             if wrong.value != problem.answer.choice:
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
-            key = problem.answer.number
-            # Outside the key's tolerance it is a mistake, even near another edition's answer: grading
-            # takes whichever of the two an answer is closer to (drills.grading.grade's ``mistakes``).
-            if rel(wrong.value, key) > max(problem.tolerance, 1e-9):
+            if _beyond(problem, rel(wrong.value, problem.answer.number)):
                 out.append(wrong)
     return out
+
+
+def _beyond(problem: Problem, distance: float) -> bool:
+    """A numeric wrong answer this relative distance from the key is outside the problem's tolerance:
+    a mistake, even near another edition's answer (grading takes whichever of the two an answer is
+    closer to: drills.grading.grade's ``mistakes``)."""
+    return distance > max(problem.tolerance, 1e-9)
+
+
+def outside_key_measured(problem: Problem, measured: Iterable[tuple[WrongAnswer, float]]) -> list[WrongAnswer]:
+    """``outside_key`` of a numeric problem from its ``distances`` (every finite numeric wrong answer
+    with its distance from the key, already worked out): the same answers in the same order."""
+    return [wrong for wrong, distance in measured if _beyond(problem, distance)]
 
 
 def distances(problem: Problem, found: Iterable[WrongAnswer]) -> list[tuple[WrongAnswer, float]]:

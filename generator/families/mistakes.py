@@ -82,9 +82,22 @@ def _hooked(problem: Problem, cat: Catalogue, every: bool) -> Iterator[WrongAnsw
             yield wrong("gb-gib", key * factor, f"{how}: x{factor:.4f}")
 
 
-def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
-    """Every named wrong answer to ``problem`` that differs from its key (may be empty)."""
+def wrong_answers(problem: Problem, cat: Catalogue | None = None,
+                  measured: list[tuple[WrongAnswer, float]] | None = None) -> list[WrongAnswer]:
+    """Every named wrong answer to ``problem`` that differs from its key (may be empty).
+
+    ``measured``: this problem's ``distances``, already worked out (the fair draw's check). They are
+    read instead of asking the family again where they hold the same answers: a numeric problem whose
+    family names its wrong answers itself (``wrong_answers``, which ``every`` does not change)."""
+    if measured is not None and _measured_suffice(problem):
+        return misconceptions.outside_key_measured(problem, measured)
     return misconceptions.outside_key(problem, found(problem, cat or catalogue_mod.load()))
+
+
+def _measured_suffice(problem: Problem) -> bool:
+    """``distances`` hold every wrong answer ``found`` names for ``problem`` (see ``wrong_answers``)."""
+    return not problem.answer.is_choice and getattr(families.FAMILIES.get(problem.family), "wrong_answers",
+                                                    None) is not None
 
 
 def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
