@@ -30,7 +30,6 @@ by any chip filter. Every answer is computed by ``generator.costs`` /
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import random
 import re
@@ -44,6 +43,7 @@ from generator.errors import DrillError
 from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.problem import Problem
+from generator.records import evolve
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
 if TYPE_CHECKING:  # annotations only: the wrong answers are imported where distances are needed
@@ -261,6 +261,13 @@ class Registry:
         ``memo``: see ``_solved``.
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
+        p, drawn, found = self._fair_draw(skill, token, memo)
+        return _finished(p, found, token), drawn, found
+
+    def _fair_draw(self, skill: Skill, token: str, memo: _Memo | None
+                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
+        """``_seeded``'s draw before its id takes the seed and its solution the notes (``_finished``):
+        the problem under its unseeded id, its params' repr and its named mistakes' distances."""
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
         teaches = getattr(family, "TEACHES", None) or {}
@@ -270,8 +277,7 @@ class Registry:
             p, found = self._solved(skill, params, memo)
             if _fair(teaches, found):
                 break
-        p = _with_inside_notes(p, found)
-        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params), found
+        return p, repr(params), found
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -352,14 +358,16 @@ class Registry:
             repeats = 0
             memo = memos.pop(skill.id)
             while len(seen) < count and repeats < _PATIENCE:
-                p, drawn, found = self._seeded(skill, rng.getrandbits(32), memo)
-                base = unseeded_id(p.id)  # the same problem under another seed is a repeat
+                token = f"{rng.getrandbits(32):08x}"
+                drawn_problem, drawn, found = self._fair_draw(skill, token, memo)
+                base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
                 if drawn in seen_params or base in seen:
                     repeats += 1
                     continue
                 seen_params.add(drawn)
                 repeats = 0
                 seen.add(base)
+                p = _finished(drawn_problem, found, token)  # what ``_seeded`` gives for this seed
                 out.append(p)
                 if measured is not None:
                     measured[p.id] = found
@@ -419,6 +427,12 @@ def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> 
     return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
 
 
+def _finished(p: Problem, found: list[tuple[WrongAnswer, float]], token: str) -> Problem:
+    """A fair draw as it is handed out: the inside-tolerance notes added, ``@token`` ending its id."""
+    p = _with_inside_notes(p, found)
+    return evolve(p, id=f"{p.id}{SEED_MARK}{token}")
+
+
 def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
     """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
     from generator.units import fmt  # start-up: only this path needs it
@@ -431,7 +445,7 @@ def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Pr
             notes.append(f"note: here the classic mistake '{mid}' ({w.misconception.name}) gives "
                          f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the "
                          f"{p.tolerance:.0%} tolerance: that answer is graded right, though the method is not")
-    return dataclasses.replace(p, solution=p.solution + tuple(notes)) if notes else p
+    return evolve(p, solution=p.solution + tuple(notes)) if notes else p
 
 
 def unseeded_id(problem_id: str) -> str:

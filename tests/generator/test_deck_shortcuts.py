@@ -1,12 +1,12 @@
 """The deck's draws take shortcuts (solved params kept per skill, every skill's probe verdict from the
 start-up cache, per-spec values a family's draw would work out again, the card's wrong answers read
-from the distances the fair draws measured); the notes they give are the notes the plain path gives,
-field for field.
+from the distances the fair draws measured, a miss case's explanations searched once, records copied
+by ``records.evolve``); the notes they give are the notes the plain path gives, field for field.
 
 One small deck (the families whose draws take each shortcut, on two chips, K=4) is built three ways:
 with every shortcut (``variants.course_notes``, as `drill deck` builds it) and a cold start-up cache,
 again with the cache warm, and with every shortcut off (each variant's wrong answers asked of its
-family again). The sha256 of all fields, GUIDs, tags and media must be the same.
+family again, every explanation searched at each ask, every copy made by ``dataclasses.replace``). The sha256 of all fields, GUIDs, tags and media must be the same.
 """
 
 import hashlib
@@ -15,12 +15,12 @@ import pytest
 
 from drills.cmd_generate import card_rules
 from generator import generate as gen
-from generator import startcache
+from generator import miss_reasons, records, startcache
 from generator.export import anki
 from generator.export.variants import course_notes, skill_notes
-from generator.families import base, mistakes
+from generator.families import base, miss_reason, mistakes
 
-FAMILIES = ["floor", "intensity", "host_link", "pod", "collective", "critical_batch"]
+FAMILIES = ["floor", "intensity", "host_link", "pod", "collective", "critical_batch", "miss_reason"]
 CHIPS = ["v5e", "v4p"]
 K, SEED = 4, 11
 
@@ -30,6 +30,9 @@ class _Forgetful(dict):
 
     def __setitem__(self, key, value):
         pass
+
+    def get(self, key, default=None):
+        return None
 
 
 def _deck_digest(registry: gen.Registry, shortcuts: bool = True) -> str:
@@ -67,18 +70,26 @@ def digests(tmp_path_factory):
         shortcut_solves = len(solved)
         derived_entries = sum(len(values) for _, _, values in base._DERIVED.values())
         shortcut_asked, shortcut_read = len(asked), len(read)
+        explanations_cached = miss_reason.explanations.cache_info().currsize
 
         solved.clear()
         asked.clear()
         mp.setattr(gen, "_plain", lambda value: False)  # no solved params kept
         mp.setattr(gen.Registry, "_load_probes", lambda self, chosen, memos: None)  # each probe drawn, none read
         mp.setattr(base, "_DERIVED", _Forgetful())  # every per-spec value worked out at each draw
+        mp.setattr(miss_reason, "explanations",  # every explanation searched at each ask
+                   lambda ev: tuple(miss_reasons.explanations(ev, miss_reason.MOST_REASONS)))
+        mp.setattr(records, "_FIELDS", _Forgetful())  # every copy made by dataclasses.replace
+        replaced = []
+        real_replace = records.dataclasses.replace
+        mp.setattr(records.dataclasses, "replace", lambda *a, **k: replaced.append(1) or real_replace(*a, **k))
         read.clear()
         plain = _deck_digest(gen.Registry(), shortcuts=False)
         return {"cold": cold, "warm": warm, "plain": plain, "probes": probes,
                 "shortcut_solves": shortcut_solves, "plain_solves": len(solved), "derived": derived_entries,
                 "shortcut_asked": shortcut_asked, "plain_asked": len(asked),
-                "shortcut_read": shortcut_read, "plain_read": len(read)}
+                "shortcut_read": shortcut_read, "plain_read": len(read), "plain_replaced": len(replaced),
+                "explanations_cached": explanations_cached}
     finally:
         mp.undo()
 
@@ -99,6 +110,7 @@ def test_the_shortcuts_are_taken(digests):
     # builds), so the families were asked fewer times than on the plain path, which reads none.
     assert digests["shortcut_read"] > 0 and digests["plain_read"] == 0
     assert digests["shortcut_asked"] < 2 * digests["plain_asked"]
+    assert digests["explanations_cached"] > 0 and digests["plain_replaced"] > 0
 
 
 def test_the_measured_distances_give_every_familys_wrong_answers():
