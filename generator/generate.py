@@ -204,7 +204,8 @@ class Registry:
     def _probe(self, skill: Skill, teaches: dict[str, float], memo: _Memo | None = None) -> bool:
         family, spec = FAMILIES[skill.family], self.specs[skill.family]
         rng = random.Random(f"probe:{skill.id}")
-        return any(_fair(teaches, self._solved(skill, family.draw_params(spec, self.catalogue, skill, rng), memo)[1])
+        return any(_fair(teaches, self._solved(skill, family.draw_params(spec, self.catalogue, skill, rng), memo,
+                                               teaches)[1])
                    for _ in range(_PROBE_DRAWS))
 
     def _load_probes(self, chosen: list[Skill], memos: dict[str, _Memo]) -> None:
@@ -231,8 +232,11 @@ class Registry:
             startcache.replace("probes", inputs, table)
         self._teachable_cache.update((sid, table[sid]) for sid in taught)
 
-    def _solved(self, skill: Skill, params: dict[str, Any], memo: _Memo | None) -> _Solved:
-        """The problem of ``params`` and its named mistakes' distances (``_distances``).
+    def _solved(self, skill: Skill, params: dict[str, Any], memo: _Memo | None,
+                teaches: dict[str, float] | None = None) -> _Solved:
+        """The problem of ``params`` and its named mistakes' distances (``_distances``), or with
+        ``teaches`` None in their place when a taught mistake lands too near the key (an unfair draw:
+        the rest are not priced; ask again without ``teaches`` for them all).
 
         ``memo`` (one skill's, within one ``generate``) keeps them by ``repr(params)``: a family's
         ``solve`` is a function of the skill and its params alone (``problem(id)`` rebuilds a problem
@@ -241,12 +245,11 @@ class Registry:
         lists, tuples, dicts of them), whose repr might not tell two apart, are solved every time.
         """
         key = repr(params) if memo is not None and _plain(params) else None
-        if key is not None and memo is not None:
-            hit = memo.get(key)
-            if hit is not None:
-                return hit
-        p = self.solve(skill, params)
-        solved = (p, _distances(p))
+        hit = memo.get(key) if key is not None and memo is not None else None
+        if hit is not None and (hit[1] is not None or teaches is not None):
+            return hit  # an unfair draw stays unfair: its verdict needs no more
+        p = hit[0] if hit is not None else self.solve(skill, params)
+        solved = (p, _distances(p, teaches))
         if key is not None and memo is not None:
             memo[key] = solved
         return solved
@@ -274,9 +277,12 @@ class Registry:
         tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches, memo) else 1
         for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
-            p, found = self._solved(skill, params, memo)
+            p, found = self._solved(skill, params, memo, teaches if tries > 1 else None)
             if _fair(teaches, found):
                 break
+        if found is None:  # every try unfair: the last is kept, and its solution needs every distance
+            p, found = self._solved(skill, params, memo)
+        assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
         return p, repr(params), found
 
     def resolve(self, check: dict[str, Any], n: int = 0) -> Problem:
@@ -386,7 +392,8 @@ _FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last
 _PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
 
 
-_Solved = tuple[Problem, list[tuple["WrongAnswer", float]]]  # a problem and its named mistakes' distances
+# a problem and its named mistakes' distances (None: an unfair draw, not priced in full: ``Registry._solved``)
+_Solved = tuple[Problem, list[tuple["WrongAnswer", float]] | None]
 _Memo = dict[str, _Solved]  # one skill's solved params, by their repr (``Registry._solved``)
 _PLAIN_LEAVES = frozenset((str, int, float, bool, type(None)))
 
@@ -411,20 +418,34 @@ def _plain(value: Any) -> bool:
     return True
 
 
-def _distances(p: Problem) -> list[tuple[WrongAnswer, float]]:
-    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
+def _distances(p: Problem, teaches: dict[str, float] | None = None) -> list[tuple[WrongAnswer, float]] | None:
+    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice.
+    With ``teaches``: None at the first taught mistake that breaks the fair-draw rule (``_fair``),
+    the mistakes after it not priced."""
     if p.answer.is_choice:
         return []
     from generator.families import mistakes  # start-up: only a fair draw of a numeric problem prices the wrong answers
 
-    return mistakes.distances(p)
+    measured = []
+    for w, d in mistakes.iter_distances(p):
+        if teaches and _too_near(teaches, w, d):
+            return None
+        measured.append((w, d))
+    return measured
 
 
-def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> bool:
+def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]] | None) -> bool:
     """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
     family teaches gives an answer at least that far from the key. A mistake that does not move the
-    answer at all (the output write of a compute-bound floor) is no slip."""
-    return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
+    answer at all (the output write of a compute-bound floor) is no slip. ``found`` None: a draw
+    ``_distances`` already found unfair."""
+    return found is not None and not any(_too_near(teaches, w, d) for w, d in found)
+
+
+def _too_near(teaches: dict[str, float], w: WrongAnswer, d: float) -> bool:
+    """A taught mistake whose answer moved (more than 1e-9) but lands within its least miss of the key."""
+    least = teaches.get(w.misconception.id)
+    return least is not None and 1e-9 < d <= least
 
 
 def _finished(p: Problem, found: list[tuple[WrongAnswer, float]], token: str) -> Problem:

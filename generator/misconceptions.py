@@ -16,7 +16,7 @@ the key. This module imports no family: the families import it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,11 +208,17 @@ def outside_key_measured(problem: Problem, measured: Iterable[tuple[WrongAnswer,
 def distances(problem: Problem, found: Iterable[WrongAnswer]) -> list[tuple[WrongAnswer, float]]:
     """Each numeric wrong answer of ``found`` with its relative distance from the key, none filtered
     out (the fair-draw rule and the solution's notes read this). Choices: empty."""
+    return list(iter_distances(problem, found))
+
+
+def iter_distances(problem: Problem, found: Iterable[WrongAnswer]) -> Iterator[tuple[WrongAnswer, float]]:
+    """``distances`` one at a time, each worked out as it is asked for (``found`` may be lazy too)."""
     if problem.answer.is_choice:
-        return []
+        return
     key = problem.answer.number
-    return [(w, rel(float(w.value), key)) for w in found
-            if isinstance(w.value, float | int) and math.isfinite(w.value)]
+    for w in found:
+        if isinstance(w.value, float | int) and math.isfinite(w.value):
+            yield w, rel(float(w.value), key)
 
 
 def inside_tolerance(problem: Problem, measured: Iterable[tuple[WrongAnswer, float]]

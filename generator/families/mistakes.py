@@ -29,10 +29,11 @@ def found(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[Wro
     A two-way choice (a verdict, yes or no) has no numeric slip to name: where the family gives no single
     mistake for the other choice, it is the one ``wrong-verdict``, whose step is the solution's line that
     decides the verdict."""
-    named = list(_hooked(problem, cat, every))
+    hooked = _hooked(problem, cat, every)
     if not problem.answer.is_choice or len(problem.answer.choices) != 2:
-        yield from named
+        yield from hooked  # one at a time: a fair draw's check may stop at the first unfair one
         return
+    named = list(hooked)
     other = next(c for c in problem.answer.choices if c != problem.answer.choice)
     flipped = [w for w in named if w.value == other]
     if len({w.misconception.id for w in flipped}) == 1:
@@ -103,9 +104,15 @@ def _measured_suffice(problem: Problem) -> bool:
 def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
     """Every named numeric mistake with its relative distance from the key, none filtered out
     (the fair-draw rule and the solution's notes read this). Choices: empty."""
+    return list(iter_distances(problem, cat))
+
+
+def iter_distances(problem: Problem, cat: Catalogue | None = None) -> Iterator[tuple[WrongAnswer, float]]:
+    """``distances`` one at a time, each mistake priced as it is asked for: a check that stops early
+    (a fair draw's, at its first unfair mistake) prices no more."""
     if problem.answer.is_choice:
-        return []
-    return misconceptions.distances(problem, found(problem, cat or catalogue_mod.load(), every=True))
+        return iter(())
+    return misconceptions.iter_distances(problem, found(problem, cat or catalogue_mod.load(), every=True))
 
 
 def inside_tolerance(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:

@@ -1,12 +1,13 @@
 """The deck's draws take shortcuts (solved params kept per skill, every skill's probe verdict from the
 start-up cache, per-spec values a family's draw would work out again, the card's wrong answers read
-from the distances the fair draws measured, a miss case's explanations searched once, records copied
-by ``records.evolve``); the notes they give are the notes the plain path gives, field for field.
+from the distances the fair draws measured, an unfair draw's mistakes priced only up to the first
+unfair one, a miss case's explanations searched once, records copied by ``records.evolve``); the notes they give are the notes the plain path gives, field for field.
 
 One small deck (the families whose draws take each shortcut, on two chips, K=4) is built three ways:
 with every shortcut (``variants.course_notes``, as `drill deck` builds it) and a cold start-up cache,
 again with the cache warm, and with every shortcut off (each variant's wrong answers asked of its
-family again, every explanation searched at each ask, every copy made by ``dataclasses.replace``). The sha256 of all fields, GUIDs, tags and media must be the same.
+family again, every mistake of every draw priced, every explanation searched at each ask, every copy
+made by ``dataclasses.replace``). The sha256 of all fields, GUIDs, tags and media must be the same.
 """
 
 import hashlib
@@ -64,6 +65,10 @@ def digests(tmp_path_factory):
         mp.setattr(mistakes, "found", lambda *a, **k: asked.append(1) or real_found(*a, **k))
         mp.setattr(mistakes.misconceptions, "outside_key_measured",
                    lambda *a: read.append(1) or real_read(*a))
+        unfair = []
+        real_distances = gen._distances
+        mp.setattr(gen, "_distances", lambda p, teaches=None: (lambda found: found is None and unfair.append(1)
+                                                                 or found)(real_distances(p, teaches)))
         cold = _deck_digest(gen.Registry())
         probes = list(startcache.cache_dir().glob("probes-*.json"))
         warm = _deck_digest(gen.Registry())
@@ -71,10 +76,12 @@ def digests(tmp_path_factory):
         derived_entries = sum(len(values) for _, _, values in base._DERIVED.values())
         shortcut_asked, shortcut_read = len(asked), len(read)
         explanations_cached = miss_reason.explanations.cache_info().currsize
+        stopped_early = len(unfair)
 
         solved.clear()
         asked.clear()
         mp.setattr(gen, "_plain", lambda value: False)  # no solved params kept
+        mp.setattr(gen, "_distances", lambda p, teaches=None: real_distances(p))  # every mistake priced
         mp.setattr(gen.Registry, "_load_probes", lambda self, chosen, memos: None)  # each probe drawn, none read
         mp.setattr(base, "_DERIVED", _Forgetful())  # every per-spec value worked out at each draw
         mp.setattr(miss_reason, "explanations",  # every explanation searched at each ask
@@ -89,7 +96,7 @@ def digests(tmp_path_factory):
                 "shortcut_solves": shortcut_solves, "plain_solves": len(solved), "derived": derived_entries,
                 "shortcut_asked": shortcut_asked, "plain_asked": len(asked),
                 "shortcut_read": shortcut_read, "plain_read": len(read), "plain_replaced": len(replaced),
-                "explanations_cached": explanations_cached}
+                "explanations_cached": explanations_cached, "stopped_early": stopped_early}
     finally:
         mp.undo()
 
@@ -111,6 +118,7 @@ def test_the_shortcuts_are_taken(digests):
     assert digests["shortcut_read"] > 0 and digests["plain_read"] == 0
     assert digests["shortcut_asked"] < 2 * digests["plain_asked"]
     assert digests["explanations_cached"] > 0 and digests["plain_replaced"] > 0
+    assert digests["stopped_early"] > 0
 
 
 def test_the_measured_distances_give_every_familys_wrong_answers():
