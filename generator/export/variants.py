@@ -141,7 +141,9 @@ def variant(problem: Problem, rules: CardRules, measured: list[tuple[misconcepti
     if not a.is_choice:
         unit_scale, base_scale = answers.parse_unit(unit).scale, answers.parse_unit(a.unit).scale
     return Variant(problem, unit, unit_scale, base_scale, rules.good_rel(problem),
-                   problem.tolerance or DIAGNOSE_DEFAULT_REL, tuple(mistakes.wrong_answers(problem, measured=measured)))
+                   problem.tolerance or DIAGNOSE_DEFAULT_REL,
+                   tuple(mistakes.wrong_answers(problem) if measured is None
+                         else mistakes.wrong_answers(problem, measured=measured)))
 
 
 def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str, Skill] | None = None,
