@@ -2,7 +2,7 @@
 
 The deck is `drill deck`'s default: the full course, one note per skill with K variants.
 Computing the variants (drawing the problems, their answers and classic wrong answers:
-``generator.export.variants.skill_notes``) is the model's work, the same whatever the output
+``generator.export.variants.course_notes``) is the model's work, the same whatever the output
 format: for the exporter-only ratio it is done once, before either side is timed (its time is
 printed apart); the end-to-end ratio below times it too.
 
@@ -20,10 +20,11 @@ exporter-only ratio compares writing with writing.
 
 End to end (``drill deck`` against bare genanki writing the same fields and
 media): drawing the problems and computing the variants, then our exporter, timed as a new
-``drill deck`` process runs them (the registry, its per-process probe verdicts and the families'
-per-spec values dropped before each run; the start-up cache in the user cache folder kept, as it
-is for every run after the first since the code last changed), interleaved with bare genanki in
-the same way. Target: at most 3x.
+``drill deck`` process runs them (the registry, its per-process probe verdicts, the families'
+per-spec values and the miss cases' explanations dropped before each run; the modules stay
+imported; the start-up cache in the user cache folder kept, as it is for every run after the
+first since the code last changed), interleaved with bare genanki in the same way. Target: at
+most 3x.
 
     .venv/bin/python bench/bench_deck.py [--variants 16] [--repeat 5]
 """
@@ -46,9 +47,11 @@ import genanki.package  # noqa: E402
 
 from drills.cmd_generate import card_rules  # noqa: E402
 from generator.export import anki, card  # noqa: E402
-from generator.export.variants import DEFAULT_VARIANTS, skill_notes  # noqa: E402
+from generator.export.variants import DEFAULT_VARIANTS, course_notes as drawn_notes  # noqa: E402
+from generator import records  # noqa: E402
 from generator.families import base as families_base  # noqa: E402
-from generator.generate import generate, registry  # noqa: E402
+from generator.families import miss_reason  # noqa: E402
+from generator.generate import registry  # noqa: E402
 
 TARGET_RATIO = 1.5
 END_TO_END_TARGET = 3.0
@@ -56,15 +59,18 @@ END_TO_END_TARGET = 3.0
 
 def course_notes(k: int):
     """The full course's skill notes, K variants each (what ``drill deck`` computes before exporting)."""
-    return skill_notes(generate(count=k), card_rules(), registry().by_id, k)
+    return drawn_notes(registry(), card_rules(), max_variants=k)
 
 
 def fresh_process_state() -> None:
-    """Drop what one process keeps between draws (a new ``drill deck`` starts without it)."""
+    """Drop what one process keeps between draws (a new ``drill deck`` starts without it): the
+    registry, the families' per-spec values, the miss cases' explanations, the record classes' fields."""
     registry.cache_clear()
     derived = getattr(families_base, "_DERIVED", None)
     if derived is not None:
         derived.clear()
+    miss_reason.explanations.cache_clear()
+    records._FIELDS.clear()
 
 
 def bare_genanki(fields: list[list[str]], path: str) -> None:

@@ -7,7 +7,7 @@ Thin commands: they parse options and call ``generator.transformer``,
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
@@ -19,12 +19,14 @@ from generator.units import fmt
 from generator.export import ExportError, check_writable
 
 if TYPE_CHECKING:
-    from generator.export.variants import CardRules
+    from generator.export.anki import DeckReport
+    from generator.export.variants import CardRules, SkillNote
     from generator.generate import OnItem, Registry
     from generator.problem import Problem
 from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
 
 MAX_COUNT = 1_000_000
+T = TypeVar("T")
 
 
 def _selection(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -52,11 +54,18 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
+    return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
+                                                      on_item))
+
+
+def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:
+    """``draw(registry)`` for the spec directory and the registry, or the one-line usage error of a bad
+    selection or spec (exit 2)."""
     from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
-        return generate.generate(list(families) or None, list(chips) or None, count, seed, specs_dir=specs_dir,
-                                 on_item=on_item), generate.registry(specs_dir)
+        reg = generate.registry(specs_dir)
+        return draw(reg), reg
     except (UnknownFamilyError, SpecError, catalogue.UnknownChipError, TooManyProblemsError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -143,37 +152,71 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     if not fixed and count_given:
         raise click.UsageError("--count is for --fixed decks; the default deck takes --variants K")
     _target(output)
-    from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
     # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export.variants import DEFAULT_VARIANTS
 
     k = DEFAULT_VARIANTS if variants is None else variants
-    skills = _skill_count(chips, families, specs_dir)
-    # The bar's steps: each skill drawn, each note made (variant deck), each note built, the package written.
-    parts = (skills, 0 if fixed else skills, skills, 1)
-    with Bar("drill deck", sum(parts)) as bar:
-        bar.show("drawing problems")
-        problems, reg = _generate(chips, families, count if fixed else k, seed, specs_dir, bar.on_item(0))
-        descriptions = {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
-        try:
-            if fixed:
-                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
-                report = anki.write_deck(problems, output, descriptions, _scaled(bar, parts[2]))
-            else:
-                # start-up: `drill` loads a command's dependencies only when it runs
-                from generator.export.variants import skill_notes
-
-                bar.skip(parts[0] - bar.done, "making notes")
-                notes = skill_notes(problems, card_rules(), reg.by_id, k, _scaled(bar, parts[1]))
-                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
-                report = anki.write_variant_deck(notes, output, descriptions, _scaled(bar, parts[2]))
-            bar.advance(bar.total - bar.done, "written")
-        except ExportError as exc:
-            raise _output_error(exc) from None
+    report = _write_deck(chips, families, count if fixed else None, k, seed, specs_dir, output)
     what = "notes" if fixed else f"notes (one per skill, up to {k} variants each)"
     click.echo(f"wrote {report.notes} {what} in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
     click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
+
+
+def _write_deck(chips: tuple[str, ...], families: tuple[str, ...], count: int | None, k: int, seed: int,
+                specs_dir: str | None, output: str) -> DeckReport:
+    """`drill deck`'s work under its progress bar: ``count`` problems per skill, one note each
+    (--fixed), or with ``count`` None one note per skill of ``k`` variants; the package written to
+    ``output``. A bad selection is a usage error (exit 2), a refused target exits 1."""
+    from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
+
+    skills = _skill_count(chips, families, specs_dir)
+    fixed = count is not None
+    # The bar's steps: each skill drawn, each note made (variant deck), each note built, the package written.
+    parts = (skills, 0 if fixed else skills, skills, 1)
+    with Bar("drill deck", sum(parts)) as bar:
+        bar.show("drawing problems")
+        try:
+            if count is not None:
+                problems, reg = _generate(chips, families, count, seed, specs_dir, bar.on_item(0))
+                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
+                report = anki.write_deck(problems, output, _descriptions(reg), _scaled(bar, parts[2]))
+            else:
+                reg, notes = _variant_notes(chips, families, k, seed, specs_dir, bar.on_item(0),
+                                            _stage(bar, parts[0], parts[1], "making notes"))
+                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
+                report = anki.write_variant_deck(notes, output, _descriptions(reg), _scaled(bar, parts[2]))
+            bar.advance(bar.total - bar.done, "written")
+        except ExportError as exc:
+            raise _output_error(exc) from None
+    return report
+
+
+def _descriptions(reg: Registry) -> dict[str, str]:
+    """Each family's deck description: its spec's title and summary."""
+    return {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
+
+
+def _variant_notes(chips: tuple[str, ...], families: tuple[str, ...], k: int, seed: int, specs_dir: str | None,
+                   on_drawn: OnItem, on_made: OnItem) -> tuple[Registry, list[SkillNote]]:
+    """The registry and the variant deck's notes (``variants.course_notes``): ``k`` problems per skill
+    of the selection, or the one-line usage error of a bad selection (exit 2)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.export.variants import course_notes
+
+    notes, reg = _drawn(specs_dir, lambda reg: course_notes(reg, card_rules(), list(families) or None,
+                                                           list(chips) or None, k, seed, on_drawn, on_made))
+    return reg, notes
+
+
+def _stage(bar: Bar, start: int, steps: int, label: str) -> Callable[[int, int], None]:
+    """A ``(done, total)`` callback for the bar's ``steps`` from ``start``: its first call moves the bar
+    to ``start`` (what came before is done) and shows ``label``, each call fills in proportion."""
+    def callback(done: int, total: int) -> None:
+        if bar.done < start:
+            bar.skip(start - bar.done, label)
+        bar.on_item(start)(steps * done // max(1, total), steps)
+    return callback
 
 
 @click.command()

@@ -30,7 +30,6 @@ by any chip filter. Every answer is computed by ``generator.costs`` /
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import random
 import re
@@ -45,6 +44,7 @@ from generator.families import FAMILIES
 from generator.families.base import Skill
 from generator.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.problem import Problem
+from generator.records import evolve
 from generator.specs import FamilySpec, GradingBands, SpecError, load_dir
 
 if TYPE_CHECKING:  # annotations only: the wrong answers are imported where distances are needed
@@ -205,7 +205,8 @@ class Registry:
     def _probe(self, skill: Skill, teaches: dict[str, float], memo: _Memo | None = None) -> bool:
         family, spec = FAMILIES[skill.family], self.specs[skill.family]
         rng = random.Random(f"probe:{skill.id}")
-        return any(_fair(teaches, self._solved(skill, family.draw_params(spec, self.catalogue, skill, rng), memo)[1])
+        return any(_fair(teaches, self._solved(skill, family.draw_params(spec, self.catalogue, skill, rng), memo,
+                                               teaches)[1])
                    for _ in range(_PROBE_DRAWS))
 
     def _load_probes(self, chosen: list[Skill], memos: dict[str, _Memo]) -> None:
@@ -232,8 +233,11 @@ class Registry:
             startcache.replace("probes", inputs, table)
         self._teachable_cache.update((sid, table[sid]) for sid in taught)
 
-    def _solved(self, skill: Skill, params: dict[str, Any], memo: _Memo | None) -> _Solved:
-        """The problem of ``params`` and its named mistakes' distances (``_distances``).
+    def _solved(self, skill: Skill, params: dict[str, Any], memo: _Memo | None,
+                teaches: dict[str, float] | None = None) -> _Solved:
+        """The problem of ``params`` and its named mistakes' distances (``_distances``), or with
+        ``teaches`` None in their place when a taught mistake lands too near the key (an unfair draw:
+        the rest are not priced; ask again without ``teaches`` for them all).
 
         ``memo`` (one skill's, within one ``generate``) keeps them by ``repr(params)``: a family's
         ``solve`` is a function of the skill and its params alone (``problem(id)`` rebuilds a problem
@@ -242,35 +246,45 @@ class Registry:
         lists, tuples, dicts of them), whose repr might not tell two apart, are solved every time.
         """
         key = repr(params) if memo is not None and _plain(params) else None
-        if key is not None and memo is not None:
-            hit = memo.get(key)
-            if hit is not None:
-                return hit
-        p = self.solve(skill, params)
-        solved = (p, _distances(p))
+        hit = memo.get(key) if key is not None and memo is not None else None
+        if hit is not None and (hit[1] is not None or teaches is not None):
+            return hit  # an unfair draw stays unfair: its verdict needs no more
+        p = hit[0] if hit is not None else self.solve(skill, params)
+        solved = (p, _distances(p, teaches))
         if key is not None and memo is not None:
             memo[key] = solved
         return solved
 
-    def _seeded(self, skill: Skill, seed: int | str, memo: _Memo | None = None) -> tuple[Problem, str]:
-        """The problem drawn from the draw seed ``seed`` and its params' repr; its id ends in ``@seed``.
+    def _seeded(self, skill: Skill, seed: int | str, memo: _Memo | None = None
+                ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
+        """The problem drawn from the draw seed ``seed``, its params' repr and its named mistakes'
+        distances (``_distances``); its id ends in ``@seed``.
 
         Every family draws only from the ``rng`` it is given, so ``Random(f"{skill}@{seed}")``
         rebuilds the same parameters, and ``problem(id)`` needs one draw, not a search.
         ``memo``: see ``_solved``.
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
+        p, drawn, found = self._fair_draw(skill, token, memo)
+        return _finished(p, found, token), drawn, found
+
+    def _fair_draw(self, skill: Skill, token: str, memo: _Memo | None
+                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
+        """``_seeded``'s draw before its id takes the seed and its solution the notes (``_finished``):
+        the problem under its unseeded id, its params' repr and its named mistakes' distances."""
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
         teaches = getattr(family, "TEACHES", None) or {}
         tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches, memo) else 1
         for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
-            p, found = self._solved(skill, params, memo)
+            p, found = self._solved(skill, params, memo, teaches if tries > 1 else None)
             if _fair(teaches, found):
                 break
-        p = _with_inside_notes(p, found)
-        return dataclasses.replace(p, id=f"{p.id}{SEED_MARK}{token}"), repr(params)
+        if found is None:  # every try unfair: the last is kept, and its solution needs every distance
+            p, found = self._solved(skill, params, memo)
+        assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
+        return p, repr(params), found
 
     def resolve(self, check: CanYouCheck, n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -303,7 +317,7 @@ class Registry:
                                       f"(see `drill export` for ids)")
         skill = self.by_id[max(candidates, key=len)]
         if token:
-            found, _ = self._seeded(skill, token)
+            found = self._seeded(skill, token)[0]
             if found.id == problem_id:
                 return found
             raise UnknownProblemError(f"unknown problem id '{problem_id}': the draw seed {token} of skill "
@@ -328,8 +342,11 @@ class Registry:
         raise UnknownProblemError(f"unknown problem id '{problem_id}': skill '{skill.id}' draws no such problem")
 
     def generate(self, families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-                 seed: int = 0, on_item: OnItem | None = None) -> list[Problem]:
-        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given."""
+                 seed: int = 0, on_item: OnItem | None = None,
+                 measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
+        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given.
+        ``measured``, if given, is filled with each problem's named mistakes' distances (problem id ->
+        ``_distances``), which the fair draws worked out (``mistakes.wrong_answers`` can read them)."""
         count = 1 if count is None else int(count)
         if count < 1:
             raise ValueError(f"count must be at least 1, got {count}")
@@ -348,15 +365,19 @@ class Registry:
             repeats = 0
             memo = memos.pop(skill.id)
             while len(seen) < count and repeats < _PATIENCE:
-                p, drawn = self._seeded(skill, rng.getrandbits(32), memo)
-                base = unseeded_id(p.id)  # the same problem under another seed is a repeat
+                token = f"{rng.getrandbits(32):08x}"
+                drawn_problem, drawn, found = self._fair_draw(skill, token, memo)
+                base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
                 if drawn in seen_params or base in seen:
                     repeats += 1
                     continue
                 seen_params.add(drawn)
                 repeats = 0
                 seen.add(base)
+                p = _finished(drawn_problem, found, token)  # what ``_seeded`` gives for this seed
                 out.append(p)
+                if measured is not None:
+                    measured[p.id] = found
             if on_item is not None:
                 on_item(done, len(chosen))
         return out
@@ -375,7 +396,8 @@ _FAIR_TRIES = 24  # draws tried for a fair one; a skill with none keeps the last
 _PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can be drawn fair at all
 
 
-_Solved = tuple[Problem, list[tuple["WrongAnswer", float]]]  # a problem and its named mistakes' distances
+# a problem and its named mistakes' distances (None: an unfair draw, not priced in full: ``Registry._solved``)
+_Solved = tuple[Problem, list[tuple["WrongAnswer", float]] | None]
 _Memo = dict[str, _Solved]  # one skill's solved params, by their repr (``Registry._solved``)
 _PLAIN_LEAVES = frozenset((str, int, float, bool, type(None)))
 
@@ -400,20 +422,40 @@ def _plain(value: Any) -> bool:
     return True
 
 
-def _distances(p: Problem) -> list[tuple[WrongAnswer, float]]:
-    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice."""
+def _distances(p: Problem, teaches: dict[str, float] | None = None) -> list[tuple[WrongAnswer, float]] | None:
+    """(named mistake, relative distance from the key) for a numeric problem; empty for a choice.
+    With ``teaches``: None at the first taught mistake that breaks the fair-draw rule (``_fair``),
+    the mistakes after it not priced."""
     if p.answer.is_choice:
         return []
     from generator.families import mistakes  # start-up: only a fair draw of a numeric problem prices the wrong answers
 
-    return mistakes.distances(p)
+    measured = []
+    for w, d in mistakes.iter_distances(p):
+        if teaches and _too_near(teaches, w, d):
+            return None
+        measured.append((w, d))
+    return measured
 
 
-def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]]) -> bool:
+def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]] | None) -> bool:
     """The family's fair-draw rule (``TEACHES``: mistake id -> least relative miss): each mistake the
     family teaches gives an answer at least that far from the key. A mistake that does not move the
-    answer at all (the output write of a compute-bound floor) is no slip."""
-    return all(not (1e-9 < d <= teaches[w.misconception.id]) for w, d in found if w.misconception.id in teaches)
+    answer at all (the output write of a compute-bound floor) is no slip. ``found`` None: a draw
+    ``_distances`` already found unfair."""
+    return found is not None and not any(_too_near(teaches, w, d) for w, d in found)
+
+
+def _too_near(teaches: dict[str, float], w: WrongAnswer, d: float) -> bool:
+    """A taught mistake whose answer moved (more than 1e-9) but lands within its least miss of the key."""
+    least = teaches.get(w.misconception.id)
+    return least is not None and 1e-9 < d <= least
+
+
+def _finished(p: Problem, found: list[tuple[WrongAnswer, float]], token: str) -> Problem:
+    """A fair draw as it is handed out: the inside-tolerance notes added, ``@token`` ending its id."""
+    p = _with_inside_notes(p, found)
+    return evolve(p, id=f"{p.id}{SEED_MARK}{token}")
 
 
 def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
@@ -428,7 +470,7 @@ def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Pr
             notes.append(f"note: here the classic mistake '{mid}' ({w.misconception.name}) gives "
                          f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the "
                          f"{p.tolerance:.0%} tolerance: that answer is graded right, though the method is not")
-    return dataclasses.replace(p, solution=p.solution + tuple(notes)) if notes else p
+    return evolve(p, solution=p.solution + tuple(notes)) if notes else p
 
 
 def unseeded_id(problem_id: str) -> str:
@@ -455,10 +497,12 @@ def draw(skill_id: str, rng: random.Random, *, specs_dir: str | None = None) -> 
 
 
 def generate(families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
-             seed: int = 0, *, specs_dir: str | None = None, on_item: OnItem | None = None) -> list[Problem]:
+             seed: int = 0, *, specs_dir: str | None = None, on_item: OnItem | None = None,
+             measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
     """Up to ``count`` (default 1) distinct problems per skill; same seed, same problems.
-    ``on_item(done, total)`` is called after each skill's problems are drawn (default: nothing)."""
-    return registry(specs_dir).generate(families, chips, count, seed, on_item)
+    ``on_item(done, total)`` is called after each skill's problems are drawn (default: nothing);
+    ``measured``: see ``Registry.generate``."""
+    return registry(specs_dir).generate(families, chips, count, seed, on_item, measured)
 
 
 def problem(problem_id: str, *, specs_dir: str | None = None) -> Problem:

@@ -16,7 +16,7 @@ the key. This module imports no family: the families import it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,22 +187,38 @@ def outside_key(problem: Problem, found: Iterable[WrongAnswer]) -> list[WrongAns
             if wrong.value != problem.answer.choice:
                 out.append(wrong)
         elif isinstance(wrong.value, float | int) and math.isfinite(wrong.value):
-            key = problem.answer.number
-            # Outside the key's tolerance it is a mistake, even near another edition's answer: grading
-            # takes whichever of the two an answer is closer to (drills.grading.grade's ``mistakes``).
-            if rel(wrong.value, key) > max(problem.tolerance, 1e-9):
+            if _beyond(problem, rel(wrong.value, problem.answer.number)):
                 out.append(wrong)
     return out
+
+
+def _beyond(problem: Problem, distance: float) -> bool:
+    """A numeric wrong answer this relative distance from the key is outside the problem's tolerance:
+    a mistake, even near another edition's answer (grading takes whichever of the two an answer is
+    closer to: drills.grading.grade's ``mistakes``)."""
+    return distance > max(problem.tolerance, 1e-9)
+
+
+def outside_key_measured(problem: Problem, measured: Iterable[tuple[WrongAnswer, float]]) -> list[WrongAnswer]:
+    """``outside_key`` of a numeric problem from its ``distances`` (every finite numeric wrong answer
+    with its distance from the key, already worked out): the same answers in the same order."""
+    return [wrong for wrong, distance in measured if _beyond(problem, distance)]
 
 
 def distances(problem: Problem, found: Iterable[WrongAnswer]) -> list[tuple[WrongAnswer, float]]:
     """Each numeric wrong answer of ``found`` with its relative distance from the key, none filtered
     out (the fair-draw rule and the solution's notes read this). Choices: empty."""
+    return list(iter_distances(problem, found))
+
+
+def iter_distances(problem: Problem, found: Iterable[WrongAnswer]) -> Iterator[tuple[WrongAnswer, float]]:
+    """``distances`` one at a time, each worked out as it is asked for (``found`` may be lazy too)."""
     if problem.answer.is_choice:
-        return []
+        return
     key = problem.answer.number
-    return [(w, rel(float(w.value), key)) for w in found
-            if isinstance(w.value, float | int) and math.isfinite(w.value)]
+    for w in found:
+        if isinstance(w.value, float | int) and math.isfinite(w.value):
+            yield w, rel(float(w.value), key)
 
 
 def inside_tolerance(problem: Problem, measured: Iterable[tuple[WrongAnswer, float]]

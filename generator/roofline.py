@@ -11,10 +11,11 @@ Formulas (scaling book, "Rooflines"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Mapping, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
 
 from generator.costs import OpCost
+from generator.records import evolve
 from generator.units import fmt, sci, seconds, si
 
 
@@ -98,11 +99,11 @@ class Ceilings:
 
     def with_peak(self, peak_flops_per_s: float, dtype: str | None = None) -> "Ceilings":
         """The same ceilings with another peak (FLOP/s): a wrong method's peak (sparse, another dtype's)."""
-        return replace(self, peak_flops_per_s=float(peak_flops_per_s), dtype=dtype or self.dtype)
+        return evolve(self, peak_flops_per_s=float(peak_flops_per_s), dtype=dtype or self.dtype)
 
     def with_bandwidth(self, bytes_per_s: float) -> "Ceilings":
         """The same ceilings with another memory-side bandwidth (bytes/s): another edition's, a GiB slip."""
-        return replace(self, hbm_bytes_per_s=float(bytes_per_s))
+        return evolve(self, hbm_bytes_per_s=float(bytes_per_s))
 
 
 # What ``Estimate.quantity`` answers: the numbers a problem asks of a roofline (and "bound", a verdict).
@@ -138,13 +139,12 @@ class Estimate:
 
     def quantity(self, name: str) -> float | str:
         """One of ``QUANTITIES``: intensity and ridge in FLOPs/byte, times in seconds, bound a verdict."""
-        values = {"intensity": self.intensity_flops_per_byte, "ridge": self.ridge_flops_per_byte,
-                  "t_math": self.t_math_s, "t_comms": self.t_comms_s, "floor": self.floor_s, "upper": self.upper_s}
         if name == "bound":
             return self.bound
-        if name not in values:
+        value = _QUANTITY.get(name)
+        if value is None:
             raise KeyError(f"unknown quantity '{name}'; known: {', '.join(QUANTITIES)}")
-        return values[name]
+        return value(self)
 
     @property
     def attainable_flops_per_s(self) -> float:
@@ -174,6 +174,13 @@ class Estimate:
             "convention": self.cost.convention,
             "source": self.ceilings.source,
         }
+
+
+# How ``Estimate.quantity`` reads each numeric quantity (only the one asked is worked out).
+_QUANTITY: dict[str, Callable[[Estimate], float]] = {
+    "intensity": lambda e: e.intensity_flops_per_byte, "ridge": lambda e: e.ridge_flops_per_byte,
+    "t_math": lambda e: e.t_math_s, "t_comms": lambda e: e.t_comms_s, "floor": lambda e: e.floor_s,
+    "upper": lambda e: e.upper_s}
 
 
 def estimate(target: ChipFigures | Ceilings, cost: OpCost) -> Estimate:

@@ -31,6 +31,9 @@ COMPUTE_DTYPES = ("bf16", "f32", "fp8", "int8")
 
 def normalize_dtype(name: str) -> str:
     """Canonical dtype name; ValueError naming the accepted ones."""
+    known = DTYPE_ALIASES.get(name)
+    if known is not None:  # already a name or alias as written here
+        return known
     key = name.strip().lower()
     if key not in DTYPE_ALIASES:
         raise ValueError(f"unknown dtype '{name}'; accepted: {', '.join(sorted(set(DTYPE_ALIASES.values())))}")
@@ -39,13 +42,14 @@ def normalize_dtype(name: str) -> str:
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
+_SCALE = tuple(_PREFIXES + _SMALL[1:])  # every prefix ``si`` may pick, largest first
 
 
 def si(value: float, unit: str, digits: int = 3) -> str:
     """``si(8.72e-5, "s") == "87.2 µs"``; ``si(1.97e14, "FLOP/s") == "197 TFLOP/s"``."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g} {unit}"
-    scale = _PREFIXES + _SMALL[1:]
+    scale = _SCALE
     for factor, prefix in scale:
         if abs(value) >= factor * 0.9995:
             return f"{value / factor:.{digits}g} {prefix}{unit}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from generator import answers, misconceptions
 from generator.export import rotation
@@ -26,6 +26,9 @@ from generator.families import mistakes
 from generator.families.base import Skill
 from generator.problem import Problem
 from generator.units import fmt
+
+if TYPE_CHECKING:  # annotations only
+    from generator.generate import Registry
 
 # Variants per note by default (skills with fewer distinct problems hold fewer): the deck's size
 # grows with K (docs/anki.md: the full course deck) and a card without memory of its last review
@@ -128,24 +131,31 @@ def card_unit(problem: Problem, stated: str | None) -> str:
     return a.unit
 
 
-def variant(problem: Problem, rules: CardRules) -> Variant:
+def variant(problem: Problem, rules: CardRules, measured: list[tuple[misconceptions.WrongAnswer, float]] | None = None
+            ) -> Variant:
+    """The card's variant of ``problem``; ``measured``: its named mistakes' distances where the draw
+    worked them out (``mistakes.wrong_answers`` reads them instead of asking the family again)."""
     a = problem.answer
     unit = card_unit(problem, rules.stated_unit(problem))
     unit_scale = base_scale = 1.0
     if not a.is_choice:
         unit_scale, base_scale = answers.parse_unit(unit).scale, answers.parse_unit(a.unit).scale
     return Variant(problem, unit, unit_scale, base_scale, rules.good_rel(problem),
-                   problem.tolerance or DIAGNOSE_DEFAULT_REL, tuple(mistakes.wrong_answers(problem)))
+                   problem.tolerance or DIAGNOSE_DEFAULT_REL,
+                   tuple(mistakes.wrong_answers(problem) if measured is None
+                         else mistakes.wrong_answers(problem, measured=measured)))
 
 
 def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str, Skill] | None = None,
-                max_variants: int = DEFAULT_VARIANTS,
-                on_item: Callable[[int, int], None] | None = None) -> list[SkillNote]:
+                max_variants: int = DEFAULT_VARIANTS, on_item: Callable[[int, int], None] | None = None,
+                measured: Mapping[str, list[tuple[misconceptions.WrongAnswer, float]]] | None = None
+                ) -> list[SkillNote]:
     """Group problems by skill (first-seen order) into notes of at most ``max_variants`` variants.
 
     ``skills`` (skill id -> ``Skill``) gives each note its description and tags; without it a
     note takes the tags its first problem shares with every problem of the skill.
     ``on_item(done, total)`` is called after each note is made (default: nothing).
+    ``measured``: problem id -> its named mistakes' distances, as ``Registry.generate`` fills it.
     """
     by_skill: dict[str, list[Problem]] = {}
     for p in problems:
@@ -157,7 +167,20 @@ def skill_notes(problems: Iterable[Problem], rules: CardRules, skills: dict[str,
         known = (skills or {}).get(skill)
         tags = known.tags if known else tuple(t for t in group[0].tags if all(t in p.tags for p in group))
         notes.append(SkillNote(skill, group[0].family, known.description if known else "", tags,
-                               tuple(variant(p, rules) for p in group)))
+                               tuple(variant(p, rules, (measured or {}).get(p.id)) for p in group)))
         if on_item is not None:
             on_item(len(notes), len(by_skill))
     return notes
+
+
+def course_notes(registry: Registry, rules: CardRules, families: list[str] | None = None,
+                 chips: list[str] | None = None, max_variants: int = DEFAULT_VARIANTS, seed: int = 0,
+                 on_drawn: Callable[[int, int], None] | None = None,
+                 on_made: Callable[[int, int], None] | None = None) -> list[SkillNote]:
+    """The variant deck's notes: ``max_variants`` problems drawn per skill of the selection
+    (``Registry.generate``), grouped into ``skill_notes``; each variant's wrong answers are read from
+    the distances its fair draw measured, not worked out again. ``on_drawn``/``on_made(done, total)``:
+    after each skill is drawn, after each note is made."""
+    measured: dict[str, list[tuple[misconceptions.WrongAnswer, float]]] = {}
+    problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
+    return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)

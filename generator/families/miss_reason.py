@@ -17,6 +17,7 @@ Only the cases the numbers explain are used: a miss no set of reasons accounts f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -71,8 +72,16 @@ def tolerance(spec_tolerance: float, right_seconds: list[float], measured_second
 
 def key_reasons(case: dict[str, Any]) -> tuple[str, ...] | None:
     """The smallest set of reasons that explains the case (first in catalogue order), or None."""
-    found = miss_reasons.explanations(case["ev"], MOST_REASONS)
+    found = explanations(case["ev"])
     return found[0] if found else None
+
+
+@functools.lru_cache(maxsize=1024)
+def explanations(ev: miss_reasons.OpEvidence) -> tuple[tuple[str, ...], ...]:
+    """``miss_reasons.explanations(ev, MOST_REASONS)``, searched once per evidence: a function of the
+    record's numbers alone (the key is the evidence's value, never its identity), which a case's
+    solve and each of its wrong-answer hooks would otherwise search again."""
+    return tuple(miss_reasons.explanations(ev, MOST_REASONS))
 
 
 def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tuple[str, ...], float]]:
@@ -80,7 +89,7 @@ def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tup
     it), with its corrected time, where that time lies outside the key's tolerance: each is right too
     (issue 26: a case with two supported answers accepts both)."""
     ev = case["ev"]
-    found = miss_reasons.explanations(ev, MOST_REASONS)
+    found = explanations(ev)
     if not found:
         return []
     right = miss_reasons.corrected_time(ev, found[0])

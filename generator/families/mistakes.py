@@ -29,10 +29,11 @@ def found(problem: Problem, cat: Catalogue, every: bool = False) -> Iterator[Wro
     A two-way choice (a verdict, yes or no) has no numeric slip to name: where the family gives no single
     mistake for the other choice, it is the one ``wrong-verdict``, whose step is the solution's line that
     decides the verdict."""
-    named = list(_hooked(problem, cat, every))
+    hooked = _hooked(problem, cat, every)
     if not problem.answer.is_choice or len(problem.answer.choices) != 2:
-        yield from named
+        yield from hooked  # one at a time: a fair draw's check may stop at the first unfair one
         return
+    named = list(hooked)
     other = next(c for c in problem.answer.choices if c != problem.answer.choice)
     flipped = [w for w in named if w.value == other]
     if len({w.misconception.id for w in flipped}) == 1:
@@ -82,17 +83,36 @@ def _hooked(problem: Problem, cat: Catalogue, every: bool) -> Iterator[WrongAnsw
             yield wrong("gb-gib", key * factor, f"{how}: x{factor:.4f}")
 
 
-def wrong_answers(problem: Problem, cat: Catalogue | None = None) -> list[WrongAnswer]:
-    """Every named wrong answer to ``problem`` that differs from its key (may be empty)."""
+def wrong_answers(problem: Problem, cat: Catalogue | None = None,
+                  measured: list[tuple[WrongAnswer, float]] | None = None) -> list[WrongAnswer]:
+    """Every named wrong answer to ``problem`` that differs from its key (may be empty).
+
+    ``measured``: this problem's ``distances``, already worked out (the fair draw's check). They are
+    read instead of asking the family again where they hold the same answers: a numeric problem whose
+    family names its wrong answers itself (``wrong_answers``, which ``every`` does not change)."""
+    if measured is not None and _measured_suffice(problem):
+        return misconceptions.outside_key_measured(problem, measured)
     return misconceptions.outside_key(problem, found(problem, cat or catalogue_mod.load()))
+
+
+def _measured_suffice(problem: Problem) -> bool:
+    """``distances`` hold every wrong answer ``found`` names for ``problem`` (see ``wrong_answers``)."""
+    return not problem.answer.is_choice and getattr(families.FAMILIES.get(problem.family), "wrong_answers",
+                                                    None) is not None
 
 
 def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
     """Every named numeric mistake with its relative distance from the key, none filtered out
     (the fair-draw rule and the solution's notes read this). Choices: empty."""
+    return list(iter_distances(problem, cat))
+
+
+def iter_distances(problem: Problem, cat: Catalogue | None = None) -> Iterator[tuple[WrongAnswer, float]]:
+    """``distances`` one at a time, each mistake priced as it is asked for: a check that stops early
+    (a fair draw's, at its first unfair mistake) prices no more."""
     if problem.answer.is_choice:
-        return []
-    return misconceptions.distances(problem, found(problem, cat or catalogue_mod.load(), every=True))
+        return iter(())
+    return misconceptions.iter_distances(problem, found(problem, cat or catalogue_mod.load(), every=True))
 
 
 def inside_tolerance(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:

@@ -1,10 +1,13 @@
 """The deck's draws take shortcuts (solved params kept per skill, every skill's probe verdict from the
-start-up cache, per-spec values a family's draw would work out again); the notes they give are the
-notes the plain path gives, field for field.
+start-up cache, per-spec values a family's draw would work out again, the card's wrong answers read
+from the distances the fair draws measured, an unfair draw's mistakes priced only up to the first
+unfair one, a miss case's explanations searched once, records copied by ``records.evolve``); the notes they give are the notes the plain path gives, field for field.
 
 One small deck (the families whose draws take each shortcut, on two chips, K=4) is built three ways:
-with every shortcut and a cold start-up cache, again with the cache warm, and with every shortcut
-off. The sha256 of all fields, GUIDs, tags and media must be the same.
+with every shortcut (``variants.course_notes``, as `drill deck` builds it) and a cold start-up cache,
+again with the cache warm, and with every shortcut off (each variant's wrong answers asked of its
+family again, every mistake of every draw priced, every explanation searched at each ask, every copy
+made by ``dataclasses.replace``). The sha256 of all fields, GUIDs, tags and media must be the same.
 """
 
 import hashlib
@@ -13,12 +16,12 @@ import pytest
 
 from drills.cmd_generate import card_rules
 from generator import generate as gen
-from generator import startcache
+from generator import miss_reasons, records, startcache
 from generator.export import anki
-from generator.export.variants import skill_notes
-from generator.families import base
+from generator.export.variants import course_notes, skill_notes
+from generator.families import base, miss_reason, mistakes
 
-FAMILIES = ["floor", "intensity", "host_link", "pod", "collective", "critical_batch"]
+FAMILIES = ["floor", "intensity", "host_link", "pod", "collective", "critical_batch", "miss_reason"]
 CHIPS = ["v5e", "v4p"]
 K, SEED = 4, 11
 
@@ -29,10 +32,15 @@ class _Forgetful(dict):
     def __setitem__(self, key, value):
         pass
 
+    def get(self, key, default=None):
+        return None
 
-def _deck_digest(registry: gen.Registry) -> str:
-    problems = registry.generate(FAMILIES, CHIPS, K, SEED)
-    notes = skill_notes(problems, card_rules(), registry.by_id, K)
+
+def _deck_digest(registry: gen.Registry, shortcuts: bool = True) -> str:
+    if shortcuts:
+        notes = course_notes(registry, card_rules(), FAMILIES, CHIPS, K, SEED)
+    else:
+        notes = skill_notes(registry.generate(FAMILIES, CHIPS, K, SEED), card_rules(), registry.by_id, K)
     decks, media = anki.build_variant_decks(notes)
     h = hashlib.sha256()
     for deck in decks:
@@ -52,19 +60,43 @@ def digests(tmp_path_factory):
         solved = []
         real_solve = gen.Registry.solve
         mp.setattr(gen.Registry, "solve", lambda self, *a: solved.append(1) or real_solve(self, *a))
+        asked, read = [], []
+        real_found, real_read = mistakes.found, mistakes.misconceptions.outside_key_measured
+        mp.setattr(mistakes, "found", lambda *a, **k: asked.append(1) or real_found(*a, **k))
+        mp.setattr(mistakes.misconceptions, "outside_key_measured",
+                   lambda *a: read.append(1) or real_read(*a))
+        unfair = []
+        real_distances = gen._distances
+        mp.setattr(gen, "_distances", lambda p, teaches=None: (lambda found: found is None and unfair.append(1)
+                                                                 or found)(real_distances(p, teaches)))
         cold = _deck_digest(gen.Registry())
         probes = list(startcache.cache_dir().glob("probes-*.json"))
         warm = _deck_digest(gen.Registry())
         shortcut_solves = len(solved)
         derived_entries = sum(len(values) for _, _, values in base._DERIVED.values())
+        shortcut_asked, shortcut_read = len(asked), len(read)
+        explanations_cached = miss_reason.explanations.cache_info().currsize
+        stopped_early = len(unfair)
 
         solved.clear()
+        asked.clear()
         mp.setattr(gen, "_plain", lambda value: False)  # no solved params kept
+        mp.setattr(gen, "_distances", lambda p, teaches=None: real_distances(p))  # every mistake priced
         mp.setattr(gen.Registry, "_load_probes", lambda self, chosen, memos: None)  # each probe drawn, none read
         mp.setattr(base, "_DERIVED", _Forgetful())  # every per-spec value worked out at each draw
-        plain = _deck_digest(gen.Registry())
+        mp.setattr(miss_reason, "explanations",  # every explanation searched at each ask
+                   lambda ev: tuple(miss_reasons.explanations(ev, miss_reason.MOST_REASONS)))
+        mp.setattr(records, "_FIELDS", _Forgetful())  # every copy made by dataclasses.replace
+        replaced = []
+        real_replace = records.dataclasses.replace
+        mp.setattr(records.dataclasses, "replace", lambda *a, **k: replaced.append(1) or real_replace(*a, **k))
+        read.clear()
+        plain = _deck_digest(gen.Registry(), shortcuts=False)
         return {"cold": cold, "warm": warm, "plain": plain, "probes": probes,
-                "shortcut_solves": shortcut_solves, "plain_solves": len(solved), "derived": derived_entries}
+                "shortcut_solves": shortcut_solves, "plain_solves": len(solved), "derived": derived_entries,
+                "shortcut_asked": shortcut_asked, "plain_asked": len(asked),
+                "shortcut_read": shortcut_read, "plain_read": len(read), "plain_replaced": len(replaced),
+                "explanations_cached": explanations_cached, "stopped_early": stopped_early}
     finally:
         mp.undo()
 
@@ -81,3 +113,27 @@ def test_the_shortcuts_are_taken(digests):
     assert len(digests["probes"]) == 1
     assert digests["derived"] > 0
     assert digests["shortcut_solves"] < digests["plain_solves"]
+    # The cards' wrong answers: read from the measured distances for most variants (two shortcut
+    # builds), so the families were asked fewer times than on the plain path, which reads none.
+    assert digests["shortcut_read"] > 0 and digests["plain_read"] == 0
+    assert digests["shortcut_asked"] < 2 * digests["plain_asked"]
+    assert digests["explanations_cached"] > 0 and digests["plain_replaced"] > 0
+    assert digests["stopped_early"] > 0
+
+
+def test_the_measured_distances_give_every_familys_wrong_answers():
+    # Every family, each skill on one chip: the wrong answers read from a draw's measured distances are
+    # the ones its family names when asked again, value, step and order.
+    registry = gen.Registry()
+    measured: dict = {}
+    problems = registry.generate(list(gen.FAMILY_NAMES), ["v5e"], 2, SEED, measured=measured)
+    assert {p.family for p in problems} == set(gen.FAMILY_NAMES)
+    read = set()
+    for p in problems:
+        asked = mistakes.wrong_answers(p)
+        given = mistakes.wrong_answers(p, measured=measured[p.id])
+        if mistakes._measured_suffice(p):
+            read.add(p.family)
+        assert [(w.misconception.id, w.value, w.step) for w in given] == \
+            [(w.misconception.id, w.value, w.step) for w in asked], p.id
+    assert {"floor", "intensity", "critical_batch", "transformer_step", "host_link", "interconnect"} <= read
