@@ -533,6 +533,16 @@ def test_undoing_a_familys_only_review_removes_its_tallies_row(store: Store) -> 
     assert rows == [("floor", "v5e", 1)]
 
 
+def test_moving_a_familys_only_review_to_another_family_removes_its_tallies_row(store: Store) -> None:
+    """The tallies follow an edit of a review's family (the tallies_update trigger): the family left
+    with no review has no row, not a row of 0."""
+    store.record_review(review(), now=T0)
+    store.record_review(review(skill="ridge/v5e"), now=T0)
+    store._conn.execute("UPDATE reviews SET family = 'floor' WHERE family = 'ridge'")
+    rows = store._conn.execute("SELECT family, chip, reviews FROM tallies ORDER BY family").fetchall()
+    assert rows == [("floor", "v5e", 2)]
+
+
 def test_a_schema_2_store_without_the_undo_column_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "drill.sqlite3"
     _old_store(path, 2, True)

@@ -371,6 +371,19 @@ def test_a_corrected_time_exactly_as_far_as_the_prediction_is_no_closer():
     assert "no closer" not in closer.why and "do not give 51 µs" in closer.why, closer.why
 
 
+def test_a_correction_as_far_above_measured_as_the_prediction_was_below_explains_nothing():
+    """Predicted u, measured 2u, a fixed cost of 3u: the corrected 4u is 2x above measured as u was 2x
+    below (u = 2**-20 s, so both factors are exactly 2), within the 2.25x band its 50% probe spread
+    allows, and not closer: no explanation. A fixed cost of 2.5u (1.75x above) does explain."""
+    u = 2.0**-20
+    ev = evidence(predicted_seconds=u, floor_seconds=u, measured_seconds=2 * u, model_bytes=2.0**20,
+                  xla_bytes=2.0**20, peak_bytes_per_s=2.0**40, fixed_cost_seconds=3 * u, fixed_cost_spread=0.5,
+                  prediction_text="")
+    assert mr.corrected_time(ev, ["fixed-cost"]) == 4 * u and mr.band(ev, ["fixed-cost"]) == 2.25
+    assert not mr.explains(ev, ["fixed-cost"]) and ("fixed-cost",) not in mr.explanations(ev)
+    assert mr.explains(dataclasses.replace(ev, fixed_cost_seconds=2.5 * u), ["fixed-cost"])
+
+
 def test_an_op_at_its_own_probes_rate_explains_an_exp_bound_softmax():
     """A softmax far slower than any copy: its own N=128 probe ran at the same few GB/s."""
     ev = evidence(op="softmax", cost_op="softmax", shape=(1024, 1024), platform="cpu", bound="memory",
