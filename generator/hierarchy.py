@@ -166,16 +166,43 @@ class ExpRate:
 
 
 @dataclass(frozen=True)
+class FreshOutput:
+    """What writing a call's output to freshly allocated memory costs beyond writing it in place: the
+    same rotated copy from main memory timed both ways at one output size (seconds a call). On a CPU a
+    fresh output of a few MiB pays the allocator's page faults and zeroing; the lab's ops (never
+    donated) all write fresh outputs."""
+
+    output_bytes: float
+    extra_s: float
+    spread: float | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"output_bytes": self.output_bytes, "extra_s": self.extra_s, "spread": self.spread,
+                "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "FreshOutput":
+        if not isinstance(d, Mapping):
+            raise HierarchyError("a fresh-output cost is not an object")
+        size, extra = _num(d, "output_bytes"), _num(d, "extra_s")
+        if size is None or not size > 0 or extra is None or extra < 0:
+            raise HierarchyError("a fresh-output cost needs a positive output_bytes and extra_s of at least 0")
+        return cls(size, extra, _num(d, "spread"), str(d.get("source") or ""))
+
+
+@dataclass(frozen=True)
 class Prediction:
     """What a measured hierarchy predicts for one op: its floor at the op's own measured rates
-    (``Hierarchy.ceilings_for``) and the fixed cost charged on top of it."""
+    (``Hierarchy.ceilings_for``), the fixed cost charged on top of it, and its fresh output's cost."""
 
     estimate: Estimate
     fixed_cost_s: float
+    fresh_output_s: float = 0.0
 
     @property
     def seconds(self) -> float:
-        return self.estimate.floor_s + self.fixed_cost_s
+        return self.estimate.floor_s + self.fixed_cost_s + self.fresh_output_s
 
 
 @dataclass(frozen=True)
@@ -189,6 +216,7 @@ class Hierarchy:
     measured_at: str = ""
     notes: tuple[str, ...] = field(default=())
     exp_rates: tuple[ExpRate, ...] = ()
+    fresh_outputs: tuple[FreshOutput, ...] = ()
 
     @property
     def measured(self) -> bool:
@@ -255,6 +283,18 @@ class Hierarchy:
                         stream if stream else fallback.hbm_bytes_per_s, fallback.dtype,
                         f"{MEASURED}: this shape's matmul rate, its exp rate and its working set's level")
 
+    def fresh_output_for(self, bytes_written: float) -> FreshOutput | None:
+        """The measured fresh-output cost at the output size nearest ``bytes_written`` (log scale), or None."""
+        if not self.fresh_outputs or not bytes_written > 0:
+            return None
+        return min(self.fresh_outputs, key=lambda f: abs(math.log(f.output_bytes / bytes_written)))
+
+    def fresh_output_s(self, bytes_written: float) -> float:
+        """What an output of ``bytes_written`` costs beyond writing it in place: the measured extra per
+        byte at the measured output size nearest it (``fresh_output_for``), times its bytes; 0 without one."""
+        nearest = self.fresh_output_for(bytes_written)
+        return 0.0 if nearest is None else nearest.extra_s * bytes_written / nearest.output_bytes
+
     def exp_floor_s(self, cost: costs.OpCost) -> float:
         """The time the op's exponentials take at the measured exp rate of its dtype (0 without one)."""
         exp = self.exp_rate(cost.dtype)
@@ -271,10 +311,14 @@ class Hierarchy:
         """What this hierarchy predicts for ``cost``: its floor at the op's own measured rates
         (``ceilings_for``: its working set's level at its call size, its matmul shape's rate, its exps
         at the exp rate) plus the op kind's measured fixed cost. A matmul whose shape was measured is
-        not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it."""
+        not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it. Its
+        output (``bytes_written``) is charged what a fresh output of its size costs (``fresh_output_s``),
+        except where the op's own measured rate already includes it."""
         ceilings = self.ceilings_for(fallback, cost.op, cost.shape, working_set_bytes, float(cost.bytes))
         own_shape = cost.op == "matmul" and self.rate(fallback.dtype, cost.shape) is not None
-        return Prediction(estimate(ceilings, cost), 0.0 if own_shape else fixed_cost_s)
+        if own_shape:
+            return Prediction(estimate(ceilings, cost), 0.0)
+        return Prediction(estimate(ceilings, cost), fixed_cost_s, self.fresh_output_s(float(cost.bytes_written)))
 
     def predicted_s(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
                     fixed_cost_s: float) -> float:
@@ -286,7 +330,8 @@ class Hierarchy:
                 "levels": [lv.to_dict() for lv in self.levels],
                 "matmul_rates": [r.to_dict() for r in self.matmul_rates],
                 "measured_at": self.measured_at, "notes": list(self.notes),
-                "exp_rates": [r.to_dict() for r in self.exp_rates]}
+                "exp_rates": [r.to_dict() for r in self.exp_rates],
+                "fresh_outputs": [f.to_dict() for f in self.fresh_outputs]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Hierarchy":
@@ -298,12 +343,13 @@ class Hierarchy:
             raise HierarchyError("the hierarchy's levels and matmul_rates are lists")
         notes = d.get("notes") or []
         exps = d.get("exp_rates") or []  # absent from hierarchies measured before exp was probed
-        if not isinstance(exps, list):
-            raise HierarchyError("the hierarchy's exp_rates is a list")
+        fresh = d.get("fresh_outputs") or []  # absent from hierarchies measured before fresh outputs were probed
+        if not isinstance(exps, list) or not isinstance(fresh, list):
+            raise HierarchyError("the hierarchy's exp_rates and fresh_outputs are lists")
         return cls(str(d.get("device_kind") or ""), str(d.get("source") or ""),
                    tuple(Level.from_dict(x) for x in levels), tuple(MatmulRate.from_dict(x) for x in rates),
                    str(d.get("measured_at") or ""), tuple(str(n) for n in notes) if isinstance(notes, list) else (),
-                   tuple(ExpRate.from_dict(x) for x in exps))
+                   tuple(ExpRate.from_dict(x) for x in exps), tuple(FreshOutput.from_dict(x) for x in fresh))
 
 
 def separated_levels(h: Hierarchy) -> int:
@@ -410,5 +456,10 @@ def lines(h: Hierarchy) -> list[str]:
             spread = "" if e.spread is None else f", spread {100 * e.spread:.0f}%"
             line = f"    {e.dtype:<5} {'exp':<7} {shape:<14} {fmt(e.per_s, ' exp/s')}{spread}"
             out.append(f"{line}  ({e.source})" if len(line) + len(e.source) <= WIDE else line)
+    if h.fresh_outputs:
+        out.append("  fresh outputs (a call's output written to new memory, beyond writing it in place):")
+        for f in h.fresh_outputs:
+            spread = "" if f.spread is None else f", spread {100 * f.spread:.0f}%"
+            out.append(f"    {fmt(f.output_bytes, 'B'):>10} output  +{fmt(f.extra_s, 's')} a call{spread}")
     out.extend(f"  note: {n}" for n in h.notes)
     return out

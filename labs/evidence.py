@@ -404,7 +404,21 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
         exps=_exps(row, shape, str(record["dtype"])), exp_per_s=exp_rate.per_s if exp_rate else None,
-        exp_spread=exp_rate.spread if exp_rate else None)
+        exp_spread=exp_rate.spread if exp_rate else None,
+        **_fresh_output(measured_hierarchy, row, shape, str(record["dtype"])))
+
+
+def _fresh_output(measured: Hierarchy | None, row: dict[str, Any], shape: tuple[int, ...],
+                  dtype: str) -> dict[str, float | None]:
+    """The op's fresh-output cost and that probe's spread as OpEvidence fields (None without the probe)."""
+    try:
+        written = float(costs.cost(str(row.get("cost_op") or ""), shape, dtype).bytes_written)
+    except (ValueError, KeyError, TypeError):
+        written = 0.0
+    nearest = measured.fresh_output_for(written) if measured is not None else None
+    if measured is None or nearest is None:
+        return {"fresh_output_seconds": None, "fresh_output_spread": None}
+    return {"fresh_output_seconds": measured.fresh_output_s(written), "fresh_output_spread": nearest.spread}
 
 
 def _exps(row: dict[str, Any], shape: tuple[int, ...], dtype: str) -> float | None:
@@ -443,7 +457,8 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
     """The measured hierarchy's prediction for one op row (``generator.hierarchy.Hierarchy.prediction``):
     the roofline at the op's own measured rates (its working set's level at its call size, its matmul
     shape's rate, its exps at the exp rate; the probes' attained speeds elsewhere) plus its kind's fixed
-    cost beyond the probe's work and exps. None where the record has no measured hierarchy or probes."""
+    cost beyond the probe's work and exps, plus what its fresh output costs. None where the record has
+    no measured hierarchy or probes."""
     stored, flops_per_s, bytes_per_s = (probes.get("hierarchy"), _number(probes.get("attained_flops_per_s")),
                                         _number(probes.get("attained_bytes_per_s")))
     if not stored or not flops_per_s or not bytes_per_s:
@@ -467,7 +482,8 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
     found = measured_hierarchy.prediction(base, cost, working, fixed)
     est = found.estimate
     return {"seconds": found.seconds, "bound": est.bound, "t_math_s": est.t_math_s, "t_comms_s": est.t_comms_s,
-            "attainable_flops_per_s": est.attainable_flops_per_s, "fixed_cost_s": found.fixed_cost_s}
+            "attainable_flops_per_s": est.attainable_flops_per_s, "fixed_cost_s": found.fixed_cost_s,
+            "fresh_output_s": found.fresh_output_s}
 
 
 def _level_name(level: Level | None, call: CallRate | None) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator import costs
-from generator.hierarchy import MEASURED, CallRate, ExpRate, Hierarchy, Level, MatmulRate
+from generator.hierarchy import MEASURED, CallRate, ExpRate, FreshOutput, Hierarchy, Level, MatmulRate
 from generator.units import DTYPE_BYTES
 from labs import measure, timing
 from labs import ops as lab_ops
@@ -99,13 +99,16 @@ def copy_rate(buffer_bytes: int) -> tuple[float, float, int]:
 
 
 CALL_SIZES_BYTES = (256 * 2**10, 2**20, 4 * 2**20, 16 * 2**20)  # a call's buffer, main memory swept by call
+FRESH_OUTPUT_MIN_BYTES = 2**20  # fresh outputs are timed from this call size up (smaller ones come from the heap)
 ROTATED_CACHE_MULTIPLE = 3  # the rotated buffers total this many times the largest cache: from main memory
 
 
-def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | None) -> tuple[float, float]:
-    """(bytes/s, spread) of in-place negates of ``call_buffer_bytes`` each, rotated through buffers
-    totalling ``total_bytes`` (past every cache: each call streams from main memory, as the lab's
-    rotated ops do); device time under ``trace_dir``, else wall time."""
+def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | None,
+                      fresh_output: bool = False) -> tuple[float, float]:
+    """(bytes/s, spread) of negates of ``call_buffer_bytes`` each, rotated through buffers totalling
+    ``total_bytes`` (past every cache: each call streams from main memory, as the lab's rotated ops do);
+    device time under ``trace_dir``, else wall time. In place (the input donated to the output), or with
+    ``fresh_output`` into a newly allocated output each call, as the lab's ops write theirs."""
     jax, jnp, _lax = _jax()
     cols = 256
     elem = DTYPE_BYTES[COPY_DTYPE]
@@ -116,21 +119,40 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
     def lab_hierarchy_rotated_copy(x: Any) -> Any:
         return -x
 
-    fn = jax.jit(lab_hierarchy_rotated_copy, donate_argnums=0)
+    def lab_hierarchy_fresh_copy(x: Any) -> Any:
+        return -x
+
+    fn = jax.jit(lab_hierarchy_fresh_copy) if fresh_output else jax.jit(lab_hierarchy_rotated_copy, donate_argnums=0)
     bufs = [jnp.full((rows, cols), float(i), lab_ops.jax_dtype(COPY_DTYPE)) for i in range(count)]
 
     def step(i: int) -> Any:
+        if fresh_output:
+            return fn(bufs[i % count])
         bufs[i % count] = fn(bufs[i % count])
         return bufs[i % count]
 
-    folder = None if trace_dir is None else Path(trace_dir) / f"rotated-{size}"
+    kind = "fresh" if fresh_output else "rotated"
+    folder = None if trace_dir is None else Path(trace_dir) / f"{kind}-{size}"
     # at least one call on every buffer, so each measured call streams its buffer from main memory
-    meas = _steady(lambda reps: measure.measure_call(step, "jit_lab_hierarchy_rotated_copy",
+    meas = _steady(lambda reps: measure.measure_call(step, f"jit_lab_hierarchy_{kind}_copy",
                                                      max(reps, min(MAX_REPS, count)), folder),
                    keep_last=folder is not None)
     spread = _spread(meas)
     bufs.clear()
     return costs.in_place_pass_bytes((rows, cols), COPY_DTYPE) / meas.measured_s, spread
+
+
+def fresh_output(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | None, in_place_bytes_per_s: float,
+                 in_place_spread: float) -> FreshOutput:
+    """What a fresh output of ``call_buffer_bytes`` costs a call beyond writing it in place: the same rotated
+    copy timed into a new output each call, less its in-place time (at ``in_place_bytes_per_s``)."""
+    cols, elem = 256, DTYPE_BYTES[COPY_DTYPE]
+    rows = max(1, call_buffer_bytes // (cols * elem))
+    moved = costs.in_place_pass_bytes((rows, cols), COPY_DTYPE)
+    fresh_rate, fresh_spread = rotated_copy_rate(call_buffer_bytes, total_bytes, trace_dir, fresh_output=True)
+    extra = max(0.0, moved / fresh_rate - moved / in_place_bytes_per_s)
+    return FreshOutput(float(rows * cols * elem), extra, max(fresh_spread, in_place_spread),
+                       f"{MEASURED}: a rotated {COPY_DTYPE} negate into a new output, less the same in place")
 
 
 def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None = None,
@@ -247,6 +269,7 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
     progress = progress or (lambda label: None)
     plan, notes = level_plan(device)
     levels = []
+    fresh: list[FreshOutput] = []
     for name, what, size_bytes, main in plan:
         progress(f"copy in {name}")
         buffer = _main_buffer(device, plan) if main else max(4096, int(LEVEL_SHARE * (size_bytes or 0)))
@@ -262,6 +285,9 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
                 progress(f"copy from {name}, calls of {call // 2**10:,} KiB")
                 call_rate, call_spread = rotated_copy_rate(call, total, trace_dir)
                 by_call.append(CallRate(2.0 * call, call_rate, call_spread))
+                if call >= FRESH_OUTPUT_MIN_BYTES:
+                    progress(f"fresh outputs of {call // 2**10:,} KiB")
+                    fresh.append(fresh_output(call, total, trace_dir, call_rate, call_spread))
         levels.append(Level(name, what, None if main else size_bytes, rate, how, spread, float(buffer), main,
                             tuple(by_call)))
     rates = []
@@ -279,4 +305,5 @@ def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
         per_s, spread = exp_rate((size, size), dtype)
         exps.append(ExpRate(dtype, (size, size), per_s, spread, f"{MEASURED} (wall time, many passes a call)"))
     when = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    return Hierarchy(device.device_kind, MEASURED, tuple(levels), tuple(rates), when, tuple(notes), tuple(exps))
+    return Hierarchy(device.device_kind, MEASURED, tuple(levels), tuple(rates), when, tuple(notes), tuple(exps),
+                     tuple(fresh))

@@ -343,8 +343,9 @@ class RooflinePrediction(Part):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class HierarchyPrediction(RooflinePrediction):
     """The measured hierarchy's prediction (s): the roofline at the op's own measured rates plus the
-    fixed cost it charges (``labs.evidence.hierarchy_prediction``); never graded."""
+    fixed cost and fresh-output cost it charges (``labs.evidence.hierarchy_prediction``); never graded."""
     fixed_cost_s: float
+    fresh_output_s: float | None = optional()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

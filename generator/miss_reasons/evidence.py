@@ -86,6 +86,10 @@ class OpEvidence:
     exps: float | None = None
     exp_per_s: float | None = None
     exp_spread: float | None = None
+    # What the op's output, written to freshly allocated memory, costs beyond writing it in place (the
+    # hierarchy's fresh-output probe at the nearest output size, scaled to the op's output bytes).
+    fresh_output_seconds: float | None = None
+    fresh_output_spread: float | None = None
 
     @property
     def seconds_per_exp(self) -> float | None:

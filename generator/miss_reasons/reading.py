@@ -89,6 +89,7 @@ NEEDED: dict[str, tuple[tuple[str, str], ...]] = {
     "shape-rate": (("shape_flops_per_s", "FLOP/s"), ("model_flops", "FLOP")),
     "op-rate": (("probe_seconds", "s"), ("probe_bytes", "B"), ("probe_flops", "FLOP"), ("model_bytes", "B")),
     "exp-rate": (("seconds_per_exp", "s"), ("exps", "")),
+    "fresh-output": (("fresh_output_seconds", "s"),),
     "emulated-dtype": (("shape_flops_per_s", "FLOP/s"), ("f32_shape_flops_per_s", "FLOP/s"),
                        ("attained_flops_per_s", "FLOP/s"), ("model_flops", "FLOP"), ("xla_bytes", "B")),
 }

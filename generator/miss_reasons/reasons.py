@@ -287,6 +287,19 @@ def _exp_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
     return replace(est, flops_per_s=min(est.flops_per_s, est.flops * ev.exp_per_s / ev.exps))
 
 
+def _fresh_output(ev: OpEvidence) -> tuple[bool, str]:
+    if ev.fresh_output_seconds is None:
+        return False, "the record has no measured fresh-output cost (drill hierarchy)"
+    if not ev.fresh_output_seconds > 0:
+        return False, "the hierarchy measured no cost for a fresh output of this size"
+    return True, (f"its output, written to new memory each call, costs {_t(ev.fresh_output_seconds)} beyond "
+                  "writing it in place (the hierarchy's fresh-output probe)")
+
+
+def _fresh_output_fix(ev: OpEvidence, est: Estimate) -> Estimate:
+    return replace(est, fixed_s=est.fixed_s + float(ev.fresh_output_seconds or 0.0))
+
+
 def _xla_share(ev: OpEvidence) -> str:
     if ev.xla_bytes is None:
         return "the record has no XLA cost analysis (bytes accessed)"
@@ -409,6 +422,12 @@ REASONS: tuple[MissReason, ...] = (
                "rate in its dtype",
                "the larger of the estimate's compute time and exps / the measured exp rate, with its memory time",
                _exp_rate, _exp_rate_fix, ("exp", "exps", "exponentials", "transcendentals", "exp-bound")),
+    MissReason("fresh-output",
+               "the op writes its output to freshly allocated memory each call, which costs page faults and "
+               "zeroing beyond the traffic (a CPU output of a few MiB)",
+               "the measured hierarchy's fresh-output probe: a rotated copy into a new output, less the same in place",
+               "the estimate + that extra time, scaled to the op's output bytes",
+               _fresh_output, _fresh_output_fix, ("allocation", "page-faults", "first-touch", "fresh")),
     MissReason("emulated-dtype",
                "the device has no native arithmetic for the dtype: the compiled program converts it, or it runs "
                "well below f32's rate",
@@ -458,6 +477,7 @@ _SPREADS: dict[str, tuple[str, ...]] = {
     "shape-rate": ("shape_spread",),
     "op-rate": ("fixed_cost_spread",),
     "exp-rate": ("exp_spread",),
+    "fresh-output": ("fresh_output_spread",),
     "emulated-dtype": ("matmul_spread", "shape_spread"),
 }
 
@@ -531,7 +551,7 @@ def unexplainable(ev: OpEvidence) -> str | None:
                      "and no measured rate of this device matches it")
     spreads = [(name, getattr(ev, f"{key}_spread")) for name, key in
                (("fixed-cost", "fixed_cost"), ("copy", "copy"), ("matmul", "matmul"), ("level", "level"),
-                ("shape", "shape"), ("exp", "exp"))]
+                ("shape", "shape"), ("exp", "exp"), ("fresh-output", "fresh_output"))]
     loud = [f"the {name} probe's spread was {100 * v:.0f}%" for name, v in spreads if v and v > MAX_WIDENING / 2]
     if loud:
         parts.append(f"; re-measure: {', '.join(loud)}")

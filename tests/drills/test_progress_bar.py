@@ -249,7 +249,8 @@ def _fake_hierarchy(monkeypatch):
     monkeypatch.setattr(lab_device, "detect", lambda: synthetic.device("cpu", "cpu", 16e9, 2**20))
     monkeypatch.setattr(lab_hierarchy, "cpu_cache_levels", lambda: [("L1d", 32 * 2**10), ("L2", 2**20)])
     monkeypatch.setattr(lab_hierarchy, "copy_rate", lambda buffer: (50e9, 0.01, 4))
-    monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate", lambda call, total, traces: (20e9, 0.02))
+    monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate",
+                        lambda call, total, traces, fresh_output=False: (15e9 if fresh_output else 20e9, 0.02))
     monkeypatch.setattr(lab_hierarchy, "matmul_rate", lambda shape, dtype, traces=None, sets=2: (1e11, 0.01, "device"))
     monkeypatch.setattr(lab_hierarchy, "exp_rate", lambda shape, dtype: (1e9, 0.01))
 

@@ -6,7 +6,9 @@ N=128, 256 and 1024), each with the predictions a learner makes from the datashe
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -497,3 +499,79 @@ def test_the_matmul_probes_rotate_their_inputs_through_as_many_sets_as_the_lab(t
         for op in ("matmul", "skinny_matmul"):
             assert lab_hierarchy._lab_rotation(dev, op, size, dtype) == p.rotations[op].sets
         assert p.rotations["matmul"].sets > 2 or size > 128  # a small matmul rotates through many sets
+
+
+def _fresh_only(*points: tuple[float, float]) -> model.Hierarchy:
+    return model.Hierarchy("cpu", model.MEASURED, (), (), fresh_outputs=tuple(
+        model.FreshOutput(size, extra, 0.1, model.MEASURED) for size, extra in points))
+
+
+def test_a_hierarchy_keeps_its_fresh_output_costs_and_reads_one_measured_before_they_were_probed():
+    old = _load(RECORDS[0])["probes"]["hierarchy"]
+    assert "fresh_outputs" not in old and model.Hierarchy.from_dict(old).fresh_outputs == ()
+    h = model.Hierarchy.from_dict({**old, "fresh_outputs": [
+        {"output_bytes": 4 * 2**20, "extra_s": 80e-6, "spread": 0.2, "source": model.MEASURED}]})
+    assert h.fresh_outputs == (model.FreshOutput(4 * 2**20, 80e-6, 0.2, model.MEASURED),)
+    assert model.Hierarchy.from_dict(h.to_dict()) == h
+    assert any("4.19 MB output" in line and "+80 µs" in line for line in model.lines(h))
+    for bad in ({"output_bytes": 0, "extra_s": 1e-6}, {"output_bytes": 1e6, "extra_s": -1e-6}, {"output_bytes": "x"}, 3):
+        with pytest.raises(model.HierarchyError):
+            model.Hierarchy.from_dict({**old, "fresh_outputs": [bad]})
+
+
+@given(written=st.floats(1.0, 1e10))
+def test_a_fresh_output_costs_the_nearest_measured_sizes_extra_per_byte(written):
+    """The per-byte extra of the measured output size nearest on a log scale, times the op's output bytes."""
+    h = _fresh_only((2**20, 40e-6), (16 * 2**20, 800e-6))
+    nearest = min(h.fresh_outputs, key=lambda f: abs(math.log(f.output_bytes / written)))
+    assert h.fresh_output_s(written) == pytest.approx(nearest.extra_s / nearest.output_bytes * written)
+    assert h.fresh_output_s(written) >= 0 and _fresh_only().fresh_output_s(written) == 0.0
+
+
+def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_own_rate_has_it():
+    from generator import costs
+    from generator.roofline import Ceilings
+
+    base = Ceilings("probes", 1e11, 4e10, "f32")
+    add = costs.cost("add", (1024, 1024), "f32")
+    h = _fresh_only((4 * 2**20, 80e-6))
+    plain = model.Hierarchy("cpu", model.MEASURED, (), ())
+    got = h.prediction(base, add, 1e8, 2e-6)
+    assert got.fresh_output_s == pytest.approx(80e-6 * add.bytes_written / (4 * 2**20))
+    assert got.seconds == pytest.approx(plain.prediction(base, add, 1e8, 2e-6).seconds + got.fresh_output_s)
+    square = costs.cost("matmul", (1024, 1024, 1024), "f32")
+    timed = model.Hierarchy("cpu", model.MEASURED, (), (model.MatmulRate("square", "f32", (1024,) * 3, 9e10, 0.0, ""),),
+                            fresh_outputs=h.fresh_outputs)
+    assert timed.prediction(base, square, 1e8, 2e-6).fresh_output_s == 0.0  # its measured rate wrote fresh outputs too
+
+
+def test_a_fresh_output_is_its_copy_into_new_memory_less_the_same_in_place(monkeypatch):
+    from labs import hierarchy as lab_hierarchy
+    from generator import costs
+
+    monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate",
+                        lambda call, total, traces, fresh_output=False: (10e9 if fresh_output else 40e9, 0.3))
+    found = lab_hierarchy.fresh_output(4 * 2**20, 64 * 2**20, None, 40e9, 0.1)
+    moved = costs.in_place_pass_bytes((4 * 2**20 // (256 * 4), 256), "f32")
+    assert found.output_bytes == 4 * 2**20 and found.spread == 0.3
+    assert found.extra_s == pytest.approx(moved / 10e9 - moved / 40e9)
+    faster = lab_hierarchy.fresh_output(4 * 2**20, 64 * 2**20, None, 5e9, 0.1)  # noise: fresh read faster
+    assert faster.extra_s == 0.0
+
+
+def test_an_add_slowed_by_its_fresh_output_is_explained_by_it():
+    """f32 add at N=1024: the floor at DRAM's rate is 235 µs, measured 480 µs; its 4 MiB fresh output costs
+    200 µs more a call than writing in place."""
+    ev = mr.OpEvidence(op="add", bound="memory", platform="cpu", dtype="f32", predicted_seconds=None,
+                       measured_seconds=480e-6, floor_seconds=235e-6, model_flops=2**20, model_bytes=12.6e6,
+                       xla_flops=2**20, xla_bytes=12.6e6, fixed_cost_seconds=None, attained_bytes_per_s=53.6e9,
+                       attained_flops_per_s=9e10, peak_bytes_per_s=53.6e9, peak_flops_per_s=9e10, emulated_dtype=False,
+                       cost_op="add", shape=(1024, 1024), hierarchy_measured=True, level_name="DRAM",
+                       level_main_memory=True, level_bytes_per_s=53.6e9, fresh_output_seconds=200e-6,
+                       fresh_output_spread=0.2)
+    assert ("fresh-output",) in mr.explanations(ev) and mr.unexplainable(ev) is None
+    assert mr.corrected_time(ev, ["fresh-output"]) == pytest.approx(12.6e6 / 53.6e9 + 200e-6)
+    j = mr.judge("fresh-output: 235 us floor + 200 us for its fresh output = 435 us", ev)
+    assert j.accepted and j.reasons == ["fresh-output"], j.why
+    without = dataclasses.replace(ev, fresh_output_seconds=None)
+    assert not mr.find("fresh-output").allowed(without).supported and mr.unexplainable(without) is not None
