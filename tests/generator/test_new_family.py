@@ -81,8 +81,12 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setenv("DRILL_CACHE_DIR", str(tmp_path / "cache"))
 
     def fresh():
+        from drills import quiz  # its per-process caches of the families' rules and skills
+
         families.forget()
         generate.registry.cache_clear()
+        quiz._mastery_rules.cache_clear()
+        quiz._every_chip.cache_clear()
 
     fresh()
     yield root
