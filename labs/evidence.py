@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from generator import costs, miss_reasons, roofline
 from generator.hierarchy import CallRate, Hierarchy, HierarchyError, Level
+from labs import timing
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
@@ -119,8 +120,12 @@ def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
 
 
 def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
-                      trace_dir: Path | None) -> dict[str, tuple["Measurement", bool, int]]:
-    """op -> (device time of that op at its smallest lattice-legal size, re-measured?, the edge)."""
+                      trace_dir: Path | None, device: "DeviceInfo | None" = None
+                      ) -> dict[str, tuple["Measurement", bool, int]]:
+    """op -> (device time of that op at its smallest lattice-legal size, re-measured?, the edge). With
+    ``device``, each probe rotates its inputs through as many sets as the lab's op would at that size
+    (``timing.plan_rotation``): one hot set reads a small call's cost low (2-3 µs of a 5 µs reduce_sum
+    on this project's CPU)."""
     from labs import measure  # start-up: loaded only on the lab path that uses it
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
@@ -128,12 +133,20 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
     out: dict[str, tuple[Measurement, bool, int]] = {}
     for name in ops:
         fn, make_inputs = lab_ops.build(name, edge, dtype)
-        args = make_inputs(0)
+        count = 1
+        if device is not None:
+            try:
+                count = timing.plan_rotation(lab_ops.OPS[name].input_set_bytes(edge, dtype), device.cache_bytes,
+                                             device.budget_bytes).sets
+            except MemoryError:
+                count = 1
+        sets = [make_inputs(seed) for seed in range(count)]
         folder = None if trace_dir is None else Path(trace_dir) / name
 
-        def once(fn: Callable[..., Any] = fn, args: tuple[Any, ...] = args, folder: Path | None = folder
+        def once(fn: Callable[..., Any] = fn, sets: list[tuple[Any, ...]] = sets, folder: Path | None = folder
                  ) -> Measurement:
-            return measure.measure_call(lambda i: fn(*args), lab_ops.OPS[name].module_name(), reps, folder)
+            return measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(), reps,
+                                        folder)
 
         meas, again = remeasured(once)
         out[name] = (meas, again, edge)
@@ -251,7 +264,7 @@ def measure_probes(plan: ProbePlan, progress: Callable[[str], None] | None = Non
     calibration, again = calibration_probes(plan.device, o.dtype, o.reps, plan.trace_dir)
     progress("fixed cost")
     fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
-                              plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None)
+                              plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None, plan.device)
     progress("hierarchy")
     found = lab_hierarchy.measure_hierarchy(plan.device, o.size, tuple(dict.fromkeys((o.dtype, "f32"))), progress,
                                             trace_dir=plan.trace_dir / "hierarchy" if plan.trace_dir is not None else None)

@@ -25,7 +25,7 @@ from tests.conftest import invoke_drill
 FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
 RECORDS = sorted(FIXTURES.glob("lab-*.json"))
 # Fresh sets made by bench/make_cpu_records.py with the exp rate measured: idle, and beside two busy processes.
-FRESH = sorted((Path(__file__).parents[2] / "bench" / "cpu-records").glob("*/lab-*.json"))
+FRESH = sorted((Path(__file__).parent / "fixtures" / "hierarchy-exp").glob("*/lab-*.json"))
 
 
 def _load(path: Path) -> dict:
@@ -575,3 +575,29 @@ def test_an_add_slowed_by_its_fresh_output_is_explained_by_it():
     assert j.accepted and j.reasons == ["fresh-output"], j.why
     without = dataclasses.replace(ev, fresh_output_seconds=None)
     assert not mr.find("fresh-output").allowed(without).supported and mr.unexplainable(without) is not None
+
+
+def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size(monkeypatch):
+    """A probe on one hot input set read a small reduce_sum's cost at half the lab's rotated op: each probe
+    rotates through the sets the lab's op would at the probe's edge."""
+    from labs import evidence, measure, timing
+    from labs import ops as lab_ops
+    from tests.labs import synthetic
+
+    used: dict[str, set[int]] = {}
+
+    def fake_build(name, edge, dtype):
+        return (lambda seed: seed), (lambda seed: (seed,))
+
+    def fake_measure(call, module, reps, folder):
+        used.setdefault(module, set()).update(call(i) for i in range(600))
+        return synthetic.measurement(5e-6)
+
+    monkeypatch.setattr(lab_ops, "build", fake_build)
+    monkeypatch.setattr(measure, "measure_call", fake_measure)
+    dev = synthetic.device("cpu", "cpu", 24e9, 32 * 2**20)
+    evidence.fixed_cost_probes(("add", "reduce_sum"), 1024, "f32", 5, None, dev)
+    edge = evidence.fixed_cost_edge(1024, ("add", "reduce_sum"))
+    for op in ("add", "reduce_sum"):
+        want = timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(edge, "f32"), dev.cache_bytes, dev.budget_bytes).sets
+        assert want > 1 and used[lab_ops.OPS[op].module_name()] == set(range(want))
