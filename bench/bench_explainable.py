@@ -5,7 +5,7 @@ set of reasons the evidence allows that explains it (``generator.miss_reasons.ex
 else "unexplained by the evidence". Prints a line per miss, then the count per cause and the
 share explained (the target: at least 90%).
 
-    python bench/bench_explainable.py [RECORD.json ...]   (default: tests/labs/fixtures/hierarchy/)
+    python bench/bench_explainable.py [RECORD.json ...]   (default: bench/cpu-records/quiet/)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def causes(record: dict) -> list[tuple[str, str, float]]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted((REPO / "tests" / "labs" / "fixtures" / "hierarchy").glob("lab-*.json"))
+    paths = [Path(a) for a in argv] or sorted((REPO / "bench" / "cpu-records" / "quiet").glob("lab-*.json"))
     tally: collections.Counter[str] = collections.Counter()
     for path in paths:
         record = json.loads(path.read_text())

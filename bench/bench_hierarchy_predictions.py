@@ -1,15 +1,16 @@
 """How close predictions from the measured hierarchy come, against the lab's calibrated ones.
 
-For every op of every lab record given (default: the CPU records checked in under
-tests/labs/fixtures/hierarchy/, made by `drill lab` with a measured hierarchy), three
-predictions of the same op, each through ``generator.roofline.estimate``:
-- calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s);
-- hierarchy: the floor at this op's own measured rates (its matmul shape's rate in its dtype, the
-  stream rate of the level its rotated working set lives in at its call size:
-  ``generator.hierarchy.Hierarchy.ceilings_for``), plus this op kind's measured fixed cost, except
-  for a matmul timed at its own shape: that rate is a whole call's, its fixed cost already in it;
-- calibrated + fixed cost: the baseline with the same fixed cost, so the ratio shows what the
-  hierarchy itself adds.
+For every op of every lab record given (default: the idle CPU set under bench/cpu-records/quiet/,
+made by bench/make_cpu_records.py with the lab's pipeline), three predictions of the same op:
+- calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s),
+  through ``generator.roofline.estimate``;
+- hierarchy: what the lab stores as the hierarchy's prediction (``labs.evidence.hierarchy_prediction``
+  over ``generator.hierarchy.Hierarchy.prediction``): the floor at this op's own measured rates (its
+  matmul shape's rate in its dtype, the stream rate of the level its rotated working set lives in at
+  its call size, its exps at the exp rate), plus this op kind's fixed cost and its fresh output's cost,
+  except for a matmul timed at its own shape (that rate is a whole call's);
+- calibrated + fixed cost: the baseline with the fixed cost the hierarchy charges, so the ratio shows
+  what the hierarchy itself adds.
 It prints each op's relative error |predicted - measured| / measured and the median of each
 column over all ops (the target for the hierarchy column: at most 15%).
 
@@ -48,7 +49,7 @@ def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted((REPO / "tests" / "labs" / "fixtures" / "hierarchy").glob("lab-*.json"))
+    paths = [Path(a) for a in argv] or sorted((REPO / "bench" / "cpu-records" / "quiet").glob("lab-*.json"))
     rows = [p for path in paths for p in predictions(json.loads(path.read_text()))]
     err = lambda pred, meas: abs(pred - meas) / meas  # noqa: E731
     print(f"{'op':<28} {'measured':>10} {'calibrated':>11} {'+fixed':>9} {'hierarchy':>10}")
