@@ -26,13 +26,15 @@ FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
 RECORDS = sorted(FIXTURES.glob("lab-*.json"))
 # Fresh sets made by bench/make_cpu_records.py with the exp rate measured: idle, and beside two busy processes.
 FRESH = sorted((Path(__file__).parent / "fixtures" / "hierarchy-exp").glob("*/lab-*.json"))
+# The current sets (bench/make_cpu_records.py): the probes rotated as the lab's ops, fresh outputs measured.
+CURRENT = sorted((Path(__file__).parents[2] / "bench" / "cpu-records").glob("*/lab-*.json"))
 
 
 def _load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _misses(paths: list[Path] = RECORDS + FRESH) -> list[tuple[Path, dict, str, mr.OpEvidence]]:
+def _misses(paths: list[Path] = RECORDS + FRESH + CURRENT) -> list[tuple[Path, dict, str, mr.OpEvidence]]:
     out = []
     for path in paths:
         rec = _load(path)
@@ -49,10 +51,10 @@ def honest(ev: mr.OpEvidence, combo: tuple[str, ...]) -> str:
 
 
 def test_the_checked_in_records_were_made_by_the_lab_with_a_measured_hierarchy():
-    assert len(RECORDS) >= 6 and len(FRESH) >= 12
-    for paths in (RECORDS, FRESH):
+    assert len(RECORDS) >= 6 and len(FRESH) >= 12 and len(CURRENT) >= 12
+    for paths in (RECORDS, FRESH, CURRENT):
         assert {(r["dtype"], r["size"]) for r in map(_load, paths)} >= {("bf16", 128), ("f32", 1024)}
-    for path in RECORDS + FRESH:
+    for path in RECORDS + FRESH + CURRENT:
         rec = _load(path)
         records.validate(rec)
         h = model.Hierarchy.from_dict(rec["probes"]["hierarchy"])
