@@ -96,7 +96,7 @@ def _hierarchy_line(record: LabRecord) -> list[str]:
     errors = sorted(abs(predicted - measured) / measured for measured, predicted, _ in pairs)
     median = statistics.median(errors)
     hits = sum(1 for *_, within in pairs if within)
-    return [f"hierarchy = the floor at each op's own measured rates (drill hierarchy) plus its fixed cost, never "
+    return [f"hierarchy = the floor at each op's own measured rates (drill hierarchy) plus its fixed cost and fresh output, never "
             f"graded: {hits}/{len(pairs)} within {score.WITHIN_FACTOR:g}x, median |predicted - measured| / measured "
             f"{median:.0%}"]
 
