@@ -58,21 +58,12 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     device = detect()
     n = size or (CPU_SIZE if device.platform == "cpu" else ACCELERATOR_SIZE)
 
-    labels = _step_labels(lab_hierarchy.level_plan(device)[0], chosen)
+    labels = lab_hierarchy.step_labels(device, chosen)
     with tempfile.TemporaryDirectory(prefix="drill-hierarchy-") as traces, Bar("drill hierarchy", len(labels)) as bar:
         steps = Steps(bar, labels)  # a bar with an ETA at a terminal; nothing written to a pipe or a log
         measured = lab_hierarchy.measure_hierarchy(device, n, chosen, progress=steps, trace_dir=Path(traces))
         steps.finish()
     _show(measured, as_json)
-
-
-def _step_labels(levels: list[tuple[str, str, float | None, bool]], dtypes: tuple[str, ...]) -> list[str]:
-    """The steps ``labs.hierarchy.measure_hierarchy`` reports, in order, for ``levels`` (its
-    ``level_plan``): each level's copy (its calls of each size are parts of that step), then each
-    dtype's two matmul shapes, then each dtype's exp."""
-    return [*(f"copy in {name}" for name, _what, _size, _main in levels),
-            *(f"matmul {shape} {dtype}" for dtype in dtypes for shape in ("square", "skinny")),
-            *(f"exp {dtype}" for dtype in dtypes)]
 
 
 def _show(found: Hierarchy, as_json: bool) -> None:

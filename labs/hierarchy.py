@@ -261,6 +261,16 @@ def _rotated_total(device: DeviceInfo, levels: list[tuple[str, str, float | None
     return total if device.budget_bytes is None else min(total, int(device.budget_bytes // 4))
 
 
+def step_labels(device: DeviceInfo, dtypes: tuple[str, ...]) -> list[str]:
+    """The steps ``measure_hierarchy`` reports, in order, on ``device``: each level's copy (its calls of
+    each size and its fresh outputs are parts of that step), then each dtype's two matmul shapes, then
+    each dtype's exp."""
+    levels, _notes = level_plan(device)
+    return [*(f"copy in {name}" for name, _what, _size, _main in levels),
+            *(f"matmul {shape} {dtype}" for dtype in dtypes for shape in ("square", "skinny")),
+            *(f"exp {dtype}" for dtype in dtypes)]
+
+
 def measure_hierarchy(device: DeviceInfo, size: int, dtypes: tuple[str, ...],
                       progress: Progress | None = None, trace_dir: Path | None = None) -> Hierarchy:
     """This device's hierarchy: every level's copy rate and the lab's matmul shapes at N=``size``

@@ -272,3 +272,17 @@ def test_hierarchy_shows_a_bar_with_an_eta_at_a_terminal(monkeypatch, capsys):
     assert "copy in DRAM: copy from DRAM, calls of 256 KiB" in shown  # a level's calls are parts of its step
     assert "6/6" in last  # three levels, two matmul shapes, one exp: the bar ends full
     assert json.loads(capsys.readouterr().out)["levels"][-1]["name"] == "DRAM"  # stdout as before
+
+
+def test_the_hierarchys_step_labels_are_the_steps_it_reports_in_order(monkeypatch):
+    _fake_hierarchy(monkeypatch)
+    from labs import device as lab_device
+    from labs import hierarchy as lab_hierarchy
+
+    device = lab_device.detect()
+    reported: list[str] = []
+    lab_hierarchy.measure_hierarchy(device, 128, ("bf16", "f32"), progress=reported.append)
+    labels = lab_hierarchy.step_labels(device, ("bf16", "f32"))
+    steps = [label for label in reported if label in labels]
+    assert steps == labels and len(labels) == 3 + 2 * 2 + 2
+    assert any(label.startswith("fresh outputs of") for label in reported)  # a part of DRAM's step
