@@ -165,6 +165,14 @@ class ExpRate:
         return cls(str(d.get("dtype") or ""), tuple(shape), rate, _num(d, "spread"), str(d.get("source") or ""))
 
 
+def exp_bound_flops_per_s(flops_per_s: float, flops: float, exps: float, exps_per_s: float) -> float:
+    """``flops_per_s``, lowered so that ``flops`` take at least as long as ``exps`` exponentials at
+    ``exps_per_s``: the compute rate of an op its exps bound."""
+    if not (exps > 0 and exps_per_s > 0 and flops > 0):
+        return flops_per_s
+    return min(flops_per_s, flops * exps_per_s / exps)
+
+
 @dataclass(frozen=True)
 class FreshOutput:
     """What writing a call's output to freshly allocated memory costs beyond writing it in place: the
@@ -276,9 +284,7 @@ class Hierarchy:
         exp = self.exp_rate(fallback.dtype)
         if exp is not None:
             cost = costs.cost(cost_op, shape, fallback.dtype)
-            exps = costs.transcendentals(cost)
-            if exps > 0:  # the FLOP/s at which the op's FLOPs take as long as its exps at the exp rate
-                flops_per_s = min(flops_per_s, cost.flops * exp.per_s / exps)
+            flops_per_s = exp_bound_flops_per_s(flops_per_s, cost.flops, costs.transcendentals(cost), exp.per_s)
         return Ceilings(f"{fallback.name}, from the measured hierarchy", flops_per_s,
                         stream if stream else fallback.hbm_bytes_per_s, fallback.dtype,
                         f"{MEASURED}: this shape's matmul rate, its exp rate and its working set's level")

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from generator import costs, miss_reasons, roofline
 from generator.hierarchy import CallRate, Hierarchy, HierarchyError, Level
-from labs import timing
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
@@ -124,7 +123,7 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
                       ) -> dict[str, tuple["Measurement", bool, int]]:
     """op -> (device time of that op at its smallest lattice-legal size, re-measured?, the edge). With
     ``device``, each probe rotates its inputs through as many sets as the lab's op would at that size
-    (``timing.plan_rotation``): one hot set reads a small call's cost low (2-3 µs of a 5 µs reduce_sum
+    (``labs.ops.LabOp.rotation``): one hot set reads a small call's cost low (2-3 µs of a 5 µs reduce_sum
     on this project's CPU)."""
     from labs import measure  # start-up: loaded only on the lab path that uses it
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
@@ -136,8 +135,7 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
         count = 1
         if device is not None:
             try:
-                count = timing.plan_rotation(lab_ops.OPS[name].input_set_bytes(edge, dtype), device.cache_bytes,
-                                             device.budget_bytes).sets
+                count = lab_ops.OPS[name].rotation(edge, dtype, device).sets
             except MemoryError:
                 count = 1
         sets = [make_inputs(seed) for seed in range(count)]

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from generator import costs
 from generator.hierarchy import MEASURED, CallRate, ExpRate, FreshOutput, Hierarchy, Level, MatmulRate
 from generator.units import DTYPE_BYTES
-from labs import measure, timing
+from labs import measure
 from labs import ops as lab_ops
 from labs.device import DeviceInfo, cpu_cache_levels
 
@@ -242,11 +242,10 @@ def _largest_cache_bytes(device: DeviceInfo, levels: list[tuple[str, str, float 
 
 
 def _lab_rotation(device: DeviceInfo, op: str, size: int, dtype: str) -> int:
-    """How many input sets the lab rotates this op's inputs through at this size (``timing.plan_rotation``),
-    2 where it could not hold one."""
+    """How many input sets the lab rotates this op's inputs through at this size
+    (``labs.ops.LabOp.rotation``), 2 where it could not hold one."""
     try:
-        return timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(size, dtype), device.cache_bytes,
-                                    device.budget_bytes).sets
+        return lab_ops.OPS[op].rotation(size, dtype, device).sets
     except MemoryError:
         return 2
 

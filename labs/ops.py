@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 from generator import costs
 from generator.errors import DrillError
 from generator.units import DTYPE_BYTES, normalize_dtype
+from labs.timing import Rotation, plan_rotation
 
 if TYPE_CHECKING:
     from jax import Array
+
+    from labs.device import DeviceInfo
 
 # The seed's skinny matmul is [8, N] @ [N, N]; 8 rows is the lab's choice, not a chip figure.
 SKINNY_ROWS = 8
@@ -59,6 +62,11 @@ class LabOp:
     def module_name(self) -> str:
         """The XLA module name jit gives the op's function (what a trace groups by)."""
         return f"jit_{function_name(self.name)}"
+
+    def rotation(self, size: int, dtype: str, device: "DeviceInfo") -> Rotation:
+        """The input sets the lab rotates this op's inputs through at ``size`` on ``device``
+        (``timing.plan_rotation``); MemoryError when not even one set fits."""
+        return plan_rotation(self.input_set_bytes(size, dtype), device.cache_bytes, device.budget_bytes)
 
 
 def function_name(op_name: str) -> str:

@@ -27,7 +27,7 @@ from labs.record_types import SCHEMA_NAME, LabRecord, OpRow, RecordError
 from labs.records import RecordJSON
 from labs.device import DeviceInfo
 from labs.options import RunOptions
-from labs.timing import Rotation, plan_rotation
+from labs.timing import Rotation
 
 if TYPE_CHECKING:
     from generator import miss_reasons
@@ -134,9 +134,8 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     op_costs = {name: lab_ops.OPS[name].cost(options.size, dtype) for name in options.ops}
     rotations = {}
     for name in options.ops:
-        set_bytes = lab_ops.OPS[name].input_set_bytes(options.size, dtype)
         try:
-            rotations[name] = plan_rotation(set_bytes, device.cache_bytes, device.budget_bytes)
+            rotations[name] = lab_ops.OPS[name].rotation(options.size, dtype, device)
         except MemoryError as exc:
             raise LabError(f"--size {options.size} is too large for {name} on this device: {exc}") from None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from generator import costs
+from generator import costs, hierarchy
 from generator import misconceptions
 from generator.families import mistakes, ops
 from generator.miss_reasons.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
@@ -281,10 +281,9 @@ def _exp_rate(ev: OpEvidence) -> tuple[bool, str]:
 
 def _exp_rate_fix(ev: OpEvidence, est: Estimate) -> Estimate:
     """The compute term at least the exps at the measured exp rate: no more FLOP/s than lets them run
-    (as ``generator.hierarchy.Hierarchy.ceilings_for`` caps an op's compute)."""
-    if not (ev.exps and ev.exp_per_s and est.flops > 0):
-        return est
-    return replace(est, flops_per_s=min(est.flops_per_s, est.flops * ev.exp_per_s / ev.exps))
+    (``generator.hierarchy.exp_bound_flops_per_s``, as the hierarchy's own prediction caps it)."""
+    return replace(est, flops_per_s=hierarchy.exp_bound_flops_per_s(est.flops_per_s, est.flops, ev.exps or 0.0,
+                                                                    ev.exp_per_s or 0.0))
 
 
 def _fresh_output(ev: OpEvidence) -> tuple[bool, str]:
