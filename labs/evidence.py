@@ -379,8 +379,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         else:
             lacking.append("the optimized HLO's converts (whether the dtype is emulated)")
     measured = row.get("measured") or {}
-    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
-    working = float(sets * set_bytes) if sets and set_bytes else None
+    working = _working_set_bytes(row)
     cache = (record.get("device") or {}).get("cache_bytes")
     learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
     measured_hierarchy = _hierarchy(probes, lacking)
@@ -392,6 +391,11 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
     f32_rate = measured_hierarchy.rate("f32", shape) if (measured_hierarchy and is_matmul) else None
     calibration = probes.get("calibration") or {}
     exp_rate = measured_hierarchy.exp_rate(str(record["dtype"])) if measured_hierarchy else None
+    cost = _row_cost(row, str(record["dtype"]))
+    fresh, fresh_s = None, None
+    if measured_hierarchy is not None and cost is not None:
+        fresh = measured_hierarchy.fresh_output_for(cost.bytes_written)
+        fresh_s = measured_hierarchy.fresh_output_s(cost.bytes_written) if fresh is not None else None
     return miss_reasons.OpEvidence(
         op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
         predicted_seconds=float(learner["seconds"]) if learner else None,
@@ -414,30 +418,24 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         **_probe_counts(per_op, op, str(record["dtype"])),
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
-        exps=_exps(row, shape, str(record["dtype"])), exp_per_s=exp_rate.per_s if exp_rate else None,
+        exps=float(costs.transcendentals(cost)) if cost else None, exp_per_s=exp_rate.per_s if exp_rate else None,
         exp_spread=exp_rate.spread if exp_rate else None,
-        **_fresh_output(measured_hierarchy, row, shape, str(record["dtype"])))
+        fresh_output_seconds=fresh_s, fresh_output_spread=fresh.spread if fresh else None)
 
 
-def _fresh_output(measured: Hierarchy | None, row: dict[str, Any], shape: tuple[int, ...],
-                  dtype: str) -> dict[str, float | None]:
-    """The op's fresh-output cost and that probe's spread as OpEvidence fields (None without the probe)."""
+def _row_cost(row: dict[str, Any], dtype: str) -> costs.OpCost | None:
+    """What ``generator.costs`` counts for the row's op at its shape (None where the row cannot say)."""
     try:
-        written = float(costs.cost(str(row.get("cost_op") or ""), shape, dtype).bytes_written)
-    except (ValueError, KeyError, TypeError):
-        written = 0.0
-    nearest = measured.fresh_output_for(written) if measured is not None else None
-    if measured is None or nearest is None:
-        return {"fresh_output_seconds": None, "fresh_output_spread": None}
-    return {"fresh_output_seconds": measured.fresh_output_s(written), "fresh_output_spread": nearest.spread}
-
-
-def _exps(row: dict[str, Any], shape: tuple[int, ...], dtype: str) -> float | None:
-    """The op's exponentials per call as ``generator.costs`` counts them (None where it cannot count them)."""
-    try:
-        return float(costs.transcendentals(costs.cost(str(row.get("cost_op") or ""), shape, dtype)))
+        return costs.cost(str(row["cost_op"]), tuple(int(x) for x in row["shape"]), dtype)
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def _working_set_bytes(row: dict[str, Any]) -> float | None:
+    """The row's rotated inputs in all (its buffer sets times a set's bytes), or None where not recorded."""
+    measured = row.get("measured") or {}
+    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
+    return float(sets * set_bytes) if sets and set_bytes else None
 
 
 def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | None:
@@ -476,12 +474,12 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
         return None
     try:
         measured_hierarchy = Hierarchy.from_dict(stored)
-        cost = costs.cost(str(row["cost_op"]), tuple(int(x) for x in row["shape"]), dtype)
-    except (HierarchyError, ValueError, KeyError, TypeError):
+    except HierarchyError:
         return None
-    measured = row.get("measured") or {}
-    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
-    working = float(sets * set_bytes) if sets and set_bytes else float(cost.bytes)
+    cost = _row_cost(row, dtype)
+    if cost is None:
+        return None
+    working = _working_set_bytes(row) or float(cost.bytes)
     per_op = (probes.get("fixed_cost_by_op") or {}).get(str(row["op"])) or {}
     probe_cost = _probe_cost(per_op, str(row["op"]), dtype)
     device_s, work_s = _number(per_op.get("device_s")), _number(per_op.get("work_floor_s"))
