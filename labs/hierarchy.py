@@ -103,6 +103,12 @@ FRESH_OUTPUT_MIN_BYTES = 2**20  # fresh outputs are timed from this call size up
 ROTATED_CACHE_MULTIPLE = 3  # the rotated buffers total this many times the largest cache: from main memory
 
 
+def _rotated_shape(call_buffer_bytes: int) -> tuple[int, int]:
+    """(rows, cols) of the f32 buffer a rotated copy of about ``call_buffer_bytes`` moves each call."""
+    cols = 256
+    return max(1, call_buffer_bytes // (cols * DTYPE_BYTES[COPY_DTYPE])), cols
+
+
 def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | None,
                       fresh_output: bool = False) -> tuple[float, float]:
     """(bytes/s, spread) of negates of ``call_buffer_bytes`` each, rotated through buffers totalling
@@ -110,12 +116,11 @@ def rotated_copy_rate(call_buffer_bytes: int, total_bytes: int, trace_dir: Path 
     device time under ``trace_dir``, else wall time. In place (the input donated to the output), or with
     ``fresh_output`` into a newly allocated output each call, as the lab's ops write theirs."""
     jax, jnp, _lax = _jax()
-    cols = 256
-    elem = DTYPE_BYTES[COPY_DTYPE]
-    rows = max(1, call_buffer_bytes // (cols * elem))
-    size = rows * cols * elem
+    rows, cols = _rotated_shape(call_buffer_bytes)
+    size = rows * cols * DTYPE_BYTES[COPY_DTYPE]
     count = max(2, math.ceil(total_bytes / size))
 
+    # The same negate under two names: each gets its own XLA module, so the two kinds' traces stay apart.
     def lab_hierarchy_rotated_copy(x: Any) -> Any:
         return -x
 
@@ -146,12 +151,11 @@ def fresh_output(call_buffer_bytes: int, total_bytes: int, trace_dir: Path | Non
                  in_place_spread: float) -> FreshOutput:
     """What a fresh output of ``call_buffer_bytes`` costs a call beyond writing it in place: the same rotated
     copy timed into a new output each call, less its in-place time (at ``in_place_bytes_per_s``)."""
-    cols, elem = 256, DTYPE_BYTES[COPY_DTYPE]
-    rows = max(1, call_buffer_bytes // (cols * elem))
+    rows, cols = _rotated_shape(call_buffer_bytes)
     moved = costs.in_place_pass_bytes((rows, cols), COPY_DTYPE)
     fresh_rate, fresh_spread = rotated_copy_rate(call_buffer_bytes, total_bytes, trace_dir, fresh_output=True)
     extra = max(0.0, moved / fresh_rate - moved / in_place_bytes_per_s)
-    return FreshOutput(float(rows * cols * elem), extra, max(fresh_spread, in_place_spread),
+    return FreshOutput(float(rows * cols * DTYPE_BYTES[COPY_DTYPE]), extra, max(fresh_spread, in_place_spread),
                        f"{MEASURED}: a rotated {COPY_DTYPE} negate into a new output, less the same in place")
 
 
