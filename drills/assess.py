@@ -30,18 +30,21 @@ from generator.units import fmt
 GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND = "graded", "needs-unit", "unreadable", "wrong-kind"
 STATUSES = (GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND)
 
-# "..., in µs?" / "in FLOPs per byte": the prompt names the unit a bare number is read in.
-_STATED = [(re.compile(r"\bin (µs|us|microseconds)\b"), "us"), (re.compile(r"\bin (ms|milliseconds)\b"), "ms"),
-           (re.compile(r"\bin (ns|nanoseconds)\b"), "ns"), (re.compile(r"\bin seconds\b"), "s"),
-           (re.compile(r"\bin bytes\b"), "B"), (re.compile(r"\bFLOPs? per byte\b"), "FLOP/byte")]
+# "..., in µs?" / "in FLOPs per byte": the prompt names the unit a bare number is read in. One pattern
+# finds every such phrase in one pass; ``_STATED_ORDER`` is the order they are tried in when a prompt has two.
+_STATED = re.compile(r"\bin (µs|us|microseconds|ms|milliseconds|ns|nanoseconds|seconds|bytes)\b|\bFLOPs? per byte\b")
+_STATED_WORDS = {"µs": "us", "us": "us", "microseconds": "us", "ms": "ms", "milliseconds": "ms", "ns": "ns",
+                 "nanoseconds": "ns", "seconds": "s", "bytes": "B", "": "FLOP/byte"}
+_STATED_ORDER = ("us", "ms", "ns", "s", "B", "FLOP/byte")
 
 
 def stated_unit(problem: Problem) -> str | None:
     """The unit the prompt asks the answer in (a bare number is read in it), or None."""
     if problem.answer.is_choice or problem.answer.unit == "":
         return None
-    for pattern, unit in _STATED:
-        if pattern.search(problem.prompt):
+    named = {_STATED_WORDS[word] for word in _STATED.findall(problem.prompt)}
+    for unit in _STATED_ORDER:
+        if unit in named:
             try:
                 if answers.parse_unit(unit).dims == answers.parse_unit(problem.answer.unit).dims:
                     return unit

@@ -29,6 +29,7 @@ unit table and the limits are one grammar; the limits guard all of it at once.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -268,8 +269,15 @@ def _refuse_ambiguous(word: str) -> None:
 
 
 def parse_unit(text: str) -> _Unit:
-    """A unit like ``us``, ``GiB``, ``TFLOP/s``, ``FLOP/byte`` or ``""`` (a plain count)."""
-    text = text.strip()
+    """A unit like ``us``, ``GiB``, ``TFLOP/s``, ``FLOP/byte`` or ``""`` (a plain count).
+
+    A unit is a function of its text and ``_Unit`` is frozen: each text is read once per process
+    (a deck reads the same few units thousands of times); an unknown one raises each time."""
+    return _parse_unit(text.strip())
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_unit(text: str) -> _Unit:
     if not text:
         return _Unit(1.0, DIMENSIONLESS, "")
     if text in _COUNT_PREFIXES:

@@ -30,6 +30,7 @@ topology (slice shapes, wraparound, hops, ports), so splitting them would split 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -57,8 +58,13 @@ class TopologyError(DrillError, ValueError):
 # --- shapes -----------------------------------------------------------------------
 
 def parse_shape(text: str) -> tuple[int, ...]:
-    """``"16x20x28"`` -> (16, 20, 28); TopologyError for anything else."""
-    parts = str(text).strip().lower().split("x")
+    """``"16x20x28"`` -> (16, 20, 28); TopologyError for anything else (read once per text per process)."""
+    return _parse_shape(str(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_shape(text: str) -> tuple[int, ...]:
+    parts = text.strip().lower().split("x")
     try:
         dims = tuple(int(p) for p in parts)
     except ValueError:

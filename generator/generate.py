@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from generator import catalogue, families, startcache
+from generator import catalogue, drawplans, families, startcache
 from generator import families as families_mod  # ``skills`` takes a parameter named families
 from generator.errors import DrillError
 from generator.families import FAMILIES
@@ -265,18 +265,19 @@ class Registry:
         ``memo``: see ``_solved``.
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
-        p, drawn, found = self._fair_draw(skill, token, memo)
+        p, drawn, found, _ = self._fair_draw(skill, token, memo)
         return _finished(p, found, token), drawn, found
 
     def _fair_draw(self, skill: Skill, token: str, memo: _Memo | None
-                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
+                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]], int]:
         """``_seeded``'s draw before its id takes the seed and its solution the notes (``_finished``):
-        the problem under its unseeded id, its params' repr and its named mistakes' distances."""
+        the problem under its unseeded id, its params' repr, its named mistakes' distances and the
+        try its params came from (0: the first draw of the seed's rng)."""
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
         teaches = getattr(family, "TEACHES", None) or {}
         tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches, memo) else 1
-        for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
+        for tried in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
             p, found = self._solved(skill, params, memo, teaches if tries > 1 else None)
             if _fair(teaches, found):
@@ -284,7 +285,18 @@ class Registry:
         if found is None:  # every try unfair: the last is kept, and its solution needs every distance
             p, found = self._solved(skill, params, memo)
         assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
-        return p, repr(params), found
+        return p, repr(params), found, tried
+
+    def _redrawn(self, skill: Skill, token: str, tried: int) -> tuple[Problem, list[tuple[WrongAnswer, float]]]:
+        """The draw ``_fair_draw`` kept for ``token`` at try ``tried`` (a plan's: ``generator.drawplans``),
+        with no fairness search: the seed's params drawn ``tried + 1`` times, solved and priced once."""
+        family = FAMILIES[skill.family]
+        rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
+        for _ in range(tried + 1):
+            params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
+        p, found = self._solved(skill, params, None)
+        assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
+        return p, found
 
     def resolve(self, check: CanYouCheck, n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -355,32 +367,51 @@ class Registry:
             raise TooManyProblemsError(
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "
                 f"lower the count or select fewer families or chips")
-        memos: dict[str, _Memo] = {skill.id: {} for skill in chosen}  # see ``_solved``
-        self._load_probes(chosen, memos)
+        inputs = index_inputs() if isinstance(self.specs, DefaultSpecs) else None
+        plans = drawplans.load(inputs, seed, count) if inputs is not None else {}
+        memos: dict[str, _Memo] = {skill.id: {} for skill in chosen if skill.id not in plans}  # see ``_solved``
+        self._load_probes([skill for skill in chosen if skill.id not in plans], memos)
+        searched: dict[str, drawplans.Plan] = {}
         out: list[Problem] = []
         for done, skill in enumerate(chosen, 1):
-            rng = random.Random(f"{seed}:{skill.id}")
-            seen_params: set[str] = set()
-            seen: set[str] = set()
-            repeats = 0
-            memo = memos.pop(skill.id)
-            while len(seen) < count and repeats < _PATIENCE:
-                token = f"{rng.getrandbits(32):08x}"
-                drawn_problem, drawn, found = self._fair_draw(skill, token, memo)
-                base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
-                if drawn in seen_params or base in seen:
-                    repeats += 1
-                    continue
-                seen_params.add(drawn)
-                repeats = 0
-                seen.add(base)
+            plan = plans.get(skill.id)
+            if plan is None:
+                plan = searched[skill.id] = []
+                kept = self._search(skill, seed, count, memos.pop(skill.id), plan)
+            else:  # the search's outcome is known: rebuild what it kept
+                kept = ((token, *self._redrawn(skill, token, tried)) for token, tried in plan)
+            for token, drawn_problem, found in kept:
                 p = _finished(drawn_problem, found, token)  # what ``_seeded`` gives for this seed
                 out.append(p)
                 if measured is not None:
                     measured[p.id] = found
             if on_item is not None:
                 on_item(done, len(chosen))
+        if inputs is not None:
+            drawplans.store(inputs, seed, count, searched)
         return out
+
+    def _search(self, skill: Skill, seed: int, count: int, memo: _Memo, plan: drawplans.Plan
+                ) -> Iterator[tuple[str, Problem, list[tuple[WrongAnswer, float]]]]:
+        """Up to ``count`` distinct fair draws of ``skill`` from ``Random(f"{seed}:{skill.id}")``:
+        (seed token, problem, its named mistakes' distances) each, until ``_PATIENCE`` draws in a row
+        repeat one already kept. Each kept draw's token and try are appended to ``plan``."""
+        rng = random.Random(f"{seed}:{skill.id}")
+        seen_params: set[str] = set()
+        seen: set[str] = set()
+        repeats = 0
+        while len(seen) < count and repeats < _PATIENCE:
+            token = f"{rng.getrandbits(32):08x}"
+            drawn_problem, drawn, found, tried = self._fair_draw(skill, token, memo)
+            base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
+            if drawn in seen_params or base in seen:
+                repeats += 1
+                continue
+            seen_params.add(drawn)
+            repeats = 0
+            seen.add(base)
+            plan.append([token, tried])
+            yield token, drawn_problem, found
 
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
         return tuple((c["n"], c["text"], f"vocabulary:can-you-{c['n']}") for c in self.can_you_items())

@@ -88,17 +88,20 @@ def wrong_answers(problem: Problem, cat: Catalogue | None = None,
     """Every named wrong answer to ``problem`` that differs from its key (may be empty).
 
     ``measured``: this problem's ``distances``, already worked out (the fair draw's check). They are
-    read instead of asking the family again where they hold the same answers: a numeric problem whose
-    family names its wrong answers itself (``wrong_answers``, which ``every`` does not change)."""
+    read instead of asking the family again where they hold the same answers (``_measured_suffice``)."""
     if measured is not None and _measured_suffice(problem):
         return misconceptions.outside_key_measured(problem, measured)
     return misconceptions.outside_key(problem, found(problem, cat or catalogue_mod.load()))
 
 
 def _measured_suffice(problem: Problem) -> bool:
-    """``distances`` hold every wrong answer ``found`` names for ``problem`` (see ``wrong_answers``)."""
-    return not problem.answer.is_choice and getattr(families.FAMILIES.get(problem.family), "wrong_answers",
-                                                    None) is not None
+    """``distances`` hold every wrong answer ``found`` names for ``problem`` outside its tolerance (see
+    ``wrong_answers``): a numeric problem whose family names its wrong answers itself, or whose
+    ``misconceptions`` hook drops only the answers within the tolerance (``DROPS_ONLY_WITHIN_TOLERANCE``)."""
+    if problem.answer.is_choice:
+        return False
+    module = families.FAMILIES.get(problem.family)
+    return getattr(module, "wrong_answers", None) is not None or getattr(module, "DROPS_ONLY_WITHIN_TOLERANCE", False)
 
 
 def distances(problem: Problem, cat: Catalogue | None = None) -> list[tuple[WrongAnswer, float]]:
