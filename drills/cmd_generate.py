@@ -54,8 +54,11 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
-    return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
-                                                      on_item))
+    from generator import bulk  # start-up: as ``_drawn``'s import
+
+    with bulk.collector_paused():
+        return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
+                                                          on_item))
 
 
 def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:

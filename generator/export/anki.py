@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Iterator
 
 import genanki
 
-from generator import catalogue, families, misconceptions
+from generator import bulk, catalogue, families, misconceptions
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
@@ -281,8 +281,9 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
                on_item: OnItem | None = None) -> DeckReport:
     """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    decks, media = build_decks(problems, descriptions, on_item)
-    target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
+    with bulk.collector_paused():
+        decks, media = build_decks(problems, descriptions, on_item)
+        target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)
 
@@ -340,7 +341,8 @@ def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str
                        on_item: OnItem | None = None) -> DeckReport:
     """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    decks, media = build_variant_decks(notes, descriptions, on_item)
-    target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
+    with bulk.collector_paused():
+        decks, media = build_variant_decks(notes, descriptions, on_item)
+        target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)

@@ -20,7 +20,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from generator import answers, misconceptions
+from generator import answers, bulk, misconceptions
 from generator.export import rotation
 from generator.families import mistakes
 from generator.families.base import Skill
@@ -182,5 +182,6 @@ def course_notes(registry: Registry, rules: CardRules, families: list[str] | Non
     the distances its fair draw measured, not worked out again. ``on_drawn``/``on_made(done, total)``:
     after each skill is drawn, after each note is made."""
     measured: dict[str, list[tuple[misconceptions.WrongAnswer, float]]] = {}
-    problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
-    return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)
+    with bulk.collector_paused():
+        problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
+        return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)
