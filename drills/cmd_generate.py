@@ -13,7 +13,7 @@ import click
 
 from drills.cmd_core import resolve_chip
 from drills.progress_bar import Bar
-from generator import catalogue
+from generator import bulk, catalogue
 from generator import transformer as tmodel
 from generator.units import fmt
 from generator.export import ExportError, check_writable
@@ -54,8 +54,6 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
-    from generator import bulk  # start-up: as ``_drawn``'s import
-
     with bulk.collector_paused():
         return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
                                                           on_item))
