@@ -84,6 +84,8 @@ def _target(path: str) -> None:
 
 
 MAX_VARIANTS = 64
+# ``variants.DEFAULT_VARIANTS``, copied so `drill deck --help` imports no model (a test holds them equal).
+DEFAULT_DECK_VARIANTS = 16
 
 
 def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
@@ -125,7 +127,7 @@ def card_rules() -> CardRules:
 @_selection
 @click.option("--variants", type=click.IntRange(1, MAX_VARIANTS), default=None, metavar="K",
               help="Problems per note (one note per skill; the card shows a different one each day). "
-                   "Default 8; 1 to 64.")
+                   f"Default {DEFAULT_DECK_VARIANTS}; 1 to {MAX_VARIANTS}.")
 @click.option("--fixed", is_flag=True,
               help="The old form: one note per problem, its numbers fixed (use --count for problems per skill).")
 @click.option("-o", "--output", "output", required=True, metavar="PATH.apkg",

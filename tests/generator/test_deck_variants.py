@@ -157,7 +157,12 @@ def test_deck_verb_forms(tmp_path):
 
 
 def test_default_k_is_stated():
-    assert DEFAULT_VARIANTS == 16
+    """The default K is the one `drill deck --help` states (its copy is kept apart so the help loads light)."""
+    from drills import cmd_generate
+
+    assert DEFAULT_VARIANTS == 16 == cmd_generate.DEFAULT_DECK_VARIANTS
+    text = " ".join(CliRunner().invoke(cli, ["deck", "--help"]).output.split())
+    assert f"Default {DEFAULT_VARIANTS}; 1 to 64." in text
 
 
 def test_no_two_problems_or_notes_ask_the_same_thing():
