@@ -20,7 +20,7 @@ from generator.export import ExportError, check_writable
 
 if TYPE_CHECKING:
     from generator.export.anki import DeckReport
-    from generator.export.variants import CardRules, SkillNote
+    from generator.export.variants import CardRules
     from generator.generate import OnItem, Registry
     from generator.problem import Problem
 from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
@@ -169,57 +169,44 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
 def _write_deck(chips: tuple[str, ...], families: tuple[str, ...], count: int | None, k: int, seed: int,
                 specs_dir: str | None, output: str) -> DeckReport:
     """`drill deck`'s work under its progress bar: ``count`` problems per skill, one note each
-    (--fixed), or with ``count`` None one note per skill of ``k`` variants; the package written to
-    ``output``. A bad selection is a usage error (exit 2), a refused target exits 1."""
+    (--fixed), or with ``count`` None one note per skill of ``k`` variants (built on this machine's
+    cores: ``generator.export.course_deck``); the package written to ``output``. A bad selection is a
+    usage error (exit 2), a refused target exits 1."""
     from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
 
     skills = _skill_count(chips, families, specs_dir)
-    fixed = count is not None
-    # The bar's steps: each skill drawn, each note made (variant deck), each note built, the package written.
-    parts = (skills, 0 if fixed else skills, skills, 1)
-    with Bar("drill deck", sum(parts)) as bar:
-        bar.show("drawing problems")
+    with Bar("drill deck", 2 * skills + 1 if count is not None else skills + 1) as bar:
         try:
-            if count is not None:
+            if count is not None:  # the bar's steps: each skill drawn, each note built, the package written
+                bar.show("drawing problems")
                 problems, reg = _generate(chips, families, count, seed, specs_dir, bar.on_item(0))
-                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
-                report = anki.write_deck(problems, output, _descriptions(reg), _scaled(bar, parts[2]))
-            else:
-                reg, notes = _variant_notes(chips, families, k, seed, specs_dir, bar.on_item(0),
-                                            _stage(bar, parts[0], parts[1], "making notes"))
-                bar.skip(parts[0] + parts[1] - bar.done, "building notes")
-                report = anki.write_variant_deck(notes, output, _descriptions(reg), _scaled(bar, parts[2]))
+                bar.skip(skills - bar.done, "building notes")
+                report = anki.write_deck(problems, output, _descriptions(reg), _scaled(bar, skills))
+            else:  # each skill drawn, made into a note and rendered; the package written
+                bar.show("building notes")
+                report = _variant_deck(chips, families, k, seed, specs_dir, output, bar.on_item(0))
             bar.advance(bar.total - bar.done, "written")
         except ExportError as exc:
             raise _output_error(exc) from None
     return report
 
 
+def _variant_deck(chips: tuple[str, ...], families: tuple[str, ...], k: int, seed: int, specs_dir: str | None,
+                  output: str, on_built: OnItem) -> DeckReport:
+    """The variant deck written to ``output`` (``course_deck.write_course_deck``): ``k`` problems per
+    skill of the selection, or the one-line usage error of a bad selection (exit 2)."""
+    # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.export import course_deck, shares
+
+    report, _ = _drawn(specs_dir, lambda reg: course_deck.write_course_deck(
+        reg, card_rules(), output, list(families) or None, list(chips) or None, k, seed, _descriptions(reg),
+        shares.workers_here(), on_built))
+    return report
+
+
 def _descriptions(reg: Registry) -> dict[str, str]:
     """Each family's deck description: its spec's title and summary."""
     return {name: f"{spec.title}. {spec.summary}".strip() for name, spec in reg.specs.items()}
-
-
-def _variant_notes(chips: tuple[str, ...], families: tuple[str, ...], k: int, seed: int, specs_dir: str | None,
-                   on_drawn: OnItem, on_made: OnItem) -> tuple[Registry, list[SkillNote]]:
-    """The registry and the variant deck's notes (``variants.course_notes``): ``k`` problems per skill
-    of the selection, or the one-line usage error of a bad selection (exit 2)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export.variants import course_notes
-
-    notes, reg = _drawn(specs_dir, lambda reg: course_notes(reg, card_rules(), list(families) or None,
-                                                           list(chips) or None, k, seed, on_drawn, on_made))
-    return reg, notes
-
-
-def _stage(bar: Bar, start: int, steps: int, label: str) -> Callable[[int, int], None]:
-    """A ``(done, total)`` callback for the bar's ``steps`` from ``start``: its first call moves the bar
-    to ``start`` (what came before is done) and shows ``label``, each call fills in proportion."""
-    def callback(done: int, total: int) -> None:
-        if bar.done < start:
-            bar.skip(start - bar.done, label)
-        bar.on_item(start)(steps * done // max(1, total), steps)
-    return callback
 
 
 @click.command()

@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import random
 import re
+from dataclasses import dataclass
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -359,25 +360,43 @@ class Registry:
         """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given.
         ``measured``, if given, is filled with each problem's named mistakes' distances (problem id ->
         ``_distances``), which the fair draws worked out (``mistakes.wrong_answers`` can read them)."""
+        draws = self.start_draws(self.skills(families, chips), count, seed)
+        out = self.draw_skills(draws, draws.skills, on_item, measured)
+        self.save_draws(draws)
+        return out
+
+    def start_draws(self, chosen: list[Skill], count: int | None, seed: int) -> Draws:
+        """What drawing ``count`` problems of each ``chosen`` skill needs before the first draw: the
+        plans kept for this request (``generator.drawplans``, default specs only) and, for the skills
+        without one, their probe verdicts. ``draw_skills`` then draws any of the skills (in any
+        process forked from this one: nothing is read or written there), ``save_draws`` writes the
+        plans the searches made."""
         count = 1 if count is None else int(count)
         if count < 1:
             raise ValueError(f"count must be at least 1, got {count}")
-        chosen = self.skills(families, chips)
         if len(chosen) * count > MAX_PROBLEMS:
             raise TooManyProblemsError(
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "
                 f"lower the count or select fewer families or chips")
         inputs = index_inputs() if isinstance(self.specs, DefaultSpecs) else None
         plans = drawplans.load(inputs, seed, count) if inputs is not None else {}
-        memos: dict[str, _Memo] = {skill.id: {} for skill in chosen if skill.id not in plans}  # see ``_solved``
-        self._load_probes([skill for skill in chosen if skill.id not in plans], memos)
-        searched: dict[str, drawplans.Plan] = {}
+        draws = Draws(list(chosen), count, seed, inputs, plans,
+                      {skill.id: {} for skill in chosen if skill.id not in plans}, {})
+        self._load_probes([skill for skill in chosen if skill.id not in plans], draws.memos)
+        return draws
+
+    def draw_skills(self, draws: Draws, skills: Iterable[Skill], on_item: OnItem | None = None,
+                    measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
+        """The problems of ``skills`` (some or all of ``draws.skills``, in the order given): each
+        rebuilt from its plan, or searched for and its plan put in ``draws.searched``. ``on_item``,
+        ``measured``: as ``generate``'s."""
+        listed = list(skills)
         out: list[Problem] = []
-        for done, skill in enumerate(chosen, 1):
-            plan = plans.get(skill.id)
+        for done, skill in enumerate(listed, 1):
+            plan = draws.plans.get(skill.id)
             if plan is None:
-                plan = searched[skill.id] = []
-                kept = self._search(skill, seed, count, memos.pop(skill.id), plan)
+                plan = draws.searched[skill.id] = []
+                kept = self._search(skill, draws.seed, draws.count, draws.memos.pop(skill.id, {}), plan)
             else:  # the search's outcome is known: rebuild what it kept
                 kept = ((token, *self._redrawn(skill, token, tried)) for token, tried in plan)
             for token, drawn_problem, found in kept:
@@ -386,10 +405,13 @@ class Registry:
                 if measured is not None:
                     measured[p.id] = found
             if on_item is not None:
-                on_item(done, len(chosen))
-        if inputs is not None:
-            drawplans.store(inputs, seed, count, searched)
+                on_item(done, len(listed))
         return out
+
+    def save_draws(self, draws: Draws) -> None:
+        """Write the plans ``draws``' searches made (``draw_skills``) for the next request to read."""
+        if draws.inputs is not None:
+            drawplans.store(draws.inputs, draws.seed, draws.count, draws.searched)
 
     def _search(self, skill: Skill, seed: int, count: int, memo: _Memo, plan: drawplans.Plan
                 ) -> Iterator[tuple[str, Problem, list[tuple[WrongAnswer, float]]]]:
@@ -430,6 +452,23 @@ _PROBE_DRAWS = 48  # draws of the fixed probe that decides whether a skill can b
 # a problem and its named mistakes' distances (None: an unfair draw, not priced in full: ``Registry._solved``)
 _Solved = tuple[Problem, list[tuple["WrongAnswer", float]] | None]
 _Memo = dict[str, _Solved]  # one skill's solved params, by their repr (``Registry._solved``)
+
+
+@dataclass
+class Draws:
+    """One request's draws (``Registry.start_draws``): its skills, count and seed, the start-up cache's
+    inputs (None: not the default specs, nothing kept), the plans read, each unplanned skill's solved
+    params (``_Memo``), and the plans searched so far (skill id -> plan), to be saved."""
+
+    skills: list[Skill]
+    count: int
+    seed: int
+    inputs: list[Path] | None
+    plans: dict[str, drawplans.Plan]
+    memos: dict[str, _Memo]
+    searched: dict[str, drawplans.Plan]
+
+
 _PLAIN_LEAVES = frozenset((str, int, float, bool, type(None)))
 
 

@@ -223,7 +223,7 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('drills.cmd_generate', 'drills:assess'),
     ('drills.cmd_generate', 'generator.export.variants:CardRules'),
     ('drills.cmd_generate', 'generator.export.variants:DEFAULT_VARIANTS'),
-    ('drills.cmd_generate', 'generator.export.variants:course_notes'),
+    ('drills.cmd_generate', 'generator.export:course_deck,shares'),
     ('drills.cmd_generate', 'generator.export:anki'),
     ('drills.cmd_generate', 'generator.export:tabular,write_text'),
     ('drills.cmd_generate', 'generator:generate'),

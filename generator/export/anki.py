@@ -161,7 +161,7 @@ class DeckReport:
     bytes: int
 
 
-class _Figures:
+class Figures:
     """Media for the cards, one file per (chip, dtype), named by content hash."""
 
     def __init__(self) -> None:
@@ -217,7 +217,7 @@ def build_decks(problems: Iterable[Problem], descriptions: dict[str, str] | None
     """genanki decks (one per family, in first-seen order) and the media they reference;
     ``on_item(done, total)`` after each note (default: nothing)."""
     decks: dict[str, genanki.Deck] = {}
-    figures = _Figures()
+    figures = Figures()
     items = list(problems)
     for done, p in enumerate(items, 1):
         deck = _family_deck(decks, p.family, descriptions)
@@ -283,9 +283,7 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
     ``on_item(done, total)`` after each note is built (default: nothing)."""
     with bulk.collector_paused():
         decks, media = build_decks(problems, descriptions, on_item)
-        target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
-    return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
-                      tuple(sorted(media)), Path(target).stat().st_size)
+        return _write_decks(decks, media, path)
 
 
 # --- The variant deck (the default): one note per skill, K variants, another one at each review --------
@@ -314,27 +312,52 @@ VARIANT_MODEL = genanki.Model(
     templates=[{"name": "Skill", "qfmt": _QFMT, "afmt": _AFMT}], css=card.CSS, sort_field_index=0)
 
 
-def variant_fields(note: SkillNote, figures: "_Figures") -> list[str]:
+def variant_fields(note: SkillNote, figures: "Figures") -> list[str]:
     """The note's fields in ``card.FIELDS`` order, as HTML (and the script's JSON)."""
     shown = {v.problem.id: figures.for_problem(v.problem) for v in note.variants}
     return [card.skill_html(note), card.front_html(note),
             card.back_html(note, answer_html, solution_html, shown), card.data_json(note)]
 
 
+@dataclass(frozen=True)
+class NoteRow:
+    """One variant note as the package holds it: its skill, its family (which deck), its fields in
+    ``card.FIELDS`` order, its GUID and its tags; plain data, so a worker process can send it back."""
+
+    skill: str
+    family: str
+    fields: tuple[str, ...]
+    guid: str
+    tags: tuple[str, ...]
+
+
+def variant_row(note: SkillNote, figures: "Figures") -> NoteRow:
+    """The note's row: its fields rendered (``variant_fields``; its figures go into ``figures``)."""
+    return NoteRow(note.skill, note.family, tuple(variant_fields(note, figures)), skill_guid(note.skill),
+                   tuple(t.replace(" ", "_") for t in note.tags))
+
+
+def decks_of_rows(rows: Iterable[NoteRow], descriptions: dict[str, str] | None = None) -> list[genanki.Deck]:
+    """genanki decks, one per family in first-seen order, holding ``rows``' notes in order."""
+    decks: dict[str, genanki.Deck] = {}
+    for row in rows:
+        _family_deck(decks, row.family, descriptions).add_note(
+            _GeneratedNote(model=VARIANT_MODEL, fields=list(row.fields), guid=row.guid, tags=list(row.tags)))
+    return list(decks.values())
+
+
 def build_variant_decks(notes: Iterable[SkillNote], descriptions: dict[str, str] | None = None,
                         on_item: OnItem | None = None) -> tuple[list[genanki.Deck], dict[str, bytes]]:
     """genanki decks (one per family, first-seen order) of skill notes, and the media they reference;
     ``on_item(done, total)`` after each note (default: nothing)."""
-    decks: dict[str, genanki.Deck] = {}
-    figures = _Figures()
+    figures = Figures()
     listed = list(notes)
+    rows = []
     for done, n in enumerate(listed, 1):
-        deck = _family_deck(decks, n.family, descriptions)
-        deck.add_note(_GeneratedNote(model=VARIANT_MODEL, fields=variant_fields(n, figures), guid=skill_guid(n.skill),
-                                   tags=[t.replace(" ", "_") for t in n.tags]))
+        rows.append(variant_row(n, figures))
         if on_item is not None:
             on_item(done, len(listed))
-    return list(decks.values()), figures.files
+    return decks_of_rows(rows, descriptions), figures.files
 
 
 def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str, str] | None = None,
@@ -343,6 +366,17 @@ def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str
     ``on_item(done, total)`` after each note is built (default: nothing)."""
     with bulk.collector_paused():
         decks, media = build_variant_decks(notes, descriptions, on_item)
-        target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
+        return _write_decks(decks, media, path)
+
+
+def write_variant_rows(rows: Iterable[NoteRow], media: dict[str, bytes], path: str,
+                       descriptions: dict[str, str] | None = None) -> DeckReport:
+    """Write rendered rows (``variant_row``) and their media as one .apkg at ``path`` (atomically)."""
+    with bulk.collector_paused():
+        return _write_decks(decks_of_rows(rows, descriptions), media, path)
+
+
+def _write_decks(decks: list[genanki.Deck], media: dict[str, bytes], path: str) -> DeckReport:
+    target = atomic_write(path, lambda tmp: write_apkg(decks, media, tmp))
     return DeckReport(str(target), sum(len(d.notes) for d in decks), tuple(d.name for d in decks),
                       tuple(sorted(media)), Path(target).stat().st_size)

@@ -1,0 +1,205 @@
+"""A list of independent items worked on in shares, the shares after the first in forked processes.
+
+``in_shares(items, work, workers, on_item)`` splits ``items`` into ``workers`` shares (share ``i`` is
+``items[i::workers]``: neighbours in course order, which cost alike, go to different shares), runs
+``work(share, on_done)`` on share 0 here and on each other share in a child made by ``os.fork``, and
+returns the results in share order. A child sends its result back pickled through a pipe, and one byte
+on a second pipe for each item done (``on_done()``), so ``on_item(done, total)`` counts every share's
+items as they finish.
+
+A share whose child fails (it raises, dies, or sends what does not unpickle) is worked here instead, so
+its result, or its error, is the one a single process gives. The children inherit what this process
+has computed (a registry, its caches); they read and write no file.
+
+``workers_here()`` is how many to use: 1 (no fork) unless ``os.fork`` is there on Linux, this process
+runs a single thread (a fork copies no other thread, and their locks could stay held in the child), jax
+is not imported (its runtime keeps threads of its own), and the process may run on two CPUs or more;
+at most ``MAX_WORKERS``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_WORKERS = 4  # a deck's work splits well this far; more children cost more than they save
+_READ = 1 << 16
+
+
+def workers_here() -> int:
+    """How many shares to work at once in this process (see the module docstring)."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return 1
+    if threading.active_count() != 1 or "jax" in sys.modules:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except OSError:
+        return 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], R], workers: int,
+              on_item: Callable[[int, int], None] | None = None) -> list[R]:
+    """``work(share, on_done)`` for each share of ``items``, the results in share order (see the module
+    docstring). ``workers`` 1, or fewer than two items, works everything here in one share."""
+    listed = list(items)
+    workers = max(1, min(int(workers), len(listed)))
+    shares = [listed[i::workers] for i in range(workers)]
+    done = [0]
+
+    def report() -> None:
+        if on_item is not None:
+            on_item(done[0], len(listed))
+
+    children = [_Child.start(share, work) for share in shares[1:]]
+    try:
+        def on_done() -> None:  # one item of share 0 done: count it and whatever the children finished
+            done[0] += 1 + sum(child.poll_progress() for child in children)
+            report()
+
+        results = [work(shares[0], on_done)]
+        pending = list(children)
+        while pending:
+            ready = select.select([fd for child in pending for fd in child.open_fds()], [], [])[0]
+            for child in list(pending):
+                progress = child.read_ready(ready)
+                if progress:
+                    done[0] += progress
+                    report()
+                if child.finished():
+                    pending.remove(child)
+        for child, share in zip(children, shares[1:]):
+            result = child.result()
+            if result is None:  # the child failed: work its share here
+                before = done[0]
+                done[0] -= child.progress
+                results.append(work(share, on_done))
+                done[0] = max(done[0], before)
+            else:
+                results.append(result[0])
+        return results
+    finally:
+        for child in children:
+            child.stop()
+
+
+class _Child:
+    """One forked worker: its pid, the read ends of its result and progress pipes, what it sent."""
+
+    def __init__(self, pid: int, result_fd: int, progress_fd: int):
+        self.pid, self.result_fd, self.progress_fd = pid, result_fd, progress_fd
+        self.data = bytearray()
+        self.progress = 0
+        self.unread_progress = 0
+        self.result_open = self.progress_open = True
+        self.status: int | None = None
+
+    @classmethod
+    def start(cls, share: list[Any], work: Callable[[list[Any], Callable[[], None]], Any]) -> "_Child":
+        result_r, result_w = os.pipe()
+        progress_r, progress_w = os.pipe()
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        pid = os.fork()
+        if pid == 0:  # the child: work the share, send it, and leave without running the parent's exit code
+            code = 1
+            try:
+                os.close(result_r)
+                os.close(progress_r)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a child at once, as it ends us
+                result = work(share, lambda: _write_all(progress_w, b"."))
+                _write_all(result_w, pickle.dumps((result,), protocol=pickle.HIGHEST_PROTOCOL))
+                code = 0
+            except BaseException:  # noqa: B902  # a failed share is worked again by the parent, which reports it
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(result_w)
+        os.close(progress_w)
+        os.set_blocking(progress_r, False)
+        return cls(pid, result_r, progress_r)
+
+    def open_fds(self) -> list[int]:
+        return [fd for fd, is_open in ((self.result_fd, self.result_open), (self.progress_fd, self.progress_open))
+                if is_open]
+
+    def poll_progress(self) -> int:
+        """Items the child finished since the last call (read without waiting)."""
+        if self.progress_open:
+            self._read_progress()
+        count, self.unread_progress = self.unread_progress, 0
+        return count
+
+    def read_ready(self, ready: list[int]) -> int:
+        """Read what ``select`` found ready; the items finished since the last report."""
+        if self.result_open and self.result_fd in ready:
+            chunk = os.read(self.result_fd, _READ)
+            if chunk:
+                self.data += chunk
+            else:
+                self.result_open = False
+                os.close(self.result_fd)
+        if self.progress_open and self.progress_fd in ready:
+            self._read_progress()
+        return self.poll_progress()
+
+    def _read_progress(self) -> None:
+        try:
+            chunk = os.read(self.progress_fd, _READ)
+        except BlockingIOError:
+            return
+        if chunk:
+            self.progress += len(chunk)
+            self.unread_progress += len(chunk)
+        else:
+            self.progress_open = False
+            os.close(self.progress_fd)
+
+    def finished(self) -> bool:
+        return not self.result_open and not self.progress_open
+
+    def result(self) -> tuple[Any] | None:
+        """(the child's result,), or None when it failed (exit status not 0, or a result that does not load)."""
+        self.stop()
+        if self.status != 0:
+            return None
+        try:
+            loaded = pickle.loads(bytes(self.data))
+        except Exception:  # noqa: BLE001  # anything a truncated or foreign pickle raises: the share is redone
+            return None
+        return loaded if isinstance(loaded, tuple) and len(loaded) == 1 else None
+
+    def stop(self) -> None:
+        """The child ended (killed if it still runs) and reaped; its pipes closed."""
+        if self.status is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == 0:
+                    os.kill(self.pid, signal.SIGKILL)
+                    pid, status = os.waitpid(self.pid, 0)
+                self.status = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                self.status = -1
+        for fd, is_open in ((self.result_fd, self.result_open), (self.progress_fd, self.progress_open)):
+            if is_open:
+                os.close(fd)
+        self.result_open = self.progress_open = False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
