@@ -119,7 +119,8 @@ class _Child:
             try:
                 os.close(result_r)
                 os.close(progress_r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a child at once, as it ends us
+                if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a child at once, no traceback
                 result = work(share, lambda: _write_all(progress_w, b"."))
                 _write_all(result_w, pickle.dumps((result,), protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0
