@@ -12,9 +12,9 @@ its result, or its error, is the one a single process gives. The children inheri
 has computed (a registry, its caches); they read and write no file.
 
 ``workers_here()`` is how many to use: 1 (no fork) unless ``os.fork`` is there on Linux, this process
-runs a single thread (a fork copies no other thread, and their locks could stay held in the child), jax
-is not imported (its runtime keeps threads of its own), and the process may run on two CPUs or more;
-at most ``MAX_WORKERS``.
+runs a single thread, native threads included (a fork copies no other thread, and their locks could
+stay held in the child), jax is not imported (its runtime keeps threads of its own), and the process
+may run on two CPUs or more; at most ``MAX_WORKERS``.
 """
 
 from __future__ import annotations
@@ -39,13 +39,22 @@ def workers_here() -> int:
     """How many shares to work at once in this process (see the module docstring)."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return 1
-    if threading.active_count() != 1 or "jax" in sys.modules:
+    if threading.active_count() != 1 or _os_threads() != 1 or "jax" in sys.modules:
         return 1
     try:
         cpus = len(os.sched_getaffinity(0))
     except OSError:
         return 1
     return max(1, min(MAX_WORKERS, cpus))
+
+
+def _os_threads() -> int:
+    """The threads this process runs, as Linux counts them (``/proc/self/task``): a library's native
+    threads too (a BLAS pool), which ``threading`` does not see and Python 3.12 warns about at a fork."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0  # unknown: not 1, so no fork
 
 
 def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], R], workers: int,

@@ -127,6 +127,7 @@ def test_no_fork_where_it_is_not_safe(monkeypatch):
     helper.start()
     try:
         assert shares.workers_here() == 1
+        assert shares._os_threads() >= 2  # as the OS counts them, which also sees a library's native threads
     finally:
         stop.set()
         helper.join()
