@@ -70,9 +70,16 @@ def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], 
         if on_item is not None:
             on_item(done[0], len(listed))
 
-    children = [_Child.start(share, work) for share in shares[1:]]
+    started: list[tuple[list[T], _Child | None]] = []
     try:
-        def on_done() -> None:  # one item of share 0 done: count it and whatever the children finished
+        for share in shares[1:]:
+            try:
+                started.append((share, _Child.start(share, work)))
+            except OSError:  # no fork here (out of processes or memory): the share is worked here
+                started.append((share, None))
+        children = [child for _, child in started if child is not None]
+
+        def on_done() -> None:  # one item worked here: count it and whatever the children finished
             done[0] += 1 + sum(child.poll_progress() for child in children)
             report()
 
@@ -87,19 +94,20 @@ def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], 
                     report()
                 if child.finished():
                     pending.remove(child)
-        for child, share in zip(children, shares[1:]):
-            result = child.result()
-            if result is None:  # the child failed: work its share here
+        for share, maybe in started:
+            result = maybe.result() if maybe is not None else None
+            if result is None:  # the child failed, or none was made: work the share here
                 before = done[0]
-                done[0] -= child.progress
+                done[0] -= maybe.progress if maybe is not None else 0
                 results.append(work(share, on_done))
                 done[0] = max(done[0], before)
             else:
                 results.append(result[0])
         return results
     finally:
-        for child in children:
-            child.stop()
+        for _, maybe in started:
+            if maybe is not None:
+                maybe.stop()
 
 
 class _Child:
@@ -182,8 +190,9 @@ class _Child:
         return not self.result_open and not self.progress_open
 
     def result(self) -> tuple[Any] | None:
-        """(the child's result,), or None when it failed (exit status not 0, or a result that does not load)."""
-        self.stop()
+        """(the child's result,), or None when it failed (exit status not 0, or a result that does not load).
+        Called once both pipes are closed: the child is exiting, so waiting for it ends at once."""
+        self.stop(kill=False)
         if self.status != 0:
             return None
         try:
@@ -192,11 +201,11 @@ class _Child:
             return None
         return loaded if isinstance(loaded, tuple) and len(loaded) == 1 else None
 
-    def stop(self) -> None:
-        """The child ended (killed if it still runs) and reaped; its pipes closed."""
+    def stop(self, kill: bool = True) -> None:
+        """The child reaped (with ``kill``, killed first if it still runs: a share given up); its pipes closed."""
         if self.status is None:
             try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                pid, status = os.waitpid(self.pid, os.WNOHANG if kill else 0)
                 if pid == 0:
                     os.kill(self.pid, signal.SIGKILL)
                     pid, status = os.waitpid(self.pid, 0)

@@ -58,6 +58,17 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
             seen = []
             parts = shares.in_shares(list(range(20)), work, 3, lambda done, total: seen.append((done, total)))
             report[name] = {"parts": parts, "last": seen[-1], "monotone": seen == sorted(seen)}
+        real_fork = os.fork
+        forks = []
+        def no_fork():
+            forks.append(1)
+            if len(forks) == 2:
+                raise OSError(11, "Resource temporarily unavailable")
+            return real_fork()
+        os.fork = no_fork  # the second fork fails: its share is worked here
+        parts = shares.in_shares(list(range(20)), square, 3)
+        os.fork = real_fork
+        report["no_fork"] = {"parts": parts, "forks": len(forks)}
         try:
             shares.in_shares(list(range(6)), lambda items, on_done: 1 / 0, 2)
         except ZeroDivisionError:
@@ -78,6 +89,9 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
     assert all(here for _, _, here in out["dies"]["parts"][1])  # 4 is in share 1
     assert not any(here for _, _, here in out["dies"]["parts"][2])
     assert all(here for _, _, here in out["garbage"]["parts"][2])  # 8 is in share 2
+    assert [[row[:2] for row in part] for part in out["no_fork"]["parts"]] == want and out["no_fork"]["forks"] == 2
+    no_fork = out["no_fork"]["parts"]
+    assert all(here for _, _, here in no_fork[2]) and not any(here for _, _, here in no_fork[1])
     assert out["everywhere"] == "ZeroDivisionError"  # a share that fails everywhere fails as in one process
 
 
