@@ -103,15 +103,18 @@ def test_the_deck_is_the_same_file_content_whatever_the_workers(tmp_path):
         from generator.export import anki, course_deck
         from generator.export.variants import course_notes
 
-        FAMILIES, CHIPS, K = ["floor", "intensity", "transformer_step", "collective", "miss_reason", "ridge"], ["v5e", "h100"], 3
+        FAMILIES = ["floor", "intensity", "transformer_step", "collective", "miss_reason", "ridge"]
+        CHIPS, K = ["v5e", "h100"], 3
 
         def digest(path):
             with zipfile.ZipFile(path) as z:
                 files = {n: z.read(n) for n in z.namelist()}
             with tempfile.NamedTemporaryFile(suffix=".anki2") as db:
                 db.write(files.pop("collection.anki2")); db.flush()
-                rows = sqlite3.connect(db.name).execute("select guid, flds, tags, mid from notes order by id").fetchall()
-                decks = sqlite3.connect(db.name).execute("select decks from col").fetchall()
+                conn = sqlite3.connect(db.name)
+                rows = conn.execute("select guid, flds, tags, mid from notes order by id").fetchall()
+                decks = conn.execute("select decks from col").fetchall()
+                conn.close()
             names = json.loads(files.pop("media"))
             media = sorted((names[k], v) for k, v in files.items())
             return hashlib.sha256(repr((rows, media, json.loads(decks[0][0]).keys() and sorted(
