@@ -115,10 +115,10 @@ def test_the_deck_is_the_same_file_content_whatever_the_workers(tmp_path):
                 rows = conn.execute("select guid, flds, tags, mid from notes order by id").fetchall()
                 decks = conn.execute("select decks from col").fetchall()
                 conn.close()
-            names = json.loads(files.pop("media"))
-            media = sorted((names[k], v) for k, v in files.items())
-            return hashlib.sha256(repr((rows, media, json.loads(decks[0][0]).keys() and sorted(
-                d["name"] for d in json.loads(decks[0][0]).values()))).encode()).hexdigest()
+            media_names = json.loads(files.pop("media"))
+            media = sorted((media_names[k], v) for k, v in files.items())
+            names = sorted(d["name"] for d in json.loads(decks[0][0]).values())
+            return hashlib.sha256(repr((rows, media, names)).encode()).hexdigest()
 
         reg = generate.Registry()
         anki.write_variant_deck(course_notes(reg, card_rules(), FAMILIES, CHIPS, K, 4), "serial.apkg")
