@@ -24,7 +24,7 @@ def _python(code: str, tmp_path: Path) -> dict:
     """Run ``code`` in a fresh interpreter (the start-up cache in ``tmp_path``); what it printed, as JSON."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "DRILL_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=bound(300), env=env, cwd=REPO)
+                          timeout=bound(300), env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
