@@ -1,9 +1,11 @@
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,23 @@ def pytest_configure(config):
     KeyboardInterrupt handler) gives each child the default disposition, whichever test starts it."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The start-up cache in a folder of this run's own, unless one is named: the suite neither reads a
+    # developer's cache (whatever state it is in) nor fills it. xdist's workers, and every `drill` a
+    # test starts, inherit the variable; the run that made the folder removes it.
+    if not os.environ.get(CACHE_ENV):
+        os.environ[CACHE_ENV] = config.stash[_OWN_CACHE] = tempfile.mkdtemp(prefix="drill-test-cache-")
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_OWN_CACHE, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get(CACHE_ENV) == folder:
+            del os.environ[CACHE_ENV]
+
+
+CACHE_ENV = "DRILL_CACHE_DIR"  # generator.startcache's folder override
+_OWN_CACHE = pytest.StashKey[str]()
 
 
 def invoke_drill(*args: str, input: str | None = None, env: dict | None = None,

@@ -268,3 +268,10 @@ def test_the_cached_explained_cases_are_the_ones_the_model_explains(cache):
     explained = [c["id"] for c in cases
                  if miss_reason.key_reasons(c) and not miss_reason._wrong_lands_on_key(c, float(spec.tolerance))]
     assert cached_ids == explained
+
+
+def test_the_suite_never_uses_the_users_own_cache_folder():
+    """tests/conftest.py points the start-up cache at a folder of the run's own (unless one is named)."""
+    import platformdirs
+
+    assert startcache.cache_dir() != Path(platformdirs.user_cache_dir(startcache.APP, appauthor=False))
