@@ -79,7 +79,12 @@ def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], 
                 started.append((share, None))
         children = [child for _, child in started if child is not None]
 
+        counted = [0]  # items of a share being redone here that its child had already reported
+
         def on_done() -> None:  # one item worked here: count it and whatever the children finished
+            if counted[0]:
+                counted[0] -= 1  # counted once already: the count never goes back
+                return
             done[0] += 1 + sum(child.poll_progress() for child in children)
             report()
 
@@ -97,10 +102,9 @@ def in_shares(items: Sequence[T], work: Callable[[list[T], Callable[[], None]], 
         for share, maybe in started:
             result = maybe.result() if maybe is not None else None
             if result is None:  # the child failed, or none was made: work the share here
-                before = done[0]
-                done[0] -= maybe.progress if maybe is not None else 0
+                counted[0] = maybe.progress if maybe is not None else 0
                 results.append(work(share, on_done))
-                done[0] = max(done[0], before)
+                counted[0] = 0
             else:
                 results.append(result[0])
         return results

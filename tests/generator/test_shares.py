@@ -48,13 +48,21 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
             if os.getpid() != parent and 4 in items:
                 os._exit(3)
             return square(items, on_done)
+        def dies_midway(items, on_done):  # reports some items done, then dies: the count must not go back
+            out = []
+            for x in items:
+                if os.getpid() != parent and x == 10:
+                    os._exit(3)
+                out.append((x, x * x, os.getpid() == parent))
+                on_done()
+            return out
         def sends_garbage(items, on_done):
             if os.getpid() != parent and 8 in items:
                 return lambda: None  # does not pickle
             return square(items, on_done)
         report = {"workers_here": shares.workers_here()}
         for name, work in [("ok", square), ("raises", fails_in_a_child), ("dies", dies_in_a_child),
-                           ("garbage", sends_garbage)]:
+                           ("midway", dies_midway), ("garbage", sends_garbage)]:
             seen = []
             parts = shares.in_shares(list(range(20)), work, 3, lambda done, total: seen.append((done, total)))
             report[name] = {"parts": parts, "last": seen[-1], "monotone": seen == sorted(seen)}
@@ -77,7 +85,7 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
     ''', tmp_path)
     assert out["workers_here"] >= 1
     want = [[[x, x * x] for x in range(20)[i::3]] for i in range(3)]
-    for name in ("ok", "raises", "dies", "garbage"):
+    for name in ("ok", "raises", "dies", "midway", "garbage"):
         parts = out[name]["parts"]
         assert [[row[:2] for row in part] for part in parts] == want, name
         assert out[name]["last"] == [20, 20] and out[name]["monotone"], name
@@ -89,6 +97,7 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
     assert all(here for _, _, here in out["dies"]["parts"][1])  # 4 is in share 1
     assert not any(here for _, _, here in out["dies"]["parts"][2])
     assert all(here for _, _, here in out["garbage"]["parts"][2])  # 8 is in share 2
+    assert all(here for _, _, here in out["midway"]["parts"][1])  # 10 is in share 1, after 1, 4 and 7
     assert [[row[:2] for row in part] for part in out["no_fork"]["parts"]] == want and out["no_fork"]["forks"] == 2
     no_fork = out["no_fork"]["parts"]
     assert all(here for _, _, here in no_fork[2]) and not any(here for _, _, here in no_fork[1])
