@@ -5,7 +5,8 @@
 ``work(share, on_done)`` on share 0 here and on each other share in a child made by ``os.fork``, and
 returns the results in share order. A child sends its result back pickled through a pipe, and one byte
 on a second pipe for each item done (``on_done()``), so ``on_item(done, total)`` counts every share's
-items as they finish.
+items as they finish. The pipes are made before the fork and shared by the two processes alone: only
+what this program's own child wrote is unpickled, never a file or another process's bytes.
 
 A share whose child fails (it raises, dies, or sends what does not unpickle) is worked here instead, so
 its result, or its error, is the one a single process gives. The children inherit what this process
