@@ -10,8 +10,9 @@ written once after they end, with the plans every share searched.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from generator import bulk, misconceptions
 from generator.export import anki, shares
@@ -27,11 +28,23 @@ OnItem = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Share:
-    """What one share of skills gives back: its rows, the media they reference, the plans it searched."""
+    """What one share of skills gives back: its rows, the media they reference, the plans it searched.
+    ``to_dict``/``from_dict``: the JSON a worker process sends it as (media in base64)."""
 
     rows: list[anki.NoteRow]
     media: dict[str, bytes]
     searched: dict[str, drawplans.Plan]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": [[r.skill, r.family, list(r.fields), r.guid, list(r.tags)] for r in self.rows],
+                "media": {name: base64.b64encode(data).decode("ascii") for name, data in self.media.items()},
+                "searched": self.searched}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Share":
+        rows = [anki.NoteRow(skill, family, tuple(fields), guid, tuple(tags))
+                for skill, family, fields, guid, tags in data["rows"]]
+        return cls(rows, {name: base64.b64decode(text) for name, text in data["media"].items()}, data["searched"])
 
 
 def write_course_deck(registry: Registry, rules: CardRules, path: str, families: list[str] | None = None,
@@ -45,9 +58,9 @@ def write_course_deck(registry: Registry, rules: CardRules, path: str, families:
     with bulk.collector_paused():
         draws = registry.start_draws(chosen, max_variants, seed)
 
-        def work(skills: list[Skill], on_done: Callable[[], None]) -> Share:
-            return _share(registry, rules, draws, skills, on_done)
-        parts = shares.in_shares(chosen, work, workers, on_built)
+        def work(skills: list[Skill], on_done: Callable[[], None]) -> dict[str, Any]:
+            return _share(registry, rules, draws, skills, on_done).to_dict()
+        parts = [Share.from_dict(data) for data in shares.in_shares(chosen, work, workers, on_built)]
         place = {skill.id: i for i, skill in enumerate(chosen)}
         rows = sorted((row for part in parts for row in part.rows), key=lambda row: place[row.skill])
         media: dict[str, bytes] = {}

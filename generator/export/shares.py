@@ -3,12 +3,12 @@
 ``in_shares(items, work, workers, on_item)`` splits ``items`` into ``workers`` shares (share ``i`` is
 ``items[i::workers]``: neighbours in course order, which cost alike, go to different shares), runs
 ``work(share, on_done)`` on share 0 here and on each other share in a child made by ``os.fork``, and
-returns the results in share order. A child sends its result back pickled through a pipe, and one byte
+returns the results in share order. ``work`` returns JSON data (dicts, lists, text, numbers): a child
+sends its result back as JSON through a pipe, parsed here, never evaluated or unpickled; and one byte
 on a second pipe for each item done (``on_done()``), so ``on_item(done, total)`` counts every share's
-items as they finish. The pipes are made before the fork and shared by the two processes alone: only
-what this program's own child wrote is unpickled, never a file or another process's bytes.
+items as they finish.
 
-A share whose child fails (it raises, dies, or sends what does not unpickle) is worked here instead, so
+A share whose child fails (it raises, dies, or sends what does not parse) is worked here instead, so
 its result, or its error, is the one a single process gives. The children inherit what this process
 has computed (a registry, its caches); they read and write no file.
 
@@ -20,8 +20,8 @@ may run on two CPUs or more; at most ``MAX_WORKERS``.
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import select
 import signal
 import sys
@@ -144,7 +144,7 @@ class _Child:
                 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a child at once, no traceback
                 result = work(share, lambda: _write_all(progress_w, b"."))
-                _write_all(result_w, pickle.dumps((result,), protocol=pickle.HIGHEST_PROTOCOL))
+                _write_all(result_w, json.dumps({"result": result}, ensure_ascii=False, allow_nan=False).encode())
                 code = 0
             except BaseException:  # noqa: B902  # a failed share is worked again by the parent, which reports it
                 code = 1
@@ -195,16 +195,16 @@ class _Child:
         return not self.result_open and not self.progress_open
 
     def result(self) -> tuple[Any] | None:
-        """(the child's result,), or None when it failed (exit status not 0, or a result that does not load).
+        """(the child's result,), or None when it failed (exit status not 0, or a result that does not parse).
         Called once both pipes are closed: the child is exiting, so waiting for it ends at once."""
         self.stop(kill=False)
         if self.status != 0:
             return None
         try:
-            loaded = pickle.loads(bytes(self.data))
-        except Exception:  # noqa: BLE001  # anything a truncated or foreign pickle raises: the share is redone
+            loaded = json.loads(self.data.decode())
+        except ValueError:  # truncated, or not UTF-8: the share is redone
             return None
-        return loaded if isinstance(loaded, tuple) and len(loaded) == 1 else None
+        return (loaded["result"],) if isinstance(loaded, dict) and set(loaded) == {"result"} else None
 
     def stop(self, kill: bool = True) -> None:
         """The child reaped (with ``kill``, killed first if it still runs: a share given up); its pipes closed."""

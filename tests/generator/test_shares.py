@@ -58,7 +58,7 @@ def test_shares_give_one_process_results_and_redo_a_failed_share(tmp_path):
             return out
         def sends_garbage(items, on_done):
             if os.getpid() != parent and 8 in items:
-                return lambda: None  # does not pickle
+                return lambda: None  # not JSON data
             return square(items, on_done)
         report = {"workers_here": shares.workers_here()}
         for name, work in [("ok", square), ("raises", fails_in_a_child), ("dies", dies_in_a_child),
