@@ -20,7 +20,10 @@ and where it has them:
 - its wrong answers hook, read by ``generator.families.mistakes``: ``wrong_answers(problem, cat)``
   (yields ``WrongAnswer``), or ``misconceptions(spec, cat, params) -> {id: value}``, or for a
   choice family ``wrong_choices(spec, cat, params) -> [(id, choice, step)]``; and
-  ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer;
+  ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer; and
+  ``DROPS_ONLY_WITHIN_TOLERANCE = True`` when ``misconceptions`` leaves out only the answers within the
+  tolerance of the key (``every`` keeps them), so a card reads its wrong answers from the fair draw's
+  distances (``mistakes.wrong_answers``; a test holds each such family to it);
 - ``MASTERY``: "Can you" item number -> ``Mastery``, what shows that item (``drill progress``).
 """
 

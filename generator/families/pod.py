@@ -157,10 +157,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: PodParams) -> 
 
 # --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
 
+DROPS_ONLY_WITHIN_TOLERANCE = True  # ``misconceptions`` drops only answers within the tolerance
 
-# The ``misconceptions`` hook drops only answers within the tolerance of the key (``every`` keeps them), so
-# a card's wrong answers are read from the fair draw's distances (``mistakes.wrong_answers``).
-DROPS_ONLY_WITHIN_TOLERANCE = True
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: PodParams) -> dict[str, float]:
     """Misconception id -> the number that mistake gives (only those outside the tolerance)."""

@@ -169,9 +169,8 @@ def gb_gib_moves(cat: Catalogue, params: TransferParams) -> bool:
     return params.get("variant") == "time"
 
 
-# The ``misconceptions`` hook drops only answers within the tolerance of the key (``every`` keeps them), so
-# a card's wrong answers are read from the fair draw's distances (``mistakes.wrong_answers``).
-DROPS_ONLY_WITHIN_TOLERANCE = True
+DROPS_ONLY_WITHIN_TOLERANCE = True  # ``misconceptions`` drops only answers within the tolerance
+
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: TransferParams) -> dict[str, float]:
     """Misconception id -> the answer that mistake gives (only those outside the tolerance)."""

@@ -148,3 +148,26 @@ def test_the_measured_distances_give_every_familys_wrong_answers():
         assert [(w.misconception.id, w.value, w.step) for w in given] == \
             [(w.misconception.id, w.value, w.step) for w in asked], p.id
     assert {"floor", "intensity", "critical_batch", "transformer_step", "host_link", "interconnect"} <= read
+
+
+def test_each_family_that_says_its_hook_drops_only_near_answers_does():
+    """``DROPS_ONLY_WITHIN_TOLERANCE``: for every drawn numeric problem of each family that sets it, the
+    wrong answers read from the fair draw's distances are the ones its hook names, value and step."""
+    from generator import families
+
+    flagged = [name for name in gen.FAMILY_NAMES
+               if getattr(families.FAMILIES[name], "DROPS_ONLY_WITHIN_TOLERANCE", False)]
+    assert len(flagged) >= 4
+    registry = gen.Registry()
+    checked = 0
+    for seed in (0, 1):
+        measured = {}
+        for p in registry.generate(flagged, None, 4, seed, measured=measured):
+            if p.answer.is_choice:
+                continue
+            read = mistakes.misconceptions.outside_key_measured(p, measured[p.id])
+            asked = mistakes.misconceptions.outside_key(p, mistakes.found(p, registry.catalogue))
+            assert [(w.misconception.id, w.value, w.step) for w in read] == \
+                [(w.misconception.id, w.value, w.step) for w in asked], p.id
+            checked += 1
+    assert checked > 300
