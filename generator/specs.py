@@ -13,6 +13,7 @@ parsing (a family checking its own parameters) still point at the right line.
 from __future__ import annotations
 
 import dataclasses
+import math
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,8 @@ class Checker:
                low_open: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(where, f"expected a number, got {_kind(value)}")
+        if not math.isfinite(value):
+            self.fail(where, f"expected a finite number, got {value}")
         if low is not None and (value < low or (low_open and value == low)):
             self.fail(where, f"must be {'>' if low_open else '>='} {low}, got {value}")
         if high is not None and value > high:

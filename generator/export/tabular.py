@@ -24,7 +24,7 @@ CSV_COLUMNS = ("family", "skill", "id", "prompt", "answer_value", "answer_unit",
 def to_json(problems: Iterable[Problem]) -> str:
     """A JSON list, one object per problem: family, skill, id, params, prompt, answer, tolerance, solution ..."""
     return json.dumps([{**p.to_dict(), "answer_value": _value(p), "answer_display": display(p)} for p in problems],
-                      indent=1, ensure_ascii=False) + "\n"
+                      indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _value(p: Problem) -> float | None:

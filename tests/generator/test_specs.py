@@ -150,3 +150,24 @@ def test_aliases_can_not_blow_up_the_walk(specs):
         for i in range(9))
     (specs / "lattice.yaml").write_text(laughs)
     fails(specs, "lattice.yaml:1: (top level): missing key(s)")
+
+
+@pytest.mark.parametrize("bad", [".nan", ".NaN", ".inf", "-.inf"])
+def test_a_tolerance_that_is_not_finite_is_refused(specs, bad):
+    """NaN compares false with every bound, so only a finiteness check stops it (and it is not JSON)."""
+    path = specs / "floor.yaml"
+    line = edit(path, "tolerance: 0.05", f"tolerance: {bad}")
+    assert fails(specs, "expected a finite number").startswith(f"{path}:{line}: tolerance:")
+
+
+def test_the_exported_json_never_holds_nan():
+    import json
+    from dataclasses import replace
+
+    from generator.export import tabular
+
+    problem = Registry().generate(["floor"], count=1, seed=3)[0]
+    text = tabular.to_json([problem])
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the exported JSON"))
+    with pytest.raises(ValueError):
+        tabular.to_json([replace(problem, tolerance=float("nan"))])
