@@ -7,7 +7,8 @@ socket or a directory is refused before it is opened), then opened with
 can not block us), and at most ``max_bytes`` are read. JSON is also bounded in
 nesting depth (checked by counting brackets before ``json.loads`` can recurse)
 and in integer length (a 5000-digit integer is refused, not handed to Python's
-int parser, which raises ``ValueError`` past 4300 digits).
+int parser, which raises ``ValueError`` past 4300 digits). An object with a key
+given twice is refused (``json`` would keep the last one silently).
 
 Writing (``atomic_write``): the content goes to a temporary file beside the
 target and is renamed over it only when complete, so a failure never leaves a
@@ -262,14 +263,31 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, refusing a key given twice (``json`` keeps the last one silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"the key {json.dumps(key[:40])} is given twice in one object")
+        out[key] = value
+    return out
+
+
 def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH, where: str = "the input") -> Any:
-    """``json.loads`` that refuses nesting deeper than ``max_depth`` and huge integers (SafeIOError)."""
+    """``json.loads`` that refuses nesting deeper than ``max_depth``, huge integers and an object with a
+    key given twice (SafeIOError)."""
     if deeper_than(text, max_depth):
         raise SafeIOError(f"{where} is nested more than {max_depth} levels deep (the limit)")
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        return json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise SafeIOError(f"{where} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except _DuplicateKey as exc:
+        raise SafeIOError(f"{where} is refused: {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise SafeIOError(f"{where} is not usable JSON: {exc}") from None
 

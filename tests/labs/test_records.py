@@ -252,3 +252,22 @@ def test_the_lab_refuses_a_linked_ledger_or_traces_folder_before_measuring(tmp_p
             check_targets(out, None, None)
         assert "\n" not in str(exc.value)
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == [records.LEDGER_NAME]
+
+
+def test_a_record_with_a_key_given_twice_is_refused(tmp_path, gpu_record):
+    """``json`` keeps the last of two ``"size"`` keys silently; a record is refused instead, as a
+    prediction file with a key given twice is."""
+    text = records.record_text(gpu_record)
+    good = tmp_path / "lab-good.json"
+    good.write_text(text, encoding="utf-8")
+    records.load_typed(good)
+    twice = tmp_path / "lab-twice.json"
+    twice.write_text(text.replace('"size": ', '"size": 1024,\n  "size": ', 1), encoding="utf-8")
+    assert twice.read_text(encoding="utf-8").count('"size": ') == text.count('"size": ') + 1
+    for reader in (records.load_typed, records.load_with_sha):
+        with pytest.raises(records.RecordError, match="the key \"size\" is given twice"):
+            reader(twice)
+    nested = tmp_path / "lab-nested.json"
+    nested.write_text(text.replace('"measured_s": ', '"measured_s": 1.0, "measured_s": ', 1), encoding="utf-8")
+    with pytest.raises(records.RecordError, match="the key \"measured_s\" is given twice"):
+        records.load_typed(nested)
