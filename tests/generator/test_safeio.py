@@ -299,3 +299,37 @@ def test_yaml_alias_bounds() -> None:
         safe_load("a: &x [1, *x]")
     assert safe_load("base: &b {peak: 1}\nv5e: *b\nv6e: *b\n") == {"base": {"peak": 1}, "v5e": {"peak": 1},
                                                                     "v6e": {"peak": 1}}
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_the_atomic_write_is_durable_in_order(tmp_path, monkeypatch, existing):
+    """The file's bytes are synced, then it is renamed over the target, then its folder is synced (the
+    rename itself is on disk): a crash leaves the old file or the whole new one, never an empty one."""
+    target = tmp_path / "ledger.jsonl"
+    if existing:
+        target.write_bytes(b"old\n")
+    events: list[tuple] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        st_ = os.fstat(fd)
+        kind = "folder" if stat.S_ISDIR(st_.st_mode) else "file"
+        size = st_.st_size if kind == "file" else None
+        events.append(("fsync", kind, (st_.st_dev, st_.st_ino), size))
+        return real_fsync(fd)
+
+    def replace(src, dst, **kwargs):
+        st_ = os.lstat(src)
+        events.append(("replace", Path(src).parent, Path(dst), (st_.st_dev, st_.st_ino)))
+        return real_replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    safeio.write_bytes(target, b"new content\n")
+    assert target.read_bytes() == b"new content\n"
+    assert [e[:2] for e in events] == [("fsync", "file"), ("replace", tmp_path), ("fsync", "folder")], events
+    synced_file, renamed, synced_folder = events
+    assert synced_file[3] == len(b"new content\n")  # the whole content, before the rename
+    assert synced_file[2] == renamed[3] == (target.stat().st_dev, target.stat().st_ino)  # the very file renamed
+    assert renamed[2] == target
+    assert synced_folder[2] == (tmp_path.stat().st_dev, tmp_path.stat().st_ino)  # the folder that holds it
