@@ -13,7 +13,13 @@ patched dtype size, or the key scaled the way the slip scales it), keeps those a
 A kind whose number several catalogue entries give (a doubled DCN answer: another chip's figure,
 another dtype's peak) lists them all; a wrong choice counts as named when the feedback names any.
 
-    .venv/bin/python bench/bench_wrong_answers.py [--samples 10000] [--seed 0]
+    .venv/bin/python bench/bench_wrong_answers.py [--samples 10000] [--seed 0] [--from-issue]
+
+``--from-issue`` samples instead the mistakes the answer-key issue lists (bits for bytes on an HBM floor
+and on a transfer, a unit slip on bytes, AllReduce or AllToAll timed as one AllGather, HBM read per core,
+store-and-forward ICI, ICI's rate for PCIe or DCN, the ridge given as an intensity, the K/V cache left
+out, one TensorCore per chip, T_comms alone for a compute-bound floor), each worked by hand in this file
+from the problem's params and the chip's figures (``issue_slips``), never through a family's hook.
 """
 
 from __future__ import annotations
@@ -191,9 +197,145 @@ def _slips(problem: Problem, cat: Catalogue, up8: Catalogue, down8: Catalogue) -
                 yield "DCN factor of 2", other.answer.number, frozenset({"not-the-stated-figure", "wrong-dtype-peak"})
 
 
-def samples(count: int, seed: int = 0) -> list[Sample]:
+# --- the issue's list of classic mistakes, worked by hand (``--from-issue``) ------------------------------
+#
+# Each kind below is a mistake a learner makes, written out here from the problem's params and the chip's
+# figures (peak, HBM, ICI, PCIe, DCN, cores, the wraparound rule) with formulas of this file's own: no
+# family hook and no misconception code is called, so the sample is not built from the catalogue. Op FLOPs
+# and bytes are the cost model's (``costs.cost``), which the keys agree with; the mistake is the step done here.
+
+TWO_CORE_CHIPS = ("v4p", "v5p")  # megacore: one chip's HBM figure is shared by two TensorCores
+
+
+def _fig(cat: Catalogue, chip: str, key: str) -> float:
+    return float(cat.get(chip).figures[key].value)
+
+
+def _wraps(cat: Catalogue, chip: str, n: int, shape: tuple[int, ...]) -> bool:
+    """The book's wraparound rule, read from the chip's figure: v5e/v6e an axis of 16, v4p/v5p whole cubes."""
+    rule = cat.get(chip).figures["ici_wraparound"].value
+    if "axis_equals" in rule:
+        return n == int(rule["axis_equals"])
+    return all(d % int(rule["whole_cubes_of"]) == 0 for d in shape)
+
+
+def _all_gather_s(cat: Catalogue, p: dict) -> float:
+    """One AllGather of the drawn array over the drawn axes, by the book's rule: a ring moves V at W_bidi, a
+    line (N-1)/N·V at W_one_way; the axes share the work; the latency ⌊N/2⌋ (ring) or N-1 (line) hops each."""
+    shape = tuple(int(d) for d in p["slice"].split("x"))
+    nbytes = p["shape"][0] * p["shape"][1] * units.DTYPE_BYTES[p["dtype"]]
+    one, bidi = _fig(cat, p["chip"], "ici_bytes_per_s_one_way"), _fig(cat, p["chip"], "ici_bytes_per_s_bidi")
+    lat = float(cat.fact("ici_hop_latency_s").value)
+    rate, hop_count = 0.0, 0
+    for i in p["over"]:
+        n = shape[i]
+        ring = _wraps(cat, p["chip"], n, shape)
+        rate += bidi if ring else one * n / (n - 1)
+        hop_count += n // 2 if ring else n - 1
+    return max(nbytes / rate, hop_count * lat)
+
+
+def _transfer_s(cat: Catalogue, p: dict, rate_factor: float = 1.0, store_and_forward: bool = False) -> float:
+    """A point-to-point ICI transfer on a 2-D slice: the shortest way per axis, the bytes split over the
+    outgoing links that start a shortest path, first byte after hops x the per-hop latency."""
+    shape = tuple(int(d) for d in p["slice"].split("x"))
+    nbytes = math.prod(p["shape"]) * units.DTYPE_BYTES[p["dtype"]]
+    hop_count, ports = 0, 0
+    for n, a, b in zip(shape, p["src"], p["dst"]):
+        d = abs(a - b)
+        ring = _wraps(cat, p["chip"], n, shape)
+        hop_count += min(d, n - d) if ring else d
+        ports += 0 if d == 0 else 2 if ring and n > 2 and 2 * d == n else 1
+    rate = ports * _fig(cat, p["chip"], "ici_bytes_per_s_one_way") * rate_factor
+    lat = float(cat.fact("ici_hop_latency_s").value)
+    carried = hop_count if store_and_forward else 1  # store-and-forward: each hop waits for the whole array
+    return carried * nbytes / rate + hop_count * lat
+
+
+def _op_terms(cat: Catalogue, p: dict) -> tuple[float, float, float, float]:
+    """(FLOPs, bytes, peak FLOP/s, HBM bytes/s) of a drawn op problem."""
+    cost = costs.cost(p["op"], tuple(p["shape"]), p["dtype"])
+    chip = cat.get(p["chip"])
+    return (cost.flops, cost.bytes, float(chip.peak_flops[cost.dtype].value),
+            float(chip.figures["hbm_bytes_per_s"].value))
+
+
+def issue_slips(problem: Problem, cat: Catalogue) -> Iterator[tuple[str, float | str, frozenset[str]]]:
+    """(kind, wrong answer, the catalogue ids it stands for) for each mistake of the issue's list that
+    applies to ``problem``, each worked here by hand."""
+    f, a, p = problem.family, problem.answer, problem.params
+    if a.is_choice:
+        return
+    key = a.number
+    if f == "floor":
+        flops, nbytes, peak, bw = _op_terms(cat, p)
+        t_math, quantity = flops / peak, p.get("quantity", "floor")
+
+        def floor_with(t_comms: float) -> float:
+            return t_comms if quantity == "t_comms" else max(t_math, t_comms)
+
+        if quantity in ("floor", "t_comms"):
+            for factor in (8, 1 / 8):  # the HBM rate read in bits (÷8), or a bit rate read as bytes (x8)
+                yield "HBM bits for bytes", floor_with(nbytes * factor / bw), frozenset({"bits-for-bytes"})
+            if p["chip"] in TWO_CORE_CHIPS:  # one core's half of the chip's HBM bandwidth
+                yield "HBM read per core", floor_with(nbytes / (bw / 2)), frozenset({"hbm-per-core"})
+        if quantity == "floor" and t_math > nbytes / bw:
+            yield "T_comms alone (compute-bound)", nbytes / bw, frozenset({"one-term-floor"})
+    if f == "ridge" and p["chip"] in TWO_CORE_CHIPS:
+        chip = cat.get(p["chip"])
+        peak, bw = float(chip.peak_flops[p["dtype"]].value), float(chip.figures["hbm_bytes_per_s"].value)
+        yield "HBM read per core", peak / (bw / 2), frozenset({"hbm-per-core"})
+    if f == "intensity":
+        _, _, peak, bw = _op_terms(cat, p)
+        yield "ridge given as intensity", peak / bw, frozenset({"ridge-as-intensity"})
+    if (f == "vmem_fit" and p["variant"] == "bytes") or (f == "pod" and p["variant"] == "hbm"):
+        for factor in (1e3, 1e-3):
+            yield "unit slip of 1000 (bytes)", key * factor, frozenset({"unit-slip-1000"})
+    if f == "pod" and p["variant"] == "tensorcores" and _fig(cat, p["chip"], "tensorcores_per_chip") == 2:
+        yield "one TensorCore per chip", float(math.prod(int(d) for d in p["slice"].split("x"))), \
+            frozenset({"one-core-per-chip"})
+    if f == "collective" and p["variant"] == "all_reduce":
+        yield "AllReduce as one AllGather", _all_gather_s(cat, p), frozenset({"allreduce-as-allgather"})
+    if f == "collective" and p["variant"] == "all_to_all":
+        yield "AllToAll as AllGather", _all_gather_s(cat, p), frozenset({"alltoall-as-allgather"})
+    if f == "transfer" and p["variant"] == "time":
+        for factor in (1 / 8, 8):
+            yield "transfer bits for bytes", _transfer_s(cat, p, rate_factor=factor), frozenset({"bits-for-bytes"})
+        yield "store-and-forward ICI", _transfer_s(cat, p, store_and_forward=True), frozenset({"store-and-forward"})
+    if f == "interconnect" and p["variant"] == "ici":
+        nbytes = math.prod(p["shape"]) * units.DTYPE_BYTES[p["dtype"]]
+        d = abs(p["src"] - p["dst"])
+        hop_count = min(d, p["axis"] - d) if p["wrap"] else d
+        lat = float(cat.fact("ici_hop_latency_s").value)
+        yield "store-and-forward ICI", hop_count * (nbytes / _fig(cat, p["chip"], "ici_bytes_per_s_one_way") + lat), \
+            frozenset({"store-and-forward"})
+    ici = {"ici-for-offchip"}
+    if f == "interconnect" and p["variant"] in ("pcie", "dcn"):
+        nbytes = math.prod(p["shape"]) * units.DTYPE_BYTES[p["dtype"]]
+        yield "ICI for PCIe/DCN", nbytes / _fig(cat, p["chip"], "ici_bytes_per_s_one_way"), frozenset(ici)
+    if f == "host_link" and not p["variant"].startswith("bound"):
+        chip = cat.get(p["chip"])
+        peak, w_ici = float(chip.peak_flops["bf16"].value), _fig(cat, p["chip"], "ici_bytes_per_s_one_way")
+        if p["variant"].startswith("floor"):
+            flops, nbytes, _, _ = _op_terms(cat, {"op": "matmul", "shape": p["shape"], "dtype": "bf16",
+                                                  "chip": p["chip"]})
+            yield "ICI for PCIe/DCN", max(flops / peak, nbytes / w_ici), frozenset(ici)
+        else:
+            yield "ICI for PCIe/DCN", peak / w_ici, frozenset(ici)
+    if f == "transformer_step":
+        b = units.DTYPE_BYTES[p["dtype"]]
+        model = transformer.Model(p["params"], p["layers"], p["d_model"], p.get("kv_d_model"))
+        step = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], p["dtype"])
+        chip = cat.get(p["chip"])
+        peak, bw = float(chip.peak_flops[step.dtype].value), float(chip.figures["hbm_bytes_per_s"].value)
+        kv = 2 * p["layers"] * p["batch"] * p["seq"] * (p.get("kv_d_model") or p["d_model"]) * b
+        yield "K/V cache left out", max(step.flops / peak, (step.bytes - kv) / bw), frozenset({"kv-cache-left-out"})
+
+
+def samples(count: int, seed: int = 0, from_issue: bool = False) -> list[Sample]:
     """``count`` classic wrong answers (fewer only if none are left to find): problems of every family in
-    turn, each a random skill of it drawn with ``random.Random(seed)``."""
+    turn, each a random skill of it drawn with ``random.Random(seed)``; ``from_issue``: the mistakes of
+    the issue's list (``issue_slips``) instead of the catalogue's kinds (``_slips``)."""
     cat = catalogue.load()
     up8, down8 = _scaled_catalogue(cat, 8.0), _scaled_catalogue(cat, 1 / 8)
     rng = random.Random(seed)
@@ -205,7 +347,8 @@ def samples(count: int, seed: int = 0) -> list[Sample]:
         found = 0
         for family in sorted(skills):
             problem = generate.draw(rng.choice(skills[family]), rng)
-            for kind, value, expected in _slips(problem, cat, up8, down8):
+            slips = issue_slips(problem, cat) if from_issue else _slips(problem, cat, up8, down8)
+            for kind, value, expected in slips:
                 if not isinstance(value, str):
                     key = problem.answer.number
                     if not (math.isfinite(value) and value > 0) or abs(value - key) < AWAY * problem.tolerance * abs(key):
@@ -252,14 +395,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--from-issue", action="store_true",
+                        help="the mistakes of the answer-key issue's list, worked by hand here, not the catalogue's kinds")
     args = parser.parse_args()
-    graded = [grade(s) for s in samples(args.samples, args.seed)]
+    graded = [grade(s) for s in samples(args.samples, args.seed, args.from_issue)]
     n = len(graded)
     right = sum(g.right for g in graded)
     first = sum(g.first for g in graded)
     anywhere = sum(g.anywhere for g in graded)
     print(f"{n} classic wrong answers ({len({g.sample.family for g in graded})} families), each >= {AWAY}x the "
-          f"tolerance from the key")
+          f"tolerance from the key; {'the issue list, worked by hand' if args.from_issue else 'the catalogue kinds'}")
     print(f"graded right:   {right} (target 0)")
     print(f"named first:    {first / n:.2%} (target >= 97%)")
     print(f"named anywhere: {anywhere / n:.2%} (target >= 99%)")
