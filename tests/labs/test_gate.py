@@ -615,3 +615,28 @@ def test_a_record_whose_own_trace_folder_is_outside_its_records_folder_never_cou
         r["trace_dir"] = str(tmp_path / "elsewhere")
     why = _why_of(tmp_path, synthetic.record(tmp_path), move)
     assert any(w.startswith("traces: the record's own trace folder") for w in why), why
+
+
+def test_a_first_gpu_run_at_the_counted_size_8192_counts_and_passes(tmp_path):
+    assert 8192 in records.COUNTED_SIZES
+    _save(synthetic.record(tmp_path, {"softmax": 1.9}, size=8192), tmp_path / "bench", "lab-0.1-gpu")
+    result, row = _only_row(tmp_path / "bench")
+    assert result.status == "pass" and row.counted and row.why_not == [] and row.status == "pass"
+    assert row.within_2x == 5 and row.takes_slot
+
+
+def test_a_gpu_run_at_n_1024_is_practice_and_takes_no_slot(tmp_path):
+    """N=1024 is no counted size (records.COUNTED_SIZES), so it is practice even on a GPU. A perfect first
+    run there is not counted and leaves the device's first-run slot to a counted size."""
+    bench = tmp_path / "bench"
+    small = synthetic.record(tmp_path, size=1024, started_at="2026-11-29T12:00:00+00:00")
+    assert small["summary"]["criterion_met"] and small["platform"] == "gpu"
+    _save(small, bench, "lab-0.1-gpu-a")
+    result, row = _only_row(bench)
+    assert result.status != "pass" and not row.counted and not row.takes_slot
+    assert any(w.startswith("size: N=1024 is practice") for w in row.why_not), row.why_not
+    _save(synthetic.record(tmp_path, started_at="2026-11-29T13:00:00+00:00"), bench, "lab-0.1-gpu-b")
+    result = gate.evaluate(bench)
+    rows = {r.path.rsplit("/", 1)[-1]: r for r in result.rows}
+    assert result.status == "pass" and rows["lab-0.1-gpu-b.json"].counted  # N=4096 after it is the first run
+    assert not rows["lab-0.1-gpu-a.json"].counted
