@@ -163,6 +163,9 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     what = "notes" if fixed else f"notes (one per skill, up to {k} variants each)"
     click.echo(f"wrote {report.notes} {what} in {len(report.decks)} decks ({report.bytes / 1024:.0f} KiB) "
                f"to {report.path}")
+    if not fixed:
+        click.echo(f"notes with fewer distinct answers than variants (3 significant figures): "
+                   f"{report.repeated_answers} of {report.numeric_notes} numeric notes")
     click.echo("import it in Anki (File > Import); re-importing a regenerated deck updates notes in place")
 
 

@@ -5,8 +5,9 @@ Public API (the quiz and the lab code against these names):
 - ``FAMILY_NAMES``: the families ``generator.families`` finds, in course order (each module's ``ORDER``).
 - ``skills(families, chips)``: what a learner is trained on (``Skill``).
 - ``draw(skill_id, rng)``: a fresh problem for one skill, its numbers drawn from ``rng``.
-- ``generate(families, chips, count, seed)``: ``count`` distinct problems *per skill*
-  (fewer where a skill has fewer distinct draws, e.g. a chip's ridge), deterministic
+- ``generate(families, chips, count, seed)``: ``count`` distinct problems *per skill*, no two of
+  them with the same numeric answer to 3 significant figures (``answer_key``; fewer where a skill
+  has fewer distinct draws or answers, e.g. a chip's ridge), deterministic
   for a seed; each skill draws from its own ``Random(f"{seed}:{skill.id}")`` so a
   skill's problems do not change when other families or chips are selected.
 - ``problem(problem_id)``: the problem with that id (as ``drill export`` prints it), rebuilt.
@@ -62,7 +63,9 @@ SEED_MARK = "@"
 _SEED = re.compile(r"^[0-9a-f]{8}$")
 # A caller's report of work done: (items done, items in all), e.g. a progress bar's.
 OnItem = Callable[[int, int], None]
-_PATIENCE = 8  # consecutive repeated draws after which a skill is taken to have no more distinct problems
+# Consecutive repeated draws (a problem or a numeric answer already kept) after which a skill is taken to
+# have no more distinct problems.
+_PATIENCE = 24
 
 
 class UnknownFamilyError(DrillError, ValueError):
@@ -357,7 +360,8 @@ class Registry:
     def generate(self, families: list[str] | None = None, chips: list[str] | None = None, count: int | None = None,
                  seed: int = 0, on_item: OnItem | None = None,
                  measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
-        """Up to ``count`` distinct problems per skill; ``on_item(done, total)`` after each skill, if given.
+        """Up to ``count`` distinct problems per skill (``_search``: distinct numeric answers too);
+        ``on_item(done, total)`` after each skill, if given.
         ``measured``, if given, is filled with each problem's named mistakes' distances (problem id ->
         ``_distances``), which the fair draws worked out (``mistakes.wrong_answers`` can read them)."""
         draws = self.start_draws(self.skills(families, chips), count, seed)
@@ -415,23 +419,27 @@ class Registry:
 
     def _search(self, skill: Skill, seed: int, count: int, memo: _Memo, plan: drawplans.Plan
                 ) -> Iterator[tuple[str, Problem, list[tuple[WrongAnswer, float]]]]:
-        """Up to ``count`` distinct fair draws of ``skill`` from ``Random(f"{seed}:{skill.id}")``:
-        (seed token, problem, its named mistakes' distances) each, until ``_PATIENCE`` draws in a row
-        repeat one already kept. Each kept draw's token and try are appended to ``plan``."""
+        """Up to ``count`` distinct fair draws of ``skill`` from ``Random(f"{seed}:{skill.id}")``, no two
+        with the same numeric answer (``answer_key``): (seed token, problem, its named mistakes'
+        distances) each, until ``_PATIENCE`` draws in a row repeat a problem or an answer already kept. Each kept draw's token and try are appended to ``plan``."""
         rng = random.Random(f"{seed}:{skill.id}")
         seen_params: set[str] = set()
         seen: set[str] = set()
+        answered: set[str] = set()
         repeats = 0
         while len(seen) < count and repeats < _PATIENCE:
             token = f"{rng.getrandbits(32):08x}"
             drawn_problem, drawn, found, tried = self._fair_draw(skill, token, memo)
             base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
-            if drawn in seen_params or base in seen:
+            answer = answer_key(drawn_problem)
+            if drawn in seen_params or base in seen or answer in answered:
                 repeats += 1
                 continue
             seen_params.add(drawn)
             repeats = 0
             seen.add(base)
+            if answer is not None:
+                answered.add(answer)
             plan.append([token, tried])
             yield token, drawn_problem, found
 
@@ -506,6 +514,17 @@ def _distances(p: Problem, teaches: dict[str, float] | None = None) -> list[tupl
             return None
         measured.append((w, d))
     return measured
+
+
+ANSWER_FIGURES = 3  # significant figures at which two numeric answers of one skill's problem set must differ
+
+
+def answer_key(p: Problem) -> str | None:
+    """A numeric answer as ``ANSWER_FIGURES`` significant figures and its unit ("1.25e+00 FLOP/byte"): two
+    problems of one skill's set never share it, so each asks for a different number. None for a choice
+    (a verdict has only its few choices to give)."""
+    a = p.answer
+    return None if a.is_choice else f"{a.number:.{ANSWER_FIGURES - 1}e} {a.unit}"
 
 
 def _fair(teaches: dict[str, float], found: list[tuple[WrongAnswer, float]] | None) -> bool:

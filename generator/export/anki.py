@@ -154,11 +154,17 @@ def note_fields(problem: Problem, figure: str = "") -> list[str]:
 
 @dataclass(frozen=True)
 class DeckReport:
+    """What a written package holds. ``numeric_notes``/``repeated_answers`` (the variant deck only): its
+    notes with a numeric answer, and how many of them give fewer distinct answers than they hold
+    variants (``variants.repeats_an_answer``)."""
+
     path: str
     notes: int
     decks: tuple[str, ...]
     media: tuple[str, ...]
     bytes: int
+    numeric_notes: int = 0
+    repeated_answers: int = 0
 
 
 class Figures:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from generator import bulk, misconceptions
 from generator.export import anki, shares
-from generator.export.variants import DEFAULT_VARIANTS, CardRules, skill_notes
+from generator.export.variants import DEFAULT_VARIANTS, CardRules, repeats_an_answer, skill_notes
 from generator.families.base import Skill
+from generator.records import evolve
 
 if TYPE_CHECKING:  # annotations only
     from generator import drawplans
@@ -28,23 +29,27 @@ OnItem = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Share:
-    """What one share of skills gives back: its rows, the media they reference, the plans it searched.
+    """What one share of skills gives back: its rows, the media they reference, the plans it searched, and
+    its numeric notes and how many of them repeat an answer.
     ``to_dict``/``from_dict``: the JSON a worker process sends it as (media in base64)."""
 
     rows: list[anki.NoteRow]
     media: dict[str, bytes]
     searched: dict[str, drawplans.Plan]
+    numeric: int = 0  # its notes with a numeric answer
+    repeated: int = 0  # of those, the notes whose variants repeat an answer (``variants.repeats_an_answer``)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": [[r.skill, r.family, list(r.fields), r.guid, list(r.tags)] for r in self.rows],
                 "media": {name: base64.b64encode(data).decode("ascii") for name, data in self.media.items()},
-                "searched": self.searched}
+                "searched": self.searched, "numeric": self.numeric, "repeated": self.repeated}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Share":
         rows = [anki.NoteRow(skill, family, tuple(fields), guid, tuple(tags))
                 for skill, family, fields, guid, tags in data["rows"]]
-        return cls(rows, {name: base64.b64decode(text) for name, text in data["media"].items()}, data["searched"])
+        return cls(rows, {name: base64.b64decode(text) for name, text in data["media"].items()}, data["searched"],
+                   int(data["numeric"]), int(data["repeated"]))
 
 
 def write_course_deck(registry: Registry, rules: CardRules, path: str, families: list[str] | None = None,
@@ -68,7 +73,9 @@ def write_course_deck(registry: Registry, rules: CardRules, path: str, families:
             media.update(part.media)
             draws.searched.update(part.searched)
         registry.save_draws(draws)
-        return anki.write_variant_rows(rows, media, path, descriptions)
+        report = anki.write_variant_rows(rows, media, path, descriptions)
+        return evolve(report, numeric_notes=sum(part.numeric for part in parts),
+                      repeated_answers=sum(part.repeated for part in parts))
 
 
 def _share(registry: Registry, rules: CardRules, draws: Draws, skills: list[Skill],
@@ -76,11 +83,14 @@ def _share(registry: Registry, rules: CardRules, draws: Draws, skills: list[Skil
     """One share's skills: drawn, made into notes and rendered into rows, one skill at a time."""
     figures = anki.Figures()
     rows = []
+    numeric = repeated = 0
     for skill in skills:
         measured: dict[str, list[tuple[misconceptions.WrongAnswer, float]]] = {}
         problems = registry.draw_skills(draws, [skill], measured=measured)
         for note in skill_notes(problems, rules, registry.by_id, draws.count, measured=measured):
             rows.append(anki.variant_row(note, figures))
+            numeric += not note.variants[0].problem.answer.is_choice
+            repeated += repeats_an_answer(note)
         on_done()
     return Share(rows, figures.files, {skill.id: draws.searched[skill.id] for skill in skills
-                                       if skill.id in draws.searched})
+                                       if skill.id in draws.searched}, numeric, repeated)

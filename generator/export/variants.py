@@ -112,6 +112,15 @@ class SkillNote:
                 "m": {mid: [m.name, m.explanation] for mid, m in sorted(used.items())}}
 
 
+def repeats_an_answer(note: SkillNote) -> bool:
+    """Whether two of a numeric note's variants give the same answer to 3 significant figures
+    (``generate.answer_key``): a review with new numbers would then ask for a number already seen."""
+    from generator.generate import answer_key  # the deck path has generated its problems already
+
+    keys = [answer_key(v.problem) for v in note.variants]
+    return keys[0] is not None and len(set(keys)) < len(keys)
+
+
 def card_unit(problem: Problem, stated: str | None) -> str:
     """The unit a typed plain number is read in: the prompt's stated unit, else the answer's own
     SI-prefixed unit as ``fmt`` prints it ("µs", "TFLOP/s"), else the base unit; "" for choices."""
