@@ -13,9 +13,7 @@ from tests.conftest import REPO, SLOW_MODULE
 
 # The slow extra's packages (distribution name) and the module a test imports for each (None: nothing to import).
 SLOW_TOOLS = {"anki": "anki", "pexpect": "pexpect", "nbclient": "nbclient", "nbformat": "nbformat",
-              "ipykernel": "ipykernel", "playwright": "playwright", "mypy": "mypy", "types-PyYAML": None,
-              "types-Pygments": None,
-              "xprof": "xprof"}
+              "ipykernel": "ipykernel", "playwright": "playwright", "xprof": "xprof"}
 SLOW_MODULES = {m for m in SLOW_TOOLS.values() if m}
 
 
@@ -36,6 +34,8 @@ def test_the_slow_tools_are_in_the_slow_extra_only():
     assert "rudrite-kernels[test]" in slow  # the slow set runs the fast set's tools too
     assert not names(test) & set(SLOW_TOOLS), names(test) & set(SLOW_TOOLS)
     assert {"pytest", "hypothesis", "pytest-xdist"} <= names(test)
+    # the fast set runs mypy strict (tests/test_typing.py), which needs these stubs
+    assert {"mypy", "types-PyYAML", "types-Pygments"} <= names(test)
 
 
 def _imported(node: ast.AST) -> set[str]:

@@ -1,4 +1,4 @@
-"""The type checker's settings (``[tool.mypy]``, run by ``.ci/run``): strict on ``generator/``, ``drills/`` and
+"""The type checker's settings (``[tool.mypy]``, run by the fast set here): strict on ``generator/``, ``drills/`` and
 ``labs/``, with the modules not yet strict in one ``ignore_errors`` override that names exactly ``NOT_YET_STRICT``
 below (a list that only shrinks), and every ``# type: ignore`` in any Python file of the repository naming its
 error code and saying why."""
@@ -12,8 +12,6 @@ import sys
 import tokenize
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
 
 if sys.version_info >= (3, 11):
@@ -24,8 +22,8 @@ else:  # Python 3.10: the test extra installs tomli there
 IGNORE = re.compile(r"#\s*type:\s*ignore(?P<codes>\[[a-z, -]+\])?(?P<rest>.*)$")
 PACKAGES = ("generator", "drills", "labs")
 # The modules an ``ignore_errors`` override would let off: none. Never add one (a new module is written strict).
-# Every module passes ``mypy`` with pyproject's settings (strict), as ``.ci/run`` checks and
-# ``test_the_type_checker_passes`` shows.
+# Every module passes ``mypy`` with pyproject's settings (strict), as ``test_the_type_checker_passes`` checks in
+# the fast set.
 NOT_YET_STRICT: frozenset[str] = frozenset()
 # The one override that is not a relaxation of our code: a third-party package without type hints.
 UNTYPED_THIRD_PARTY = {"module": ["genanki"], "ignore_missing_imports": True}
@@ -100,11 +98,11 @@ def test_the_not_yet_strict_list_names_real_modules_and_no_generator_one():
         assert not name.startswith("generator."), f"{name}: generator/ is strict throughout"
 
 
-@pytest.mark.slow
 def test_the_type_checker_passes():
-    """``mypy`` as ``.ci/run`` runs it (pyproject's settings): every module not in NOT_YET_STRICT is strict."""
-    # mypy is in the slow extra (pyproject), installed wherever the slow set runs. A child process in the
-    # repository root: pyproject's ``files`` are relative to it, and the cache stays out of the way.
+    """``mypy`` with pyproject's settings, in the fast set (so in CI's README command): every module not in
+    NOT_YET_STRICT is strict."""
+    # mypy and the stubs strict needs (types-PyYAML, types-Pygments) are in the test extra. A child process in
+    # the repository root: pyproject's ``files`` are relative to it, and the cache stays out of the way.
     import subprocess
 
     from tests.conftest import bound
