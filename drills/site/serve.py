@@ -10,7 +10,8 @@ else is 404: no directory listings, no dotfiles, no other files, no links out of
 the folder. A request whose path is not plain printable ASCII (a NUL byte, say,
 raw or %-encoded) is 400. A client gets ``CLIENT_TIMEOUT_S`` in all to send its
 request (silent or dripping a byte at a time, it is dropped then), so stalled
-connections do not hold threads. Errors are one line on stderr, never a traceback.
+connections do not hold threads. Errors are one line on stderr, never a traceback; each
+request's log line shows a client's control characters as escapes (``generator.termsafe``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from generator.safeio import SafeIOError, read_entry_bounded
+from generator.termsafe import visible
 
 SERVED = {"index.html": "text/html; charset=utf-8", "site.js": "text/javascript; charset=utf-8",
           "site.css": "text/css; charset=utf-8"}
@@ -108,8 +110,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._answer(False)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        line = (format % args).encode("ascii", "backslashreplace").decode("ascii")
-        sys.stderr.write(f"{self.address_string()} {line}\n")
+        """One line per request on stderr, the client's bytes made safe (``generator.termsafe``: every
+        control shown as its escape), and anything not ASCII as its escape too."""
+        line = visible(format % args).encode("ascii", "backslashreplace").decode("ascii")
+        sys.stderr.write(f"{visible(self.address_string())} {line}\n")
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -124,7 +128,7 @@ class Server(http.server.ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
-        sys.stderr.write(f"drill site --serve: request from {client_address[0]} failed: {exc!r}\n")
+        sys.stderr.write(visible(f"drill site --serve: request from {client_address[0]} failed: {exc!r}") + "\n")
 
 
 def make_server(out_dir: Path, port: int, timeout_s: float = CLIENT_TIMEOUT_S) -> Server:

@@ -188,3 +188,27 @@ def test_read_entry_refuses_links_hard_links_and_paths(tmp_path):
             safeio.read_entry_bounded(dir_fd, "own.txt", max_bytes=2)
     finally:
         os.close(dir_fd)
+
+
+def test_a_clients_escapes_are_logged_as_escapes_never_raw(tmp_path, capfd):
+    """The request line ``GET /\\x1b]0;PWN\\x07\\x1b[31mRED`` would set the terminal's title and colour if
+    the log printed it as sent: each control is shown as its escape (``generator.termsafe``)."""
+    out = tmp_path / "s"
+    out.mkdir()
+    server = serve.make_server(out, 0)
+    runner = threading.Thread(target=server.serve_forever, daemon=True)
+    runner.start()
+    try:
+        port = server.server_address[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=bound(60)) as sock:
+            sock.sendall(b"GET /\x1b]0;PWN\x07\x1b[31mRED\x9b2J\xe9 HTTP/1.1\r\n\r\n")
+            while sock.recv(65536):
+                pass
+    finally:
+        server.shutdown()
+        runner.join(bound(60))
+        server.server_close()
+    err = capfd.readouterr().err
+    assert "PWN" in err and "RED" in err, err
+    assert not any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) <= 0x9F for c in err), repr(err)
+    assert "\\x1b]0;PWN\\x07\\x1b[31mRED" in err
