@@ -77,6 +77,8 @@ class Level:
     swept_bytes: float | None = None
     main_memory: bool = False
     by_call: tuple[CallRate, ...] = ()
+    flagged: bool = False  # out of order or noisy after one re-measure: the hierarchy's notes say which
+
 
     def for_call(self, call_bytes: float) -> CallRate | None:
         """The swept call size nearest ``call_bytes`` (on a log scale), or None when not swept."""
@@ -92,7 +94,7 @@ class Level:
         return {"name": self.name, "what": self.what, "size_bytes": self.size_bytes,
                 "bytes_per_s": self.bytes_per_s, "source": self.source, "spread": self.spread,
                 "swept_bytes": self.swept_bytes, "main_memory": self.main_memory,
-                "by_call": [c.to_dict() for c in self.by_call]}
+                "by_call": [c.to_dict() for c in self.by_call], "flagged": self.flagged}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Level":
@@ -103,7 +105,8 @@ class Level:
             raise HierarchyError("a level's by_call is a list")
         return cls(str(d["name"]), str(d.get("what") or ""), _num(d, "size_bytes"), _num(d, "bytes_per_s"),
                    str(d.get("source") or ""), _num(d, "spread"), _num(d, "swept_bytes"),
-                   bool(d.get("main_memory")), tuple(CallRate.from_dict(c) for c in calls))
+                   bool(d.get("main_memory")), tuple(CallRate.from_dict(c) for c in calls),
+                   bool(d.get("flagged")))
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,43 @@ class FreshOutput:
 
 
 @dataclass(frozen=True)
+class OpRate:
+    """One op kind's streaming rate in one dtype, measured where its working set lives: ``op`` a
+    ``generator.costs`` op ("add", "reduce_sum", "softmax") or "convert" (a dtype change from ``dtype``),
+    ``working_set_bytes`` its rotated inputs in all at the measured size, ``bytes_per_s`` the op's bytes
+    as ``generator.costs`` counts them over the device time of a whole call, ``level`` the name of the
+    level that holds that working set, ``flagged`` noisy even after one re-measure. ``call_bytes``: one
+    call's bytes at the measured size."""
+
+    op: str
+    dtype: str
+    working_set_bytes: float
+    bytes_per_s: float
+    spread: float | None
+    level: str
+    source: str
+    flagged: bool = False
+    call_bytes: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "dtype": self.dtype, "working_set_bytes": self.working_set_bytes,
+                "bytes_per_s": self.bytes_per_s, "spread": self.spread, "level": self.level,
+                "source": self.source, "flagged": self.flagged, "call_bytes": self.call_bytes}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "OpRate":
+        if not isinstance(d, Mapping):
+            raise HierarchyError("an op rate is not an object")
+        working, rate = _num(d, "working_set_bytes"), _num(d, "bytes_per_s")
+        if not (working and working > 0 and rate and rate > 0):
+            raise HierarchyError("an op rate needs positive working_set_bytes and bytes_per_s")
+        if not isinstance(d.get("op"), str) or not isinstance(d.get("level"), str):
+            raise HierarchyError("an op rate needs its op and level named")
+        return cls(str(d["op"]), str(d.get("dtype") or ""), working, rate, _num(d, "spread"), str(d["level"]),
+                   str(d.get("source") or ""), bool(d.get("flagged")), _num(d, "call_bytes"))
+
+
+@dataclass(frozen=True)
 class Prediction:
     """What a measured hierarchy predicts for one op: its floor at the op's own measured rates
     (``Hierarchy.ceilings_for``), the fixed cost charged on top of it, and its fresh output's cost."""
@@ -225,6 +265,7 @@ class Hierarchy:
     notes: tuple[str, ...] = field(default=())
     exp_rates: tuple[ExpRate, ...] = ()
     fresh_outputs: tuple[FreshOutput, ...] = ()
+    op_rates: tuple[OpRate, ...] = ()
 
     @property
     def measured(self) -> bool:
@@ -251,12 +292,30 @@ class Hierarchy:
 
     def stream_rate(self, working_set_bytes: float, call_bytes: float) -> float | None:
         """The bytes/s an op streams at: the level its working set fits, at the swept call size nearest
-        ``call_bytes`` where that level was swept by call size; None when no level has a bandwidth."""
+        ``call_bytes`` where that level was swept by call size; None when no level has a bandwidth.
+        A cache level never streams slower than main memory does at the same call size: where it
+        measured slower (out of order, as a loaded or virtual machine's can), main memory's rate stands."""
         level = self.level_for(working_set_bytes)
         if level is None:
             return None
         call = level.for_call(call_bytes)
-        return call.bytes_per_s if call is not None else level.bytes_per_s
+        rate = call.bytes_per_s if call is not None else level.bytes_per_s
+        main = self.main_memory
+        if main is not None and main is not level and rate is not None:
+            main_call = main.for_call(call_bytes)
+            floor = main_call.bytes_per_s if main_call is not None else main.bytes_per_s
+            rate = max(rate, floor or 0.0)
+        return rate
+
+    def op_rate_for(self, cost_op: str, dtype: str, working_set_bytes: float) -> OpRate | None:
+        """This op kind's rate in ``dtype``, measured at a size whose working set lives in the same level
+        as ``working_set_bytes`` (``level_for``); None where none was measured there (never a rate
+        measured in another level, nor a small call's time scaled)."""
+        level = self.level_for(working_set_bytes)
+        if level is None:
+            return None
+        return next((r for r in self.op_rates if r.op == cost_op and r.dtype == dtype and r.level == level.name),
+                    None)
 
     def fastest(self, base: Ceilings) -> Ceilings:
         """``base`` with the fastest rates this hierarchy measured where they beat it (any matmul of
@@ -317,13 +376,20 @@ class Hierarchy:
         """What this hierarchy predicts for ``cost``: its floor at the op's own measured rates
         (``ceilings_for``: its working set's level at its call size, its matmul shape's rate, its exps
         at the exp rate) plus the op kind's measured fixed cost. A matmul whose shape was measured is
-        not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it. Its
-        output (``bytes_written``) is charged what a fresh output of its size costs (``fresh_output_s``),
-        except where the op's own measured rate already includes it."""
+        not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it. An
+        op kind measured in its working set's level (``op_rate_for``) streams its bytes at that rate,
+        whose whole calls already hold its exps, its dtype's emulation and its fresh output. Otherwise its
+        output (``bytes_written``) is charged what a fresh output of its size costs (``fresh_output_s``)."""
         ceilings = self.ceilings_for(fallback, cost.op, cost.shape, working_set_bytes, float(cost.bytes))
         own_shape = cost.op == "matmul" and self.rate(fallback.dtype, cost.shape) is not None
         if own_shape:
             return Prediction(estimate(ceilings, cost), 0.0)
+        own_kind = self.op_rate_for(cost.op, cost.dtype, working_set_bytes)
+        if own_kind is not None:  # the op kind's own whole-call rate: its exps, emulation and fresh output in it
+            kind = Ceilings(f"{fallback.name}, from the measured hierarchy", fallback.peak_flops_per_s,
+                            own_kind.bytes_per_s, fallback.dtype,
+                            f"{MEASURED}: this op kind's rate in {own_kind.level} ({own_kind.source})")
+            return Prediction(estimate(kind, cost), fixed_cost_s)
         return Prediction(estimate(ceilings, cost), fixed_cost_s, self.fresh_output_s(float(cost.bytes_written)))
 
     def predicted_s(self, fallback: Ceilings, cost: costs.OpCost, working_set_bytes: float,
@@ -337,7 +403,8 @@ class Hierarchy:
                 "matmul_rates": [r.to_dict() for r in self.matmul_rates],
                 "measured_at": self.measured_at, "notes": list(self.notes),
                 "exp_rates": [r.to_dict() for r in self.exp_rates],
-                "fresh_outputs": [f.to_dict() for f in self.fresh_outputs]}
+                "fresh_outputs": [f.to_dict() for f in self.fresh_outputs],
+                "op_rates": [r.to_dict() for r in self.op_rates]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Hierarchy":
@@ -350,12 +417,14 @@ class Hierarchy:
         notes = d.get("notes") or []
         exps = d.get("exp_rates") or []  # absent from hierarchies measured before exp was probed
         fresh = d.get("fresh_outputs") or []  # absent from hierarchies measured before fresh outputs were probed
-        if not isinstance(exps, list) or not isinstance(fresh, list):
-            raise HierarchyError("the hierarchy's exp_rates and fresh_outputs are lists")
+        kinds = d.get("op_rates") or []  # absent from hierarchies measured before op kinds were probed
+        if not isinstance(exps, list) or not isinstance(fresh, list) or not isinstance(kinds, list):
+            raise HierarchyError("the hierarchy's exp_rates, fresh_outputs and op_rates are lists")
         return cls(str(d.get("device_kind") or ""), str(d.get("source") or ""),
                    tuple(Level.from_dict(x) for x in levels), tuple(MatmulRate.from_dict(x) for x in rates),
                    str(d.get("measured_at") or ""), tuple(str(n) for n in notes) if isinstance(notes, list) else (),
-                   tuple(ExpRate.from_dict(x) for x in exps), tuple(FreshOutput.from_dict(x) for x in fresh))
+                   tuple(ExpRate.from_dict(x) for x in exps), tuple(FreshOutput.from_dict(x) for x in fresh),
+                   tuple(OpRate.from_dict(x) for x in kinds))
 
 
 def separated_levels(h: Hierarchy) -> int:
@@ -437,7 +506,7 @@ def lines(h: Hierarchy) -> list[str]:
     out = [title, head]
     for lv in h.levels:
         bw = "not published" if lv.bytes_per_s is None else fmt(lv.bytes_per_s, "B/s")
-        spread = "-" if lv.spread is None else f"{100 * lv.spread:.0f}%"
+        spread = "-" if lv.spread is None else f"{100 * lv.spread:.0f}%" + ("!" if lv.flagged else "")
         row = f"  {lv.name:<7} {_size(lv.size_bytes, lv.main_memory):>11} {bw:>13} {spread:>7}"
         out.append(f"{row}  {lv.source}" if len(row) + len(lv.source) <= WIDE else row)
         if len(row) + len(lv.source) > WIDE:  # a long citation on a line of its own
@@ -462,6 +531,12 @@ def lines(h: Hierarchy) -> list[str]:
             spread = "" if e.spread is None else f", spread {100 * e.spread:.0f}%"
             line = f"    {e.dtype:<5} {'exp':<7} {shape:<14} {fmt(e.per_s, ' exp/s')}{spread}"
             out.append(f"{line}  ({e.source})" if len(line) + len(e.source) <= WIDE else line)
+    if h.op_rates:
+        out.append("  op rates (each op kind's bytes over its whole call, in the level holding its working set):")
+        for k in h.op_rates:
+            spread = "" if k.spread is None else f", spread {100 * k.spread:.0f}%" + (" (flagged)" if k.flagged else "")
+            out.append(f"    {k.dtype:<5} {k.op:<10} {fmt(k.bytes_per_s, 'B/s'):>11} in {k.level}, working set "
+                       f"{fmt(k.working_set_bytes, 'B')}{spread}")
     if h.fresh_outputs:
         out.append("  fresh outputs (a call's output written to new memory, beyond writing it in place):")
         for f in h.fresh_outputs:
