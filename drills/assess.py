@@ -94,7 +94,7 @@ class Outcome:
     def feedback(self) -> str:
         """The line(s) the quiz prints for this answer."""
         if self.status != GRADED:
-            return f"not graded: {self.reason}. Try again."
+            return f"not graded: {self.reason}."
         assert self.grade is not None and self.given_value is not None  # a graded outcome has both
         off = ""
         if self.grade.relative_error is not None:

@@ -60,11 +60,14 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     unit = card_unit(problem, assess.stated_unit(problem)) or None
     outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints,
                             bare_unit=unit)
+    from generator.termsafe import json_visible, visible_text
+
+    # the learner's own text (the answer, and parse errors that quote it) is shown, never acted on by the terminal
     if as_json:
-        click.echo(json.dumps(outcome.to_dict(), ensure_ascii=False))
+        click.echo(json_visible(json.dumps(outcome.to_dict(), ensure_ascii=False)))
         return
-    click.echo(problem.prompt)
-    click.echo(outcome.feedback)
+    click.echo(visible_text(problem.prompt))
+    click.echo(visible_text(outcome.feedback))
 
 
 @click.command()

@@ -411,7 +411,7 @@ class Session:
             seconds = self.clock() - started
             outcome = _assess().assess(problem, text, bands, seconds, max(shown, cap_hints))
             if outcome.status != _assess().GRADED:
-                self.io.say(outcome.feedback)
+                self.io.say(f"{outcome.feedback} Try again.")
                 continue
             self._record(index, problem, skill, outcome, seconds)
             return

@@ -18,6 +18,7 @@ from typing import IO, Any
 import click
 
 from generator.problem import Problem
+from generator.termsafe import json_visible, visible_text
 
 
 # Lone surrogates: bytes that did not decode (errors="surrogateescape") or were never text.
@@ -81,6 +82,9 @@ class QuizIO:
         return cls(interactive, as_json)
 
     def say(self, line: str = "", fg: str | None = None) -> None:
+        """One message (its lines kept), each control in it shown as its escape (``generator.termsafe``): a
+        learner's answer quoted back, or a parse error quoting it, never acts on the terminal."""
+        line = visible_text(line)
         click.echo(click.style(line, fg=fg) if (fg and self.interactive) else line, file=self.text_out)
 
     def end_prompt_line(self) -> None:
@@ -140,4 +144,4 @@ class QuizIO:
         if self.as_json:
             from generator.units import json_ready  # a relative error past the float range prints null
 
-            click.echo(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False), file=self.stdout)
+            click.echo(json_visible(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)), file=self.stdout)

@@ -9,7 +9,9 @@ paragraph separators, each written as its Python escape (``\\x1b``, ``\\r``,
 ``"NVIDIA H200\\x1b]0;PWNED\\x07\\r\\x1b[2K"`` so prints as one visible line that can not
 set the title, erase the line or move the cursor, and the verdict after it stays on
 screen. The backslash itself is kept as it is: the escapes show what was there, and
-never decode back into a control. ``visible_lines`` applies it to each line of a report.
+never decode back into a control. ``visible_lines`` applies it to each line of a report,
+``visible_text`` to each line of a message (its newlines kept), and ``json_visible``
+escapes what ``json.dumps(..., ensure_ascii=False)`` leaves raw (DEL, C1, bidi) as ``\\uXXXX``.
 Pure standard library, so drills, labs and generator can all use it.
 """
 
@@ -29,3 +31,19 @@ def visible(text: object) -> str:
 def visible_lines(lines: Iterable[object]) -> list[str]:
     """``visible`` of each line: a report's lines, each still one line on the terminal."""
     return [visible(line) for line in lines]
+
+
+def visible_text(text: object) -> str:
+    """``visible`` of each line of ``text``, its newlines kept: a message of several lines, each safe."""
+    return "\n".join(visible(line) for line in str(text).split("\n"))
+
+
+# What ``json.dumps(..., ensure_ascii=False)`` leaves raw that a terminal acts on (it escapes only U+0000..U+001F):
+# DEL, the C1 controls, the bidirectional controls and the line and paragraph separators, as JSON's own \uXXXX.
+_JSON_TABLE = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI, 0x2028, 0x2029)}
+
+
+def json_visible(json_text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with every terminal control that is still raw
+    written as its ``\\uXXXX`` escape: the same JSON value, safe to print."""
+    return json_text.translate(_JSON_TABLE)
