@@ -13,7 +13,8 @@ skills, so a first week reaches the checklist:
 - a rule that asks for more chips than the quiz's ``--chip`` selection has (``min_chips``) gets,
   once one of its skills is right on a selected chip, the skill of the same kind on the nearest
   other chip in the catalogue's order (``ridge:v5p:bf16`` for a ``--chip v6e`` quiz); while the item
-  needs it, that skill is also reviewed when due, though its chip was not asked for;
+  needs it (not yet ticked), that skill is also reviewed when due, though its chip was not asked
+  for; no other skill off the selection is asked, due or not;
 - an item ticked already (by its skills, its own "Can you" card or by hand) needs nothing, and an
   item shown by a lab record (``lab``) needs no quiz skill at all: ``command`` names the lab.
 
@@ -157,6 +158,7 @@ class Needs:
     outside: frozenset[str] = frozenset()
     item_of: Mapping[str, int] = field(default_factory=dict)
     gap_of: Mapping[str, str] = field(default_factory=dict)  # an outside skill drawn new -> the gap it closes
+    recall: tuple[str, ...] = ()  # pending skills asked again on a later day (``drills.quiz.item_needs``)
 
 
 def ticked_items(rules: Mapping[int, list[Mastery]], can_you: Iterable[tuple[int, str, str]],
@@ -197,14 +199,19 @@ def needs(rules: Mapping[int, list[Mastery]], ticked: set[int], last: Mapping[st
                 continue
             own = [s for s in selected if counts(rule, s.id)]
             pool = _serving(rule, others, own, chips, started) if chips else []
-            coming = [s for s in pool if s.id in started]
+            found = standing(rule, last)
+            if number in ticked:
+                continue
+            # The second chip's draw: only once a selected skill of the rule is right (or the
+            # selection has none); then its started skills come with the selection until the item ticks.
+            opened = not own or any(s.id in found.right for s in own)
+            coming = [s for s in pool if s.id in started] if opened else []
             outside |= {s.id for s in coming}
             item_of.update({s.id: number for s in coming if s.id not in item_of})
-            found = standing(rule, last)
-            if number in ticked or found.done:
+            if found.done:
                 continue
             draw, on_way = close_gaps(found, selected, started)
-            if pool and (found.right or not own):
+            if pool and opened:
                 after = _standing(rule, {**found.right, **{s.id: s.chip for s in draw + on_way}})
                 more, _ = close_gaps(after, pool, started)
                 draw += more

@@ -2,12 +2,15 @@
 
 A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
 - the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
+- a skill counts only once mastered (``drills.mastery``: right with no hint on a later day than
+  its first right answer, and still recalled with probability 0.9); one right but not yet so is
+  pending ("learned today: recall it on a later day to tick"), shown, never ticking;
 - an item ticks from *mastery of the skills it describes* (each family module's ``MASTERY``,
   ``generator.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
   ridge skills right on at least two chips at their last review; item 2, bound
   skills right within 60 s on two chips; item 6, a lab record whose every miss has an
-  explanation the tool accepted, see ``accepted_records``), or from a right last answer
-  on its own "Can you" card (not item 6: only an accepted explanation shows that skill),
+  explanation the tool accepted, see ``accepted_records``), or from its own "Can you" card
+  mastered (not item 6: only an accepted explanation shows that skill),
   or by hand (``drill progress --tick N``); ``missing`` says what is still to do, in the quiz's
   words (``drills.can_you_needs``), and ``command`` the command that ticks an unticked item
   (``drill lab, then drill explain`` for item 6, which no quiz answer ticks; ``drill quiz --family
@@ -24,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drills import can_you_needs
+from drills import can_you_needs, mastery as mastery_rule
+from drills.store_clock import local_date
 from generator import families
 from generator.errors import DrillError
 from generator.families.base import Mastery
@@ -66,6 +71,7 @@ class CanYou:
     evidence: list[str] = field(default_factory=list)  # the skills (or records) that count so far
     command: str = ""  # the command that ticks the item ("" when ticked; the lab's for item 6)
     by_lab: bool = False  # shown by a lab record alone: no quiz answer ticks it
+    pending: tuple[tuple[str, str], ...] = ()  # (skill, what it still needs) right but not yet mastered
 
     @property
     def ticked(self) -> bool:
@@ -75,7 +81,8 @@ class CanYou:
         return {"number": self.number, "text": self.text, "skill_id": self.skill_id, "ticked": self.ticked,
                 "by_skills": self.by_skills, "by_quiz": self.by_quiz, "by_hand": self.by_hand,
                 "reviews": self.reviews, "correct": self.correct, "missing": self.missing,
-                "evidence": list(self.evidence), "command": self.command, "by_lab": self.by_lab}
+                "evidence": list(self.evidence), "command": self.command, "by_lab": self.by_lab,
+                "pending": [{"skill": skill, "status": status} for skill, status in self.pending]}
 
 
 def last_reviews(store: Store) -> dict[str, dict[str, Any]]:
@@ -188,25 +195,36 @@ def check_item(number: int) -> int:
     return number
 
 
-def can_you(store: Store, lab_records: LabRecords = ()) -> list[CanYou]:
-    """The seven items; ``lab_records``: (path, record) pairs (``load_records``)."""
+def can_you(store: Store, lab_records: LabRecords = (), now: datetime | None = None) -> list[CanYou]:
+    """The seven items; ``lab_records``: (path, record) pairs (``load_records``). Skills count once
+    mastered (``drills.mastery``), at the store's time (a clock behind reads as the newest review's)."""
     summary = store.skill_summary()
     hand = store.ticks()
     last = last_reviews(store)
+    now = store.store_time(now)
+    found = mastery_rule.standings(store, now, last)
+    rows = mastery_rule.ticking_rows(last, found)
+    today = local_date(now)
     rules = families.mastery_rules()
     out = []
     for number, text, skill_id in can_you_items():
         s = summary.get(skill_id, {})
         item_rules = rules.get(number, [])
-        by_skills, missing, evidence = mastered(item_rules, last, lab_records)
+        by_skills, _, evidence = mastered(item_rules, rows, lab_records)
+        # What is still to answer: a pending skill is on its way (its line says what it needs).
+        missing = "" if by_skills else mastered(item_rules, last, lab_records)[1]
         lab = any(rule.lab for rule in item_rules)
         # A lab item ticks from the lab alone: its quiz card is practice, not the skill shown.
-        by_quiz = bool(s.get("last_correct")) and not lab
+        own = found.get(skill_id)
+        by_quiz = bool(own and own.mastered) and not lab
         ticked = by_skills or by_quiz or number in hand
         how = "" if ticked else can_you_needs.command(item_rules, last, _every_chip)
+        pending = () if ticked or lab else tuple(
+            (skill, standing.pending_text(today)) for skill, standing in sorted(found.items())
+            if standing.pending and (skill == skill_id or any(can_you_needs.counts(r, skill) for r in item_rules)))
         out.append(CanYou(number, text, skill_id, by_quiz, number in hand,
                           int(s.get("reviews", 0)), int(s.get("correct", 0)), by_skills, missing, evidence,
-                          how, lab))
+                          how, lab, pending))
     return out
 
 
@@ -293,6 +311,14 @@ def trend(bias: calibration_bias.PredictionBias) -> Trend | None:
     return Trend(bias.trend, calibration_bias.trend_text(bias.trend), tuple(r.typical_miss for r in bias.runs))
 
 
+def _pending_groups(pending: list[dict[str, str]]) -> list[tuple[str, list[str]]]:
+    """The pending skills grouped by what they still need, today's first."""
+    groups: dict[str, list[str]] = {}
+    for entry in pending:
+        groups.setdefault(entry["status"], []).append(entry["skill"])
+    return sorted(groups.items(), key=lambda g: g[0] != mastery_rule.PENDING_TODAY)
+
+
 def format_lines(data: dict[str, Any]) -> list[str]:
     lines = [f"Can you ({data['can_you_ticked']}/{data['can_you_total']})"]
     for item in data["can_you"]:
@@ -301,15 +327,17 @@ def format_lines(data: dict[str, Any]) -> list[str]:
             why.append("skills mastered: " + ", ".join(item["evidence"][:4])
                        + (" ..." if len(item["evidence"]) > 4 else ""))
         if item["by_quiz"]:
-            why.append("quiz: last answer right")
+            why.append("quiz: its own card mastered")
         if item["by_hand"]:
             why.append("ticked by hand")
         if not why and item["reviews"] and item.get("by_lab"):  # its card is practice: only a lab record ticks it
             why.append(f"its quiz card: {item['correct']}/{item['reviews']} right, practice only")
-        elif not why and item["reviews"]:
+        elif not why and item["reviews"] and not item.get("pending"):
             why.append(f"quiz: {item['correct']}/{item['reviews']} right, last one wrong")
         mark = "x" if item["ticked"] else " "
         lines.append(f"  [{mark}] {item['number']}. {item['text']}" + (f"  ({'; '.join(why)})" if why else ""))
+        for status, skills in _pending_groups(item.get("pending", [])):
+            lines.append(f"        {status} ({', '.join(skills[:4])}{' ...' if len(skills) > 4 else ''})")
         if not item["ticked"] and item["missing"]:
             lines.append(f"        missing: {item['missing']}")
         if not item["ticked"] and item.get("command"):

@@ -44,12 +44,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from fsrs import Scheduler
-
-from drills import can_you_needs, grading
+from drills import can_you_needs, grading, mastery
 from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store import ReviewRecord, Store, UndoRefused
-from drills.store_clock import behind_warning, iso, utc_now
+from drills.store_clock import behind_warning, iso, local_date, parse_iso, utc_now
 from drills.store_clock import start_of_day as _start_of_day
 from generator import generate
 from generator.problem import Problem
@@ -105,6 +103,7 @@ class Plan:
     for_items: tuple[tuple[str, int], ...] = ()  # (skill, "Can you" item) drawn because the item needs it
     outside: tuple[str, ...] = ()  # skills off the --chip selection, asked because an item needs them
     gap_of: tuple[tuple[str, str], ...] = ()  # (outside skill drawn new, what its item still needs)
+    recall: tuple[str, ...] = ()  # pending skills asked again before they are due, so an item can tick
 
 
 def select_skills(options: QuizOptions) -> list[generate.Skill]:
@@ -159,34 +158,70 @@ def plan_session(store: Store, skills: list[generate.Skill], options: QuizOption
     selected = {s.id for s in skills}
     known = store.skills_seen()
     ordered = teaching_order(skills)
-    wanted = item_needs(store, skills, options, known, ordered)
+    wanted = item_needs(store, skills, options, known, ordered, now)
     due = [skill for skill, _ in store.due_skills(now) if skill in selected or skill in wanted.outside]
-    new_today = store.introduced_since(start_of_day(now))
+    recall = [skill for skill in wanted.recall if skill not in due]
+    new_today = new_started_today(store, skills, wanted, now)
     budget = max(0, options.new_per_day - new_today) + extra_new
     unstarted = _alternate([s.id for s in wanted.new], [s.id for s in ordered if s.id not in known])
     new = unstarted[:budget]
-    chosen = (due + new)[: options.count]
-    n_due = min(len(due), len(chosen))
+    chosen = (due + recall + new)[: options.count]
+    n_due = min(len(due) + len(recall), len(chosen))
     room = max(0, options.count - len(chosen))
     return Plan(tuple(chosen), n_due, len(chosen) - n_due, False, min(room, len(unstarted) - len(new)), new_today,
                 tuple((s, wanted.item_of[s]) for s in chosen if s in wanted.item_of),
                 tuple(s for s in chosen if s not in selected),
-                tuple((s, wanted.gap_of[s]) for s in chosen if s in wanted.gap_of))
+                tuple((s, wanted.gap_of[s]) for s in chosen if s in wanted.gap_of),
+                tuple(s for s in chosen if s in recall))
+
+
+def new_started_today(store: Store, skills: list[generate.Skill], wanted: can_you_needs.Needs,
+                      now: datetime) -> int:
+    """Skills of this selection (and the ones off it that its items need) started today: the day's
+    new-skill limit counts per selection, as Anki's counts per deck."""
+    mine = {s.id for s in skills} | set(wanted.outside) | {s.id for s in wanted.new}
+    return len(store.introduced_skills_since(start_of_day(now)) & mine)
 
 
 def item_needs(store: Store, skills: list[generate.Skill], options: QuizOptions,
-               known: set[str] | None = None, ordered: list[generate.Skill] | None = None) -> can_you_needs.Needs:
+               known: set[str] | None = None, ordered: list[generate.Skill] | None = None,
+               now: datetime | None = None) -> can_you_needs.Needs:
     """What the "Can you" items not yet ticked need from this selection (``can_you_needs.needs``):
     with ``--chip``, a rule asking for more chips than were chosen also gets the nearest other chip's
     skill once one of its skills is right. ``known``: the skills started; ``ordered``: ``skills`` in
     teaching order (both computed here when not given)."""
     rules = _mastery_rules()
     last = store.last_reviews()
-    ticked = can_you_needs.ticked_items(rules, generate.CAN_YOU, last, store.ticks())
+    now = now or store.store_time()
+    found = mastery.standings(store, now, last)
+    ticked = can_you_needs.ticked_items(rules, generate.CAN_YOU, mastery.ticking_rows(last, found), store.ticks())
     chips = tuple(dict.fromkeys(s.chip for s in skills if s.chip)) if options.chips else None
     families = tuple(dict.fromkeys(s.family for s in skills)) if options.families else None
-    return can_you_needs.needs(rules, ticked, last, store.skills_seen() if known is None else known,
-                               ordered or teaching_order(skills), chips, families, _every_chip)
+    wanted = can_you_needs.needs(rules, ticked, last, store.skills_seen() if known is None else known,
+                                 ordered or teaching_order(skills), chips, families, _every_chip)
+    return dataclasses.replace(wanted, recall=_recall_checks(rules, ticked, found, last, skills, wanted, now))
+
+
+def _recall_checks(rules: dict[int, list[Any]], ticked: set[int], found: dict[str, Any],
+                   last: dict[str, dict[str, Any]], skills: list[generate.Skill], wanted: can_you_needs.Needs,
+                   now: datetime) -> tuple[str, ...]:
+    """Pending skills (right, not yet recalled on a later day: ``drills.mastery``) that an item not
+    yet ticked counts, first right on an earlier day and not reviewed today: asked again before
+    they are due, so a learner quizzing daily can tick every quiz item within the first week."""
+    today = local_date(now)
+    mine = {s.id for s in skills} | set(wanted.outside)
+    cards = {number: card for number, _, card in generate.CAN_YOU}
+    open_rules = [(number, rule) for number, item in rules.items() if number not in ticked for rule in item]
+    out = []
+    for skill, standing in sorted(found.items(), key=lambda kv: str(last[kv[0]]["reviewed_at"])):
+        if not standing.pending or skill not in mine or standing.learned_on is None or standing.learned_on >= today:
+            continue
+        if local_date(parse_iso(str(last[skill]["reviewed_at"]))) >= today:
+            continue
+        if any(can_you_needs.counts(rule, skill) for _, rule in open_rules) or any(
+                cards[n] == skill for n in rules if n not in ticked and n in cards):
+            out.append(skill)
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -261,7 +296,7 @@ class Session:
                  clock: Callable[[], float] = time.monotonic, now: Callable[[], datetime] = utc_now):
         self.store, self.options, self.io, self.clock, self.now = store, options, io, clock, now
         self.session_id = uuid.uuid4().hex
-        self.scheduler = Scheduler()
+        self.scheduler = store.scheduler()  # fitted parameters once `drill fsrs-fit` kept some
         self.skills = {s.id: s for s in select_skills(options)}
         self.right = 0
         # (review id, question number, problem, correct) of this session's graded answers, for undo
@@ -323,15 +358,19 @@ class Session:
         if not self.io.interactive:
             self.io.say(offer)
             return None
-        choice = self.io.ask("[c]ram, [n]ew skills, or [q]uit? ").strip().lower()
         skills = list(self.skills.values())
+        beyond = plan_session(self.store, skills, self.options, self.now(), extra_new=self.options.count)
+        limit = self.options.new_per_day
+        more = (f" ({beyond.new} more beyond today's {limit})" if beyond.new else "")
+        choice = self.io.ask(f"[c]ram, [n]ew skills{more}, or [q]uit? ").strip().lower()
         if choice.startswith("c"):
             self.options = dataclasses.replace(self.options, cram=True)
             return plan_session(self.store, skills, self.options, self.now())
         if choice.startswith("n"):
-            plan = plan_session(self.store, skills, self.options, self.now(), extra_new=self.options.count)
-            if plan.skill_ids:
-                return plan
+            if beyond.skill_ids:
+                self.io.say(f"Starting {beyond.new} new skill{'s' if beyond.new != 1 else ''}: {beyond.new} more "
+                            f"beyond today's {limit} (started today in this selection: {beyond.new_today}).")
+                return beyond
             self.io.say("Every selected skill has been started already; try --cram.")
         return None
 
@@ -339,7 +378,8 @@ class Session:
         total = len(plan.skill_ids)
         for skill_id in plan.outside:  # off the --chip selection: a "Can you" item needs its chip
             self.skills.setdefault(skill_id, generate.registry().skill(skill_id))
-        label = "cram, schedule untouched" if plan.cram else f"{plan.due} due, {plan.new} new"
+        recall = f", {len(plan.recall)} recall" if plan.recall else ""
+        label = "cram, schedule untouched" if plan.cram else f"{plan.due - len(plan.recall)} due{recall}, {plan.new} new"
         self.io.say(f"Quiz: {total} problem{'s' if total != 1 else ''} ({label}). ? hint, s skip, u undo, "
                     f"w worked solution of the last answer, q quit.")
         for line in self._why_lines(plan):
@@ -357,6 +397,10 @@ class Session:
                          f"most {limit} new skill{'s' if limit != 1 else ''} start each day (--new {limit}; {started} "
                          f"today, counting this quiz's). To start {plan.new_left_out} more now: "
                          f"drill quiz --new {started + plan.new_left_out}.")
+        if plan.recall:
+            n = len(plan.recall)
+            lines.append(f"{n} skill{'s' if n != 1 else ''} learned on an earlier day {'come' if n != 1 else 'comes'} "
+                         "back before due: a 'Can you' tick needs a recall on a later day, with no hint.")
         items = sorted({item for _, item in plan.for_items})
         if items:
             lines.append(f"New skills that 'Can you' item{'s' if len(items) > 1 else ''} "
@@ -413,7 +457,7 @@ class Session:
             if outcome.status != _assess().GRADED:
                 self.io.say(f"{outcome.feedback} Try again.")
                 continue
-            self._record(index, problem, skill, outcome, seconds)
+            self._record(index, problem, skill, outcome, seconds, max(shown, cap_hints))
             return
 
     def _worked(self) -> bool:
@@ -485,7 +529,8 @@ class Session:
                 return again
         return None
 
-    def _record(self, index: int, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float) -> None:
+    def _record(self, index: int, problem: Problem, skill: Any, outcome: assess.Outcome, seconds: float,
+                hints_taken: int = 0) -> None:
         verdict = outcome.grade
         assert verdict is not None
         value = outcome.given_value
@@ -495,7 +540,7 @@ class Session:
             expected=problem.answer.to_dict(), given=outcome.given,
             given_value=None if problem.answer.is_choice else float(value),  # type: ignore[arg-type]  # a numeric answer's given_value is the float assess parsed
             correct=verdict.correct, rating=int(verdict.rating), relative_error=verdict.relative_error,
-            seconds_taken=round(seconds, 3), cram=self.options.cram, session=self.session_id)
+            seconds_taken=round(seconds, 3), cram=self.options.cram, session=self.session_id, hints=hints_taken)
         card = self.store.record_review(record, self.scheduler, now=self.now)  # read under the write lock
         review_id = self.store.last_review_id(self.session_id)
         if review_id is not None:

@@ -64,7 +64,7 @@ from drills.store_files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FIL
                                 one_line, os_error, shown)
 from drills.store_lock import LOCK_TIMEOUT_S, StoreInUse, lock_holder, retry_locked, store_error  # noqa: F401
 from drills.store_schema import (APPLICATION_ID, RECALLS_WHERE, SCHEMA_VERSION, check_database,  # noqa: F401
-                                 check_schema, has_tallies, migrate, needs_migration)
+                                 check_schema, has_tallies, has_v4, migrate, needs_migration)
 
 _store_error = store_error  # the name older callers use
 _card, _count, _aware = store_integrity.card, store_integrity.count, store_integrity.aware
@@ -93,6 +93,9 @@ class ReviewRecord:
     seconds_taken: float | None
     cram: bool = False
     session: str = field(default_factory=lambda: uuid.uuid4().hex)
+    hints: int | None = None  # hints taken (a worked solution seen counts as two); None: not recorded
+    source: str | None = None  # None: the quiz; "anki": Anki's review log (``drills.anki_import``)
+    anki_revlog: int | None = None  # Anki's revlog id of an imported review
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -336,13 +339,14 @@ class Store:
             self._conn.execute(
                 "INSERT INTO reviews (session, reviewed_at, skill, family, chip, problem_id, params, prompt, "
                 "expected, given, given_value, correct, rating, relative_error, seconds_taken, cram, "
-                "state_before, due_after, card_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "state_before, due_after, card_before, hints, source, anki_revlog) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (review.session, iso(now), review.skill, review.family, review.chip, review.problem_id,
                  json.dumps(review.params, sort_keys=True, default=str), review.prompt,
                  json.dumps(review.expected, sort_keys=True), review.given, review.given_value,
                  int(review.correct), int(review.rating), review.relative_error, review.seconds_taken,
                  int(review.cram), state_before, iso(new_card.due) if new_card else None,
-                 row[0] if row else None))
+                 row[0] if row else None, review.hints, review.source, review.anki_revlog))
         return new_card
 
     def cards(self, now: datetime | None = None) -> dict[str, CardRow]:
@@ -406,6 +410,10 @@ class Store:
         except ValueError as exc:
             raise bad_file(self.path, f"a damaged cards row: {one_line(exc)}") from None
         return min([t for t in (first, *ahead.values()) if t is not None], default=None)
+
+    def introduced_skills_since(self, since: datetime) -> set[str]:
+        """The skills whose first scheduled review was at or after ``since``."""
+        return {skill for (skill,) in self._query("SELECT skill FROM cards WHERE introduced_at >= ?", (iso(since),))}
 
     def introduced_since(self, since: datetime) -> int:
         """How many skills had their first scheduled review at or after ``since``."""
@@ -523,6 +531,132 @@ class Store:
             "FROM reviews r GROUP BY skill ORDER BY skill")
         return {skill: {"reviews": int(n), "correct": int(ok or 0), "last_correct": bool(last)}
                 for skill, n, ok, last in rows}
+
+    def right_marks(self) -> dict[str, tuple[str, str | None]]:
+        """skill -> (its first right answer's time, its newest right answer's time with no hint and no
+        worked solution seen), scheduled reviews only: what mastery reads (``drills.mastery``). A row
+        from before hints were recorded counts as unhinted only when rated Easy (a hint caps below it)."""
+        clean = "hints = 0 OR (hints IS NULL AND rating = 4)" if has_v4(self._conn) else "rating = 4"
+        rows = self._query(f"SELECT skill, MIN(reviewed_at), MAX(CASE WHEN {clean} THEN reviewed_at END) "
+                           "FROM reviews WHERE cram = 0 AND correct = 1 GROUP BY skill")
+        return {skill: (first, newest) for skill, first, newest in rows}
+
+    def last_scheduled_correct(self, skill: str) -> bool:
+        """Was the skill's latest scheduled (not cram) review right?"""
+        rows = self._query("SELECT correct FROM reviews WHERE skill = ? AND cram = 0 ORDER BY id DESC LIMIT 1",
+                           (skill,))
+        return bool(rows and rows[0][0])
+
+    def scheduled_history(self) -> list[tuple[str, datetime, int]]:
+        """(skill, reviewed_at, rating) of every scheduled review (cram left out), by skill, then time:
+        what ``drill fsrs-fit`` fits (the quiz's and Anki's)."""
+        rows = self._query("SELECT id, skill, reviewed_at, rating FROM reviews WHERE cram = 0 "
+                           "ORDER BY skill, reviewed_at, id")
+        try:
+            return [(skill, _aware(at), int(rating)) for _, skill, at, rating in rows]
+        except ValueError as exc:
+            raise bad_file(self.path, f"a damaged reviews row: {one_line(exc)}") from None
+
+    # -- the scheduler's parameters ------------------------------------------------------------
+
+    def fsrs_parameters(self) -> dict[str, Any] | None:
+        """The fitted FSRS parameters in use ({parameters, kept_at, reviews, log_loss,
+        default_log_loss}), or None: the defaults (an older store read without migrating has none)."""
+        if not has_v4(self._conn):
+            return None
+        row = self._query("SELECT parameters, kept_at, reviews, log_loss, default_log_loss FROM fsrs_params")
+        if not row:
+            return None
+        parameters, kept_at, reviews, log_loss, default_log_loss = row[0]
+        try:
+            values = [float(x) for x in json.loads(parameters)]
+            _aware(kept_at)
+        except (ValueError, TypeError) as exc:
+            raise bad_file(self.path, f"the fsrs_params row: {one_line(exc)}") from None
+        return {"parameters": values, "kept_at": kept_at, "reviews": int(reviews), "log_loss": float(log_loss),
+                "default_log_loss": float(default_log_loss)}
+
+    def keep_fsrs_parameters(self, parameters: list[float], reviews: int, log_loss: float,
+                             default_log_loss: float, now: datetime | None = None) -> None:
+        """Keep fitted parameters: the quiz schedules with them from now on (one row, replaced)."""
+        try:
+            with self._transaction():
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO fsrs_params (id, parameters, kept_at, reviews, log_loss, "
+                    "default_log_loss) VALUES (1, ?, ?, ?, ?, ?)",
+                    (json.dumps([float(x) for x in parameters]), iso(now or utc_now()), int(reviews),
+                     float(log_loss), float(default_log_loss)))
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+
+    def scheduler(self) -> Scheduler:
+        """The FSRS scheduler of this store: the kept fitted parameters, else FSRS's defaults."""
+        kept = self.fsrs_parameters()
+        if kept is None:
+            return Scheduler()
+        try:
+            return Scheduler(parameters=tuple(kept["parameters"]))
+        except (ValueError, TypeError) as exc:
+            raise bad_file(self.path, f"the fsrs_params row: {one_line(exc)}") from None
+
+    # -- reviews from Anki -------------------------------------------------------------------
+
+    def import_reviews(self, records: list[tuple[ReviewRecord, datetime]]) -> tuple[int, int]:
+        """Add reviews made elsewhere (Anki), each at its own time, in one transaction: (imported,
+        already there). A review whose ``anki_revlog`` is in the store already is skipped, so importing
+        twice adds nothing. The cards of the skills touched are then replayed from their whole
+        scheduled history in time order (``_replay``), so the schedule is the same whichever way
+        round the quiz and Anki reviews were added."""
+        imported = already = 0
+        touched: set[str] = set()
+        try:
+            with self._transaction():
+                for review, when in records:
+                    if review.anki_revlog is not None and self._conn.execute(
+                            "SELECT 1 FROM reviews WHERE anki_revlog = ?", (int(review.anki_revlog),)).fetchone():
+                        already += 1
+                        continue
+                    self._conn.execute(
+                        "INSERT INTO reviews (session, reviewed_at, skill, family, chip, problem_id, params, "
+                        "prompt, expected, given, given_value, correct, rating, relative_error, seconds_taken, "
+                        "cram, hints, source, anki_revlog) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "0, ?, ?, ?)",
+                        (review.session, iso(when), review.skill, review.family, review.chip, review.problem_id,
+                         json.dumps(review.params, sort_keys=True, default=str), review.prompt,
+                         json.dumps(review.expected, sort_keys=True), review.given, review.given_value,
+                         int(review.correct), int(review.rating), review.relative_error, review.seconds_taken,
+                         review.hints, review.source, review.anki_revlog))
+                    imported += 1
+                    touched.add(review.skill)
+                scheduler = self.scheduler()
+                for skill in sorted(touched):
+                    self._replay(skill, scheduler)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+        return imported, already
+
+    def _replay(self, skill: str, scheduler: Scheduler) -> None:
+        """Rebuild ``skill``'s card from its scheduled reviews in time order, and each review's
+        ``state_before``, ``card_before`` and ``due_after`` with it (inside the caller's transaction)."""
+        rows = self._conn.execute("SELECT id, reviewed_at, rating, seconds_taken FROM reviews "
+                                  "WHERE skill = ? AND cram = 0 ORDER BY reviewed_at, id", (skill,)).fetchall()
+        card: Card | None = None
+        for rid, at, rating, seconds in rows:
+            when = _aware(at)
+            before = card
+            current = before or Card(card_id=zlib.crc32(skill.encode()), due=when)
+            card, _ = scheduler.review_card(current, Rating(int(rating)), review_datetime=when,
+                                            review_duration=None if seconds is None else int(float(seconds) * 1000))
+            self._conn.execute("UPDATE reviews SET state_before = ?, card_before = ?, due_after = ? WHERE id = ?",
+                               (int(before.state) if before else None,
+                                json.dumps(before.to_dict()) if before else None, iso(card.due), rid))
+        if card is None:
+            return
+        self._conn.execute(
+            "INSERT INTO cards (skill, card, due, state, reviews, introduced_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(skill) DO UPDATE SET card = excluded.card, due = excluded.due, state = excluded.state, "
+            "reviews = excluded.reviews, introduced_at = excluded.introduced_at, updated_at = excluded.updated_at",
+            (skill, json.dumps(card.to_dict()), iso(card.due), int(card.state), len(rows), rows[0][1], rows[-1][1]))
 
     # -- "Can you" ticks -------------------------------------------------------------------
 

@@ -20,6 +20,11 @@ Versions:
    and ``tallies``, the review and right-answer counts per family and chip, kept
    by triggers on ``reviews`` (so every writer, and undo, keeps them true) and
    filled from the log when the step runs.
+4. What mastery and Anki need: ``reviews.hints`` (hints taken before the answer; a worked
+   solution seen counts as ``SOLUTION_SEEN_HINTS``; NULL where an older drill did not record it),
+   ``reviews.source`` (NULL for the quiz, ``'anki'`` for a review imported from Anki's log) and
+   ``reviews.anki_revlog`` (Anki's revlog id, indexed: an import adds each Anki review once), and
+   ``fsrs_params``, the one row of fitted FSRS parameters the scheduler uses (none: the defaults).
 """
 
 from __future__ import annotations
@@ -113,6 +118,22 @@ END;
 """
 
 
+_V4 = """
+CREATE INDEX IF NOT EXISTS reviews_by_anki ON reviews(anki_revlog);
+CREATE TABLE IF NOT EXISTS fsrs_params (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    parameters TEXT NOT NULL,       -- JSON list of the fitted FSRS parameters
+    kept_at TEXT NOT NULL,          -- when they were kept (ISO 8601, UTC)
+    reviews INTEGER NOT NULL,       -- the reviews they were fitted to
+    log_loss REAL NOT NULL,         -- held-out log loss of these parameters
+    default_log_loss REAL NOT NULL  -- held-out log loss of the defaults, on the same reviews
+);
+"""
+
+# Columns version 4 adds to ``reviews`` (name, declaration).
+V4_COLUMNS = (("hints", "INTEGER"), ("source", "TEXT"), ("anki_revlog", "INTEGER"))
+
+
 def _statements(script: str) -> list[str]:
     """The statements of a script, each complete by SQLite's own rule (trigger bodies stay whole);
     ``executescript`` would COMMIT first, and the steps run inside the migration's transaction."""
@@ -149,8 +170,19 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v4(conn: sqlite3.Connection) -> None:
+    """Version 4: ``reviews.hints``, ``reviews.source``, ``reviews.anki_revlog`` (NULL in the rows
+    kept: nothing is rewritten) with its index, and the ``fsrs_params`` table."""
+    have = columns(conn, "reviews")
+    for name, kind in V4_COLUMNS:
+        if name not in have:
+            conn.execute(f"ALTER TABLE reviews ADD COLUMN {name} {kind}")
+    for statement in _statements(_V4):
+        conn.execute(statement)
+
+
 # MIGRATIONS[v] takes a store at version v - 1 to version v.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2, 3: _to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -184,12 +216,15 @@ def check_schema(conn: sqlite3.Connection, path: pathlib.Path) -> None:
         return  # an empty database: the schema is created on the first write
     found = version(conn)
     names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    wanted = set(TABLES) | ({"tallies"} if found >= 3 else set())
+    wanted = set(TABLES) | ({"tallies"} if found >= 3 else set()) | ({"fsrs_params"} if found >= 4 else set())
     if found >= 1 and not wanted <= names:
         raise bad_file(path, f"schema {found} without the table{'s' if len(wanted - names) > 1 else ''} "
                              f"{', '.join(sorted(wanted - names))}")
     if found >= 2 and "card_before" not in columns(conn, "reviews"):
         raise bad_file(path, f"schema {found} without the column reviews.card_before")
+    lacking = [name for name, _ in V4_COLUMNS if name not in columns(conn, "reviews")] if found >= 4 else []
+    if lacking:
+        raise bad_file(path, f"schema {found} without the column reviews.{lacking[0]}")
     present = {(kind, name): (table, sql) for kind, name, table, sql in conn.execute(
         "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('index', 'trigger')")}
     for (kind, name), (table, sql, since) in _OBJECTS.items():
@@ -210,7 +245,7 @@ def _normal(sql: object) -> str:
 def _objects() -> dict[tuple[str, str], tuple[str, str, int]]:
     """(type, name) -> (table, normalised SQL, the version that adds it) of every index and trigger."""
     out: dict[tuple[str, str], tuple[str, str, int]] = {}
-    for since, script in ((1, _V1), (3, _V3)):
+    for since, script in ((1, _V1), (3, _V3), (4, _V4)):
         for statement in _statements(script):
             words = _normal(statement).split()
             if words[:2] in (["CREATE", "INDEX"], ["CREATE", "TRIGGER"]):
@@ -245,3 +280,9 @@ def migrate(conn: sqlite3.Connection, deadline: float | None = None, target: int
 
 def has_tallies(conn: sqlite3.Connection) -> bool:
     return version(conn) >= 3
+
+
+def has_v4(conn: sqlite3.Connection) -> bool:
+    """The store has ``reviews.hints``/``source``/``anki_revlog`` and ``fsrs_params`` (an older store
+    read without migrating has not)."""
+    return version(conn) >= 4

@@ -1,5 +1,6 @@
-"""A first fortnight of `drill quiz --chip v6e`: a simulated learner reaches every "Can you" item the quiz
-can tick, and `drill progress` names the command for the one it cannot.
+"""A first fortnight of `drill quiz --chip v6e`: a simulated learner ticks nothing on day one (a tick
+means recalled on a later day), reaches every "Can you" item the quiz can tick within the first week,
+and `drill progress` names the command for the one it cannot.
 
 The learner sits 20 minutes a day at 09:00 local time, runs `drill quiz --chip v6e` with the default
 options, and answers every question right from the key, taking 40 s to answer and 20 s to read the
@@ -11,6 +12,7 @@ throughout, so FSRS, the day's new-skill limit and the checklist all see the sim
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -94,6 +96,11 @@ def sit(store: Store, day_start: datetime, chips: tuple[str, ...]) -> Learner:
     return learner
 
 
+def can_you_day_one(fortnight: dict) -> list:
+    """The items as `drill progress` showed them at the end of day one."""
+    return fortnight["days"][0]["items"]
+
+
 def quiz_tickable() -> set[int]:
     """The items some quiz answer can tick: every item whose rules are not a lab record's."""
     rules = families.mastery_rules()
@@ -110,19 +117,24 @@ def fortnight(tmp_path_factory) -> dict:
     with Store.open(path) as store:
         for day in range(DAYS):
             learner = sit(store, first + timedelta(days=day), ("v6e",))
-            items = {i.number: i for i in can_you(store)}
-            days.append({"asked": learner.asked, "lines": learner.lines,
+            items = {i.number: i for i in can_you(store, now=first + timedelta(days=day, minutes=30))}
+            days.append({"asked": learner.asked, "lines": learner.lines, "items": list(items.values()),
                          "ticked": {n: i for n, i in items.items() if i.ticked}})
         reviews = store.reviews()
     return {"path": path, "days": days, "reviews": reviews}
 
 
-def test_every_item_the_quiz_can_tick_is_ticked_by_its_skills_within_fourteen_days(fortnight) -> None:
+def test_nothing_ticks_on_day_one_and_every_quiz_item_ticks_by_its_skills_within_the_first_week(fortnight) -> None:
     days = fortnight["days"]
     log = [(day, len(d["asked"]), sorted(d["ticked"])) for day, d in enumerate(days, 1)]
     print("day, questions asked, items ticked:", *log, sep="\n  ")
     tickable = quiz_tickable()
     assert tickable == {1, 2, 3, 4, 5, 7}  # item 6 asks for a lab record
+    assert not days[0]["ticked"], log  # right answers on day one are learned, not yet recalled
+    assert any(i.pending for i in can_you_day_one(fortnight))
+    week = days[6]["ticked"]
+    assert tickable <= set(week), log
+    assert all(week[n].by_skills for n in tickable), {n: week[n] for n in tickable}
     last = days[-1]["ticked"]
     assert tickable <= set(last), log
     assert all(last[n].by_skills for n in tickable), {n: last[n] for n in tickable}  # not only the item's own card
@@ -201,10 +213,17 @@ def test_progress_says_what_a_one_chip_item_needs_and_which_command_ticks_it(tmp
     assert items[4].missing.endswith("still needs a 'lattice' answer right on each of the f32 and bf16 cards")
     assert "still needs an 'interconnect' answer right on the link card" in items[7].missing
     assert items[7].command == "drill quiz --family interconnect; drill quiz --family collective"
-    with Store.open(path) as store:  # the command's quiz, answered right, ticks the item
+    with Store.open(path) as store:  # the command's quiz, answered right, ticks the item once recalled a day later
         store.record_review(_review("ridge:v5p:bf16", "v5p"))
         items = {i.number: i for i in can_you(store)}
-    assert items[1].ticked and items[1].command == ""
+        assert not items[1].ticked and items[1].missing == "" and items[1].command == ""  # answered: pending
+        assert dict(items[1].pending) == {s: "learned today: recall it on a later day to tick"
+                                          for s in ("ridge:v5p:bf16", "ridge:v6e:bf16")}
+        later = datetime.now(timezone.utc) + timedelta(days=1)
+        for skill, chip in (("ridge:v6e:bf16", "v6e"), ("ridge:v5p:bf16", "v5p")):
+            store.record_review(dataclasses.replace(_review(skill, chip), hints=0), now=later)
+        items = {i.number: i for i in can_you(store, now=later + timedelta(minutes=1))}
+    assert items[1].ticked and items[1].by_skills and items[1].command == "" and not items[1].pending
 
 
 def test_a_v5e_quiz_never_plans_a_miss_reason_card_unless_asked_by_name(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """`drill progress`: Can-you ticks from quiz results and by hand, labs from records, streak, gate."""
 
+import dataclasses
 import json
 import shutil
 from datetime import datetime, timedelta, timezone
@@ -18,7 +19,7 @@ from tests.labs import synthetic
 def _review(skill, correct):
     return ReviewRecord(skill=skill, family="vocabulary", chip=None, problem_id="p", params={}, prompt="?",
                         expected={"choice": "x"}, given="x", given_value=None, correct=correct,
-                        rating=3 if correct else 1, relative_error=None, seconds_taken=4.0)
+                        rating=3 if correct else 1, relative_error=None, seconds_taken=4.0, hints=0)
 
 
 def _invoke(*args):
@@ -40,26 +41,56 @@ def test_an_empty_store_and_no_records(tmp_path):
     assert data["gate"]["status"] == "pending"
 
 
-def test_quiz_answers_tick_items_by_their_last_answer(tmp_path):
+def test_an_items_own_card_ticks_it_once_recalled_on_a_later_day(tmp_path):
     path = tmp_path / "s.sqlite3"
     now = datetime.now(timezone.utc)
     with Store.open(path) as store:
-        store.record_review(_review("vocabulary:can-you-1", True), now=now - timedelta(days=1))
+        store.record_review(_review("vocabulary:can-you-1", True), now=now - timedelta(days=2))
+        store.record_review(_review("vocabulary:can-you-1", True), now=now - timedelta(days=1))  # recalled a day on
         store.record_review(_review("vocabulary:can-you-2", True), now=now - timedelta(minutes=5))
         store.record_review(_review("vocabulary:can-you-2", False), now=now)
+        store.record_review(_review("vocabulary:can-you-3", True), now=now - timedelta(minutes=1))  # learned today
     with Store.open(path) as store:
         items = {i.number: i for i in progress.can_you(store)}
     assert items[1].ticked and items[1].by_quiz
-    assert not items[2].ticked and items[2].reviews == 2 and items[2].correct == 1
+    assert not items[2].ticked and items[2].reviews == 2 and items[2].correct == 1 and not items[2].pending
+    assert not items[3].ticked and items[3].pending == (("vocabulary:can-you-3", progress.mastery_rule.PENDING_TODAY),)
     res = _invoke("--store", str(path), "--bench", str(_empty(tmp_path / "bench")))
     assert res.exit_code == 0, res.output
     assert "Can you (1/7)" in res.output and "quiz: 1/2 right, last one wrong" in res.output
-    assert "Streak: 2 days" in res.output
+    assert "learned today: recall it on a later day to tick (vocabulary:can-you-3)" in res.output
+    assert "Streak: 3 days" in res.output
+    data = json.loads(_invoke("--store", str(path), "--bench", str(tmp_path / "bench"), "--json").output)
+    assert data["can_you_ticked"] == 1  # a pending item is shown, never counted
+    item3 = next(i for i in data["can_you"] if i["number"] == 3)
+    assert item3["pending"] == [{"skill": "vocabulary:can-you-3", "status": "learned today: recall it on a later day "
+                                                                             "to tick"}] and not item3["ticked"]
+
+
+def test_a_recall_with_a_hint_or_on_the_same_day_or_long_forgotten_does_not_tick(tmp_path):
+    now = datetime.now(timezone.utc)
+    cases = {"same day": [(now - timedelta(hours=2), 0), (now - timedelta(hours=1), 0)],
+             "hinted": [(now - timedelta(days=2), 0), (now - timedelta(days=1), 1)],
+             "unrecorded hints, rated Good": [(now - timedelta(days=2), None), (now - timedelta(days=1), None)]}
+    for name, reviews in cases.items():
+        path = tmp_path / f"{name}.sqlite3"
+        with Store.open(path) as store:
+            for when, hints in reviews:
+                store.record_review(dataclasses.replace(_review("vocabulary:can-you-1", True), hints=hints), now=when)
+            assert not progress.can_you(store)[0].ticked, name
+            assert progress.can_you(store)[0].pending, name
+    path = tmp_path / "forgotten.sqlite3"
+    with Store.open(path) as store:
+        for when, hints in [(now - timedelta(days=2), 0), (now - timedelta(days=1), 0)]:
+            store.record_review(_review("vocabulary:can-you-1", True), now=when)
+        assert progress.can_you(store)[0].ticked
+        assert not progress.can_you(store, now=now + timedelta(days=400))[0].ticked  # retrievability below 0.9
 
 
 def test_ticks_by_hand_persist_and_untick_removes_only_the_hand_tick(tmp_path):
     path = str(tmp_path / "s.sqlite3")
     with Store.open(path) as store:
+        store.record_review(_review("vocabulary:can-you-4", True), now=datetime.now(timezone.utc) - timedelta(days=1))
         store.record_review(_review("vocabulary:can-you-4", True))
     none = str(_empty(tmp_path / "no-records"))
     data = json.loads(_invoke("--store", path, "--bench", none, "--tick", "3", "--tick", "4", "--json").output)
@@ -103,21 +134,29 @@ def test_labs_and_gate_come_from_the_records(tmp_path):
 def _skill_review(skill, chip, correct, seconds=20.0, family=None):
     return ReviewRecord(skill=skill, family=family or skill.split(":")[0], chip=chip, problem_id=skill + ":p",
                         params={}, prompt="?", expected={"value": 1.0, "unit": ""}, given="1", given_value=1.0,
-                        correct=correct, rating=3 if correct else 1, relative_error=0.0, seconds_taken=seconds)
+                        correct=correct, rating=3 if correct else 1, relative_error=0.0, seconds_taken=seconds,
+                        hints=0)
+
+
+def _twice(store, review, first):
+    """The review on ``first``'s day, and recalled the next day (a skill mastered)."""
+    store.record_review(review, now=first)
+    store.record_review(review, now=first + timedelta(days=1))
 
 
 def test_items_tick_from_mastery_of_the_skills_they_describe(tmp_path):
     path = tmp_path / "s.sqlite3"
+    day = datetime.now(timezone.utc) - timedelta(days=4)
     with Store.open(path) as store:
-        store.record_review(_skill_review("ridge:v5e:bf16", "v5e", True))
-        store.record_review(_skill_review("bound:v5e:add", "v5e", True, seconds=30))
-        store.record_review(_skill_review("bound:v6e:add", "v6e", True, seconds=90))  # right, but too slow
+        _twice(store, _skill_review("ridge:v5e:bf16", "v5e", True), day)
+        _twice(store, _skill_review("bound:v5e:add", "v5e", True, seconds=30), day)
+        _twice(store, _skill_review("bound:v6e:add", "v6e", True, seconds=90), day)  # right, but too slow
         items = {i.number: i for i in progress.can_you(store)}
     assert not items[1].ticked and "1 more chip" in items[1].missing
     assert not items[2].ticked and "1 more chip" in items[2].missing
     with Store.open(path) as store:
-        store.record_review(_skill_review("ridge:v6e:bf16", "v6e", True))
-        store.record_review(_skill_review("bound:v4p:matmul_skinny", "v4p", True, seconds=40))
+        _twice(store, _skill_review("ridge:v6e:bf16", "v6e", True), day + timedelta(days=1))
+        _twice(store, _skill_review("bound:v4p:matmul_skinny", "v4p", True, seconds=40), day + timedelta(days=1))
         items = {i.number: i for i in progress.can_you(store)}
     assert items[1].ticked and items[1].by_skills and items[1].evidence == ["ridge:v5e:bf16", "ridge:v6e:bf16"]
     assert items[2].ticked and items[2].by_skills and not items[2].by_quiz

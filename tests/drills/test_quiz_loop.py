@@ -127,7 +127,7 @@ def test_json_lines_carry_status_and_misconception(tmp_path: Path) -> None:
     assert "classic mistake" in result.stderr
 
 
-def test_a_scripted_quiz_of_right_answers_ticks_items_one_and_two(tmp_path: Path) -> None:
+def test_a_scripted_quiz_of_right_answers_leaves_items_one_and_two_pending_until_a_later_day(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     args = ("--family", "ridge", "--family", "bound", "--chip", "v5e", "--chip", "v6e", "--count", "30",
             "--new", "30", "--seed", "9")
@@ -139,9 +139,12 @@ def test_a_scripted_quiz_of_right_answers_ticks_items_one_and_two(tmp_path: Path
     progress = CliRunner().invoke(cli, ["progress", "--store", str(store), "--bench", str(tmp_path / "none"),
                                         "--json"])
     data = json.loads(progress.output)
-    ticked = {i["number"]: i for i in data["can_you"] if i["ticked"]}
-    assert {1, 2} <= set(ticked) and ticked[1]["by_skills"] and ticked[2]["by_skills"]
-    assert not ticked[1]["by_hand"] and not ticked[1]["by_quiz"]
+    items = {i["number"]: i for i in data["can_you"]}
+    assert data["can_you_ticked"] == 0 and not items[1]["by_hand"] and not items[1]["by_quiz"]
+    for n, family in ((1, "ridge"), (2, "bound")):  # every answer right, learned today: a later day ticks them
+        assert items[n]["missing"] == "" and items[n]["pending"], items[n]
+        assert {p["status"] for p in items[n]["pending"]} == {"learned today: recall it on a later day to tick"}
+        assert all(p["skill"].startswith(family + ":") for p in items[n]["pending"])
 
 
 def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch) -> None:

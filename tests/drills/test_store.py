@@ -497,7 +497,7 @@ def _old_store(path: Path, version: int, undo_column: bool) -> list[tuple]:
     return rows
 
 
-@pytest.mark.parametrize("version,undo_column", [(0, False), (1, False), (1, True), (2, True)])
+@pytest.mark.parametrize("version,undo_column", [(0, False), (1, False), (1, True), (2, True), (3, True)])
 def test_every_old_version_migrates_to_the_current_one_without_loss(tmp_path: Path, version: int,
                                                                       undo_column: bool) -> None:
     from drills import store_integrity, store_schema
@@ -563,9 +563,15 @@ def test_each_step_is_one_function_taking_its_version_to_the_next(tmp_path: Path
     assert store_schema.migrate(conn, target=2) == 2 and store_schema.version(conn) == 2
     assert "card_before" in store_schema.columns(conn, "reviews")
     assert "tallies" not in {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
-    assert store_schema.migrate(conn) == 3
+    assert store_schema.migrate(conn, target=3) == 3
     names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
     assert {"tallies", "tallies_insert", "tallies_delete", "cards_by_due", "reviews_by_session"} <= names
+    assert "hints" not in store_schema.columns(conn, "reviews") and "fsrs_params" not in names
+    assert store_schema.migrate(conn) == 4
+    assert {"hints", "source", "anki_revlog"} <= store_schema.columns(conn, "reviews")
+    names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"fsrs_params", "reviews_by_anki"} <= names
+    assert conn.execute("SELECT COUNT(*) FROM reviews WHERE hints IS NULL AND source IS NULL").fetchone()[0] == 3
     conn.close()
 
 
