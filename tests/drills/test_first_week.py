@@ -263,13 +263,14 @@ def _faketime() -> None:
 
 @pytest.mark.slow
 def test_under_faketime_the_real_drill_adds_the_second_chip_on_day_two_and_ticks_item_one(tmp_path: Path) -> None:
-    """`faketime DAY drill quiz --chip v6e` on two days, answered right from the key: day 2 asks ridge on a
-    second chip, and `drill progress` then ticks item 1 from the skills."""
+    """`faketime DAY drill quiz --chip v6e` on three days, answered right from the key: the second day asks
+    ridge on a second chip, and `drill progress` ticks item 1 from the skills once both were recalled on a
+    later day (the third)."""
     _faketime()
     store = tmp_path / "s.sqlite3"
     env = {**drill_env(), "TZ": "UTC"}
     outputs = []
-    for day in (2, 3):
+    for day in (2, 3, 4):
         now = datetime(2026, 3, day, 9, tzinfo=timezone.utc)
         answers = [right_answer(p) for p in planned_problems(store, QuizOptions(chips=("v6e",), seed=day), now)]
         run = subprocess.run(["faketime", now.strftime("%Y-%m-%d %H:%M:%S"), *DRILL, "quiz", "--chip", "v6e",
@@ -280,7 +281,7 @@ def test_under_faketime_the_real_drill_adds_the_second_chip_on_day_two_and_ticks
         outputs.append(run.stdout)
     assert "Also ridge on v5p" not in outputs[0] and "Also ridge on v5p" in outputs[1]
     (tmp_path / "none").mkdir()
-    progress = subprocess.run(["faketime", "2026-03-03 10:00:00", *DRILL, "progress", "--json", "--store", str(store),
+    progress = subprocess.run(["faketime", "2026-03-04 10:00:00", *DRILL, "progress", "--json", "--store", str(store),
                                "--bench", str(tmp_path / "none")], capture_output=True, text=True, env=env,
                               timeout=bound(120))
     item1 = next(i for i in json.loads(progress.stdout)["can_you"] if i["number"] == 1)
