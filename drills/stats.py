@@ -17,6 +17,10 @@ Days (today, the streak) are calendar days in the time zone of ``now``
   store) and the latest such time; the numbers are then read at the store's time, the newest
   review's (``drills.store_clock``), and ``drill stats`` prints a one-line warning naming the clock.
 - ``clock``: the clock's time the numbers were asked at (the warning names it).
+- ``tallies_recounted``: the store's ``tallies`` summary did not hold together with its log (edited by
+  hand: the reviews do not sum to the log's count, or a row has more right answers than reviews), so the
+  totals and accuracies were counted from the log instead, and ``drill stats`` says so in a line. The check
+  is cheap (one index-only count); ``drill store check`` compares every row.
 """
 
 from __future__ import annotations
@@ -61,6 +65,9 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
 
     cards = store.cards(now)
     tallies = store.tallies()
+    recounted = not tallies_agree(tallies, store.logged_reviews())
+    if recounted:  # a hand-edited summary is never shown as fact: the log itself is counted instead
+        tallies = store.tallies(from_log=True)
     recalls, recalled = store.recalls_since(now - timedelta(days=RETENTION_WINDOW_DAYS))
     next_due = min((row.due for row in cards.values()), default=None)
     last = store.last_review_at()
@@ -84,7 +91,15 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
         "future_reviews": future,
         "future_latest": latest,
         "clock": iso(clock),
+        "tallies_recounted": recounted,
     }
+
+
+def tallies_agree(tallies: list[Tally], logged: int) -> bool:
+    """Do the tallies hold together with the log, as far as a cheap check can tell: their reviews sum to
+    the log's count, and no row has more right answers or cram reviews than reviews, or fewer than none?"""
+    return (sum(t.reviews for t in tallies) == logged
+            and all(0 <= t.correct <= t.reviews and 0 <= t.cram <= t.reviews for t in tallies))
 
 
 STREAK_PROBE_DAYS = 64  # days walked back in one query through a streak
@@ -142,6 +157,8 @@ def summary_lines(stats: dict[str, Any]) -> list[str]:
     retention = stats["retention_30d"]
     lines = [
         f"store: {stats['store']}",
+        *(["tallies: the store's summary disagrees with its reviews (edited by hand?); these numbers are counted "
+           "from the reviews themselves (drill store check names the rows)"] if stats.get("tallies_recounted") else []),
         f"reviews: {stats['reviews']} ({stats['reviews_today']} today, {stats['cram_reviews']} cram)",
         f"due now: {stats['due_now']}   due today: {stats['due_today']}   next due: {_local(stats['next_due'])}",
         f"skills: {stats['skills_seen']} seen, {stats['skills_learned']} learned",

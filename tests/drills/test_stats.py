@@ -175,3 +175,44 @@ def test_a_long_streak_across_batches_and_clock_changes_counts_every_day(tmp_pat
     finally:
         monkeypatch.delenv("TZ")
         time_module.tzset()
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE tallies SET reviews = 1000 WHERE family = 'floor'",       # the issue's "reviews: 1010"
+    "UPDATE tallies SET correct = 40 WHERE family = 'bound'",         # more right answers than reviews
+    "UPDATE tallies SET cram = -1 WHERE family = 'ridge'",
+    "DELETE FROM tallies WHERE family = 'bound'",                     # a row gone: the total falls short
+])
+def test_hand_edited_tallies_are_recounted_from_the_log_and_said(tmp_path: Path, edit: str) -> None:
+    """``drill stats`` reads the ``tallies`` summary, not the log; one index-only count shows when the summary
+    no longer holds together with the log, and the numbers are then counted from the reviews themselves."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    scheduler = Scheduler(enable_fuzzing=False)
+    path = tmp_path / "s.db"
+    with Store.open(path) as store:
+        for k, rating in enumerate((Rating.Good, Rating.Again, Rating.Good)):
+            store.record_review(rec("floor/v5e", "v5e", rating), scheduler, NOW - timedelta(hours=3 - k))
+        store.record_review(rec("bound/v6e", "v6e", Rating.Good), scheduler, NOW - timedelta(minutes=50))
+        store.record_review(rec("ridge/any", None, Rating.Good, cram=True), scheduler, NOW - timedelta(minutes=40))
+        honest = compute_stats(store, NOW)
+    assert honest["reviews"] == 5 and honest["tallies_recounted"] is False
+    assert not any(line.startswith("tallies:") for line in summary_lines(honest))
+    with sqlite3.connect(path) as conn:
+        conn.execute(edit)
+    conn.close()
+    with Store.open(path, readonly=True) as store:
+        stats = compute_stats(store, NOW)
+    assert stats["tallies_recounted"] is True
+    for key in ("reviews", "cram_reviews", "accuracy_by_family", "accuracy_by_chip"):
+        assert stats[key] == honest[key], key
+    assert any(line.startswith("tallies: the store's summary disagrees with its reviews")
+               for line in summary_lines(stats))
+    result = CliRunner().invoke(cli, ["stats", "--store", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "reviews: 5 " in result.output and "disagrees with its reviews" in result.output
+    assert "1000" not in result.output and "1010" not in result.output
