@@ -396,6 +396,8 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
     if measured_hierarchy is not None and cost is not None:
         fresh = measured_hierarchy.fresh_output_for(cost.bytes_written)
         fresh_s = measured_hierarchy.fresh_output_s(cost.bytes_written) if fresh is not None else None
+    op_rate = (measured_hierarchy.op_rate_for(cost.op, cost.dtype, working)
+               if (measured_hierarchy is not None and cost is not None and working) else None)
     return miss_reasons.OpEvidence(
         op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
         predicted_seconds=float(learner["seconds"]) if learner else None,
@@ -420,7 +422,26 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
         exps=float(costs.transcendentals(cost)) if cost else None, exp_per_s=exp_rate.per_s if exp_rate else None,
         exp_spread=exp_rate.spread if exp_rate else None,
-        fresh_output_seconds=fresh_s, fresh_output_spread=fresh.spread if fresh else None)
+        fresh_output_seconds=fresh_s, fresh_output_spread=fresh.spread if fresh else None,
+        output_bytes=float(cost.bytes_written) if cost else None,
+        op_rate_bytes_per_s=op_rate.bytes_per_s if op_rate else None,
+        op_rate_spread=op_rate.spread if op_rate else None, op_rate_level=op_rate.level if op_rate else "",
+        level_rates=_level_rates(measured_hierarchy))
+
+
+def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float, float | None], ...]:
+    """Every rate the measured hierarchy holds: each level's, and main memory's by call size."""
+    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+
+    if measured_hierarchy is None:
+        return ()
+    out: list[tuple[str, float, float | None]] = []
+    for level in measured_hierarchy.levels:
+        if level.bytes_per_s:
+            out.append((str(level.name), float(level.bytes_per_s), level.spread))
+        for call in level.by_call:
+            out.append((f"{level.name} (calls of {fmt(call.call_bytes, 'B')})", float(call.bytes_per_s), call.spread))
+    return tuple(out)
 
 
 def _row_cost(row: dict[str, Any], dtype: str) -> costs.OpCost | None:
@@ -547,6 +568,19 @@ def attach(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+_IN_COLUMNS = frozenset({"floor_seconds", "fixed_cost_seconds", "xla_bytes", "model_bytes", "attained_bytes_per_s",
+                         "attained_flops_per_s"})
+
+
+def _more_quantities(record: dict[str, Any], row: dict[str, Any]) -> str:
+    """The op's other quantities a derivation may use (those the table's columns do not show), as printed."""
+    try:
+        ev = op_evidence(record, row["op"])
+    except KeyError:
+        return ""
+    return "; ".join(f"{q.label} {q.shown}" for q in miss_reasons.quantities(ev) if q.key not in _IN_COLUMNS)
+
+
 def shown(row: dict[str, Any]) -> bool:
     """Which reasons the numbers support may be shown: after an accepted explanation, or revealed."""
     miss = row.get("miss")
@@ -571,6 +605,9 @@ def table(record: dict[str, Any]) -> list[str]:
                      f"{n(e.get('xla_bytes'), 'B'):>10} {n(row['bytes'], 'B'):>10} "
                      f"{n(e.get('attained_bytes_per_s'), 'B/s'):>13} {n(e.get('attained_flops_per_s'), 'FLOP/s'):>16}"
                      f"  {dtype}")
+        more = _more_quantities(record, row)
+        if more:
+            lines.append(f"    also: {more}")
         if row.get("verdict") == "miss" and shown(row):
             ev = op_evidence(record, row["op"])
             found = miss_reasons.explanations(ev)

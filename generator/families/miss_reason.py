@@ -92,15 +92,22 @@ def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tup
     found = explanations(ev)
     if not found:
         return []
-    right = miss_reasons.corrected_time(ev, found[0])
+    right = derived_seconds(ev, found[0])
     out: list[tuple[tuple[str, ...], float]] = []
     for combo in found[1:]:
-        value = miss_reasons.corrected_time(ev, combo)
+        value = derived_seconds(ev, combo)
         # Apart by the narrowest tolerance a case gets: the case's own tolerance narrows toward it (``tolerance``),
         # so an explanation within the family's tolerance of the key may still lie outside the case's.
         if abs(value - right) > MIN_TOLERANCE * right and all(abs(value - v) > MIN_TOLERANCE * v for _, v in out):
             out.append((combo, value))
     return out
+
+
+def derived_seconds(ev: miss_reasons.OpEvidence, combo: tuple[str, ...]) -> float:
+    """The time of the derivation these reasons allow nearest measured (``miss_reasons.best``): what
+    `drill explain` accepts for them."""
+    found = miss_reasons.best(ev, combo)
+    return found.seconds if found is not None else miss_reasons.corrected_time(ev, combo)
 
 
 def _wrong_lands_on_key(case: dict[str, Any], within: float) -> bool:
@@ -109,7 +116,7 @@ def _wrong_lands_on_key(case: dict[str, Any], within: float) -> bool:
     teaches nothing. (A reason that changes nothing gives the key itself: no other method to tell apart.)"""
     ev = case["ev"]
     key = key_reasons(case) or ()
-    right = miss_reasons.corrected_time(ev, key)
+    right = derived_seconds(ev, key)
     base = ("learner-arithmetic",) if "learner-arithmetic" in key else ()
     for reason in miss_reasons.REASONS:
         if reason.id in key or reason.allowed(ev).supported:
@@ -217,7 +224,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: MissReasonPara
     key = key_reasons(case)
     if key is None:  # a hand-made id naming a case the evidence cannot explain
         raise ValueError(f"{params['case']}: no set of reasons explains this miss")
-    value = miss_reasons.corrected_time(ev, key)
+    derivation = miss_reasons.best(ev, key)
+    value = derivation.seconds if derivation is not None else miss_reasons.corrected_time(ev, key)
     mine = case["graded"] == "learner"
     whose = "the learner predicted" if mine else f"the {case['graded']} roofline predicted"
     shown, text = fmt(ev.reference_seconds, "s"), case["prediction_text"]
@@ -235,7 +243,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: MissReasonPara
              f"{ev.ratio:.2f}x: outside 2x, a miss"]
     steps += [f"{rid}: {miss_reasons.find(rid).allowed(ev).why}; corrected time: "
               f"{miss_reasons.find(rid).corrected_time}" for rid in key]
-    steps.append(f"{' + '.join(key)} = {fmt(value, 's')}, within {miss_reasons.CORRECTED_FACTOR}x of measured "
+    worked = f"{derivation.text} = " if derivation is not None else ""
+    steps.append(f"{' + '.join(key)}: {worked}{fmt(value, 's')}, within {miss_reasons.CORRECTED_FACTOR}x of measured "
                  f"{fmt(ev.measured_seconds, 's')}")
     steps.append(f"[lab record {case['record'].rsplit('/', 1)[-1]}, {case['device_kind']}, {case['date'][:10]}; "
                  f"reasons and their corrected times: drill miss-reasons]")
@@ -258,7 +267,7 @@ def wrong_reasons(spec: FamilySpec, params: MissReasonParams) -> list[tuple[str,
     case = spec.params["cases"][params["case"]]
     ev = case["ev"]
     key = key_reasons(case) or ()
-    right = miss_reasons.corrected_time(ev, key)
+    right = derived_seconds(ev, key)
     also = [v for _, v in other_explanations(case, spec.tolerance)]
     base = ("learner-arithmetic",) if "learner-arithmetic" in key else ()
     out = []

@@ -25,16 +25,21 @@ from generator.miss_reasons.reading import (HEDGES, NEEDED, NUMBER_TOLERANCE, SH
                                             needed_numbers, parse_corrected, reason_id, split_reasons,
                                             uses_record_numbers, working_seconds)
 from generator.miss_reasons.reasons import (BY_ID, BY_NAME, EMULATED_RATE_SHARE, MAX_WIDENING, REASONS, RECORD_CHIP,
-                                            SHAPE_RATE_DIFFERS, MissReason, _idle, _log_off, assess, band,
-                                            corrected_time, explains, explanations, find, matching_misconception,
-                                            spread, supported_reasons, unexplainable, wrong_methods)
+                                            SHAPE_RATE_DIFFERS, MissReason, _log_off, band, corrected_time, find,
+                                            matching_misconception, spread, wrong_methods)
+from generator.miss_reasons.search import (Candidate, assess, best, candidates, explains, explanations,
+                                           supported_reasons, unexplainable)
+from generator.miss_reasons.judge import Derived, RuleError, derive
+from generator.miss_reasons.quantities import REASON_QUANTITIES, Quantity, quantities
+from generator.miss_reasons.derivation import DerivationError, evaluate
 
 __all__ = [
     "ARITHMETIC_FACTOR", "BY_ID", "BY_NAME", "CORRECTED_FACTOR", "EMULATED_RATE_SHARE", "EXAMPLE",
     "FORMULA_TOLERANCE", "HEDGES", "MATCH_TOLERANCE", "MAX_COMBINED", "MAX_SECONDS", "MAX_WIDENING", "NEEDED",
     "NUMBER_TOLERANCE", "REASONS", "RECORD_CHIP", "SHAPE_RATE_DIFFERS", "SHRUGS", "TRAFFIC_FACTOR",
     "WITHIN_FACTOR", "WORKING_TOLERANCE", "CorrectedError", "Estimate", "Finding", "Judgement", "MissReason",
-    "OpEvidence", "_idle", "_log_off", "assess", "band", "check_seconds", "corrected_from_sentence",
+    "OpEvidence", "_log_off", "Candidate", "best", "candidates", "Derived", "RuleError", "derive",
+    "REASON_QUANTITIES", "Quantity", "quantities", "DerivationError", "evaluate", "assess", "band", "check_seconds", "corrected_from_sentence",
     "corrected_time", "explains", "explanations", "find", "is_shrug", "judge", "matching_misconception",
     "needed_numbers", "parse_corrected", "pointer", "reason_id", "split_reasons", "spread", "start",
     "supported_reasons", "unexplainable", "uses_record_numbers", "wrong_methods", "working_seconds",

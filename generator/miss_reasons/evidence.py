@@ -90,6 +90,15 @@ class OpEvidence:
     # hierarchy's fresh-output probe at the nearest output size, scaled to the op's output bytes).
     fresh_output_seconds: float | None = None
     fresh_output_spread: float | None = None
+    # The op's output bytes (``generator.costs``), and this op kind's own streaming rate in its dtype, measured
+    # at a size whose working set lives in the same level as the op's (the hierarchy's op probes).
+    output_bytes: float | None = None
+    op_rate_bytes_per_s: float | None = None
+    op_rate_spread: float | None = None
+    op_rate_level: str = ""
+    # Every rate the measured hierarchy holds, (what, bytes/s, spread): each level, and main memory by call
+    # size; what is said about which level streams at a rate is checked against these.
+    level_rates: tuple[tuple[str, float, float | None], ...] = field(default=())
 
     @property
     def seconds_per_exp(self) -> float | None:
@@ -120,6 +129,7 @@ class OpEvidence:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("shape", "lacking", "noisy_probes"):
             out[name] = list(out[name])
+        out["level_rates"] = [list(r) for r in self.level_rates]
         return out
 
     @classmethod
@@ -129,6 +139,8 @@ class OpEvidence:
         kwargs["shape"] = tuple(int(x) for x in kwargs.get("shape") or ())
         kwargs["lacking"] = tuple(str(x) for x in kwargs.get("lacking") or ())
         kwargs["noisy_probes"] = tuple(str(x) for x in kwargs.get("noisy_probes") or ())
+        kwargs["level_rates"] = tuple((str(r[0]), float(r[1]), None if r[2] is None else float(r[2]))
+                                      for r in kwargs.get("level_rates") or ())
         return cls(**kwargs)
 
 

@@ -1,9 +1,11 @@
-"""Judging one explanation of a miss against the record's evidence.
+"""Judging one explanation of a miss: a derivation from the record's quantities, against the measurement.
 
-``judge`` accepts a corrected estimate when the working uses the record's numbers and its own
-arithmetic gives the corrected time, every named reason is allowed and does some of the work,
-and the corrected time is within the band of measured, closer than the prediction and within
-15% of what the named reasons give. A refusal points at the numbers, never at the answer.
+``judge`` reads the working (before the last '=') as arithmetic over quantities with units
+(``derivation``). It is accepted when it comes out as a time, every number in it is a quantity of this
+op's record that the named reasons may use (``quantities``), each named reason uses one of its own,
+its value is the stated time within 2%, and that time is within the band of measured (1.5x, widened by
+the probes' spread). The tool's own estimate never judges. A refusal names the rule that failed and
+prints no number that is in neither the working nor the evidence.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from generator.miss_reasons.evidence import FORMULA_TOLERANCE, OpEvidence
+from generator.miss_reasons.derivation import SECONDS, DerivationError, dims_text, evaluate
+from generator.miss_reasons.derivation import numbers as numbers_of
+from generator.miss_reasons.evidence import OpEvidence
+from generator.miss_reasons.quantities import (ADDED_ONCE, BOUND_TERMS, EXP_TERMS, LABELS, MATCH, REASON_QUANTITIES,
+                                               Quantity, allowed_keys, matches, quantities)
 from generator.miss_reasons.reading import (HEDGES, WORKING_TOLERANCE, CorrectedError, _normal, check_seconds,
-                                            corrected_from_sentence, is_shrug, needed_numbers, reason_id,
-                                            split_reasons, uses_record_numbers, working_seconds)
-from generator.miss_reasons.reasons import (BY_ID, _idle, _log_off, _t, band, corrected_time, explanations, find)
+                                            corrected_from_sentence, is_shrug, reason_id, split_reasons)
+from generator.miss_reasons.reasons import BY_ID, _log_off, _t, band, find
+from generator.miss_reasons.search import explanations
 from generator.units import fmt
 
 # --- judging ----------------------------------------------------------------------------------------------
@@ -39,31 +45,20 @@ class Judgement:
 
 
 def pointer(ev: OpEvidence) -> str:
-    """What to look at for this op: the numbers the reasons are decided on (not the answer)."""
-    parts = [f"measured {_t(ev.measured_seconds)}", f"floor {_t(ev.floor_seconds)} ({ev.bound}-bound; "
-             f"{fmt(ev.model_flops, 'FLOP')}, {fmt(ev.model_bytes, 'B')} counted)"]
+    """What to derive from: the measured time, the learner's prediction, and every quantity of the record
+    (the evidence, never the answer: which reason may use which quantity is `drill miss-reasons`)."""
+    parts = [f"measured {_t(ev.measured_seconds)}"]
     if ev.predicted_seconds:
         parts.append(f"your {_t(ev.predicted_seconds)}")
-    parts.append(f"fixed cost {_t(ev.fixed_cost_seconds)}")
-    if ev.xla_bytes is not None:
-        parts.append(f"XLA bytes {fmt(ev.xla_bytes, 'B')}")
-    if ev.attained_bytes_per_s is not None:
-        parts.append(f"copy probe {fmt(ev.attained_bytes_per_s, 'B/s')} vs peak {fmt(ev.peak_bytes_per_s, 'B/s')}")
-    if ev.attained_flops_per_s is not None:
-        parts.append(f"matmul probe {fmt(ev.attained_flops_per_s, 'FLOP/s')} vs peak "
-                     f"{fmt(ev.peak_flops_per_s, 'FLOP/s')}")
+    parts.extend(f"{q.label} {q.shown}" for q in quantities(ev))
+    if ev.lacking:
+        parts.append(f"the record lacks: {', '.join(ev.lacking)}")
+    if ev.working_set_bytes and ev.level_name:
+        parts.append(f"the working set lives in {ev.level_name}")
     if ev.noisy_probes:
         parts.append(f"noisy probes: {', '.join(ev.noisy_probes)}")
     if ev.emulated_dtype is not None:
         parts.append(f"{ev.dtype} {'converted to f32' if ev.emulated_dtype else 'native'} in the compiled program")
-    if ev.working_set_bytes and ev.level_name and ev.level_bytes_per_s:
-        parts.append(f"rotated inputs {fmt(ev.working_set_bytes, 'B')} live in {ev.level_name}, measured at "
-                     f"{fmt(ev.level_bytes_per_s, 'B/s')}")
-    elif ev.working_set_bytes and ev.cache_bytes:
-        parts.append(f"rotated inputs {fmt(ev.working_set_bytes, 'B')} vs cache {fmt(ev.cache_bytes, 'B')}")
-    if ev.shape_flops_per_s:
-        parts.append(f"this shape measured at {fmt(ev.shape_flops_per_s, 'FLOP/s')} in {ev.dtype}"
-                     + (f", {fmt(ev.f32_shape_flops_per_s, 'FLOP/s')} in f32" if ev.f32_shape_flops_per_s else ""))
     return "look at: " + "; ".join(parts)
 
 
@@ -75,17 +70,85 @@ def _off(value: float, measured: float) -> str:
     return f"{r:.2f}x above" if r >= 1 else f"{1 / r:.2f}x below"
 
 
+@dataclass(frozen=True)
+class Derived:
+    """A working that follows the rules: its seconds and the record's quantities it used."""
+
+    seconds: float
+    used: tuple[Quantity, ...]
+
+
+class RuleError(ValueError):
+    """A working that breaks a rule of derivation: the message names the rule."""
+
+
+def _number_is(value: float, dims: Any, ev: OpEvidence) -> str | None:
+    """What a number that is no usable quantity is, when it is the measured time or the learner's prediction."""
+    if dims == SECONDS and abs(value - ev.measured_seconds) <= MATCH * ev.measured_seconds:
+        return "the measured time: a derivation predicts it, never uses it"
+    if dims == SECONDS and ev.predicted_seconds and abs(value - ev.predicted_seconds) <= MATCH * ev.predicted_seconds:
+        return "your own prediction, which is never a term (what it holds would be counted twice)"
+    return None
+
+
+def derive(working: str, ev: OpEvidence, named: list[str]) -> Derived:
+    """The working as a derivation under the named reasons; RuleError naming the rule it breaks."""
+    found = quantities(ev)
+    try:
+        for number in numbers_of(working):
+            if not number.has_unit:
+                same = [q for q in found if abs(number.value - q.value) <= MATCH * q.value]
+                hint = f" (the record's {same[0].label} is {same[0].shown})" if same else ""
+                raise RuleError(f"'{number.text}' has no unit: write each quantity with its unit{hint}")
+        value, numbers = evaluate(working)
+    except DerivationError as exc:
+        raise RuleError(str(exc)) from None
+    if len(numbers) < 2:
+        raise RuleError(f"'{value.text}' alone is no derivation: combine the record's quantities with +, x, / "
+                        "or max(a, b)")
+    if value.dims != SECONDS:
+        raise RuleError(f"the working comes out as {dims_text(value.dims)}, not a time: '{value.text}'")
+    usable = allowed_keys(named)
+    used: list[Quantity] = []
+    for number in numbers:
+        candidates = matches(number.value, number.dims, found)
+        if not candidates:
+            said = _number_is(number.value, number.dims, ev)
+            raise RuleError(f"'{number.text}' is {said}" if said else
+                            f"'{number.text}' is no quantity of this op's record (within {100 * MATCH:.0f}%): "
+                            "use the evidence's numbers")
+        mine = [q for q in candidates if q.key in usable]
+        if not mine:
+            owners = sorted({r for q in candidates for r, keys in REASON_QUANTITIES.items() if q.key in keys})
+            raise RuleError(f"'{number.text}' is {candidates[0].label}, which {' + '.join(named)} may not use "
+                            f"(it is for {', '.join(owners)})")
+        own = [q for q in mine if any(q.key in REASON_QUANTITIES.get(r, ()) for r in named)]
+        used.append((own or mine)[0])
+    keys = [q.key for q in used]
+    for key in sorted(set(keys) & ADDED_ONCE):
+        if keys.count(key) > 1:
+            raise RuleError(f"{LABELS[key]} appears {keys.count(key)} times: it is counted once")
+    bound = BOUND_TERMS.get(ev.bound, frozenset())
+    if bound and not set(keys) & (bound | (EXP_TERMS if "exp-rate" in named else frozenset())):
+        what = "bytes" if ev.bound == "memory" else "FLOPs"
+        raise RuleError(f"the working leaves out the op's {what}: a {ev.bound}-bound op's time rests on them "
+                        "(or on the floor)")
+    for rid in named:
+        own_keys = REASON_QUANTITIES.get(rid, ())
+        if not set(keys) & set(own_keys):
+            raise RuleError(f"{rid} does no work in the working: it uses none of its quantities "
+                            f"({', '.join(LABELS[k] for k in own_keys)})")
+    return Derived(value.value, tuple(used))
+
+
 def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
           corrected_s: float | None = None) -> Judgement:
-    """Judge one explanation of a miss. The learner names the reasons: ``reasons`` (ids or synonyms),
-    else the names before the sentence's first ':' ("cache-level: ..."; ``split_reasons``); no word
-    elsewhere in the sentence adds or denies one. The corrected time is ``corrected_s``, else the time
-    after the sentence's last '='. Accepted when the sentence's working uses a number of the record that
-    the named reasons need (within 2%), its own arithmetic (where it shows some) gives the corrected
-    time, every named reason is allowed by the evidence and does some of the work, and the corrected
-    time is within the band of measured (1.5x, widened by the probes' spread), closer than the
-    reference and within 15% of what the named reasons give from the record's numbers. Refusals point
-    at the numbers, never at the answer. KeyError for an unknown reason name in ``reasons``."""
+    """Judge one explanation of a miss: ``reasons`` (ids or synonyms), else the names before the
+    sentence's first ':'; the corrected time is ``corrected_s``, else the time after the last '='; the
+    working is what stands before that '=' (the whole sentence when the time is given apart). Accepted
+    when the working is a derivation under the rules (``derive``), equals the corrected time within 2%,
+    and that time is within the band of measured and closer than the reference. KeyError for an unknown
+    reason name in ``reasons``."""
     text = " ".join(str(text or "").split())
     named: list[str]
     unknown: list[str]
@@ -128,44 +191,27 @@ def judge(text: str, ev: OpEvidence, reasons: list[str] | None = None,
         except (CorrectedError, TypeError, ValueError) as exc:
             return refuse(str(exc), None)
     if corrected_s is None:
-        return refuse(f"no corrected time: re-predict with your reason, a time with a unit "
-                      f"(e.g. '{EXAMPLE}')", None)
-    contradicted = [f for f in (find(r).allowed(ev) for r in named) if not f.supported]
-    if contradicted and not needed_numbers(ev, named):  # nothing to quote: say why the evidence refuses it
-        return refuse("the evidence contradicts it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))
-    working = sentence.rsplit("=", 1)[0] if "=" in sentence else sentence
-    if not uses_record_numbers(working, ev, named):
-        rest = "rests" if len(named) == 1 else "rest"
-        return refuse(f"your working uses none of this record's numbers that {' + '.join(named)} {rest} on: "
-                      "show the arithmetic with them", corrected_s)
-    shown = working_seconds(working)
-    if shown is not None and abs(shown - corrected_s) > WORKING_TOLERANCE * shown:
-        return refuse(f"your working gives {_t(shown)}, not the {_t(corrected_s)} you wrote", corrected_s)
+        return refuse(f"no corrected time: derive one with your reasons, a time with a unit (e.g. '{EXAMPLE}')",
+                      None)
     contradicted = [f for f in (find(r).allowed(ev) for r in named) if not f.supported]
     if contradicted:
-        return refuse("the evidence contradicts it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))
+        return refuse("the evidence does not allow it: " + "; ".join(f"{f.reason_id}: {f.why}" for f in contradicted))
+    working = sentence.rsplit("=", 1)[0] if "=" in sentence else sentence
+    try:
+        derived = derive(working, ev, named)
+    except RuleError as exc:
+        return refuse(str(exc), corrected_s)
+    if abs(derived.seconds - corrected_s) > WORKING_TOLERANCE * corrected_s:
+        return refuse(f"your working gives {_t(derived.seconds)}, not the {_t(corrected_s)} you wrote", corrected_s)
     measured = ev.measured_seconds
     allowed_band = band(ev, named)
     if _log_off(corrected_s, measured) > math.log(allowed_band):
-        return refuse(f"your corrected {_t(corrected_s)} is {_off(corrected_s, measured)} measured "
+        return refuse(f"your derivation gives {_t(corrected_s)}, {_off(corrected_s, measured)} measured "
                       f"{_t(measured)}; it must be within {allowed_band:.2f}x")
     if _log_off(corrected_s, measured) >= _log_off(ev.reference_seconds, measured):
-        return refuse(f"your corrected {_t(corrected_s)} is no closer to measured {_t(measured)} than "
+        return refuse(f"your derivation gives {_t(corrected_s)}, no closer to measured {_t(measured)} than "
                       f"{_t(ev.reference_seconds)} was")
-    # The named reasons correct the learner's own arithmetic; a learner whose prediction was the floor
-    # (within ARITHMETIC_FACTOR) may also redo it from the record's numbers, i.e. correct the floor itself.
-    options = [corrected_time(ev, named)]
-    if "learner-arithmetic" not in named and not find("learner-arithmetic").allowed(ev).supported:
-        options.append(corrected_time(ev, ["learner-arithmetic", *named]))
-    tool = min(options, key=lambda t: abs(corrected_s - t) / t)
-    if abs(corrected_s - tool) > FORMULA_TOLERANCE * tool:
-        return refuse(f"{' + '.join(named)} applied to this record's numbers do not give {_t(corrected_s)} "
-                      f"(more than {100 * FORMULA_TOLERANCE:.0f}% apart; the formulas: drill miss-reasons)")
-    idle = _idle(ev, named)
-    if idle and len(named) > 1:
-        return refuse(f"{', '.join(idle)} changes the estimate by under {100 * FORMULA_TOLERANCE:.0f}% here: "
-                      "name only the reasons that do the work")
-    allowed = "; ".join(f"{r}: {find(r).allowed(ev).why}" for r in named)
-    why = (f"accepted: {' + '.join(named)} give{'s' if len(named) == 1 else ''} {_t(tool)} from this record's numbers, your {_t(corrected_s)}; "
-           f"measured {_t(measured)} ({_off(corrected_s, measured)} it); {allowed}")
+    terms = ", ".join(f"{q.label} {q.shown}" for q in dict.fromkeys(derived.used))
+    why = (f"accepted: {' + '.join(named)}: your derivation from {terms} gives {_t(corrected_s)}; measured "
+           f"{_t(measured)} ({_off(corrected_s, measured)} it, within {allowed_band:.2f}x)")
     return Judgement(True, named, text, why, corrected_s, tuple(explanations(ev)))

@@ -87,7 +87,7 @@ NEEDED: dict[str, tuple[tuple[str, str], ...]] = {
     "cache-level": (("level_bytes_per_s", "B/s"), ("model_bytes", "B"), ("working_set_bytes", "B"),
                     ("level_size_bytes", "B")),
     "shape-rate": (("shape_flops_per_s", "FLOP/s"), ("model_flops", "FLOP")),
-    "op-rate": (("probe_seconds", "s"), ("probe_bytes", "B"), ("probe_flops", "FLOP"), ("model_bytes", "B")),
+    "op-rate": (("op_rate_bytes_per_s", "B/s"), ("model_bytes", "B")),
     "exp-rate": (("seconds_per_exp", "s"), ("exps", "")),
     "fresh-output": (("fresh_output_seconds", "s"),),
     "emulated-dtype": (("shape_flops_per_s", "FLOP/s"), ("f32_shape_flops_per_s", "FLOP/s"),

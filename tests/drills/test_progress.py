@@ -202,7 +202,7 @@ def _item_six(tmp_path, record, name="lab-0.1-cpu"):
 
 # the synthetic CPU run's copy probe attains a third of the calibrated bandwidth the floor uses; the working
 # uses the record's own numbers (filled in by _with_misses)
-STREAMS = (["below-peak-bandwidth"], "it streams {bytes} at the copy probe's {rate}, a third of what the floor uses")
+STREAMS = (["below-peak-bandwidth"], "it streams {bytes} / the copy probe's {rate}, a third of what the floor uses")
 
 
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):

@@ -50,9 +50,9 @@ def test_every_key_is_the_corrected_time_drill_explain_accepts():
         ev = _ev(_case_of(p))
         assert not (1 / 2 <= ev.ratio <= 2), "a case is a miss over 2x"
         combos = miss_reasons.explanations(ev, 2)
-        assert combos and p.answer.value == pytest.approx(miss_reasons.corrected_time(ev, combos[0]))
-        numbers = ", ".join(f"{v:.6g} {u}" for _, v, u in miss_reasons.needed_numbers(ev, combos[0]))
-        j = miss_reasons.judge(" + ".join(combos[0]) + f": from {numbers}", ev, None, p.answer.value)
+        derivation = miss_reasons.best(ev, combos[0])
+        assert combos and derivation and p.answer.value == pytest.approx(derivation.seconds)
+        j = miss_reasons.judge(" + ".join(combos[0]) + f": {derivation.text}", ev, None, p.answer.value)
         assert j.accepted, (p.id, j.why)
         assert all(rid in " ".join(p.solution) for rid in combos[0])
 
@@ -201,7 +201,7 @@ def test_every_explanation_a_case_supports_is_graded_right():
         mistakes = family.misconceptions(spec, registry().catalogue, {"case": name}).values()
         with_two += bool(prob.also_right)
         for combo in miss_reasons.explanations(case["ev"], family.MOST_REASONS):
-            value = miss_reasons.corrected_time(case["ev"], combo)
+            value = family.derived_seconds(case["ev"], combo)
             assert grading.grade(prob, value, bands, 10.0, mistakes=list(mistakes)).correct, (name, combo)
             assert all(abs(m - value) > prob.tolerance * value for m in mistakes), (name, combo)
     assert with_two >= 1  # the data holds such a case (the check is not vacuous)

@@ -1,4 +1,5 @@
-"""The miss-reason catalogue: an explanation is a corrected estimate the record's own numbers reproduce."""
+"""The miss-reason catalogue and the judge: an explanation is a derivation from the record's quantities,
+judged against the measurement."""
 
 from __future__ import annotations
 
@@ -29,11 +30,6 @@ def evidence(**over) -> mr.OpEvidence:
     return mr.OpEvidence(**base)
 
 
-def working(ev: mr.OpEvidence, combo) -> str:
-    """The record's numbers the reasons rest on, as a learner quotes them (no arithmetic)."""
-    return ", ".join(f"{value:.6g} {unit}" for _, value, unit in mr.needed_numbers(ev, combo))
-
-
 def us(seconds: float) -> str:
     return f"{seconds * 1e6:.6g} us"
 
@@ -58,49 +54,63 @@ def test_the_issues_example_is_accepted_and_keeps_its_sentence():
     assert mr.corrected_time(ev, ["fixed-cost"]) == pytest.approx(59e-6)
 
 
-def test_a_corrected_time_3x_off_is_refused_with_the_way_and_the_amount_never_the_answer():
-    ev = evidence()
-    j = mr.judge("fixed-cost: the per-call cost is 38 us = 20 us", ev)
+def test_a_derivation_3x_off_is_refused_with_the_way_and_the_amount_never_the_answer():
+    ev = evidence(measured_seconds=177e-6)
+    j = mr.judge("fixed-cost: 21 µs floor + 38 µs per call = 59 µs", ev)
     assert not j.accepted
-    assert "3.00x below measured 60 µs" in j.why and "look at:" in j.why
-    assert "59 µs" not in j.why  # the number that would be accepted
-    high = mr.judge("fixed-cost: the per-call cost is 38 us = 180 us", ev)
-    assert not high.accepted and "3.00x above measured" in high.why
+    assert "3.00x below measured 177 µs" in j.why and "look at:" in j.why
     for other in set(mr.BY_ID) - {"fixed-cost"}:
-        assert other not in j.why  # nor any other reason
+        assert f"{other}:" not in j.why  # no other reason is suggested
 
 
-def test_the_right_number_with_a_contradicted_or_idle_reason_is_refused():
+def test_a_reason_the_evidence_does_not_allow_is_refused_for_the_evidence():
     ev = evidence()
-    extra = mr.judge("extra-traffic: XLA's 100.8 MB make it = 59 us", ev)  # XLA's bytes equal the hand count
-    assert not extra.accepted and "contradicts" in extra.why and "1.00x the hand count" in extra.why
-    compute = mr.judge("below-peak-compute: the MXU reaches 700 TFLOP/s = 59 us", ev)  # allowed, but gives 21 µs
-    assert not compute.accepted and "do not give 59 µs" in compute.why
-    idle = mr.judge("fixed-cost + below-peak-compute: 38 us per call plus 700 TFLOP/s = 59 us", ev)
-    assert not idle.accepted and "below-peak-compute changes the estimate by under 15%" in idle.why
+    extra = mr.judge("extra-traffic: 100.8 MB / 4 TB/s + 38 us = 63.2 us", ev)  # XLA's bytes equal the hand count
+    assert not extra.accepted and "does not allow it" in extra.why and "1.00x the hand count" in extra.why
+    j = mr.judge("fixed-cost: 21 µs floor + 39 µs per call = 60 µs", evidence(fixed_cost_seconds=None))
+    assert not j.accepted and "does not allow it" in j.why and "no fixed cost probe" in j.why
 
 
-def test_a_sentence_must_use_the_records_numbers_and_shrugs_never_pass():
-    ev = evidence()
-    for nonsense in ("fixed-cost: lorem ipsum dolor = 59 us", "fixed-cost: I blame the weather today = 59 us",
-                     "learner-arithmetic: purple elephants dance = 59 us"):
-        j = mr.judge(nonsense, ev)
-        assert not j.accepted and "none of this record's numbers" in j.why, nonsense
-    for shrug in ("overhead", "noise", "x", ""):
-        assert not mr.judge(shrug, ev, reasons=["fixed-cost"], corrected_s=59e-6).accepted
-    assert not mr.judge("fixed-cost: I don't know, maybe 38 us of launch = 59 us", ev).accepted
-    assert mr.judge("the per-call launch cost of 38 us", ev, reasons=["fixed-cost"], corrected_s=59e-6).accepted
-    assert mr.judge("launch: 21 µs floor + 38 µs per call = 59 µs", ev).reasons == ["fixed-cost"]  # a synonym
+@pytest.mark.parametrize("text, rule", [
+    ("fixed-cost: lorem ipsum 38 us dolor = 38 us", "alone is no derivation"),  # words with one record number
+    ("fixed-cost: 21 us 38 us = 59 us", "no operator between '21 us' and '38 us'"),  # a list of numbers
+    ("fixed-cost: 21 µs floor, 38 µs per call = 59 µs", "no operator between"),
+    ("fixed-cost: 60 us = 60 us", "alone is no derivation"),  # a bare X = X
+    ("fixed-cost: 21 us + 38 us + 38 us = 97 us", "fixed cost appears 2 times"),  # the fixed cost counted twice
+    ("fixed-cost: 100.8 MB + 38 us = 59 us", "they cannot be added"),  # dimensionally wrong
+    ("fixed-cost: 100.8 MB x 38 us = 59 us", "not a time: '100.8 MB x 38 us'"),
+    ("fixed-cost: 17.5 MFLOP / 989 TFLOP/s + 38 us = 38 us", "leaves out the op's bytes"),
+    ("below-peak-bandwidth: 100.8 MB x 4 TB/s = 59 us", "not a time: '100.8 MB x 4 TB/s'"),
+    ("fixed-cost: 100.8 MB / 4.8 TB/s - 38 us = 59 us", "'-' is not an operator"),
+    ("fixed-cost: 100800000 / 4.8 TB/s + 38 us = 59 us", "has no unit"),
+    ("fixed-cost: 22 us + 38 us = 60 us", "'22 us' is your own prediction"),
+    ("fixed-cost: 60 us + 38 us = 98 us", "'60 us' is the measured time"),
+    ("fixed-cost: 77 us + 38 us = 115 us", "'77 us' is no quantity of this op's record"),
+    ("fixed-cost: 100.8 MB / 4 TB/s + 38 us = 63.2 us", "the copy probe's bandwidth, which fixed-cost may not use"),
+    ("below-peak-bandwidth + fixed-cost: 21 us + 38 us = 59 us", "below-peak-bandwidth does no work"),
+    ("below-peak-bandwidth: 21 us + 38 us = 59 us", "which below-peak-bandwidth may not use (it is for fixed-cost)"),
+])
+def test_games_are_refused_naming_the_rule(text, rule):
+    ev = evidence(predicted_seconds=22e-6, prediction_text="22us")
+    j = mr.judge(text, ev)
+    assert not j.accepted and rule in j.why, j.why
+    assert "\n" not in j.why
 
 
-def test_the_working_must_give_the_corrected_time_it_states():
+def test_the_working_must_give_the_corrected_time_it_states_and_drops_no_term():
     ev = evidence()
     right = mr.judge("fixed-cost: 21 µs floor + 38 µs per call = 59 µs", ev)
     assert right.accepted, right.why
     wrong = mr.judge("fixed-cost: 21 µs floor + 38 µs per call = 62 µs", ev)  # 21 + 38 is 59, not 62
     assert not wrong.accepted and "your working gives 59 µs, not the 62 µs you wrote" in wrong.why
-    assert mr.working_seconds("I used the wrong peak; 2.1 MB / 3.88 GB/s") == pytest.approx(2.1e6 / 3.88e9)
-    assert mr.working_seconds("the per-call cost, 38 us") is None  # a number, no arithmetic
+    exps = evidence(op="softmax", cost_op="softmax", exps=65536.0, exp_per_s=1.097e9, fixed_cost_seconds=23.01e-6,
+                    measured_seconds=80e-6, hierarchy_measured=True)
+    j = mr.judge("exp-rate + fixed-cost: 65536 exps / 1.097e9 exp/s + 23.01 us = 82.75 us", exps)
+    assert j.accepted, j.why  # both terms: 59.74 µs + 23.01 µs
+    dropped = mr.judge("exp-rate + fixed-cost: 65536 exps / 1.097e9 exp/s + 23.01 us = 23.01 us", exps)
+    assert not dropped.accepted and "your working gives 82.8 µs" in dropped.why
+    rate = mr.judge("exp-rate: 65536 / 1.097e9 s = 59.74 us", exps)
+    assert not rate.accepted and "has no unit" in rate.why
 
 
 def test_only_the_named_reasons_count_never_the_sentences_words():
@@ -109,31 +119,33 @@ def test_only_the_named_reasons_count_never_the_sentences_words():
     assert mr.split_reasons("reasons: upcast, launch. bf16 = 1 us")[0] == ["emulated-dtype", "fixed-cost"]
     assert mr.split_reasons("the launch cost: 38 us = 59 us") == ([], "the launch cost: 38 us = 59 us", [])
     assert mr.split_reasons("reasons: vibes: 38 us = 59 us")[2] == ["vibes"]
-    # words such as "bandwidth", "f32" or "cache" in the sentence add no reason and deny none
     text = ("learner-arithmetic: I used the v5e's HBM bandwidth, not this f32 cache's: "
             "100.8 MB / 4.8 TB/s = 21 us")
     assert mr.split_reasons(text)[0] == ["learner-arithmetic"]
     assert not mr.judge("the launch cost: 21 µs floor + 38 µs per call = 59 µs", ev).accepted  # names nothing
     assert mr.judge("fixed-cost: no upcast, not the cache; 21 µs floor + 38 µs per call = 59 µs", ev).accepted
+    assert mr.judge("launch: 21 µs floor + 38 µs per call = 59 µs", ev).reasons == ["fixed-cost"]  # a synonym
+    for shrug in ("overhead", "noise", "x", ""):
+        assert not mr.judge(shrug, ev, reasons=["fixed-cost"], corrected_s=59e-6).accepted
+    assert not mr.judge("fixed-cost: I don't know, maybe 21 us + 38 us = 59 us", ev).accepted
+    assert mr.judge("21 µs floor + 38 µs per call", ev, reasons=["fixed-cost"], corrected_s=59e-6).accepted
 
 
-def test_a_prediction_2000x_off_is_explained_by_the_arithmetic_plus_a_machine_reason():
+def test_a_prediction_2000x_off_is_explained_by_a_derivation_from_the_records_numbers():
     ev = evidence(predicted_seconds=21e-6 / 2000)
-    right = mr.corrected_time(ev, ["learner-arithmetic", "fixed-cost"])
-    assert right == pytest.approx(59e-6)
-    assert not mr.judge(f"learner-arithmetic: the floor is {us(21e-6)} = {us(21e-6)}", ev).accepted  # alone
-    assert not mr.judge(f"fixed-cost: the per-call cost 38 us = {us(59e-6)}", ev).accepted  # on the slipped number
+    assert not mr.judge("learner-arithmetic: 100.8 MB / 4.8 TB/s = 21 us", ev).accepted  # 2.86x below: outside
     j = mr.judge("learner-arithmetic + fixed-cost: I slipped a unit; 21 us + 38 us = 59 us", ev)
     assert j.accepted and j.reasons == ["learner-arithmetic", "fixed-cost"], j.why
     assert ("learner-arithmetic", "fixed-cost") in mr.explanations(ev)
 
 
-def test_brute_force_with_the_original_prediction_explains_nothing():
+def test_cycling_reason_ids_with_the_measured_time_explains_nothing():
     for ev in (evidence(), evidence(predicted_seconds=21e-6 / 2000), evidence(measured_seconds=5e-6)):
-        for k in range(1, len(mr.REASONS) + 1):
+        for k in (1, 2):
             for combo in itertools.combinations(mr.BY_ID, k):
-                text = " + ".join(combo) + f": 38 us, 21 us = {us(ev.predicted_seconds)}"
-                assert not mr.judge(text, ev).accepted, combo
+                for working in (f"{us(ev.measured_seconds)}", "21 us, 38 us", "the numbers"):
+                    text = " + ".join(combo) + f": {working} = {us(ev.measured_seconds)}"
+                    assert not mr.judge(text, ev).accepted, text
 
 
 def test_a_noisy_probe_widens_the_band_and_never_vetoes_its_reason():
@@ -142,10 +154,10 @@ def test_a_noisy_probe_widens_the_band_and_never_vetoes_its_reason():
     noisy = dataclasses.replace(quiet, noisy_probes=("fixed cost",), fixed_cost_spread=0.3)
     assert mr.band(noisy, ["fixed-cost"]) == pytest.approx(1.5 * 1.3)
     j = mr.judge("fixed-cost: 21 µs floor + 38 µs per call = 59 µs", noisy)
-    assert j.accepted and "noisy" not in j.why, j.why
+    assert j.accepted and "noisy" not in j.why.split("(look at")[0], j.why
     wild = dataclasses.replace(quiet, fixed_cost_spread=5.0)
     assert mr.band(wild, ["fixed-cost"]) == pytest.approx(1.5 * (1 + mr.MAX_WIDENING))
-    assert mr.explanations(evidence(noisy_probes=("fixed cost",))) == [("fixed-cost",)]
+    assert ("fixed-cost",) in mr.explanations(evidence(noisy_probes=("fixed cost",)))
 
 
 def test_less_traffic_needs_fewer_xla_bytes_and_a_cache_level_holds_the_working_set():
@@ -153,12 +165,13 @@ def test_less_traffic_needs_fewer_xla_bytes_and_a_cache_level_holds_the_working_
     assert not mr.find("less-traffic").allowed(fast).supported  # a fast run alone is not enough
     fewer = dataclasses.replace(fast, xla_bytes=fast.model_bytes / 5)
     assert mr.find("less-traffic").allowed(fewer).supported
-    assert mr.corrected_time(fewer, ["less-traffic"]) == pytest.approx(fast.model_bytes / 5 / 4.0e12)
+    assert mr.judge("less-traffic: 20.16 MB / 4 TB/s = 5.04 us", fewer).accepted
     in_l2 = dataclasses.replace(fast, working_set_bytes=40e6, level_name="L2", level_size_bytes=50e6,
                                 level_bytes_per_s=20e12)
     assert not mr.find("less-traffic").allowed(in_l2).supported
     assert mr.find("cache-level").allowed(in_l2).supported
-    assert mr.corrected_time(in_l2, ["cache-level"]) == pytest.approx(fast.model_bytes / 20e12)
+    j = mr.judge("cache-level: 100.8 MB / 20 TB/s = 5.04 us", in_l2)
+    assert j.accepted and ("cache-level",) in mr.explanations(in_l2), j.why
     in_dram = dataclasses.replace(in_l2, level_name="HBM", level_main_memory=True, level_size_bytes=None)
     assert not mr.find("cache-level").allowed(in_dram).supported
 
@@ -169,14 +182,14 @@ def test_emulated_dtype_from_converts_or_from_a_measured_rate_below_f32s():
                   predicted_seconds=2 * 1024**3 / 1e11, measured_seconds=2 * 1024**3 / 2e10,
                   fixed_cost_seconds=None, xla_bytes=None, platform="cpu", emulated_dtype=True,
                   emulated_from="6 convert(s) to f32 in the optimized HLO", cost_op="matmul", shape=(1024, 1024, 1024))
-    want = mr.corrected_time(ev, ["emulated-dtype"])
-    assert mr.judge(f"emulated-dtype: 2.147e9 FLOP at 20 GFLOP/s = {us(want)}", ev).accepted
+    text = "emulated-dtype: 2.147 GFLOP / 20 GFLOP/s = 107.4 ms"
+    assert mr.judge(text, ev).accepted
     native = dataclasses.replace(ev, emulated_dtype=False, emulated_from="0 convert(s) to f32 in the optimized HLO")
-    j = mr.judge(f"emulated-dtype: 2.147e9 FLOP at 20 GFLOP/s = {us(want)}", native)
+    j = mr.judge(text, native)
     assert not j.accepted and "natively" in j.why
     slow_bf16 = dataclasses.replace(native, shape_flops_per_s=2e10, f32_shape_flops_per_s=4e10)  # no converts
     assert mr.find("emulated-dtype").allowed(slow_bf16).supported
-    assert mr.judge(f"emulated-dtype: 2.147e9 FLOP at 20 GFLOP/s = {us(want)}", slow_bf16).accepted
+    assert mr.judge(text, slow_bf16).accepted
     close = dataclasses.replace(slow_bf16, shape_flops_per_s=3.5e10)  # 88% of f32's: native
     assert not mr.find("emulated-dtype").allowed(close).supported
 
@@ -189,33 +202,23 @@ def test_a_shape_rate_explains_a_skinny_matmul_faster_than_the_big_probe():
                   fixed_cost_seconds=None, attained_flops_per_s=8.2e9, peak_bytes_per_s=1e12,
                   attained_bytes_per_s=1e12, xla_bytes=None, shape_flops_per_s=20e9)
     assert ev.is_miss and ("shape-rate",) in mr.explanations(ev)
-    j = mr.judge(f"shape-rate: 16.8 MFLOP / 20 GFLOP/s = {us(2 * 8 * 1024**2 / 20e9)}", ev)
+    j = mr.judge(f"shape-rate: 16.78 MFLOP / 20 GFLOP/s = {us(2 * 8 * 1024**2 / 20e9)}", ev)
     assert j.accepted, j.why
 
 
-def test_a_miss_no_reason_explains_is_a_finding_with_its_numbers():
+def test_a_miss_no_derivation_reaches_is_a_finding_of_true_statements():
     ev = evidence(measured_seconds=600e-6, fixed_cost_seconds=None, hierarchy_measured=True, level_name="HBM",
-                  level_main_memory=True, level_bytes_per_s=4.0e12)
+                  level_main_memory=True, level_bytes_per_s=4.0e12, level_rates=(("HBM", 4.0e12, 0.05),))
     assert mr.explanations(ev) == []
     finding = mr.unexplainable(ev)
-    assert finding and "no reason the evidence allows" in finding and "HBM" in finding
+    assert finding and "no derivation the evidence allows" in finding and "HBM" in finding
+    assert "no measured level of this device streams at" in finding  # 100.8 MB in 600 µs is 168 GB/s
     assert mr.unexplainable(dataclasses.replace(ev, hierarchy_measured=False)) is None  # asked, as before
     assert mr.unexplainable(evidence(hierarchy_measured=True)) is None  # fixed-cost explains it
-
-
-@pytest.mark.parametrize("text, message", [
-    ("fixed-cost: launch = -5 us", "positive"),
-    ("fixed-cost: launch = 100000 s", "over a day"),
-    ("fixed-cost: launch = 3 GB/s", "not a time"),
-    ("fixed-cost: launch = 59", "59 what?"),
-    ("fixed-cost: launch 21 us and 38 us", "write the corrected one after '='"),
-    ("fixed-cost: the per-call launch cost", "no corrected time"),
-])
-def test_unusable_corrected_times_are_refused_in_one_line(text, message):
-    j = mr.judge(text, evidence())
-    assert not j.accepted and message in j.why and "\n" not in j.why
-    for bad in (math.nan, -1.0, 1e6):
-        assert not mr.judge("the per-call launch cost", evidence(), ["fixed-cost"], bad).accepted
+    # a level that streams at the op's rate (within its spread) is named, never denied
+    slow_level = dataclasses.replace(ev, level_rates=(("HBM", 4.0e12, 0.05), ("DRAM (calls of 2 MB)", 1.9e11, 0.2)))
+    said = mr.unexplainable(slow_level)
+    assert said and "no measured level" not in said and "DRAM (calls of 2 MB)" in said
 
 
 # --- properties -------------------------------------------------------------------------------------
@@ -247,19 +250,14 @@ def evidences(draw):
 
 @settings(max_examples=150)
 @given(evidences())
-def test_every_explanation_the_tool_finds_is_accepted_and_the_reference_never_is(ev):
+def test_every_derivation_the_search_finds_is_accepted_and_the_reference_never_is(ev):
     assert [f.reason_id for f in mr.assess(ev)] == [r.id for r in mr.REASONS]
-    found = mr.explanations(ev, most=2)
-    if not ev.is_miss:
-        assert mr.supported_reasons(ev) == [] or all(
-            mr._log_off(mr.corrected_time(ev, c), ev.measured_seconds) < mr._log_off(ev.reference_seconds,
-                                                                                     ev.measured_seconds)
-            for c in found)
-    for combo in found:
-        t = mr.corrected_time(ev, combo)
-        j = mr.judge(" + ".join(combo) + f": from {working(ev, combo)} = {us(t)}", ev)
-        assert j.accepted, (combo, j.why)
-        assert 1 / mr.band(ev, combo) <= t / ev.measured_seconds <= mr.band(ev, combo)
+    for combo in mr.explanations(ev, most=2):
+        found = mr.best(ev, combo)
+        assert found is not None
+        j = mr.judge(" + ".join(combo) + f": {found.text} = {us(found.seconds)}", ev)
+        assert j.accepted, (combo, found.text, j.why)
+        assert 1 / mr.band(ev, combo) <= found.seconds / ev.measured_seconds <= mr.band(ev, combo)
     if ev.is_miss:
         for combo in itertools.combinations(mr.BY_ID, 2):
             assert not mr.judge(" + ".join(combo) + f" = {us(ev.reference_seconds)}", ev).accepted
@@ -268,14 +266,16 @@ def test_every_explanation_the_tool_finds_is_accepted_and_the_reference_never_is
 @settings(max_examples=150)
 @given(evidences(), st.floats(min_value=1e-9, max_value=10.0), st.lists(st.sampled_from(sorted(mr.BY_ID)),
                                                                        min_size=1, max_size=3, unique=True))
-def test_an_accepted_estimate_is_close_to_measured_and_to_what_its_reasons_give(ev, corrected, named):
-    j = mr.judge(" + ".join(named) + f": {working(ev, named)}", ev, corrected_s=corrected)
-    if j.accepted:
-        assert 1 / mr.band(ev, named) <= corrected / ev.measured_seconds <= mr.band(ev, named)
-        assert abs(corrected - mr.corrected_time(ev, named)) <= 0.15 * mr.corrected_time(ev, named)
-        assert abs(math.log(corrected / ev.measured_seconds)) < abs(math.log(ev.reference_seconds / ev.measured_seconds))
-    else:
-        assert j.why.startswith("refused:") and "look at:" in j.why
+def test_an_accepted_derivation_is_close_to_measured_and_gives_its_stated_time(ev, corrected, named):
+    for found in mr.candidates(ev, tuple(named))[:6]:
+        j = mr.judge(" + ".join(named) + f": {found.text}", ev, corrected_s=corrected)
+        if j.accepted:
+            assert 1 / mr.band(ev, named) <= corrected / ev.measured_seconds <= mr.band(ev, named)
+            assert abs(corrected - found.seconds) <= 0.03 * corrected
+            assert abs(math.log(corrected / ev.measured_seconds)) < abs(math.log(ev.reference_seconds /
+                                                                                ev.measured_seconds))
+        else:
+            assert j.why.startswith("refused:") and "look at:" in j.why
 
 
 @settings(max_examples=100)
@@ -337,14 +337,6 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
         assert mine == theirs and mine, op
 
 
-def test_a_reason_with_no_number_in_the_record_is_refused_for_the_evidence_not_the_working():
-    ev = evidence(fixed_cost_seconds=None)
-    j = mr.judge("fixed-cost: 21 µs floor + 39 µs per call = 60 µs", ev)
-    assert not j.accepted and "contradicts" in j.why and "no fixed cost probe" in j.why
-    j = mr.judge("fixed-cost: lorem ipsum = 59 us", evidence())
-    assert "that fixed-cost rests on" in j.why
-
-
 def test_a_wrong_method_matches_within_ten_percent_only():
     """The 1000x unit slip (21 ms for this 21 µs floor) is far from every other wrong method: 5% off it is
     that slip, 15% off it is no method's number."""
@@ -359,52 +351,50 @@ def test_a_wrong_method_matches_within_ten_percent_only():
     for factor in (0.85, 1.15):
         assert mr.matching_misconception(dataclasses.replace(ev, predicted_seconds=slip * factor)) is None, factor
 
-
-def test_a_corrected_time_exactly_as_far_as_the_prediction_is_no_closer():
-    """Predicted 50 µs, measured 60 µs: a corrected 50 µs is refused as no closer (not for its formula);
-    51 µs is closer, and is judged on its formula instead."""
-    ev = evidence(predicted_seconds=50e-6, prediction_text="50us")
-    text = "fixed-cost: the per-call cost of 38 us = 50 us"
-    same = mr.judge(text, ev, reasons=["fixed-cost"], corrected_s=ev.reference_seconds)
-    assert not same.accepted and "is no closer to measured 60 µs than 50 µs was" in same.why, same.why
-    closer = mr.judge(text, ev, reasons=["fixed-cost"], corrected_s=51e-6)
-    assert "no closer" not in closer.why and "do not give 51 µs" in closer.why, closer.why
+def test_a_derivation_exactly_as_far_as_the_prediction_is_no_closer():
+    """Predicted 50 µs, measured 60 µs: a derivation of 50 µs is refused as no closer; 59 µs is closer."""
+    ev = evidence(predicted_seconds=50e-6, prediction_text="50us", fixed_cost_seconds=29e-6)
+    same = mr.judge("fixed-cost: 21 us + 29 us = 50 us", ev)
+    assert not same.accepted and "no closer to measured 60 µs than 50 µs was" in same.why, same.why
+    closer = mr.judge("fixed-cost: 21 us + 38 us = 59 us", evidence(predicted_seconds=50e-6, prediction_text="50us"))
+    assert closer.accepted, closer.why
 
 
-def test_a_correction_as_far_above_measured_as_the_prediction_was_below_explains_nothing():
-    """Predicted u, measured 2u, a fixed cost of 3u: the corrected 4u is 2x above measured as u was 2x
+def test_a_derivation_as_far_above_measured_as_the_prediction_was_below_explains_nothing():
+    """Predicted u, measured 2u, a fixed cost of 3u: floor + fixed = 4u is 2x above measured as u was 2x
     below (u = 2**-20 s, so both factors are exactly 2), within the 2.25x band its 50% probe spread
     allows, and not closer: no explanation. A fixed cost of 2.5u (1.75x above) does explain."""
     u = 2.0**-20
     ev = evidence(predicted_seconds=u, floor_seconds=u, measured_seconds=2 * u, model_bytes=2.0**20,
                   xla_bytes=2.0**20, peak_bytes_per_s=2.0**40, fixed_cost_seconds=3 * u, fixed_cost_spread=0.5,
-                  prediction_text="")
-    assert mr.corrected_time(ev, ["fixed-cost"]) == 4 * u and mr.band(ev, ["fixed-cost"]) == 2.25
+                  prediction_text="", attained_bytes_per_s=None)
+    assert mr.band(ev, ["fixed-cost"]) == 2.25
     assert not mr.explains(ev, ["fixed-cost"]) and ("fixed-cost",) not in mr.explanations(ev)
     assert mr.explains(dataclasses.replace(ev, fixed_cost_seconds=2.5 * u), ["fixed-cost"])
 
 
-def test_an_op_at_its_own_probes_rate_explains_an_exp_bound_softmax():
-    """A softmax far slower than any copy: its own N=128 probe ran at the same few GB/s."""
-    ev = evidence(op="softmax", cost_op="softmax", shape=(1024, 1024), platform="cpu", bound="memory",
+def test_op_rate_is_the_op_kinds_streaming_rate_at_its_level_never_a_small_call_scaled():
+    """A reduction far slower than any copy: its own kind, measured with its working set in DRAM, streams at
+    2.5 GB/s; the small probe's whole-call rate (65.5 kB in 26 µs) is no quantity of op-rate."""
+    ev = evidence(op="reduce_sum", cost_op="reduce_sum", shape=(1024, 1024), platform="cpu", bound="memory",
                   model_bytes=4.19e6, floor_seconds=4.19e6 / 50e9, predicted_seconds=4.19e6 / 50e9,
                   measured_seconds=1.7e-3, fixed_cost_seconds=2e-6, peak_bytes_per_s=50e9,
                   attained_bytes_per_s=50e9, xla_bytes=4.19e6, probe_seconds=26e-6, probe_bytes=65.5e3,
                   probe_flops=0.0, hierarchy_measured=True, level_name="DRAM", level_main_memory=True,
-                  level_bytes_per_s=45e9)
+                  level_bytes_per_s=45e9, op_rate_bytes_per_s=2.5e9, op_rate_spread=0.05, op_rate_level="DRAM")
     assert ("op-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
-    want = 4.19e6 / (65.5e3 / 26e-6)
-    assert mr.corrected_time(ev, ["op-rate"]) == pytest.approx(want)
-    j = mr.judge(f"op-rate: its probe moved 65.5 kB in 26 us, so 4.19 MB / (65.5 kB / 26 us) = {want * 1e6:.4g} us", ev)
+    j = mr.judge("op-rate: 4.19 MB / 2.5 GB/s = 1.676 ms", ev)
     assert j.accepted, j.why
-    assert not mr.find("op-rate").allowed(dataclasses.replace(ev, probe_seconds=None)).supported
-    assert not mr.find("op-rate").allowed(dataclasses.replace(ev, model_bytes=60e3)).supported  # no larger
-    assert mr.unexplainable(dataclasses.replace(ev, probe_seconds=None)) is not None
+    scaled = mr.judge("op-rate: 4.19 MB / (65.5 kB / 26 us) = 1.663 ms", ev)
+    assert not scaled.accepted and "'65.5 kB' is no quantity" in scaled.why
+    without = dataclasses.replace(ev, op_rate_bytes_per_s=None)
+    assert not mr.find("op-rate").allowed(without).supported
+    assert mr.unexplainable(without) is not None
 
 
-def test_a_learner_whose_prediction_was_the_floor_may_redo_it_from_the_records_numbers():
-    """Predicted 18% under the record's floor (another datasheet, close enough to be no slip): the
-    reason applied to the record's own numbers is accepted as well as applied to the prediction."""
+def test_a_derivation_starts_from_the_records_numbers_never_from_the_prediction():
+    """Predicted 18% under the record's floor: the derivation from the record's own bytes and measured level
+    is accepted; scaling by a factor of one's own is no quantity of the record."""
     ev = evidence(platform="cpu", predicted_seconds=21e-6 * 0.82, measured_seconds=61e-6, fixed_cost_seconds=None,
                   attained_bytes_per_s=1.9e12, hierarchy_measured=True, level_name="DRAM", level_main_memory=True,
                   level_bytes_per_s=1.7e12)
@@ -412,9 +402,8 @@ def test_a_learner_whose_prediction_was_the_floor_may_redo_it_from_the_records_n
     assert not mr.find("learner-arithmetic").allowed(ev).supported
     j = mr.judge(f"below-peak-bandwidth: 100.8 MB / 1.7 TB/s = {on_floor * 1e6:.4g} us", ev)
     assert j.accepted, j.why
-    scaled = mr.corrected_time(ev, ["below-peak-bandwidth"])  # the same reason on the learner's own number
-    assert scaled == pytest.approx(on_floor * 0.82)
-    assert mr.judge(f"below-peak-bandwidth: 0.82 * 100.8 MB / 1.7 TB/s = {scaled * 1e6:.4g} us", ev).accepted
+    scaled = mr.judge(f"below-peak-bandwidth: 0.82 x 100.8 MB / 1.7 TB/s = {0.82 * on_floor * 1e6:.4g} us", ev)
+    assert not scaled.accepted
 
 
 def test_a_softmax_bound_by_its_exps_is_explained_at_the_measured_exp_rate():
@@ -429,11 +418,11 @@ def test_a_softmax_bound_by_its_exps_is_explained_at_the_measured_exp_rate():
     want = exps / per_s
     assert mr.corrected_time(ev, ["exp-rate"]) == pytest.approx(want)
     assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
-    j = mr.judge(f"exp-rate: 1.05e6 exps * {1e12 / per_s:.4g} ps each = {want * 1e6:.4g} us", ev)
+    j = mr.judge(f"exp-rate: 1.049 M exps x {1e12 / per_s:.4g} ps/exp = {want * 1e6:.4g} us", ev)
     assert j.accepted and j.reasons == ["exp-rate"], j.why
-    assert mr.judge(f"exps: 1.05e6 * {1e12 / per_s:.4g} ps = {want * 1e6:.4g} us", ev).accepted  # a synonym
+    assert mr.judge(f"exps: 1.049 Mexps / 1.47 Gexp/s = {want * 1e6:.4g} us", ev).accepted  # a synonym
     # the wrong quotient is refused: the working's own arithmetic does not give the time claimed
-    assert not mr.judge(f"exp-rate: 1.05e6 * {1e12 / per_s:.4g} ps = {2 * want * 1e6:.4g} us", ev).accepted
+    assert not mr.judge(f"exp-rate: 1.049 M exps x {1e12 / per_s:.4g} ps/exp = {2 * want * 1e6:.4g} us", ev).accepted
     without = dataclasses.replace(ev, exp_per_s=None)
     assert not mr.find("exp-rate").allowed(without).supported and "exp rate" in mr.find("exp-rate").allowed(without).why
     assert mr.unexplainable(without) is not None

@@ -468,7 +468,7 @@ def test_a_miss_the_evidence_cannot_explain_is_a_finding_not_an_unexplained_miss
     _, row = _only_row(_bench_with(tmp_path / "bench", rec, name))
     assert [f.split(":", 1)[0] for f in row.findings] == found and row.unexplained == unexplained
     assert row.verdict == ("incomplete" if unexplained else "fail") and row.explained == []
-    assert all("no reason the evidence allows" in f for f in row.findings)
+    assert all("no derivation the evidence allows" in f for f in row.findings)
     assert ("unexplained by the evidence (a finding, not blocking): " + ", ".join(found)) in row.measured_text()
     judged = {j["op"]: j for j in row.explanations}
     assert all(judged[op].get("finding") and judged[op]["why"].startswith("unexplained-by-evidence:") for op in found)
