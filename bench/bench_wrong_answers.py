@@ -166,6 +166,9 @@ def _slips(problem: Problem, cat: Catalogue, up8: Catalogue, down8: Catalogue) -
             # the same number, by construction: a halved intensity is also FLOPs counted as multiply-adds,
             # a doubled B* also a doubled (sparse or int8) peak
             same = {"intensity": {"macs-not-flops"}, "critical_batch": {"sparse-peak", "wrong-dtype-peak"}}
+            cores = cat.get(p["chip"]).figure("tensorcores_per_chip")
+            if f == "floor" and cores is not None and int(cores.value) == 2:
+                same["floor"] = {"hbm-per-core"}  # and doubled bytes are halved bandwidth: one core's share
             yield "bf16 counted as 4 bytes", wide.answer.number, frozenset({"wrong-dtype-size", *same.get(f, ())})
     if f in LINK_FAMILIES:
         for scaled in (up8, down8):

@@ -15,7 +15,7 @@ A result with no unit at all, where the answer has a unit, is not guessed:
 names the unit to answer in (``parse_number(..., stated_unit="us")``).
 What people type is accepted: ``12 microseconds``, ``12 US``, ``12 usec``,
 ``12 µsec``, ``1,200 us`` (thousands separators), ``12 µs.`` (a full stop),
-``3 TBps``; the ambiguous is refused with its reason (``12 MS``: ms or Ms?;
+``3 TBps``, ``~34.7 us`` (about); the ambiguous is refused with its reason (``12 MS``: ms or Ms?;
 ``3 Tb/s``: b is bits; ``1,5 us``: a decimal comma).
 
 Limits keep every input cheap: at most ``MAX_INPUT_CHARS`` characters,
@@ -94,11 +94,16 @@ for _scale, _names in ((1e3, ("ks",)), (1.0, ("s", "sec", "secs", "second", "sec
 
 _CHOICE_ALIASES = {"c": "compute", "m": "memory", "y": "yes", "n": "no",
                    # what people call the memory side of a verdict ("HBM-bound", "bandwidth bound" ...)
-                   "hbm": "memory", "mem": "memory", "memory bandwidth": "memory", "pcie": "memory", "dcn": "memory",
+                   "hbm": "memory", "mem": "memory", "memory bandwidth": "memory", "memory-bandwidth": "memory",
+                   "bandwidth": "memory", "bw": "memory", "pcie": "memory", "dcn": "memory",
                    "io": "memory", "flops": "compute", "math": "compute", "mxu": "compute",
                    # the communication side ("comms-bound", "communication-bound", "ICI-bound")
                    "communication": "comms", "comm": "comms", "network": "comms", "ici": "comms",
                    "collective": "comms"}
+# Words before a chip's name that name no other choice ("TPU v6e", "the v6e"): dropped before a choice is read.
+CHOICE_LEAD = r"^(?:(?:the|tpu) )+(?=\S)"
+# "About": a "~" or "≈" just before a number ("~34.7 us", "≈ 87 µs"), dropped before the answer is read.
+APPROX = r"[~≈]\s*(?=[0-9.])"
 # A 2-D answer typed as "48 x 512", "48*512", "48×512" or the prompt's own "(112, 512)".
 _PAIR = re.compile(r"^\(?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*\)?$")
 
@@ -115,6 +120,11 @@ _FULL_STOP_AFTER = re.compile(r"[A-Za-zµμ0-9)]")
 CHOICE_STOPS = ".!?"
 # Dashes a keyboard puts in "compute–bound": read as the hyphen.
 _CHOICE_TRANSLATE = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-"})
+
+
+# A comma that is not a thousands separator: "87,2" is 87.2 to some and 872 to others, so it is not guessed.
+DECIMAL_COMMA = ("a decimal comma is not read (87,2 could be 87.2 or a mistyped 872, and a grade is never "
+                 "guessed): write a decimal point, 87.2")
 
 
 class AnswerError(DrillError, ValueError):
@@ -510,13 +520,13 @@ def _tokens_of(text: str) -> list[_Token]:
         raise AnswerError("an answer must be text")
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
-    text = text.translate(_TRANSLATE).strip()
+    text = re.sub(APPROX, "", text.translate(_TRANSLATE)).strip()
     if text.endswith(".") and _FULL_STOP_AFTER.match(text[:-1].rstrip()[-1:]):
         text = text[:-1].rstrip()  # a sentence's full stop: "12 µs.", "172.4.", "(2*3)."
     if "," in text:
         text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
         if "," in text:
-            raise AnswerError("a comma there is ambiguous (a decimal comma?): write 1.5 or 1500")
+            raise AnswerError(DECIMAL_COMMA)
     if not text:
         raise AnswerError("empty answer")
     # "FLOPs per byte", "bytes per second": a spelled "per" between two words is a "/"
@@ -602,8 +612,9 @@ def normalize_choice(text: str) -> str:
 def parse_choice(text: str, choices: tuple[str, ...] | list[str], shown: bool = True) -> str:
     """One of ``choices`` (returned as spelled there) from its name, a known alias or a unique prefix.
 
-    Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no, ``HBM``/``memory bound`` for
-    memory, ``comms``/``communication`` for comms; a 2-D answer as ``48 x 512`` or ``(48, 512)``.
+    Aliases: ``c``/``m`` for compute/memory, ``y``/``n`` for yes/no, ``HBM``/``memory bound``/
+    ``bandwidth-bound``/``BW-bound`` for memory, ``comms``/``communication`` for comms; a 2-D answer as
+    ``48 x 512`` or ``(48, 512)``; a chip as ``TPU v6e`` or ``the v6e`` (``CHOICE_LEAD``).
     ``shown``: whether the prompt shows the choices; when it does not, an unreadable answer's
     message never lists them (nor a prefix's candidates).
     """
@@ -611,7 +622,7 @@ def parse_choice(text: str, choices: tuple[str, ...] | list[str], shown: bool = 
         raise AnswerError(f"an answer must be text, got {type(text).__name__}")
     if len(text) > MAX_INPUT_CHARS:
         raise AnswerError(f"answer too long (limit {MAX_INPUT_CHARS} characters)")
-    given = normalize_choice(text.translate(_TRANSLATE))
+    given = re.sub(CHOICE_LEAD, "", normalize_choice(text.translate(_TRANSLATE)))
     if not given:
         raise AnswerError("empty answer")
     pair = _PAIR.match(given)
@@ -651,7 +662,8 @@ def card_reader() -> dict[str, object]:
     - the grammar's own data, so the card types none of it again: ``number`` and ``word`` (the
       tokenizer's patterns), ``ops`` (its operators), ``stop`` (what a full stop may follow),
       ``translate`` and ``dashes`` (the characters read as others in any answer and in a choice),
-      ``stops`` (``CHOICE_STOPS``), ``limits`` (``MAX_NESTING``, ``MAX_EXPONENT``).
+      ``stops`` (``CHOICE_STOPS``), ``limits`` (``MAX_NESTING``, ``MAX_EXPONENT``), ``approx`` (the "about"
+      sign before a number, dropped) and ``lead`` (the words before a chip's name, dropped).
 
     ``kind``: 1 a FLOP word (``TFLOPs``, read as a rate where a rate is asked), 2 a count word or
     count prefix (``chips``, ``k``: the number stays a plain count), 0 otherwise. A compound unit
@@ -680,4 +692,4 @@ def card_reader() -> dict[str, object]:
             "number": _NUMBER.pattern, "word": _WORD.pattern, "ops": list(_OPERATORS), "stop": _FULL_STOP_AFTER.pattern,
             "translate": {chr(k): v for k, v in _TRANSLATE.items()},
             "dashes": {chr(k): v for k, v in _CHOICE_TRANSLATE.items()},
-            "stops": CHOICE_STOPS, "limits": [MAX_NESTING, MAX_EXPONENT]}
+            "stops": CHOICE_STOPS, "limits": [MAX_NESTING, MAX_EXPONENT], "approx": APPROX, "lead": CHOICE_LEAD}

@@ -83,8 +83,9 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "(1 GiB = 2^30 B). Mixing the two is a 7.4% error per conversion."),
     Misconception("unit-slip-1000", "a unit slip of 1000 (ms for µs and kin)",
                   ("floor", "interconnect", "transformer_step", "collective", "transfer", "sharded_matmul",
-                   "miss_reason", "host_link"),
-                  "Each SI prefix step is 1000x: 87.2 µs is 0.0872 ms, not 87.2 ms. Check the exponent."),
+                   "miss_reason", "host_link", "vmem_fit", "pod"),
+                  "Each SI prefix step is 1000x: 87.2 µs is 0.0872 ms, not 87.2 ms, and 24 MB is 0.024 GB, "
+                  "not 24 GB. Check the exponent."),
     Misconception("one-way-vs-bidirectional", "one-way and bidirectional ICI bandwidth swapped",
                   ("interconnect", "collective", "transfer", "sharded_matmul"),
                   "An ICI link's bidirectional figure counts both directions; one array sent one way gets the "
@@ -127,10 +128,11 @@ CATALOGUE: tuple[Misconception, ...] = (
                   "cost against the floor, the fraction of peak on the side the op is bound by, XLA's bytes "
                   "against the hand count, the dtype's arithmetic on the device. Name the one those numbers "
                   "support (`drill miss-reasons` says what each needs), not the first that sounds right."),
-    Misconception("bits-for-bytes", "bits taken for bytes on a link",
-                  ("interconnect", "collective", "transfer", "host_link", "sharded_matmul"),
+    Misconception("bits-for-bytes", "bits taken for bytes in a rate",
+                  ("interconnect", "collective", "transfer", "host_link", "sharded_matmul", "floor"),
                   "Link rates are often quoted in bits per second (Gbps) and the model's in bytes per second: a "
-                  "byte is 8 bits, so a bit rate read as a byte rate (or the reverse) is off by 8x."),
+                  "byte is 8 bits, so a bit rate read as a byte rate (or the reverse) is off by 8x. The same holds "
+                  "for HBM: its bandwidth is in bytes per second."),
     Misconception("one-operand-bytes", "only one operand's bytes counted",
                   ("intensity", "floor"),
                   "An op with two inputs reads both: a matmul moves lhs, rhs and the output, an add both arrays. "
@@ -161,6 +163,42 @@ CATALOGUE: tuple[Misconception, ...] = (
                   ("bound", "host_link", "collective", "sharded_matmul", "vmem_fit", "pod", "lattice", "ridge"),
                   "A yes/no or either/or answer follows from one comparison (the intensity against the ridge, the "
                   "footprint against VMEM, T_math against T_comms): the solution says which numbers decide it."),
+    Misconception("hbm-per-core", "HBM bandwidth read per TensorCore",
+                  ("floor", "ridge"),
+                  "A chip's HBM bandwidth is the whole chip's: on a megacore chip (v4p, v5p) its two TensorCores "
+                  "share it, and the roofline of the chip uses all of it. Halving it per core doubles T_comms and "
+                  "the ridge."),
+    Misconception("one-term-floor", "one term of the floor given alone",
+                  ("floor",),
+                  "The floor is the larger of T_math and T_comms. On a compute-bound op it is T_math; giving "
+                  "T_comms (or T_math on a memory-bound one) answers the smaller term, the one that is hidden."),
+    Misconception("ridge-as-intensity", "the chip's ridge given as the op's intensity",
+                  ("intensity",),
+                  "An op's intensity is its own FLOPs over its own bytes and does not depend on the chip; the "
+                  "ridge (peak / bandwidth) is the chip's, the line the intensity is compared with."),
+    Misconception("allreduce-as-allgather", "AllReduce timed as one AllGather",
+                  ("collective",),
+                  "An AllReduce is a ReduceScatter then an AllGather: twice an AllGather's bytes and hops, not one."),
+    Misconception("alltoall-as-allgather", "AllToAll timed as an AllGather",
+                  ("collective",),
+                  "In an AllToAll each chip keeps its own share and sends each other chip only theirs: a quarter "
+                  "of an AllGather's time on a bidirectional ring, not the whole of it."),
+    Misconception("store-and-forward", "store-and-forward ICI (the array crosses each hop in turn)",
+                  ("transfer", "interconnect"),
+                  "ICI forwards the bytes as they arrive: the array's time on the wire is paid once and each hop "
+                  "adds only its latency. Paying bytes / bandwidth at every hop is store-and-forward."),
+    Misconception("ici-for-offchip", "ICI's bandwidth used for a PCIe or DCN transfer",
+                  ("interconnect", "host_link"),
+                  "ICI links chips inside a slice; bytes to the host go over PCIe and bytes between slices or pods "
+                  "over DCN, each with its own, lower rate: the prompt gives it."),
+    Misconception("kv-cache-left-out", "the K/V cache's bytes left out",
+                  ("transformer_step",),
+                  "A step also moves the K/V cache: 2·L·B·S·kv·bytes, written by prefill and read by every decode "
+                  "step. At long contexts it can outweigh the weights."),
+    Misconception("one-core-per-chip", "one TensorCore per chip where there are two",
+                  ("pod",),
+                  "v2, v3, v4p and v5p chips have two TensorCores each (megacore on v4p and v5p); v5e and v6e "
+                  "have one. TensorCores = chips x cores per chip."),
     Misconception("term-confusion", "two neighbouring terms swapped",
                   ("vocabulary", "interconnect"),
                   "Pairs that are easy to swap: MXU (matmuls) vs VPU (elementwise); VMEM (on-chip scratchpad) vs "
@@ -237,10 +275,16 @@ def rel(a: float, b: float) -> float:
     return abs(a - b) / abs(b) if b else (0.0 if a == 0 else math.inf)
 
 
+# Two mistakes whose answers lie this close (relative) to the given one are a tie: an answer written to four
+# figures can not tell them apart (bytes doubled and HBM halved per core give one number).
+SAME_REL = 0.001
+
+
 def diagnose_all(problem: Problem, given: float | str, wrong: Iterable[WrongAnswer]) -> list[WrongAnswer]:
     """Every misconception of ``wrong`` (the problem's named wrong answers, ``outside_key``) that a
     wrong answer matches (within the problem's tolerance), one per id, the closest first (ties in
-    catalogue order); empty when the answer matches the key or no named mistake.
+    the family's order, which puts the likelier mistake first); empty when the answer matches the key or
+    no named mistake.
 
     Two mistakes can give the same number (on a v5e, int8's peak and counting a
     multiply-add as one FLOP both halve T_math): then both are named.
@@ -256,8 +300,12 @@ def diagnose_all(problem: Problem, given: float | str, wrong: Iterable[WrongAnsw
             return []
         matches = [w for w in wrong if not isinstance(w.value, str)
                    and rel(float(given), float(w.value)) <= tolerance]
-        # the closest candidate is named first (a GB/GiB slip 7% off is not a "sum" that happens to land near)
-        matches.sort(key=lambda w: rel(float(given), float(w.value)))
+        # the closest candidate is named first (a GB/GiB slip 7% off is not a "sum" that happens to land near);
+        # those as close as it (``SAME_REL``) keep the family's order, the likelier first
+        away = {id(w): rel(float(given), float(w.value)) for w in matches}
+        best = min(away.values(), default=0.0)
+        tied = [w for w in matches if away[id(w)] <= best + SAME_REL]
+        matches = tied + sorted((w for w in matches if away[id(w)] > best + SAME_REL), key=lambda w: away[id(w)])
     unique: dict[str, WrongAnswer] = {}
     for match in matches:
         unique.setdefault(match.misconception.id, match)

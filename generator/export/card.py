@@ -52,7 +52,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Callable
 
-from generator import answers
+from generator import answers, misconceptions
 from generator.export import rotation
 from generator.export.variants import SkillNote, Variant
 from generator.families.base import show
@@ -113,6 +113,7 @@ SCRIPT = r"""(function () {
   var ROLL = {{ROLLOVER_MS}}, CONTEXT = "/_anki/getSchedulingStatesWithContext", WAIT = {{CONTEXT_WAIT_MS}};
   var SAFE = {{MAX_SAFE_INTEGER}};  // the largest integer a double holds exactly, and every one below it
   var CARRY = "rudrite:review", LAST = "rudrite:last:", NAME = "rudrite:";
+  var SAME = {{SAME_REL}};  // misconceptions.SAME_REL: mistakes this close to the closest are a tie
   var PAIR = /^[(]?\s*([0-9]+)\s*(?:x|\*|,|by)\s*([0-9]+)\s*[)]?$/;
   function q(s) { return document.querySelector(s); }
   function qa(s) { return Array.prototype.slice.call(document.querySelectorAll(s)); }
@@ -284,7 +285,7 @@ SCRIPT = r"""(function () {
   function lexed(t) {  // answers._tokens_of: the text made plain, then its tokens
     var out = [], i = 0, m, w, per, rest, j;
     if (t.length > MAX) no();
-    t = swap(t, R.translate).trim();
+    t = swap(t, R.translate).replace(new RegExp(R.approx, "g"), "").trim();  // "~34.7 us": the "about" dropped
     if (t.slice(-1) === "." && STOP.test(t.slice(0, -1).replace(/\s+$/, "").slice(-1))) t = t.slice(0, -1).replace(/\s+$/, "");
     if (t.indexOf(",") >= 0) {  // thousands separators: a whole run of digits and commas, not after a point
       t = t.replace(/[0-9,]+/g, function (run, at, all) {
@@ -413,7 +414,7 @@ SCRIPT = r"""(function () {
     return s;
   }
   function choice(t, cs) {
-    var g = norm(swap(t, R.translate)), p, by = {}, i, hits = [];
+    var g = norm(swap(t, R.translate)).replace(new RegExp(R.lead), ""), p, by = {}, i, hits = [];  // "the TPU v6e"
     if (!g) return null;
     p = PAIR.exec(g);
     if (p) g = p[1] + "x" + p[2];
@@ -432,7 +433,7 @@ SCRIPT = r"""(function () {
     return false;
   }
   function verdict(v, t) {
-    var g, i, best = -1, r;
+    var g, i, best = -1, r, near = Infinity;
     t = String(t || "");
     if (t.length > MAX || !t.trim()) return ["none", ""];
     if (v.c) {
@@ -447,10 +448,9 @@ SCRIPT = r"""(function () {
     g = r[0];
     if (right(v, g)) return ["right", ""];
     if (r[1] !== null && right(v, r[1])) return ["needs-unit", ""];  // right only read in the answer's own unit
-    if (rel(g, v.k) > v.dt) {  // the closest classic mistake is named (ties: the first listed)
-      for (i = 0; i < v.w.length; i++) {
-        if (rel(g, v.w[i][0]) <= v.dt && (best < 0 || rel(g, v.w[i][0]) < rel(g, v.w[best][0]))) best = i;
-      }
+    if (rel(g, v.k) > v.dt) {  // the closest classic mistake is named (as close as it, within SAME: the first listed)
+      for (i = 0; i < v.w.length; i++) if (rel(g, v.w[i][0]) <= v.dt) near = Math.min(near, rel(g, v.w[i][0]));
+      for (i = 0; i < v.w.length && best < 0; i++) if (rel(g, v.w[i][0]) <= Math.min(v.dt, near + SAME)) best = i;
     }
     return best < 0 ? ["wrong", ""] : ["wrong", v.w[best][1]];
   }
@@ -627,7 +627,7 @@ def script() -> str:
             .replace("{{MULTIPLIER}}", str(rotation.MULTIPLIER)).replace("{{STRIDE}}", str(rotation.BLOCK_STRIDE))
             .replace("{{DAY_MS}}", str(rotation.DAY_MS)).replace("{{MAX_CHARS}}", str(answers.MAX_INPUT_CHARS))
             .replace("{{ROLLOVER_MS}}", str(rotation.ROLLOVER_MS)).replace("{{CONTEXT_WAIT_MS}}", str(CONTEXT_WAIT_MS))
-            .replace("{{MAX_SAFE_INTEGER}}", str(2**53 - 1)))
+            .replace("{{MAX_SAFE_INTEGER}}", str(2**53 - 1)).replace("{{SAME_REL}}", repr(misconceptions.SAME_REL)))
 
 
 def templates() -> tuple[str, str]:

@@ -176,6 +176,8 @@ def gb_gib_moves(cat: Catalogue, params: CollectiveParams) -> bool:
 
 
 DROPS_ONLY_WITHIN_TOLERANCE = True  # ``misconceptions`` drops only answers within the tolerance
+# an op a learner times as one AllGather over the same axes -> the mistake's id
+AS_ALLGATHER = {"all_reduce": "allreduce-as-allgather", "all_to_all": "alltoall-as-allgather"}
 
 
 def misconceptions(spec: FamilySpec, cat: Catalogue, params: CollectiveParams) -> dict[str, float]:
@@ -193,10 +195,13 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: CollectiveParams) -
     rows, cols = params["shape"]
 
     def redo(nbytes: float = right.nbytes, wrap: tuple[bool, ...] = right.wrap, w1: float = one, wb: float = bidi,
-             lat: float = lat) -> C.CollectiveTime:
-        return C.collective_time(params["op"], nbytes, right.axes, wrap, w1, wb, lat)
+             lat: float = lat, op: str = params["op"]) -> C.CollectiveTime:
+        return C.collective_time(op, nbytes, right.axes, wrap, w1, wb, lat)
 
-    wrong = {
+    wrong: dict[str, float] = {}
+    if params["op"] in AS_ALLGATHER:  # first: where a swapped figure gives the same number, this is likelier
+        wrong[AS_ALLGATHER[params["op"]]] = redo(op="all_gather").t_s
+    wrong |= {
         "one-way-vs-bidirectional": redo(w1=bidi, wb=one).t_s,  # the two per-link figures swapped
         "wrong-hops": redo(wrap=tuple(not w for w in right.wrap)).t_s,  # wraparound ignored or assumed
         "elements-not-bytes": redo(nbytes=costs.array_bytes((rows, cols), "int8")).t_s,  # 1 byte an element

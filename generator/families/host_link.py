@@ -196,6 +196,10 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     def with_rate(w: float) -> float:
         return answer_with(ceil.with_bandwidth(w))
 
+    ici = chip.figure("ici_bytes_per_s_one_way")
+    if ici is not None:  # first: likelier than another chip's figure of the same value
+        yield wrong("ici-for-offchip", with_rate(float(ici.value)),
+                    f"ICI's {sci(float(ici.value))} B/s one way instead of {LABEL[link]}'s {sci(bw)}")
     yield from slips.stated_figure_slips(problem, cat, chip, C.LINK_FIGURES[link], LABEL[link], with_rate)
     if kind == "floor":
         cost = _matmul(params)

@@ -39,6 +39,7 @@ MASTERY = {7: Mastery("the link question right (ICI, DCN or PCIe)", must_include
 LINKS = ("ICI", "DCN", "PCIe")
 VARIANTS = ("ici", "pcie", "dcn", "link")
 FIGURE = {"ici": "ici_bytes_per_s_one_way", "pcie": "pcie_bytes_per_s", "dcn": "dcn_bytes_per_s"}
+LINK_LABEL = {"ici": "ICI", "pcie": "PCIe", "dcn": "DCN"}
 ARRAY_FIELDS = {"chip", "array", "size"}
 PROMPTS = {"ici": ARRAY_FIELDS | {"n", "src", "dst", "wrap", "hop_latency"}, "pcie": ARRAY_FIELDS,
            "dcn": ARRAY_FIELDS, "link": {"chip", "scenario"}}
@@ -118,17 +119,25 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
         yield wrong("one-way-vs-bidirectional", t["bidirectional"],
                     f"bandwidth {sci(t['bidi_bytes_per_s'])} B/s (bidirectional) instead of "
                     f"{sci(t['bytes_per_s'])} (one way)")
+        yield wrong("store-and-forward", t["store_and_forward"],
+                    f"the array's {seconds(t['no_latency'])} on the wire paid at each of {t['hop_count']:.0f} hops, "
+                    f"not once")
     if "elements" in t:
         yield wrong("elements-not-bytes", t["elements"],
                     f"bytes = {sci(costs.array_bytes(p['shape'], 'int8'))} elements instead of {sci(nbytes)} B")
     def with_rate(w: float) -> float:
         return slip_times(chip, cat, p, bytes_per_s=w)["answer"]
 
+    ici = chip.figure(FIGURE["ici"])
+    if p["variant"] != "ici" and ici is not None:  # first: likelier than another chip's figure of the same value
+        yield wrong("ici-for-offchip", with_rate(float(ici.value)),
+                    f"ICI's {sci(float(ici.value))} B/s one way instead of {LINK_LABEL[p['variant']]}'s "
+                    f"{sci(t['bytes_per_s'])}")
     if p["variant"] != "ici":
-        yield from slips.stated_figure_slips(problem, cat, chip, FIGURE[p["variant"]],
-                                             {"pcie": "PCIe", "dcn": "DCN"}[p["variant"]], with_rate)
+        yield from slips.stated_figure_slips(problem, cat, chip, FIGURE[p["variant"]], LINK_LABEL[p["variant"]],
+                                             with_rate)
     yield from slips.gib_slips(with_rate, t["bytes_per_s"])
-    yield from slips.bits_slips(with_rate, t["bytes_per_s"], {"ici": "ICI", "pcie": "PCIe", "dcn": "DCN"}[p["variant"]])
+    yield from slips.bits_slips(with_rate, t["bytes_per_s"], LINK_LABEL[p["variant"]])
     yield from slips.unit_slips(problem)
 
 
@@ -159,7 +168,8 @@ def slip_times(chip: catalogue.Chip, cat: Catalogue, params: InterconnectParams,
     """The transfer time (s) of drawn ``params`` and what each slip gives, all from ``generator.links``:
     ``answer``; ``elements`` (bytes counted as elements, when the dtype is wider than a byte); on ICI
     also ``no_latency``, ``no_bandwidth``, ``other_hops`` (wraparound ignored or assumed) and
-    ``bidirectional`` (the bidirectional figure for the one-way one), with the counts and figures
+    ``bidirectional`` (the bidirectional figure for the one-way one) and ``store_and_forward`` (the array
+    crossing each hop in turn), with the counts and figures
     behind them. ``bytes_per_s`` replaces the link's figure (another edition's, a GiB slip)."""
     variant = params["variant"]
     nbytes = costs.array_bytes(params["shape"], params["dtype"])
@@ -178,6 +188,7 @@ def slip_times(chip: catalogue.Chip, cat: Catalogue, params: InterconnectParams,
     out.update(answer=transfer_seconds(nbytes, bw, h, lat), no_latency=transfer_seconds(nbytes, bw),
                no_bandwidth=transfer_seconds(0, bw, h, lat), other_hops=transfer_seconds(nbytes, bw, other, lat),
                bidirectional=transfer_seconds(nbytes, bidi, h, lat), hop_count=float(h),
+               store_and_forward=transfer_seconds(nbytes * h, bw, h, lat),
                other_hop_count=float(other), latency_s=lat, bidi_bytes_per_s=bidi)
     if elements != nbytes:
         out["elements"] = transfer_seconds(elements, bw, h, lat)

@@ -72,8 +72,8 @@ def _hooked(problem: Problem, cat: Catalogue, every: bool) -> Iterator[WrongAnsw
         if mid in misconceptions.BY_ID:
             shown = fmt(float(value), problem.answer.unit)
             yield wrong(mid, float(value), f"{misconceptions.find(mid).name} gives {shown}")
-    if not problem.answer.is_choice and problem.answer.unit == "s":
-        yield from slips.unit_slips(problem)  # a time written with its SI prefix one step off
+    if not problem.answer.is_choice and problem.answer.unit in slips.PREFIXED_UNITS:
+        yield from slips.unit_slips(problem)  # a time or a size written with its SI prefix one step off
     moves = getattr(module, "gb_gib_moves", None)
     if not problem.answer.is_choice and moves is not None and moves(cat, problem.params):
         # a bandwidth (or a size) in GB taken as GiB, or the reverse: the answer off by 1.0737 either way

@@ -259,6 +259,22 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
                                             f"{right.intensity_flops_per_byte:.1f} {sign} {ceil.ridge_flops_per_byte:.1f} "
                                             f"FLOPs/byte, so {right.bound}-bound")
         return
+    if quantity == "intensity":  # the chip's line taken for the op's own ratio
+        yield wrong("ridge-as-intensity", ceil.ridge_flops_per_byte,
+                    f"ridge = peak / bandwidth = {ceil.ridge_flops_per_byte:.1f} FLOPs/byte (the {chip.display}'s) "
+                    f"instead of the op's FLOPs / bytes")
+    cores = chip.figure("tensorcores_per_chip")
+    if quantity in ("floor", "t_comms") and cores is not None and int(cores.value) > 1:
+        # first: on a two-core chip this is the likelier of the slips that double T_comms
+        per_core = bw / int(cores.value)
+        yield wrong("hbm-per-core", ev(k=ceil.with_bandwidth(per_core)),
+                    f"HBM bandwidth = {sci(per_core)} B/s (one of {int(cores.value)} TensorCores' share) instead of "
+                    f"the chip's {sci(bw)}")
+    if quantity == "floor":
+        # first: a halved peak whose T_math falls below T_comms gives this same number, the term itself
+        hidden, name = ((right.t_comms_s, "T_comms") if right.bound == "compute" else (right.t_math_s, "T_math"))
+        yield wrong("one-term-floor", hidden, f"floor = {name} = {si(hidden, 's')} alone: the smaller term, hidden "
+                                              f"under the {right.bound}-bound one")
     elements = costs.as_elements(cost)
     if elements.bytes != cost.bytes:
         yield wrong("elements-not-bytes", ev(c=elements),
@@ -292,5 +308,6 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
                     f"max({si(right.t_math_s, 's')}, {si(right.t_comms_s, 's')})")
     if quantity in ("floor", "t_comms"):
         yield from slips.gib_slips(lambda w: ev(k=ceil.with_bandwidth(w)), bw)
+        yield from slips.bits_slips(lambda w: ev(k=ceil.with_bandwidth(w)), bw, "HBM")
     if quantity in ("floor", "t_comms", "t_math"):
         yield from slips.unit_slips(problem)

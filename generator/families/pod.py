@@ -177,7 +177,8 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: PodParams) -> dict[
         if "int8" in chip.peak_flops:
             wrong["wrong-dtype-peak"] = C.pod_totals(chip, shape, "int8").peak_flops_per_s  # the int8 peak summed
     elif params["variant"] == "tensorcores":
-        right, wrong = float(totals.tensorcores), {"per-chip-not-pod": float(totals.tensorcores_per_chip)}
+        right, wrong = float(totals.tensorcores), {"per-chip-not-pod": float(totals.tensorcores_per_chip),
+                                                   "one-core-per-chip": float(totals.chips)}  # 1 per chip
     elif params["variant"] == "hosts":
         right, wrong = float(totals.hosts), {"chips-as-hosts": float(totals.chips)}  # one host per chip
     else:

@@ -75,6 +75,12 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     chip = cat.get(p["chip"])
     ceil = roofline.Ceilings.from_chip(chip, p["dtype"])
     peak, bw = ceil.peak_flops_per_s, ceil.hbm_bytes_per_s
+    cores = chip.figure("tensorcores_per_chip")
+    if cores is not None and int(cores.value) > 1:  # first: on a two-core chip the likelier doubled ridge
+        per_core = bw / int(cores.value)
+        yield wrong("hbm-per-core", ceil.with_bandwidth(per_core).ridge_flops_per_byte,
+                    f"HBM bandwidth = {sci(per_core)} B/s (one of {int(cores.value)} TensorCores' share) instead of "
+                    f"the chip's {sci(bw)}")
     yield wrong("sparse-peak", ceil.with_peak(slips.SPARSE_FACTOR * peak).ridge_flops_per_byte,
                 slips.sparse_step(chip, peak))
     for other, other_peak in slips.other_peaks(chip, p["dtype"]):

@@ -52,6 +52,9 @@ def gib_slips(answer_with: Callable[[float], float | str], bytes_per_s: float) -
         yield wrong("gb-gib", answer_with(w), how)
 
 
+PREFIXED_UNITS = ("s", "B")  # answers a learner writes with an SI prefix (µs, ms; MB, GB): one step is 1000x
+
+
 def unit_slips(problem: Problem) -> Iterator[WrongAnswer]:
     """The key read with its SI prefix one step off (a slip in writing the answer, not in the model)."""
     key = problem.answer.number

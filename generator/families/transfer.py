@@ -191,5 +191,7 @@ def misconceptions(spec: FamilySpec, cat: Catalogue, params: TransferParams) -> 
         wrong["forgot-latency"] = redo(lat=0.0).t_s
         wrong["bits-for-bytes"] = redo(w_one_way=right.w_one_way / 8).t_s  # the link rate divided by 8
         wrong["bits-for-bytes/"] = redo(w_one_way=right.w_one_way * 8).t_s  # a bit rate read as bytes
+        # the array sent whole at every hop; after bits-for-bytes, the likelier name where 8 hops give the same number
+        wrong["store-and-forward"] = redo(nbytes=right.nbytes * right.hops).t_s
     want = key[variant]
     return {k: v for k, v in wrong.items() if abs(v - want) > spec.tolerance * want}

@@ -129,6 +129,9 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
         return roofline.estimate(k, c).floor_s
 
     yield wrong("sum-not-max", right.upper_s, "floor = T_math + T_comms instead of the max")
+    if step.bytes_kv_cache:
+        yield wrong("kv-cache-left-out", floor(c=evolve(cost, bytes=cost.bytes - step.bytes_kv_cache)),
+                    f"bytes without the K/V cache's {sci(step.bytes_kv_cache)}: weights and activations only")
     yield wrong("macs-not-flops", floor(c=costs.in_macs(cost)), "2·params FLOPs per token counted as params")
     if p["phase"] == "prefill" and step.flops_attention:
         causal = evolve(step, flops_attention=step.flops_attention / 2)  # a wrong method's count: half an int FLOP count may be fractional

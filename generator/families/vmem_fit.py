@@ -19,6 +19,7 @@ from typing import Any, Iterator, TypedDict, cast
 from generator import costs
 from generator.catalogue import Catalogue
 from generator.families.base import Skill, YES_NO, cite, per_chip, problem
+from generator.families import slips
 from generator.families.slips import wrong
 from generator.misconceptions import WrongAnswer
 from generator.problem import Answer, Problem
@@ -88,6 +89,7 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
     else:
         for factor in (GIB_PER_GB, 1 / GIB_PER_GB):
             yield wrong("gb-gib", need * factor, f"MiB and MB mixed: x{factor:.4f}")
+        yield from slips.unit_slips(problem)
 
 
 def skills(spec: FamilySpec, cat: Catalogue) -> list[Skill]:

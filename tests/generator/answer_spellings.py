@@ -2,9 +2,10 @@
 
 ``right_spellings(variant)`` gives the ways a learner writes the right answer to one card variant
 (``generator.export.variants.Variant``): for a choice, its name in several cases, with "bound",
-an alias, a shape's other forms and a sentence's full stop; for a number, the key in the card's unit
-as a bare number, with the unit, in parentheses, as a working (``x*1``, ``2*x/2``), with a full stop,
-and in the answer's base unit with that unit. Every spelling reads as the key (to 6 significant
+an alias (with "bound": "BW-bound"), a TPU as "TPU v6e" or "the v6e", a shape's other forms and a
+sentence's full stop; for a number, the key in the card's unit as a bare number, with the unit, in
+parentheses, as a working (``x*1``, ``2*x/2``), with a full stop, after "~" or "≈" (about), and in the
+answer's base unit with that unit. Every spelling reads as the key (to 6 significant
 digits), so every one must be graded right.
 
 ``bare_base_spellings(variant)`` gives the key in the answer's base unit typed with no unit, as a
@@ -14,9 +15,11 @@ reading of these may be graded; each must be "needs-unit".
 
 from __future__ import annotations
 
-from generator import answers
+from generator import answers, catalogue
 from generator.export.variants import Variant
 
+# TPU chips, which learners name "TPU v6e" or "the v6e" in a chip choice.
+_TPUS = {c.name for c in catalogue.load().chips if c.kind == "tpu"}
 # Choices a verdict is ("compute-bound", "comms bound"): they take "bound" after them.
 _VERDICTS = {"compute", "memory", "comms", "bandwidth", "latency"}
 STOPS = (".", "!", " .", "?")
@@ -26,8 +29,13 @@ def _choice_spellings(key: str, choices: tuple[str, ...]) -> list[str]:
     names = [key, key.lower(), key.upper(), key[:1].upper() + key[1:].lower()]
     if key.lower() in _VERDICTS:
         names += [f"{n}{b}" for n in names[:4] for b in ("-bound", " bound", "-Bound")]
-    names += [a for a, full in answers.card_reader()["aliases"].items()
-              if isinstance(full, str) and full == key.lower() and a.lower() not in {c.lower() for c in choices}]
+    aliases = [a for a, full in answers.card_reader()["aliases"].items()
+               if isinstance(full, str) and full == key.lower() and a.lower() not in {c.lower() for c in choices}]
+    names += aliases
+    if key.lower() in _VERDICTS:  # "bandwidth-bound", "memory-bandwidth-bound", "BW-bound", "HBM-bound"
+        names += [f"{a}-bound" for a in aliases] + [f"{a.upper()}-bound" for a in aliases if len(a) <= 4]
+    if key in _TPUS:  # a chip as people name it: "TPU v6e", "the v6e", "The TPU v6e"
+        names += [f"TPU {key}", f"the {key}", f"The TPU {key}", f"tpu  {key}"]
     if "x" in key and key.replace("x", "").isdigit():
         rows, cols = key.split("x")
         names += [f"{rows} x {cols}", f"({rows}, {cols})", f"{rows}*{cols}", f"{rows} by {cols}"]
@@ -47,9 +55,10 @@ def right_spellings(v: Variant) -> list[str]:
     n = a.number * v.base_scale / v.unit_scale  # the key in the card's unit
     u = v.unit
     out = [repr(n), _g(n), f"({_g(n)})", f"{_g(n)}*1", f"1*{_g(n)}", f"2*{_g(n / 2)}", f"{_g(n * 2)}/2",
-           f"{_g(n)}.", f"(({_g(n)}))", f"+{_g(n)}"]
+           f"{_g(n)}.", f"(({_g(n)}))", f"+{_g(n)}", f"~{_g(n)}", f"≈ {_g(n)}", f"2*~{_g(n / 2)}"]
     if u:
         out += [f"{_g(n)} {u}", f"{_g(n)}{u}", f"{_g(n)} {u}.", f"({_g(n)}) {u}", f"({_g(n)} {u})",
+                f"~{_g(n)} {u}", f"≈{_g(n)} {u}", f"~ {_g(n)}{u}",
                 f"{_g(n)}*1 {u}", f"2*{_g(n / 2)} {u}", f"({_g(n * 2)}/2) {u}"]
     if a.unit:
         base = a.number * v.base_scale

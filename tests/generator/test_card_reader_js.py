@@ -72,7 +72,8 @@ UNITS = {"1,0,0": ["ms", "us", "µs", "μs", "ns", "ps", "s", "sec", "microsecon
          "0,0,0": ["", "k", "K", "M", "chips", "tokens", "Hosts"]}
 OTHER = ["3 GiB", "12 us", "4 GB", "5 us", "7 FLOP", "9 s", "3 us", "5 us/s", "2 s/s", "12 chips/s"]
 PIECES = ["2", "3", "0", "1e3", "1,024", "1,5", ".5", "5.", "(", ")", "*", "/", "+", "-", "**", "^", "×", "÷", "−", "·",
-          " ", "  ", ".", "k", "us", "s", "GB", "TB/s", "per", "FLOP", "x", "e", "chips", "MS", "1e400", "2^10"]
+          " ", "  ", ".", "k", "us", "s", "GB", "TB/s", "per", "FLOP", "x", "e", "chips", "MS", "1e400", "2^10", "~", "≈",
+          "87,2"]
 
 
 def typed_forms(v: Variant, rng: random.Random) -> list[str]:

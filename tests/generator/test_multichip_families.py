@@ -190,9 +190,12 @@ def test_misconceptions_are_outside_the_tolerance_and_do_occur():
     assert {"one-way-vs-bidirectional", "wrong-hops", "max-not-sum"} <= seen["sharded_matmul"]
     assert {"wrong-dtype-peak", "sum-not-max", "elements-not-bytes"} <= seen["host_link"]
     assert {"bits-for-bytes", "bits-for-bytes/"} <= seen["collective"] & seen["transfer"] & seen["sharded_matmul"]
-    assert {"bits-for-bytes", "ridge-inverted", "unit-slip-1000"} <= seen["host_link"]
-    # GB/GiB both ways on HBM; one chip's share for the slice's; chips for hosts
-    assert seen["pod"] == {"wrong-dtype-peak", "gb-gib", "gb-gib/", "per-chip-not-pod", "chips-as-hosts"}
+    assert {"bits-for-bytes", "ridge-inverted", "unit-slip-1000", "ici-for-offchip"} <= seen["host_link"]
+    assert {"allreduce-as-allgather", "alltoall-as-allgather"} <= seen["collective"]
+    assert "store-and-forward" in seen["transfer"]
+    # GB/GiB both ways on HBM; one chip's share for the slice's; chips for hosts; one TensorCore for two
+    assert seen["pod"] == {"wrong-dtype-peak", "gb-gib", "gb-gib/", "per-chip-not-pod", "chips-as-hosts",
+                           "one-core-per-chip"}
 
 
 def test_wrong_hops_example():
