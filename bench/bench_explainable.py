@@ -1,9 +1,12 @@
-"""How many misses over 2x the tool's own key explains, by cause, on lab records.
+"""How many misses over 2x some derivation explains, by cause, and how the judge treats workings it
+did not write, on lab records.
 
 For every op whose graded prediction missed by more than 2x (the record's verdict), the smallest
-set of reasons the evidence allows that explains it (``generator.miss_reasons.explanations``),
-else "unexplained by the evidence". Prints a line per miss, then the count per cause and the
-share explained (the target: at least 90%).
+set of reasons with a derivation that reaches measured (``generator.miss_reasons.explanations``),
+else "unexplained by the evidence". Prints a line per miss, the count per cause and the share
+explained; then, over the same misses, the share of honest derivations within 1.5x that the judge
+accepts (target >= 90%), the games it accepts (target 0) and the misses that cycling reason ids with
+the measured time cracks (target <= 1 in 17), with workings from tests/labs/explain_suites.py.
 
     python bench/bench_explainable.py [RECORD.json ...]   (default: bench/cpu-records/quiet/)
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -20,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from generator import miss_reasons  # noqa: E402  (after the path: the repository's own packages)
 from labs import records  # noqa: E402
+from tests.labs import explain_suites  # noqa: E402
 
 UNEXPLAINED = "unexplained by the evidence"
 
@@ -46,8 +51,28 @@ def main(argv: list[str]) -> int:
     misses = sum(tally.values())
     explained = misses - tally[UNEXPLAINED]
     print("by cause: " + ", ".join(f"{cause} {n}" for cause, n in tally.most_common()))
-    print(f"{explained} of {misses} misses over 2x explained by the tool's key"
+    print(f"{explained} of {misses} misses over 2x reached by a derivation the evidence allows"
           + (f" ({explained / misses:.0%})" if misses else "") + f", {len(paths)} records")
+    judged = accepted = games = games_passed = cracked = 0
+    for path in paths:
+        record = json.loads(path.read_text())
+        for row in record["ops"]:
+            if row["verdict"] != "miss":
+                continue
+            ev = records.op_evidence(record, row["op"])
+            for w in explain_suites.honest(ev):
+                stated = miss_reasons.parse_corrected(w.text.rsplit("=", 1)[1])
+                if abs(math.log(stated / ev.measured_seconds)) <= math.log(miss_reasons.CORRECTED_FACTOR):
+                    judged += 1
+                    accepted += miss_reasons.judge(w.text, ev).accepted
+            for w in explain_suites.games(ev):
+                games += 1
+                games_passed += miss_reasons.judge(w.text, ev).accepted
+            cracked += any(miss_reasons.judge(w.text, ev).accepted for w in explain_suites.brute(ev))
+    print(f"honest derivations within 1.5x accepted: {accepted} of {judged}"
+          + (f" ({accepted / judged:.0%})" if judged else ""))
+    print(f"games accepted: {games_passed} of {games}; misses cracked by cycling ids with the measured time: "
+          f"{cracked} of {misses}")
     return 0
 
 

@@ -17,8 +17,9 @@ from typing import Any
 from generator.miss_reasons.derivation import SECONDS, DerivationError, dims_text, evaluate
 from generator.miss_reasons.derivation import numbers as numbers_of
 from generator.miss_reasons.evidence import OpEvidence
-from generator.miss_reasons.quantities import (ADDED_ONCE, BOUND_TERMS, EXP_TERMS, LABELS, MATCH, REASON_QUANTITIES,
-                                               Quantity, allowed_keys, matches, quantities)
+from generator.miss_reasons.quantities import (ADDED_ONCE, LABELS, MATCH, REASON_QUANTITIES,
+                                               Quantity, WORK_TERMS, allowed_keys, matches,
+                                               quantities)
 from generator.miss_reasons.reading import (HEDGES, WORKING_TOLERANCE, CorrectedError, _normal, check_seconds,
                                             corrected_from_sentence, is_shrug, reason_id, split_reasons)
 from generator.miss_reasons.reasons import BY_ID, _log_off, _t, band, find
@@ -128,11 +129,8 @@ def derive(working: str, ev: OpEvidence, named: list[str]) -> Derived:
     for key in sorted(set(keys) & ADDED_ONCE):
         if keys.count(key) > 1:
             raise RuleError(f"{LABELS[key]} appears {keys.count(key)} times: it is counted once")
-    bound = BOUND_TERMS.get(ev.bound, frozenset())
-    if bound and not set(keys) & (bound | (EXP_TERMS if "exp-rate" in named else frozenset())):
-        what = "bytes" if ev.bound == "memory" else "FLOPs"
-        raise RuleError(f"the working leaves out the op's {what}: a {ev.bound}-bound op's time rests on them "
-                        "(or on the floor)")
+    if not set(keys) & WORK_TERMS:
+        raise RuleError("the working rests on none of the op's work: use its bytes, FLOPs or exps (or the floor)")
     for rid in named:
         own_keys = REASON_QUANTITIES.get(rid, ())
         if not set(keys) & set(own_keys):

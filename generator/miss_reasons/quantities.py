@@ -60,11 +60,9 @@ REASON_QUANTITIES: dict[str, tuple[str, ...]] = {
 }
 # Times a derivation adds: each at most once (a cost counted twice is counted wrong).
 ADDED_ONCE = frozenset({"fixed_cost_seconds", "fresh_output_seconds", "floor_seconds"})
-# What a derivation of an op rests on, by its bound: a memory-bound op's bytes, a compute-bound op's FLOPs
-# (the floor holds either; an op's exps stand in for both when the exp rate is named).
-BOUND_TERMS = {"memory": frozenset({"model_bytes", "xla_bytes", "working_set_bytes", "output_bytes", "floor_seconds"}),
-               "compute": frozenset({"model_flops", "xla_flops", "floor_seconds"})}
-EXP_TERMS = frozenset({"exps"})
+# The op's work: a derivation rests on at least one of these (its bytes, FLOPs or exps, or the floor).
+WORK_TERMS = frozenset({"model_bytes", "xla_bytes", "working_set_bytes", "output_bytes", "model_flops", "xla_flops",
+                        "exps", "floor_seconds"})
 MATCH = 0.01  # a number of the working is a record's quantity within 1% of it (as printed, 3-4 figures)
 
 

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from generator.miss_reasons.evidence import CORRECTED_FACTOR, MAX_COMBINED, Finding, OpEvidence
-from generator.miss_reasons.quantities import BOUND_TERMS, EXP_TERMS, REASON_QUANTITIES, Quantity, quantities
+from generator.miss_reasons.quantities import REASON_QUANTITIES, Quantity, quantities
 from generator.miss_reasons.reasons import BY_ID, MAX_WIDENING, REASONS, _log_off, _t, band, find
 from generator.units import fmt
 
@@ -77,12 +77,9 @@ def candidates(ev: OpEvidence, reason_ids: tuple[str, ...]) -> list[Candidate]:
             continue
         cores.append((f"max({', '.join(p[0] for p in parts)})", max(p[1] for p in parts), keys))
         cores.append((" + ".join(p[0] for p in parts), sum(p[1] for p in parts), keys))
-    bound = BOUND_TERMS.get(ev.bound, frozenset()) | (EXP_TERMS if "exp-rate" in named else frozenset())
     out = []
     for text, seconds, keys in cores:
         used = keys | tail_keys
-        if len(BOUND_TERMS.get(ev.bound, ())) and not used & bound:
-            continue  # it leaves out what bounds the op
         if all(used & set(REASON_QUANTITIES.get(r, ())) for r in reason_ids):
             out.append(Candidate(tuple(reason_ids), text + tail_text, seconds + tail_s, used))
     return out
