@@ -78,20 +78,26 @@ def _bounded_shape(ctx: click.Context, param: click.Parameter, value: str) -> st
 @click.option("--dtype", default="bf16", show_default=True, help="Element dtype: bf16, f32, fp8, int8.")
 @click.option("--rhs-dtype", default=None, help="matmul only: the weights' dtype (e.g. int8 with bf16 activations).")
 @click.option("--over", type=click.Choice(["hbm", "pcie", "dcn", "ici"]), default="hbm", show_default=True,
-              help="The link the bytes cross: HBM (on chip) or off-chip PCIe, DCN, ICI (bidirectional per link).")
+              help="The link the bytes cross: HBM (on chip) or off-chip PCIe, DCN, ICI (one way per link, the "
+                   "book's network roofline).")
+@click.option("--bidirectional", is_flag=True,
+              help="--over ici only: the bidirectional per-link figure (bytes both ways), twice the one-way one.")
 @click.option("--link-bytes-per-s", "link_bw", type=float, default=None,
               help="Override the --over link's bandwidth in bytes/s (e.g. a figure the catalogue lacks).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object. A number past the float range (e.g. a ridge over a 1e-300 B/s link) "
                    "is null, and the key non_finite lists which.")
 def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | None, as_json: bool,
-             over: str = "hbm", link_bw: float | None = None) -> None:
+             over: str = "hbm", link_bw: float | None = None, bidirectional: bool = False) -> None:
     """Roofline estimate of one op on one chip, with the arithmetic shown.
 
     Prints intensity (FLOPs/byte), the verdict (compute- or memory-bound),
     attainable FLOP/s and the floor latency max(T_math, T_comms), then each
-    term worked out with the constants and their source.
+    term worked out with the constants and their source. Over ICI the figure is one way per link
+    (``--bidirectional``: both ways), and the output says which.
     """
+    if bidirectional and over != "ici":
+        raise click.UsageError("--bidirectional applies to --over ici only")
     target = resolve_chip(chip)
     try:
         extra = {}
@@ -100,7 +106,7 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
                 raise costs.CostError("--rhs-dtype applies to matmul only")
             extra["rhs_dtype"] = rhs_dtype
         cost = costs.cost(op_name, costs.parse_shape(shape), dtype, **extra)
-        est = model.estimate(_over(target, over, cost.dtype, link_bw), cost)
+        est = model.estimate(_over(target, over, cost.dtype, link_bw, bidirectional), cost)
     except (costs.CostError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     except KeyError as exc:
@@ -111,6 +117,8 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
             # the memory side is the link: report it under the link's own key, never as hbm_bytes_per_s
             link = data.pop("hbm_bytes_per_s")
             data.update({"over": over, f"{over}_bytes_per_s": link, "link_bytes_per_s": link})
+            if over == "ici":
+                data["ici_direction"] = _ici_direction(bidirectional, link_bw)
         click.echo(json.dumps(json_ready(data), indent=2, allow_nan=False))
         return
     # Off-chip: the link stands where HBM stood, so the printed words follow it.
@@ -120,20 +128,35 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
                + ("" if over == "hbm" else f"   bytes over: {label}"))
     for line in model.summary_lines(est):
         click.echo(line)
+    if over == "ici":
+        click.echo(f"ICI convention: {ICI_CONVENTION[_ici_direction(bidirectional, link_bw)]}")
     click.echo("")
     click.echo("worked arithmetic:")
     for line in model.worked_lines(est):
         click.echo("  " + (line if over == "hbm" else line.replace("HBM", label)))
 
 
-def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None) -> catalogue.Chip | model.Ceilings:
+ICI_CONVENTION = {
+    "one-way": "one way per link (the scaling book's network roofline: one array sent one way over one link); "
+               "--bidirectional for the two-way figure",
+    "bidirectional": "bidirectional per link (bytes moving both ways at once); the book's network roofline is one way",
+    "given": "the bandwidth given with --link-bytes-per-s"}
+
+
+def _ici_direction(bidirectional: bool, link_bw: float | None) -> str:
+    """Which ICI figure the roofline used: ``one-way`` (the default), ``bidirectional`` or ``given``."""
+    return "given" if link_bw is not None else "bidirectional" if bidirectional else "one-way"
+
+
+def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None,
+          bidirectional: bool = False) -> catalogue.Chip | model.Ceilings:
     """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target
     from generator import collectives  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
-        return collectives.link_ceilings(target, over, dtype, link_bw)
+        return collectives.link_ceilings(target, over, dtype, link_bw, bidirectional)
     except collectives.TopologyError as exc:
         raise ValueError(str(exc)) from None
 

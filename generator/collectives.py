@@ -443,23 +443,30 @@ def chip_transfer(cat: Catalogue, chip: Chip, shape: tuple[int, ...], src: tuple
 # --- off-chip rooflines ---------------------------------------------------------------------
 
 # ``--over`` link -> the catalogue figure used as the "memory" side of the roofline.
-# ICI: the bidirectional per-link figure, the W_ici of the book's collective formulas.
+# ICI: the one-way per-link figure, the book's network roofline (Rooflines, "Network communication
+# rooflines": one array copied one way over one link, 4.5e10 B/s on a v5e, so the ridge is 4,377);
+# ``ICI_BIDI_FIGURE`` where both directions carry bytes.
 LINK_FIGURES = {"hbm": "hbm_bytes_per_s", "pcie": "pcie_bytes_per_s", "dcn": "dcn_bytes_per_s",
-                "ici": "ici_bytes_per_s_bidi"}
+                "ici": "ici_bytes_per_s_one_way"}
+ICI_BIDI_FIGURE = "ici_bytes_per_s_bidi"
 LINK_LABELS = {"hbm": "HBM", "pcie": "PCIe", "dcn": "DCN", "ici": "ICI"}
 
 
-def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None) -> roofline.Ceilings:
+def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float | None = None,
+                  bidirectional: bool = False) -> roofline.Ceilings:
     """Roofline ceilings with ``over``'s bandwidth (bytes/s) as the memory side.
 
     The book's "PCIe operational intensity" question: an op whose bytes cross a link
     is bound by that link; its ridge is peak FLOP/s / link bytes/s. ``bytes_per_s``
-    overrides the catalogue figure (for a link the catalogue lacks, e.g. NVLink).
+    overrides the catalogue figure (for a link the catalogue lacks, e.g. NVLink). ICI is
+    one way per link unless ``bidirectional`` (both directions' bytes counted).
     """
     from generator.roofline import Ceilings  # start-up: only this path needs it
 
     if over not in LINK_FIGURES:
         raise TopologyError(f"--over must be one of {', '.join(LINK_FIGURES)}, got '{over}'")
+    if bidirectional and over != "ici":
+        raise TopologyError("--bidirectional applies to --over ici only (the other links have one figure)")
     base = Ceilings.from_chip(chip, dtype)
     if bytes_per_s is not None:
         if not (bytes_per_s > 0 and math.isfinite(bytes_per_s)):
@@ -468,7 +475,8 @@ def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float
                         dtype, f"{base.source}; {LINK_LABELS[over]} bandwidth {bytes_per_s:g} B/s given by you")
     if over == "hbm":
         return base
-    fig = _require(chip, LINK_FIGURES[over], f"{LINK_LABELS[over]} bandwidth")
+    key = ICI_BIDI_FIGURE if bidirectional else LINK_FIGURES[over]
+    fig = _require(chip, key, f"{LINK_LABELS[over]}{' bidirectional' if bidirectional else ''} bandwidth")
     source = "; ".join(sorted({chip.peak_flops[dtype].source.cite(), fig.source.cite()}))
     return Ceilings(f"{chip.name} over {LINK_LABELS[over]}", base.peak_flops_per_s, float(fig.value), dtype,
                     source + (f" ({fig.note})" if fig.note else ""))

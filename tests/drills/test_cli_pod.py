@@ -136,3 +136,20 @@ def test_a_byte_count_below_one_byte_is_refused_in_one_line(command, value):
     assert len(lines) == 1 and "--bytes must be at least one byte" in lines[0] and "pB" not in res.stdout
     ok = invoke_drill(command[0], "--chip", "v5e", *command[1:], "--bytes", "1")
     assert ok.returncode == 0, ok.stderr
+
+
+def test_roofline_over_ici_is_one_way_by_default_and_says_so():
+    # the book's network roofline: 1.97e14 / 4.5e10 = 4,377 FLOPs/byte on a v5e (D > 8,755 for the 2-chip matmul)
+    data = _json("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "ici")
+    assert data["link_bytes_per_s"] == 4.5e10 and data["ici_direction"] == "one-way"
+    assert data["ridge_flops_per_byte"] == pytest.approx(4377.78, abs=0.01)
+    text = invoke_drill("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "ici")
+    assert "ICI convention: one way per link" in text.stdout and "4.5e10 B/s = 4378 FLOPs/byte" in text.stdout
+    two = _json("roofline", "--chip", "v5e", "--op", "matmul", "--shape", "1024,8192,8192", "--over", "ici",
+                "--bidirectional")
+    assert two["link_bytes_per_s"] == 9e10 and two["ici_direction"] == "bidirectional"
+    assert two["ridge_flops_per_byte"] == pytest.approx(1.97e14 / 9e10)
+    wrong = invoke_drill("roofline", "--chip", "v5e", "--op", "dot", "--shape", "4096", "--over", "pcie",
+                         "--bidirectional")
+    assert wrong.returncode == 2 and "--bidirectional applies to --over ici only" in wrong.stderr
+    assert "Traceback" not in wrong.stderr and len(wrong.stderr.strip().splitlines()) <= 2
