@@ -299,7 +299,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "54475ae13dfd80df"
+VARIANT_MODEL_FINGERPRINT = "4d5ca61c641eae15"
 
 
 def variant_model_fingerprint() -> str:

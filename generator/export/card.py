@@ -285,7 +285,7 @@ SCRIPT = r"""(function () {
   function lexed(t) {  // answers._tokens_of: the text made plain, then its tokens
     var out = [], i = 0, m, w, per, rest, j;
     if (t.length > MAX) no();
-    t = swap(t, R.translate).replace(new RegExp(R.approx, "g"), "").trim();  // "~34.7 us": the "about" dropped
+    t = swap(t, R.translate).replace(new RegExp(R.approx, "g"), "").trim();  // an "about" sign before a number (R.approx): dropped
     if (t.slice(-1) === "." && STOP.test(t.slice(0, -1).replace(/\s+$/, "").slice(-1))) t = t.slice(0, -1).replace(/\s+$/, "");
     if (t.indexOf(",") >= 0) {  // thousands separators: a whole run of digits and commas, not after a point
       t = t.replace(/[0-9,]+/g, function (run, at, all) {
