@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from generator.termsafe import json_visible, visible_text
+
 
 class Seconds(click.FloatRange):
     """0..86400 seconds, and a number: click's range test lets NaN through (every comparison with it is false)."""
@@ -60,8 +62,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     unit = card_unit(problem, assess.stated_unit(problem)) or None
     outcome = assess.assess(problem, answer_text, generate.grading_bands(problem.family), seconds, hints,
                             bare_unit=unit)
-    from generator.termsafe import json_visible, visible_text
-
     # the learner's own text (the answer, and parse errors that quote it) is shown, never acted on by the terminal
     if as_json:
         click.echo(json_visible(json.dumps(outcome.to_dict(), ensure_ascii=False)))

@@ -13,6 +13,17 @@ shape: a damaged cache costs time, never correctness (the checksum notices damag
 is not a defence against someone who can write the user's files). A value JSON can not keep
 exactly (a date, a non-text key) is used but not cached.
 
+No checksum stops a writer who can recompute it, so the defence is where the files live, as ssh's
+is for its keys: the cache folder is used only when this user owns it and no group or other user
+can write it (nor any folder above it, unless sticky like ``/tmp``), and an entry is read only when
+this user owns it and no one else can write it. Otherwise one line on stderr says so and the tool
+runs without the cache (``DRILL_CACHE_DIR`` pointing at a shared folder is that case). The cache
+makes its folder 0700 and its entries 0600, whatever the umask.
+
+The cache replaces only a file it wrote: a file at an entry's exact name that does not start with
+this module's header line for that key (a user's own file) is never read as an entry nor written
+over; every start then builds.
+
 The cache deletes only what it can prove it wrote: when a new entry is written, an older file of
 the same name is removed only if it is a regular file (not a link), named ``<name>-<hex key>.json``,
 untouched for ``STALE_AFTER_S``, and its content is an entry whose header names that same key and
@@ -22,8 +33,8 @@ that is a symbolic link, or an entry that is one, is never followed: nothing is 
 written there, and every start builds.
 
 The cache directory is ``platformdirs.user_cache_dir("rudrite-kernels")``, or ``$DRILL_CACHE_DIR``
-when set (tests point it at a temporary folder). This module imports only ``safeio``, so any
-module may use it without an import cycle.
+when set (tests point it at a temporary folder). This module imports only ``safeio`` and
+``termsafe``, so any module may use it without an import cycle.
 """
 
 from __future__ import annotations
@@ -31,12 +42,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import time
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from generator import safeio
+from generator.termsafe import visible
 
 FORMAT = 2
 APP = "rudrite-kernels"
@@ -78,8 +91,9 @@ def key(inputs: Iterable[Path]) -> str:
 
 
 def forget_digests() -> None:
-    """Drop the per-process checksums (a test that edits an input in place calls this)."""
+    """Drop the per-process checksums, and the lines said once (a test that edits an input in place calls this)."""
     _digests.clear()
+    _said.clear()
 
 
 def files_under(folder: Path, suffixes: tuple[str, ...] = (".py", ".yaml", ".json")) -> list[Path]:
@@ -107,15 +121,98 @@ def _split(data: bytes) -> tuple[dict[str, Any], bytes] | None:
     return (header, body) if isinstance(header, dict) else None
 
 
+_said: set[str] = set()  # the lines this process has said already (each once, however often the cache is asked)
+
+
+def _say_once(line: str) -> None:
+    if line not in _said:
+        _said.add(line)
+        sys.stderr.write(visible(line) + "\n")
+
+
+def _writable_by_others(st: os.stat_result) -> bool:
+    return bool(st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _distrust(st: os.stat_result) -> str:
+    """Why a cache folder or entry with this ``lstat`` may hold what another user wrote ("" when it can not):
+    ssh's rule for its keys, owned by this user and writable by no group or other user."""
+    if st.st_uid != os.geteuid():
+        return f"owned by another user (uid {st.st_uid})"
+    if _writable_by_others(st):
+        return f"writable by its group or by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    return ""
+
+
+def _ancestor_distrust(folder: Path) -> str:
+    """Why a folder above the cache folder would let another user swap it ("" when none would): each one
+    is owned by this user or root, and writable by no one else unless sticky (``/tmp``: no one may rename
+    what is not theirs in it)."""
+    for above in Path(os.path.abspath(folder)).parents:
+        try:
+            st = above.lstat()
+        except OSError:
+            continue  # not there yet: made by mkdir, with the umask's mode, under one that is checked
+        if st.st_uid not in (0, os.geteuid()) or (_writable_by_others(st) and not st.st_mode & stat.S_ISVTX):
+            return f"{safeio.display_path(above)} above it is {_distrust(st) or 'writable by other users'}"
+    return ""
+
+
 def _own_folder(folder: Path) -> bool:
-    """The cache folder is usable: a real folder, or nothing yet (created when first written);
-    never a symbolic link, whatever it points at."""
+    """The cache folder is usable: nothing yet (made when first written, private: 0700), or a real folder
+    that this user owns and no group or other user can write, under folders no other user can change.
+    Never a symbolic link, whatever it points at. Otherwise the cache is not used, and one line says why."""
     try:
-        return not stat.S_ISLNK(folder.lstat().st_mode)
+        st = folder.lstat()
     except FileNotFoundError:
-        return True
+        why = ""
+    except OSError as exc:
+        why = f"can not be read ({exc.strerror or exc})"
+    else:
+        why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else (
+            "not a folder" if not stat.S_ISDIR(st.st_mode) else _distrust(st))
+    why = why or _ancestor_distrust(folder)
+    if why:
+        _say_once(f"drill: the start-up cache folder {safeio.display_path(folder)} is {why}; not used, every "
+                  f"start builds its tables (name a private folder with DRILL_CACHE_DIR, or make it yours "
+                  f"with chmod go-w)")
+    return not why
+
+
+def _trusted_entry(path: Path, st: os.stat_result) -> bool:
+    """An entry is read or replaced only if this user owns it and no one else can write it (else one line)."""
+    why = _distrust(st)
+    if why:
+        _say_once(f"drill: the start-up cache entry {safeio.display_path(path)} is {why}; not used")
+    return not why
+
+
+def _entry_lstat(path: Path) -> os.stat_result | None | bool:
+    """The entry's ``lstat`` when it is a regular file this user may trust; None when there is none;
+    False when there is something else there (a link, a folder, another user's file): never read or replaced."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
     except OSError:
         return False
+    if not stat.S_ISREG(st.st_mode) or not _trusted_entry(path, st):
+        return False
+    return st
+
+
+def _bears_our_header(data: bytes, entry_key: str) -> bool:
+    """``data`` is an entry this module wrote for ``entry_key``, whatever became of its value (a damaged
+    body is rebuilt over): our header line naming that key, or an entry of the first format."""
+    parts = _split(data)
+    if parts is not None:
+        header = parts[0]
+        return set(header) == {"format", "key", "hash"} and header["key"] == entry_key
+    try:
+        old = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(old, dict) and set(old) == {"format", "key", "value"} and old["key"] == entry_key
 
 
 def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
@@ -128,17 +225,25 @@ def cached(name: str, inputs: list[Path], build: Callable[[], Any]) -> Any:
     if folder is None or not _own_folder(folder):
         return build()
     path = folder / f"{name}-{entry_key}.json"
-    if os.path.islink(path):  # not ours to read or replace
+    st = _entry_lstat(path)
+    if st is False:  # a link, a folder, a file another user could have written: not ours to read or replace
         return build()
-    try:
-        parts = _split(safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES))
+    if st is not None:
+        try:
+            data = safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES)
+        except OSError:  # unreadable: rebuilt, and left as it is
+            return build()
+        parts = _split(data)
         if parts is not None:
             header, body = parts
             if (header.get("format") == FORMAT and header.get("key") == entry_key
                     and header.get("hash") == _digest(body)):
-                return json.loads(body)
-    except (OSError, ValueError, RecursionError):  # missing, unreadable, not JSON, too deep: rebuild
-        pass
+                try:
+                    return json.loads(body)
+                except (ValueError, RecursionError):
+                    pass
+        if not _bears_our_header(data, entry_key):  # a file of the user's at the entry's name: never replaced
+            return build()
     value = build()
     _write(path, name, entry_key, value)
     return value
@@ -155,8 +260,16 @@ def replace(name: str, inputs: list[Path], value: Any) -> None:
     if folder is None or not _own_folder(folder):
         return
     path = folder / f"{name}-{entry_key}.json"
-    if not os.path.islink(path):
-        _write(path, name, entry_key, value)
+    st = _entry_lstat(path)
+    if st is False:
+        return
+    if st is not None:
+        try:
+            if not _bears_our_header(safeio.read_bytes_bounded(path, MAX_ENTRY_BYTES), entry_key):
+                return
+        except OSError:
+            return
+    _write(path, name, entry_key, value)
 
 
 def _write(path: Path, name: str, entry_key: str, value: Any) -> None:
@@ -172,11 +285,14 @@ def _write(path: Path, name: str, entry_key: str, value: Any) -> None:
 
 
 def _store(path: Path, name: str, data: bytes) -> None:
+    """Write the entry, private to this user (0600, in a folder made 0700), then remove stale ones of ours."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         if not _own_folder(path.parent):
             return
         safeio.write_bytes(path, data)
+        os.chmod(path, 0o600)  # whatever the umask gave it: no one else may write what is read as ours
     except OSError:  # a read-only or full cache directory: the next start builds again
         return
     now = time.time()
@@ -184,7 +300,7 @@ def _store(path: Path, name: str, data: bytes) -> None:
         try:
             st = old.lstat()
             if (old != path and stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_AFTER_S
-                    and _written_here(old, name)):
+                    and not _distrust(st) and _written_here(old, name)):
                 old.unlink()
         except OSError:
             pass

@@ -64,6 +64,7 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-hint { margin-top: 1em; font-size: 14px; }
 .rk-answer { font-size: 20px; margin: .5em 0; }
 .rk-solution ol { font-family: monospace; font-size: 13px; padding-left: 1.5em; }
+.rk-full summary { font-size: 14px; cursor: pointer; }
 .rk-meta { margin-top: 1em; font-size: 11px; color: #5f6368; }
 .rk-mistakes { font-size: 13px; color: #5f6368; }
 .rk-solution li { white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -116,21 +117,54 @@ def answer_html(problem: Problem) -> str:
 _SOURCE_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+([\w.-]+\.json)\b")
 
 
+# The short working a card's back shows before its "full working" fold: at most this many lines.
+SHORT_LINES = 6
+_CITATION = re.compile(r"\s*\[[^\]]*\]")  # a bracketed source; the full working keeps it
+_ASIDE = ("note:", "constants", "convention", "also right", "[")  # lines the short working leaves to the fold
+
+
+def short_working(problem: Problem) -> list[str]:
+    """The worked solution in at most ``SHORT_LINES`` lines: its computed steps (lines with " = "; the
+    sources, conventions and notes are left to the full working), each as ``name = formula = result``
+    without the numbers put in between and without its bracketed sources; past ``SHORT_LINES`` steps,
+    the first ones and the last that states the answer. A solution with no computed step: its first lines."""
+    steps = [line for line in problem.solution if " = " in line and not line.lstrip().startswith(_ASIDE)]
+    if not steps:
+        steps = [line for line in problem.solution if not line.lstrip().startswith(_ASIDE)] or list(problem.solution)
+    a = problem.answer
+    shown = show(a.number, a.unit) if not a.is_choice else str(a.choice)
+    results = [i for i, line in enumerate(steps) if shown in line]
+    last = results[-1] if results else len(steps) - 1  # the step that gives the answer closes the working
+    if len(steps) > SHORT_LINES:
+        steps = steps[:min(SHORT_LINES - 1, last)] + steps[last:last + 1]
+    out = []
+    for line in steps[:SHORT_LINES]:
+        line = _CITATION.sub("", line) if "[" in line else line
+        parts = line.split(" = ")
+        out.append(" = ".join(parts if len(parts) <= 3 else (parts[0], parts[1], parts[-1])))
+    return out
+
+
 def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
-    """The worked steps, then the classic wrong answers to this problem and the mistake behind each
+    """The short working (``short_working``), then a "full working" fold: the worked steps with their
+    sources, then the classic wrong answers to this problem and the mistake behind each
     (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
+    short = html.escape("\x1e".join(short_working(problem)), quote=False)
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
     text = "\x1e".join(problem.solution)
     if ".json" in text:  # the path pattern is slow to search; few solutions cite a file
         text = _SOURCE_PATH.sub(r"\1", text)
     body = html.escape(text, quote=False)
     steps = "<ol><li>" + body.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
-    return steps + mistakes_html(problem, wrong)
+    return ('<ol class="rk-short"><li>' + short.replace("\x1e", "</li><li>").replace("\n", "<br>") + "</li></ol>"
+            '<details class="rk-full"><summary>full working</summary>' + steps + mistakes_html(problem, wrong)
+            + "</details>")
 
 
 def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
-    """"If you got X: <the mistake>" for each distinct classic wrong answer ("" when none applies)."""
+    """"If you got X: <the mistake>" for each distinct classic wrong answer ("" when none applies), the
+    mistake named once: its step is added only where it says more than the name."""
     shown: dict[str, str] = {}
     if wrong_answers is None:
         wrong_answers = mistakes.wrong_answers(problem)
@@ -138,12 +172,18 @@ def mistakes_html(problem: Problem, wrong_answers: Iterable[misconceptions.Wrong
         a = problem.answer
         value = str(wrong.value) if a.is_choice else show(float(wrong.value), a.unit)
         m = wrong.misconception
-        shown.setdefault(value, f"{html.escape(f'{m.name} ({wrong.step})', quote=False)} "
-                                f"<small>{html.escape(m.id, quote=False)}</small>")
+        said = m.name if _repeats(m.name, wrong.step, value) else f"{m.name} ({wrong.step})"
+        shown.setdefault(value, f"{html.escape(said, quote=False)} <small>{html.escape(m.id, quote=False)}</small>")
     if not shown:
         return ""
     items = "".join(f"<li>{html.escape(v, quote=False)}: {why}</li>" for v, why in list(shown.items())[:6])
     return f'<div class="rk-mistakes">If you got one of these, the classic mistake is:<ul>{items}</ul></div>'
+
+
+def _repeats(name: str, step: str, value: str) -> bool:
+    """Whether a mistake's step only says its name again (or nothing): "X gives 186 µs" after "186 µs: X"."""
+    said = step.strip().lower()
+    return not said or name.strip().lower() in said or said in (value.lower(), f"gives {value.lower()}")
 
 
 def note_fields(problem: Problem, figure: str = "") -> list[str]:
@@ -299,7 +339,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "4d5ca61c641eae15"
+VARIANT_MODEL_FINGERPRINT = "8aa5788f77e43753"
 
 
 def variant_model_fingerprint() -> str:

@@ -65,8 +65,8 @@ FIELDS = ("Skill", "Front", "Back", "Data")
 
 QFMT = ('{{Front}}'
         # Hidden until the script runs: without script nothing would read what is typed.
-        '<div class="rk-type" hidden><label>Your answer: <input name="answer" autocomplete="off" '
-        'autocapitalize="off" spellcheck="false"></label></div>'
+        '<div class="rk-type" hidden><input name="answer" aria-label="Your answer" placeholder="Your answer" '
+        'autocomplete="off" autocapitalize="off" spellcheck="false"></div>'
         '<script type="application/json" class="rk-data">{{Data}}</script>'
         '<script>{{SCRIPT}}</script>')
 AFMT = '{{FrontSide}}<hr id="answer">{{Back}}<div class="rk-meta">{{Skill}}</div>'
@@ -80,8 +80,11 @@ CSS = f""".card {{ font-family: sans-serif; font-size: 18px; text-align: left; c
 .rk-hint {{ margin-top: .6em; font-size: 14px; }}
 .rk-type {{ margin-top: .8em; }}
 .rk-type input {{ font-size: 18px; width: 12em; max-width: 100%; color: #202124; background: #fff; }}
-.rk-verdict {{ font-size: 18px; margin: .4em 0; }}
-.rk-verdict small, .rk-mistakes small {{ font-size: 11px; }}
+.rk-verdict {{ font-size: 16px; margin: .3em 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+.rk-why {{ font-size: 13px; color: #5f6368; }}
+.rk-verdict:empty, .rk-why:empty {{ display: none; }}
+.rk-why small, .rk-mistakes small {{ font-size: 11px; }}
+.rk-full summary {{ font-size: 14px; cursor: pointer; }}
 .rk-back[data-verdict="right"] .rk-verdict {{ color: #137333; }}
 .rk-back[data-verdict="wrong"] .rk-verdict {{ color: #a50e0e; }}
 .rk-answer {{ font-size: 20px; margin: .5em 0; }}
@@ -93,7 +96,7 @@ CSS = f""".card {{ font-family: sans-serif; font-size: 18px; text-align: left; c
 """
 # Night mode, for both deck forms (the fixed deck's CSS in generator.export.anki ends with it too).
 NIGHT_CSS = f"""{_NIGHT} {{ color: #e8eaed; background: #202124; }}
-{", ".join(f"{n} .rk-{c}" for n in _NIGHT.split(", ") for c in ("how", "fact", "meta", "mistakes"))} {{ color: #bdc1c6; }}
+{", ".join(f"{n} .rk-{c}" for n in _NIGHT.split(", ") for c in ("how", "fact", "meta", "mistakes", "why"))} {{ color: #bdc1c6; }}
 {", ".join(f"{n} .rk-back[data-verdict=right] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #81c995; }}
 {", ".join(f"{n} .rk-back[data-verdict=wrong] .rk-verdict" for n in _NIGHT.split(", "))} {{ color: #f28b82; }}
 {", ".join(f"{n} a" for n in _NIGHT.split(", "))} {{ color: #8ab4f8; }}
@@ -456,7 +459,7 @@ SCRIPT = r"""(function () {
   }
   // --- showing ---
   function show(d, i, typed) {
-    var v = d.v[i], back = q(".rk-back"), r, m, box, input = q("input[name=answer]"), t, small, n, bare;
+    var v = d.v[i], back = q(".rk-back"), r, m, box, input = q("input[name=answer]"), t, small, n, bare, line, el;
     qa(".rk-v").forEach(function (el) { el.hidden = el.getAttribute("data-v") !== String(i); });
     qa(".rk-front, .rk-back").forEach(function (el) { el.setAttribute("data-problem-id", v.id); });
     qa(".rk-type, .rk-js").forEach(function (el) { el.hidden = false; });
@@ -464,10 +467,18 @@ SCRIPT = r"""(function () {
     box = q(".rk-verdict");
     back.setAttribute("data-carried", typed === null ? "no" : "yes");
     if (input) { input.value = typed || ""; input.readOnly = true; }
+    // The verdict's one line (.rk-verdict), then what it means (.rk-why; into the line's box where there is none)
+    function say(line, more) {
+      var why = q(".rk-why");
+      box.textContent = line;
+      if (why) why.textContent = more; else if (more) box.textContent = more;
+      return why || box;
+    }
     if (typed === null) {
       back.setAttribute("data-verdict", "none");
       back.setAttribute("data-misconception", "");
-      if (box) box.textContent = "Your typed answer could not be carried to the back on this client: compare by eye.";
+      if (box) say("Not carried: compare by eye.",
+                   "Your typed answer could not be carried to the back on this client: compare by eye.");
       return;
     }
     r = verdict(v, typed); m = d.m[r[1]];
@@ -477,17 +488,18 @@ SCRIPT = r"""(function () {
     t = String(typed).trim();
     n = v.c || r[0] === "none" ? null : number(v, t);
     bare = n && n[1] !== null ? (PLAIN.test(t) ? t : "(" + t + ")") : "";  // no unit typed: read in the card's
-    box.textContent = r[0] === "needs-unit" ?
+    line = r[0] === "needs-unit" ? "Type its unit: " + bare + " " + v.bu + "." :
+      r[0] !== "none" ? "Your answer " + (bare ? bare + " " + v.u : t) + " is " + r[0] + "." : t ? "Not checked." : "";
+    el = say(line, r[0] === "needs-unit" ?
       "Your answer " + t + " has no unit, so it is read in " + v.u + ", and so it is wrong; in " + v.bu + " it is " +
         Number(n[1].toPrecision(3)) + " " + v.bu + ", which is right. Type its unit: " + bare + " " + v.bu + "." :
-      r[0] !== "none" ? "Your answer " + (bare ? bare + " " + v.u : t) + " is " + r[0] + "." :
-      t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads a number or a working (2*3), " +
-        "with or without a unit, or a listed choice, as drill check does." : "";
+      r[0] === "none" && t ? "Your answer \u201c" + t + "\u201d was not checked: the card reads a number or a working " +
+        "(2*3), with or without a unit, or a listed choice, as drill check does." : "");
     if (m) {
-      box.textContent += " The classic mistake: " + m[0] + ". " + m[1] + " ";
+      el.textContent += (el.textContent ? " " : "") + "The classic mistake: " + m[0] + ". " + m[1] + " ";
       small = document.createElement("small");
       small.textContent = "(" + r[1] + ")";
-      box.appendChild(small);
+      el.appendChild(small);
     }
   }
   function run() {
@@ -554,17 +566,17 @@ def _text(s: str) -> str:
 
 
 def how_to_answer(v: Variant) -> str:
-    """The line on the front that says what the answer box reads (the card's accepted inputs), as HTML.
-
-    The part saying it is checked is shown by the script only (``rk-js``): without script nothing is."""
+    """The line on the front that says what the answer box reads (the card's accepted inputs), as HTML:
+    the unit a bare number is read in, or the choices, in a few words (the box takes what `drill check`
+    takes: docs/anki.md). The part saying it is checked is shown by the script only (``rk-js``): without
+    script nothing is."""
     a = v.problem.answer
-    checked = ' <span class="rk-js" hidden>(optional; checked on the back)</span>'
+    checked = ' <span class="rk-js" hidden>(checked on the back)</span>'
     if a.is_choice:
         return "Type one of: " + html.escape(", ".join(a.choices), quote=False) + checked
     if v.unit:
-        return (f"Type a number in {html.escape(v.unit, quote=False)} (12.5, 1,250 or 1.25e3), or with "
-                f"its unit{checked}")
-    return f"Type a plain count (12.5, 1,250 or 1.25e3){checked}"
+        return f"In {html.escape(v.unit, quote=False)}, or give a unit{checked}"
+    return f"A plain count{checked}"
 
 
 def _hidden(i: int) -> str:
@@ -575,7 +587,7 @@ def front_html(note: SkillNote) -> str:
     """Every variant's front; only the first one shown unless the script picks another."""
     parts = [f'<div class="rk-front" data-problem-id="{html.escape(note.variants[0].problem.id)}">']
     # A skill with one possible problem says so: its numbers can not change from review to review.
-    fact = '<div class="rk-fact">A fact to know: the same every time.</div>' if len(note.variants) == 1 else ""
+    fact = '<div class="rk-fact">A fact: the same every time.</div>' if len(note.variants) == 1 else ""
     for i, v in enumerate(note.variants):
         p = v.problem
         hint = f'<details class="rk-hint"><summary>Hint</summary>{_text(p.hint)}</details>' if p.hint else ""
@@ -587,20 +599,26 @@ def front_html(note: SkillNote) -> str:
 
 def back_html(note: SkillNote, answer_html: Callable[[Problem], str],
               solution_html: Callable[[Problem, tuple[WrongAnswer, ...]], str], figures: dict[str, str]) -> str:
-    """Every variant's back (answer, worked solution with sources, figure, classic mistakes), the verdict box.
+    """Every variant's back, laid out for a phone: the answer first, then the verdict line (one line,
+    filled in by the script) and what it means (``rk-why``), then the short working with the full
+    working in a fold (``solution_html``), the figure and the classic mistakes.
 
     ``answer_html(problem)`` and ``solution_html(problem, wrong)`` are the fixed deck's renderers
     (``generator.export.anki``), so both deck forms show a problem the same way; ``figures`` maps
-    a problem id to its figure's ``<img>`` ("" for none).
+    a problem id to its figure's ``<img>`` ("" for none). A variant's answer and its working are two
+    ``.rk-v`` blocks with the same ``data-v``, around the verdict.
     """
     first = html.escape(note.variants[0].problem.id)
     parts = [f'<div class="rk-back" data-problem-id="{first}" data-verdict="none" data-misconception="" '
-             'data-carried="">'
-             '<div class="rk-verdict"></div>']
+             'data-carried="">']
+    for i, v in enumerate(note.variants):
+        parts.append(f'<div class="rk-v" data-v="{i}"{_hidden(i)}><div class="rk-answer">{answer_html(v.problem)}'
+                     '</div></div>')
+    parts.append('<div class="rk-verdict"></div><div class="rk-why"></div>')
     for i, v in enumerate(note.variants):
         p = v.problem
         figure = figures.get(p.id, "")
-        parts.append(f'<div class="rk-v" data-v="{i}"{_hidden(i)}><div class="rk-answer">{answer_html(p)}</div>'
+        parts.append(f'<div class="rk-v" data-v="{i}"{_hidden(i)}>'
                      f'<div class="rk-solution">{solution_html(p, v.wrong)}</div>'
                      f'{f"<div class=rk-figure>{figure}</div>" if figure else ""}</div>')
     parts.append("</div>")

@@ -182,5 +182,5 @@ def other_editions(chip: Chip, key: str, label: str, answer_with: Callable[[floa
 
 def figure_sentence(label: str, value: float, per: str = "per chip") -> str:
     """The prompt's statement of a figure a learner is not expected to know by heart (PCIe, DCN, ICI)."""
-    return f" Take {label} as {sci(value)} B/s {per} (the scaling book's current edition)."
+    return f" Take {label} as {sci(value)} B/s {per}."
 

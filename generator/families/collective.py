@@ -148,10 +148,10 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CollectivePara
     one, bidi = C.ici_figures(chip)
     lat = cat.fact(C.HOP_LATENCY_FACT)
     rule = chip.figures["ici_wraparound"]
-    axes_text = " and ".join(f"axis {i} ({shape[i]} chips)" for i in params["over"])
+    axes_text = " and ".join(f"axis {i} ({shape[i]})" for i in params["over"])
     fields = {"chip": chip.display, "slice": params["slice"], "op": C.OP_LABELS[params["op"]],
               "axes": axes_text, "array": f"{HOW[params['op']]} a {dtype}[{rows},{cols}] array",
-              "size": f"V = {sci(t.nbytes)} bytes in full", "hop_latency": seconds(float(lat.value))}
+              "size": f"V = {sci(t.nbytes)} B", "hop_latency": seconds(float(lat.value))}
     steps = [f"V = {rows}·{cols}·{DTYPE_BYTES[dtype]} ({dtype}) = {sci(t.nbytes)} B",
              f"wraparound rule: {rule.note} {cite(rule)}",
              f"ICI per link: one way {sci(float(one.value))} B/s, bidirectional {sci(float(bidi.value))} B/s {cite(one)}",
@@ -162,8 +162,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CollectivePara
         answer = Answer(choice=t.bound, choices=BOUNDS)
     else:
         answer = Answer(value=t.t_s, unit="s")
-    prompt = (spec.prompts[skill.variant].format(**fields) + f" Take ICI as {sci(float(one.value))} B/s one way, "
-              f"{sci(float(bidi.value))} B/s bidirectional, per link (the scaling book's current edition).")
+    prompt = (spec.prompts[skill.variant].format(**fields) + f" ICI {sci(float(one.value))} B/s one way, "
+              f"{sci(float(bidi.value))} bidirectional, a link.")
     return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{dtype}",))
 

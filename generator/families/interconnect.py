@@ -264,13 +264,13 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: InterconnectPa
                   f"T = bytes / bandwidth + latency = {seconds(t)} + {seconds(h * latency)} = {seconds(total)}"]
         t = total
         fields.update(n=str(n), src=str(a), dst=str(b), hop_latency=seconds(latency),
-                      wrap="with wraparound links (a ring)" if wrap else "without wraparound links (a line)")
+                      wrap="with wraparound (a ring)" if wrap else "without wraparound (a line)")
         key += f"-n{n}-{a}to{b}-{'wrap' if wrap else 'nowrap'}"
     else:
         steps.append(f"T = bytes / bandwidth = {sci(nbytes)} / {sci(bw_value)} = {seconds(t)}")
-    label = {"ici": "the one-way ICI bandwidth per link", "pcie": "PCIe", "dcn": "DCN egress"}[variant]
+    label = {"ici": "ICI", "pcie": "PCIe", "dcn": "DCN egress"}[variant]
     prompt = spec.prompts[variant].format(**fields) + figure_sentence(label, bw_value,
-                                                                      "per link" if variant == "ici" else "per chip")
+                                                                      "one way per link" if variant == "ici" else "per chip")
     also = () if variant == "ici" else other_editions(
         chip, FIGURE[variant], {"pcie": "PCIe", "dcn": "DCN"}[variant], lambda other: slip_times(chip, cat, params, other)["answer"], t, "s",
         spec.tolerance)

@@ -141,9 +141,8 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ShardedMatmulP
         answer = Answer(value=total, unit="s")
     key = f"n{n}-{i}x{j}x{k}"
     shape = C.fmt_shape(slice_of(chip, n))
-    prompt = (spec.prompts[v].format(**fields) + f" (The slice is {shape}, the axis its first. Take ICI as "
-              f"{sci(coll.w_one_way)} B/s one way, {sci(coll.w_bidi)} B/s bidirectional, per link, and the bf16 "
-              f"peak as {sci(float(peak.value))} FLOP/s.)")
+    prompt = (spec.prompts[v].format(**fields) + f" The slice is {shape} (axis 0). ICI {sci(coll.w_one_way)} "
+              f"B/s a link each way; peak {sci(float(peak.value))} FLOP/s.")
     return problem(spec, skill, key, prompt, answer, steps, dict(params), spec.hints[v].format(**fields))
 
 

@@ -157,7 +157,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: TransferParams
         key += f"-{dims.replace(',', 'x')}-{params['dtype']}"
     prompt = spec.prompts[skill.variant].format(**fields)
     if skill.variant == "time":
-        prompt += f" Take ICI as {sci(float(one.value))} B/s one way per link (the scaling book's current edition)."
+        prompt += f" ICI: {sci(float(one.value))} B/s one way per link."
     return problem(spec, skill, key, prompt, answer, steps, dict(params),
                    spec.hints[skill.variant].format(**fields), (f"dtype::{params['dtype']}",))
 

@@ -250,8 +250,9 @@ def test_when_nothing_carries_the_back_says_so_and_still_agrees(deck, browser, c
         r.back(answer, back_at)
         assert r.attrs(".rk-front, .rk-back", "data-problem-id") == shown * 2
         assert r.attrs(".rk-back", "data-carried") == ["no"] and r.attrs(".rk-back", "data-verdict") == ["none"]
-        assert r.visible_text(".rk-verdict") == ("Your typed answer could not be carried to the back on this "
-                                                 "client: compare by eye.")
+        assert r.visible_text(".rk-verdict") == "Not carried: compare by eye."
+        assert r.visible_text(".rk-why") == ("Your typed answer could not be carried to the back on this "
+                                             "client: compare by eye.")
     finally:
         r.close()
 
@@ -341,7 +342,7 @@ def test_without_script_the_first_variant_shows_complete(deck, browser):
         r.sides["back"] = answer
         r.page.goto(f"{ORIGIN}/back")
         blocks = r.page.eval_on_selector_all(".rk-v", "els => els.map(e => [e.dataset.v, e.offsetParent !== null])")
-        assert [v for v, visible in blocks if visible] == ["0", "0"]  # front part and back part
+        assert [v for v, visible in blocks if visible] == ["0", "0", "0"]  # front, back's answer, back's working
         assert r.attrs(".rk-front, .rk-back", "data-problem-id") == [data["v"][0]["id"]] * 2
         # No answer box and no claim that anything is checked: nothing runs to check it.
         assert not r.page.is_visible("input[name=answer]")
@@ -349,6 +350,7 @@ def test_without_script_the_first_variant_shows_complete(deck, browser):
         row = exported("floor")[data["v"][0]["id"]]
         assert r.visible_text(".rk-back .rk-v[data-v='0'] .rk-answer b") == show(row["answer"]["value"],
                                                                                  row["answer"]["unit"])
+        r.page.click(".rk-back .rk-v[data-v='0'] .rk-full summary")  # the full working's fold, opened
         solution = r.visible_text(".rk-back .rk-v[data-v='0'] .rk-solution")
         for step in row["solution"]:  # the worked solution, its sources included, alignment spaces kept
             assert step.replace("\n", " ") in solution.replace("\n", " ")
@@ -448,8 +450,8 @@ def test_the_verdict_names_the_mistake_in_words(deck, browser):
         typed = repr(v["w"][0][0] * v["b"] / v["s"])
         r.back(answer, T0)
         said = r.page.evaluate("([j, t]) => { window.rudriteCard.show(j, t); return [document.querySelector("
-                               "'.rk-back').getAttribute('data-misconception'), document.querySelector('.rk-verdict')"
-                               ".innerText, document.querySelector('.rk-verdict small').textContent]; }", [j, typed])
+                               "'.rk-back').getAttribute('data-misconception'), document.querySelector('.rk-why')"
+                               ".innerText, document.querySelector('.rk-why small').textContent]; }", [j, typed])
         mid, text, small = said
         name, explanation = data["m"][mid]
         assert f"The classic mistake: {name}. {explanation}" in text and small == f"({mid})"

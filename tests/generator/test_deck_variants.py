@@ -55,9 +55,9 @@ def test_variant_deck_notes_guids_and_fields(tmp_path):
         data = json.loads(fields["Data"])
         assert data["skill"] == note.skill and [v["id"] for v in data["v"]] == [v.problem.id for v in note.variants]
         # Every variant is written complete; all but the first hidden (a client without script shows the first).
-        for side in ("Front", "Back"):
+        for side, parts in (("Front", 1), ("Back", 2)):  # the back: each answer, the verdict, each working
             blocks = re.findall(r'<div class="rk-v" data-v="(\d+)"( hidden)?>', fields[side])
-            assert blocks == [(str(i), "" if i == 0 else " hidden") for i in range(len(note.variants))]
+            assert blocks == [(str(i), "" if i == 0 else " hidden") for i in range(len(note.variants))] * parts
             assert f'data-problem-id="{note.variants[0].problem.id}"' in fields[side]
         for v in note.variants:
             assert v.problem.id in fields["Data"]
@@ -185,7 +185,7 @@ def test_cards_say_when_a_skill_has_one_problem_and_cite_no_test_path():
     assert single and len(single) < len(notes)
     for n in notes:
         front = card.front_html(n)
-        assert ("A fact to know: the same every time." in front) == (len(n.variants) == 1)
+        assert ("A fact: the same every time." in front) == (len(n.variants) == 1)
     for p in problems:
         assert "tests/" not in anki.solution_html(p)
     assert any("lab-0.1-" in anki.solution_html(p) for p in problems if p.family == "miss_reason")

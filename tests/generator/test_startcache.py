@@ -275,3 +275,144 @@ def test_the_suite_never_uses_the_users_own_cache_folder():
     import platformdirs
 
     assert startcache.cache_dir() != Path(platformdirs.user_cache_dir(startcache.APP, appauthor=False))
+
+
+def _rehashed(entry: Path, old: str, new: str) -> None:
+    """Edit an entry's value and recompute its checksum, as a writer who knows the format would."""
+    head, body = entry.read_bytes().split(b"\n", 1)
+    body = body.replace(old.encode(), new.encode())
+    header = json.loads(head)
+    assert body != entry.read_bytes().split(b"\n", 1)[1], "the edit found nothing to change"
+    header["hash"] = startcache._digest(body)
+    entry.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + body)
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_a_shared_cache_folder_is_not_used_and_one_line_says_so(cache, tmp_path, capfd, mode):
+    """``DRILL_CACHE_DIR`` at a folder others can write: a re-hashed entry planted there is never read, nothing
+    is written there, and one line (once per process) says the cache is not used."""
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    startcache.cached("t", [source], lambda: {"peak": 1.5})
+    (entry,) = cache.glob("t-*.json")
+    _rehashed(entry, "1.5", "9.5")
+    os.chmod(cache, mode)
+    build, calls = _counting({"peak": 1.5})
+    for _ in range(3):
+        assert startcache.cached("t", [source], build) == {"peak": 1.5}
+    startcache.replace("t", [source], {"peak": 2.5})
+    assert len(calls) == 3 and "9.5" in entry.read_text() and sorted(cache.iterdir()) == [entry]
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"start-up cache folder {cache} is writable by its group or by other users (mode {mode:04o})" in err
+    assert "not used" in err
+
+
+def test_a_cache_entry_others_can_write_or_own_is_not_read(cache, tmp_path, capfd):
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    startcache.cached("t", [source], lambda: {"peak": 1.5})
+    (entry,) = cache.glob("t-*.json")
+    assert stat_mode(cache) == 0o700 and stat_mode(entry) == 0o600  # made private, whatever the umask
+    _rehashed(entry, "1.5", "9.5")
+    assert startcache.cached("t", [source], lambda: {"peak": 1.5}) == {"peak": 9.5}  # ours: trusted as written
+    os.chmod(entry, 0o622)
+    build, calls = _counting({"peak": 1.5})
+    assert startcache.cached("t", [source], build) == {"peak": 1.5} and len(calls) == 1
+    assert "9.5" in entry.read_text()  # not read, and not replaced either
+    err = capfd.readouterr().err
+    assert f"start-up cache entry {entry} is writable by its group or by other users (mode 0622); not used" in err
+    if os.geteuid() == 0:  # only root can give a file away
+        os.chmod(entry, 0o600)
+        os.chown(entry, 65534, 65534)
+        startcache.forget_digests()
+        assert startcache.cached("t", [source], build) == {"peak": 1.5} and len(calls) == 2
+        assert "owned by another user (uid 65534)" in capfd.readouterr().err
+
+
+def stat_mode(path: Path) -> int:
+    import stat
+
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_cache_makes_its_folder_and_entries_private_under_a_group_writable_umask(cache, tmp_path, capfd):
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    old = os.umask(0o002)
+    try:
+        build, calls = _counting([1])
+        startcache.cached("t", [source], build)
+        startcache.cached("t", [source], build)
+    finally:
+        os.umask(old)
+    (entry,) = cache.glob("t-*.json")
+    assert stat_mode(cache) == 0o700 and stat_mode(entry) == 0o600 and len(calls) == 1
+    assert capfd.readouterr().err == ""
+
+
+def test_a_folder_above_the_cache_that_others_can_write_is_refused(tmp_path, monkeypatch, capfd):
+    """Another user could rename a cache folder out of a folder they can write, and put their own in its place."""
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    os.chmod(open_dir, 0o777)
+    monkeypatch.setenv("DRILL_CACHE_DIR", str(open_dir / "cache"))
+    startcache.forget_digests()
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    build, calls = _counting([1])
+    assert startcache.cached("t", [source], build) == [1] and startcache.cached("t", [source], build) == [1]
+    assert len(calls) == 2 and not (open_dir / "cache").exists()
+    assert f"{open_dir} above it is writable by its group or by other users (mode 0777)" in capfd.readouterr().err
+    os.chmod(open_dir, 0o1777)  # sticky, as /tmp: no one may rename what is not theirs
+    startcache.forget_digests()
+    startcache.cached("t", [source], build)
+    assert startcache.cached("t", [source], build) == [1] and len(calls) == 3
+    assert capfd.readouterr().err == ""
+
+
+def test_a_users_file_at_an_entrys_exact_name_is_never_replaced(cache, tmp_path):
+    """``c/catalogue-<key>.json`` that the user wrote: not read as an entry, not written over (``cached`` and
+    ``replace`` alike), and a damaged entry of our own is still rebuilt in place."""
+    source = tmp_path / "in.yaml"
+    source.write_text("x")
+    startcache.cached("t", [source], lambda: [1])
+    (entry,) = cache.glob("t-*.json")
+    ours = entry.read_text()
+    for mine in ('{"my": "notes"}\n', "my notes\n", ours.replace('"key":"', '"key":"0')):
+        entry.write_text(mine)
+        build, calls = _counting([1])
+        assert startcache.cached("t", [source], build) == [1] and len(calls) == 1
+        startcache.replace("t", [source], [1, 2])
+        assert entry.read_text() == mine
+    entry.write_text(ours[: len(ours) - 3])  # our header, a truncated value: ours, rebuilt in place
+    assert startcache.cached("t", [source], lambda: [1]) == [1] and entry.read_text() == ours
+
+
+def test_drill_at_a_shared_cache_folder_gives_the_model_s_numbers_and_one_line(tmp_path, monkeypatch):
+    """The issue's poison: a re-hashed ``catalogue-*.json`` halving v5e's floor, in a folder others can write."""
+    from click.testing import CliRunner
+
+    from drills.cli import cli
+
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("DRILL_CACHE_DIR", str(shared))
+    args = ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048"]
+
+    def run():
+        catalogue.load.cache_clear()
+        generate.registry.cache_clear()
+        startcache.forget_digests()
+        return CliRunner().invoke(cli, args)
+
+    first = run()
+    assert first.exit_code == 0 and "87.2" in first.output, first.output
+    (entry,) = shared.glob("catalogue-*.json")
+    _rehashed(entry, "197000000000000", "394000000000000")
+    assert "43.6" in run().output  # a private folder's entry is the user's own: read as written
+    os.chmod(shared, 0o777)
+    again = run()
+    assert again.exit_code == 0 and again.stdout == first.stdout
+    assert again.stderr.count("start-up cache folder") == 1 and "not used" in again.stderr
+    catalogue.load.cache_clear()
+    generate.registry.cache_clear()
