@@ -52,6 +52,7 @@ COMMANDS = {
     "pod": "drills.cmd_pod:pod",
     "collective": "drills.cmd_pod:collective",
     "transfer": "drills.cmd_pod:transfer",
+    "anki-import": "drills.cmd_anki_import:anki_import",
 }
 
 
