@@ -95,7 +95,9 @@ def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: floa
     chip = dataclasses.replace(
         base, name=RECORD_CHIP, display="the record's device", kind="tpu", aliases=(), device_kinds=(),
         peak_flops={ev.dtype: catalogue.Figure(ev.peak_flops_per_s, source)},
-        figures={**base.figures, "hbm_bytes_per_s": catalogue.Figure(ev.peak_bytes_per_s, source)})
+        # the record's device: its own HBM rate, and no core count borrowed from the chip it is copied from
+        figures={**{k: f for k, f in base.figures.items() if k != "tensorcores_per_chip"},
+                 "hbm_bytes_per_s": catalogue.Figure(ev.peak_bytes_per_s, source)})
     return catalogue.Catalogue((chip,), cat.sources, cat.facts)
 
 
