@@ -32,6 +32,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 import time
 import unicodedata
@@ -541,13 +542,22 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     A kill between the steps leaves a pending line (the run took its slot: the gate counts it
     as an earlier run) and perhaps a record whose SHA-256 no line confirms (never counted).
     The record's ``run`` says its number among the slot's runs and the earlier ones' names.
-    ``stem`` may gain a ``-2`` suffix when another run took it meanwhile."""
+    ``stem`` may gain a ``-2`` suffix when another run took it meanwhile.
+
+    A run once measured is never lost to its ledger: when the ledger can not be read or take a
+    line (it grew past ``LEDGER_MAX_BYTES`` during the run, say, or became a link), the record is
+    saved all the same, with no ``run`` (no line vouches for it, so the gate never counts it), and
+    one line on stderr names the ledger's problem (``ledger_problem_line``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     validate(record)
-    check_own_file(out_dir / LEDGER_NAME)
+    problem = ""
     with folder_lock(out_dir):
-        entries = read_ledger(out_dir)
+        try:
+            check_own_file(out_dir / LEDGER_NAME)
+            entries = read_ledger(out_dir)
+        except RecordError as exc:
+            entries, problem = [], str(exc)
         # The plan chose ``stem`` and made its trace folder; another run may have taken it since.
         stem = free_stem(out_dir, stem, {str(e.get("stem")) for e in entries}, traces=False)
         path = out_dir / f"{stem}.json"
@@ -556,11 +566,31 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
         record["run"] = {"ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
                          "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
         validate(record)
-        _append_ledger(out_dir, ledger_line(record, stem, "pending", None))
+        if not problem:
+            try:
+                _append_ledger(out_dir, ledger_line(record, stem, "pending", None))
+            except RecordError as exc:
+                problem = str(exc)
+        if problem:
+            record["run"] = None  # no ledger line vouches for this run
         text = record_text(record)
         _write_record(path, text)
-        _append_ledger(out_dir, ledger_line(record, stem, "saved", sha256_bytes(text.encode("utf-8"))))
+        if not problem:
+            try:
+                _append_ledger(out_dir, ledger_line(record, stem, "saved", sha256_bytes(text.encode("utf-8"))))
+            except RecordError as exc:
+                problem = str(exc)
+    if problem:
+        sys.stderr.write(ledger_problem_line(path, problem) + "\n")
     return path
+
+
+def ledger_problem_line(path: Path, problem: str) -> str:
+    """The line ``save_run`` says when the record was saved but its ledger could not vouch for it."""
+    ledger = safeio.display_path(Path(path).parent / LEDGER_NAME)
+    return visible(f"drill: the record is saved as {safeio.display_path(path)}, but the ledger could not take "
+                   f"this run ({problem.removeprefix('ledger: ')}), so the gate will not count it; move {ledger} "
+                   "aside before the next run")
 
 
 def update(path: Path, change: Callable[[RecordJSON], object]) -> RecordJSON:

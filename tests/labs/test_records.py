@@ -209,19 +209,21 @@ def test_a_symlinked_record_or_ledger_is_refused_and_nothing_is_written_through_
     os.unlink(out / saved.name)
     (out / records.LEDGER_NAME).symlink_to(elsewhere / records.LEDGER_NAME)
     before = _tree(tmp_path)
-    for call in (lambda: records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu"),
-                 lambda: records.check_ledger(out)):
-        with pytest.raises(records.RecordError, match="is a symbolic link"):
-            call()
-        unchanged()
+    with pytest.raises(records.RecordError, match="is a symbolic link"):  # before measuring: refused
+        records.check_ledger(out)
+    unchanged()
+    # a ledger that became a link during the run: the measured run is saved in the folder, unvouched,
+    # and nothing is written through the link
+    path = records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
+    assert path.parent == out and not path.is_symlink() and records.load(path)["run"] is None
+    assert {k: v for k, v in _tree(tmp_path).items() if k not in ("mine/.lock", f"mine/{path.name}")} == before
 
+    os.unlink(path)
     os.unlink(out / records.LEDGER_NAME)
     (out / records.LEDGER_NAME).symlink_to(elsewhere / "gone.jsonl")  # a link to nothing
     (out / "lab-0.1-gpu.json").symlink_to(elsewhere / "gone.json")
-    before = _tree(tmp_path)
-    with pytest.raises(records.RecordError, match="is a symbolic link"):
-        records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
-    unchanged()
+    path = records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
+    assert path.name == "lab-0.1-gpu-2.json" and not path.is_symlink()
     assert not (elsewhere / "gone.jsonl").exists() and not (elsewhere / "gone.json").exists()
 
 
@@ -271,3 +273,31 @@ def test_a_record_with_a_key_given_twice_is_refused(tmp_path, gpu_record):
     nested.write_text(text.replace('"measured_s": ', '"measured_s": 1.0, "measured_s": ', 1), encoding="utf-8")
     with pytest.raises(records.RecordError, match="the key \"measured_s\" is given twice"):
         records.load_typed(nested)
+
+
+def test_a_ledger_that_grew_past_its_limit_during_the_run_never_loses_the_run(tmp_path, gpu_record, capfd):
+    """Another lab or explain appended to the same folder's ledger while this run measured, past
+    ``LEDGER_MAX_BYTES``: the record is saved all the same, unvouched (the gate never counts it), the
+    ledger is left as it is, and one line names the ledger's problem."""
+    from labs import gate
+
+    out = tmp_path / "race"
+    out.mkdir()
+    ledger = out / records.LEDGER_NAME
+    ledger.write_bytes(b'{"stem":"x","state":"saved"}\n')
+    records.check_ledger(out)  # what the run checked before measuring: room for its lines
+    line = b'{"stem":"x","pad":"' + b"a" * 1000 + b'"}\n'
+    grown = ledger.read_bytes() + line * 4300  # the issue's 4,300 lines: 4.4 MB
+    ledger.write_bytes(grown)
+    assert len(grown) > records.LEDGER_MAX_BYTES
+    path = records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
+    saved = records.load(path)
+    assert saved["run"] is None and saved["ops"] == gpu_record["ops"]
+    assert ledger.read_bytes() == grown
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and f"the record is saved as {path}" in err, err
+    assert f"{len(grown):,}" in err and "4,194,304" in err, err
+    assert "the gate will not count it" in err and f"move {ledger} aside" in err
+    ledger.unlink()  # moved aside, as the line says: the record is still never counted (no line vouches)
+    (row,) = gate.evaluate(out).rows
+    assert not row.counted
