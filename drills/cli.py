@@ -53,6 +53,7 @@ COMMANDS = {
     "collective": "drills.cmd_pod:collective",
     "transfer": "drills.cmd_pod:transfer",
     "anki-import": "drills.cmd_anki_import:anki_import",
+    "fsrs-fit": "drills.cmd_fsrs_fit:fsrs_fit",
 }
 
 

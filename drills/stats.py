@@ -92,7 +92,18 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
         "future_latest": latest,
         "clock": iso(clock),
         "tallies_recounted": recounted,
+        "scheduler": _scheduler(store),
     }
+
+
+def _scheduler(store: Store) -> dict[str, Any]:
+    """Which FSRS parameters the quiz schedules with: fitted (``drill fsrs-fit``) since when, or the defaults."""
+    kept = store.fsrs_parameters()
+    if kept is None:
+        return {"parameters": "default", "since": None, "fitted_reviews": None, "log_loss": None,
+                "default_log_loss": None}
+    return {"parameters": "fitted", "since": kept["kept_at"], "fitted_reviews": kept["reviews"],
+            "log_loss": kept["log_loss"], "default_log_loss": kept["default_log_loss"]}
 
 
 def tallies_agree(tallies: list[Tally], logged: int) -> bool:
@@ -165,6 +176,7 @@ def summary_lines(stats: dict[str, Any]) -> list[str]:
         "retention (30 days): " + (f"{retention:.0%} of {stats['retention_30d_reviews']} recalls"
                                    if retention is not None else "- (no reviews of learned skills yet)"),
         f"streak: {stats['streak_days']} day{'s' if stats['streak_days'] != 1 else ''}",
+        _scheduler_line(stats.get("scheduler")),
     ]
     for title, key in (("accuracy by family", "accuracy_by_family"), ("accuracy by chip", "accuracy_by_chip")):
         table = stats[key]
@@ -175,6 +187,14 @@ def summary_lines(stats: dict[str, Any]) -> list[str]:
         for name, entry in table.items():
             lines.append(f"  {name:<{width}}  {entry['accuracy']:>4.0%}  ({entry['correct']}/{entry['reviews']})")
     return lines
+
+
+def _scheduler_line(scheduler: dict[str, Any] | None) -> str:
+    if not scheduler or scheduler["parameters"] != "fitted":
+        return "scheduler: FSRS's default parameters (drill fsrs-fit fits them to your reviews)"
+    return (f"scheduler: FSRS parameters fitted to your {scheduler['fitted_reviews']} reviews, in use since "
+            f"{_local(scheduler['since'])} (held-out log loss {scheduler['log_loss']:.4f}, defaults "
+            f"{scheduler['default_log_loss']:.4f})")
 
 
 def _local(moment: str | None) -> str:

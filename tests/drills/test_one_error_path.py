@@ -37,6 +37,7 @@ def bad_inputs(tmp_path) -> dict[str, tuple[str, ...]]:
         "collective": ("collective", "--chip", "v5e", "--bytes", "1e-320"),
         "transfer": ("transfer", "--chip", "v9z", "--slice", "4x4", "--from", "0,0", "--to", "1,1"),
         "anki-import": ("anki-import", bad),  # not an Anki collection
+        "fsrs-fit": ("fsrs-fit", "--store", bad),  # not a store
     }
 
 
