@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -573,12 +572,16 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     if home not in root.resolve().parents:
         raise click.ClickException(f"{record_path.name}: its trace folder {safeio.display_path(root)} is outside "
                                    f"its records folder {safeio.display_path(home)}; refusing to read it")
-    target = logdir if logdir is not None else Path(tempfile.mkdtemp(prefix="drill-xprof-"))
-    try:
-        written = profile.xprof_layout(root, target)
+    from labs import xprof_logdir  # start-up: the lab's modules load only for the command that runs them
+
+    try:  # a fresh or empty --logdir, or this record's own earlier layout; else the tool's folder, reused
+        layout = xprof_logdir.lay_out(root, record_path.name, logdir)
+    except xprof_logdir.XprofFolderError as exc:
+        raise click.ClickException(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot lay out the traces: {safeio.display_path(root)}: {exc}") from None
-    if not written:
+    if not layout.files:
         raise click.UsageError(f"no traces under {safeio.display_path(root)}")
-    click.echo(f"{len(written)} trace(s) of {record_path.name} laid out in {target}")
-    click.echo(profile.xprof_command(target, port))
+    for line in layout.lines(record_path.name):
+        click.echo(line)
+    click.echo(profile.xprof_command(layout.logdir, port))

@@ -608,7 +608,8 @@ XPROF_HOST = "host"  # the HOST in plugins/profile/RUN/HOST.xplane.pb (any name 
 def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
     """Lay a record's traces out as XProf reads them: ``logdir/plugins/profile/<op>-trace-<k>/host.xplane.pb``,
     uncompressed (XProf finds no ``.xplane.pb.gz``). Each op's (and probe's) trace is one run
-(``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe).
+    (``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe). A path that is there already is
+    refused (SafeIOError), never written over: ``labs.xprof_logdir`` chooses the logdir and clears its own.
     Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
     from generator import safeio  # start-up: loaded only on the lab path that uses it
 
@@ -621,7 +622,10 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
         run = "-".join(folder.relative_to(trace_root).parts)
         dest = Path(logdir) / "plugins" / "profile" / run / f"{XPROF_HOST}.xplane.pb"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        safeio.write_bytes(dest, read_trace_bytes(files[-1]))
+        if dest.exists() or dest.is_symlink():
+            raise safeio.SafeIOError(f"{safeio.display_path(dest)} is there already and drill xprof did not write "
+                                     "it; refusing to write over it")
+        safeio.write_bytes(dest, read_trace_bytes(files[-1]), inside=logdir)
         written.append(dest)
     return written
 
@@ -632,7 +636,7 @@ def xprof_command(logdir: Path, port: int = 6006) -> str:
 
 
 def xprof_hint(trace_dir: Path) -> str:
-    """How to open the traces in XProf: ``drill xprof`` lays them out uncompressed in a temporary
-    logdir and prints the command (on Colab: the notebook's XProf cell does the same)."""
-    return ("open the traces in XProf: drill xprof RECORD (lays them out uncompressed in a temporary "
-            "folder and prints the command; pip install xprof)")
+    """How to open the traces in XProf: ``drill xprof`` lays them out uncompressed in a folder of its own
+    (``labs.xprof_logdir``) and prints the command (on Colab: the notebook's XProf cell does the same)."""
+    return ("open the traces in XProf: drill xprof RECORD (lays them out uncompressed in a folder of its own, "
+            "reused for the record, and prints the command; pip install xprof)")

@@ -256,6 +256,7 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('drills.cmd_lab', 'labs:runner,session'),
     ('drills.cmd_lab', 'labs:session'),
     ('drills.cmd_lab', 'labs:verify'),
+    ('drills.cmd_lab', 'labs:xprof_logdir'),
     ('drills.cmd_pod', 'generator.answers:AnswerError,parse_duration_seconds'),
     ('drills.cmd_pod', 'generator.answers:AnswerError,parse_number'),
     ('drills.cmd_pod', 'labs.record_types:RecordError'),
