@@ -500,9 +500,11 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
              as_json: bool) -> None:
     """The chapter checklist: the seven "Can you" items, labs done, the streak, GATE 00.
 
-    An item is ticked when the last quiz answer on its card was right, or by
-    hand (--tick N). Labs come from your lab records (or --bench DIR); the streak from
-    the quiz store; the gate as `drill gate` judges it.
+    An item ticks when the skills it describes are mastered (right with no hint on a later
+    day than the first right answer, and still recalled), or by hand (--tick N); a skill learned
+    today shows as "learned today: recall it on a later day to tick". Labs come from your lab
+    records (or --bench DIR); the streak from the quiz store and Anki (drill anki-import); the
+    gate as `drill gate` judges it.
     """
     from drills.store import Store  # start-up: `drill` loads a command's dependencies only when it runs
     from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs

@@ -157,7 +157,35 @@ def review_problems(conn: sqlite3.Connection) -> list[str]:
             damaged.append(f"reviews row {rid}: {exc}")
     damaged.extend(f"reviews row {rid}: a column of the wrong type or out of range"
                    for (rid,) in conn.execute(_BAD_TYPES))
+    if "hints" in present:  # schema 4
+        damaged.extend(f"reviews row {rid}: hints, source or anki_revlog of the wrong type or out of range"
+                       for (rid,) in conn.execute(_BAD_V4))
     return damaged
+
+
+_BAD_V4 = ("SELECT id FROM reviews WHERE (hints IS NOT NULL AND (typeof(hints) != 'integer' OR hints NOT BETWEEN 0 AND 9)) "
+           "OR (source IS NOT NULL AND source != 'anki') "
+           "OR (anki_revlog IS NOT NULL AND typeof(anki_revlog) != 'integer') "
+           "OR (source = 'anki') != (anki_revlog IS NOT NULL) ORDER BY id")
+
+
+def fsrs_params_problems(conn: sqlite3.Connection) -> list[str]:
+    """The ``fsrs_params`` row (schema 4), where there is one, must hold 21 finite parameters and a time."""
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "fsrs_params" not in names:
+        return []
+    out = []
+    for text, kept_at in conn.execute("SELECT parameters, kept_at FROM fsrs_params"):
+        try:
+            values = json.loads(text)
+            if not isinstance(values, list) or len(values) != 21:
+                raise ValueError("not a list of 21 parameters")
+            if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in values):
+                raise ValueError("a parameter that is not a finite number")
+            aware(kept_at)
+        except (ValueError, TypeError) as exc:
+            out.append(f"fsrs_params row: {exc}")
+    return out
 
 
 _TEXT_COLUMNS = ("session", "reviewed_at", "skill", "family", "chip", "problem_id", "params", "prompt",
@@ -195,7 +223,7 @@ def check_store(conn: sqlite3.Connection) -> list[str]:
     out = card_problems(conn)
     if "reviews" in names:
         out += review_problems(conn)
-    return out + tally_problems(conn)
+    return out + tally_problems(conn) + fsrs_params_problems(conn)
 
 
 def refuse_cards(conn: sqlite3.Connection, path: pathlib.Path) -> dict[str, tuple[Card, int, datetime]]:

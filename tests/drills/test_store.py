@@ -701,3 +701,16 @@ def test_a_store_path_that_is_a_dangling_symlink_says_so_and_creates_nothing(tmp
         assert "is a symbolic link to" in lines[0] and "which does not exist" in lines[0]
         assert "the file is empty" not in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["drill.sqlite3"] and link.is_symlink()
+
+
+def test_store_check_names_a_damaged_schema_4_column_and_fitted_parameters(tmp_path: Path) -> None:
+    path = tmp_path / "drill.sqlite3"
+    with Store.open(path) as s:
+        s.record_review(review(skill="a/x"), now=T0)
+        s.keep_fsrs_parameters([0.5] * 21, 1, 0.3, 0.4, now=T0)
+        assert s.check() == [] and s.fsrs_parameters()["parameters"] == [0.5] * 21
+        s._conn.execute("UPDATE reviews SET hints = 'two', source = 'elsewhere'")
+        s._conn.execute("UPDATE fsrs_params SET parameters = '[1, 2]'")
+        problems = s.check()
+    assert any("reviews row 1: hints, source or anki_revlog" in p for p in problems), problems
+    assert "fsrs_params row: not a list of 21 parameters" in problems
