@@ -39,11 +39,11 @@ def true_parameters(seed: int) -> tuple[float, ...]:
     the forgetting curve's decay moved off the defaults (within FSRS's bounds), per seed."""
     rng = random.Random(seed)
     w = list(fsrs_fit.DEFAULT_PARAMETERS)
-    slow = rng.uniform(0.25, 0.5)  # this learner's memories start weaker
+    slow = rng.uniform(0.15, 0.3)  # this learner's memories start weaker
     for i in range(4):
         w[i] = max(0.01, w[i] * slow)
-    w[8] = w[8] * rng.uniform(0.6, 0.8)  # and grow less at each recall
-    w[20] = rng.uniform(0.3, 0.6)  # a different forgetting curve's shape
+    w[8] = w[8] * rng.uniform(0.5, 0.7)  # and grow less at each recall
+    w[20] = rng.uniform(0.4, 0.7)  # a different forgetting curve's shape
     return tuple(w)
 
 
