@@ -6,7 +6,7 @@ set of reasons with a derivation that reaches measured (``generator.miss_reasons
 else "unexplained by the evidence". Prints a line per miss, the count per cause and the share
 explained; then, over the same misses, the share of honest derivations within 1.5x that the judge
 accepts (target >= 90%), the games it accepts (target 0) and the misses that cycling reason ids with
-the measured time cracks (target <= 1 in 17), with workings from tests/labs/explain_suites.py.
+the measured time cracks (target <= 1 in 17), with workings from bench/explain_suites.py.
 
     python bench/bench_explainable.py [RECORD.json ...]   (default: bench/cpu-records/quiet/)
 """
@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from generator import miss_reasons  # noqa: E402  (after the path: the repository's own packages)
 from labs import records  # noqa: E402
-from tests.labs import explain_suites  # noqa: E402
+from bench import explain_suites  # noqa: E402
 
 UNEXPLAINED = "unexplained by the evidence"
 

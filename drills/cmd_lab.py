@@ -269,11 +269,12 @@ def _judgement_saver(path: Path) -> Callable[[str, Judgement], dict[str, Any]]:
     return lambda op, judgement: _saved(path, lambda: save(op, judgement))
 
 
-WHY_INTRO = ("Every miss over 2x needs a corrected estimate: name the reasons first (ids from `drill miss-reasons`, "
-             "joined by '+'), then your working with this run's numbers and the corrected time, e.g. "
-             "'cache-level: 6.29 MB / 108 GB/s = 58 us'. It is accepted when your arithmetic gives the corrected "
-             "time, it is within 1.5x of measured (wider for a noisy probe) and this run's numbers give it for the "
-             "reasons you name. Blank skips (explain later: drill explain; give up: drill explain --show).")
+WHY_INTRO = ("Every miss over 2x needs a derivation: name the reasons first (ids from `drill miss-reasons`, "
+             "joined by '+'), then your working as arithmetic over this run's quantities with their units, then "
+             "'=' and the time it gives, e.g. 'cache-level: 6.29 MB / 108 GB/s = 58 us'. It is accepted when every "
+             "number is a quantity of this op's record its reasons may use, the arithmetic gives your time, and "
+             "that time is within 1.5x of measured (wider for a noisy probe). Blank skips (explain later: "
+             "drill explain; give up: drill explain --show).")
 
 
 def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
@@ -340,13 +341,13 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     RECORD is a record's path, or its file name in your records folder (or --bench);
     without it, the newest record there with unexplained misses. Each op whose
     measured / predicted ratio is outside 2x and has no accepted explanation yet
-    takes a corrected estimate: the reasons first (ids from `drill miss-reasons`, joined by
-    '+', before a ':'), then the working with the record's own numbers and the corrected
-    time after a '=', e.g. "cache-level: 6.29 MB / 108 GB/s = 58 us". It is accepted when
-    the working's arithmetic gives that time, it is within 1.5x of measured (wider for a
-    noisy probe), closer than the prediction, and what the named reasons give from the
-    record's own numbers; refused otherwise with which way it is off and the numbers to
-    look at (try again). A miss no reason can explain is said to be so, and not asked. Every
+    takes a derivation: the reasons first (ids from `drill miss-reasons`, joined by '+',
+    before a ':'), then the working as arithmetic over the record's quantities with their
+    units, then '=' and the time it gives, e.g. "cache-level: 6.29 MB / 108 GB/s = 58 us".
+    It is accepted when every number is a quantity of this op's record that its reasons
+    may use, the working's arithmetic gives that time, and it is within 1.5x of measured
+    (wider for a noisy probe) and closer than the prediction; refused otherwise, naming the
+    rule that failed (try again). A miss no derivation can explain is said to be so, and not asked. Every
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """

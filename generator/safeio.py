@@ -263,8 +263,8 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-class _DuplicateKey(ValueError):
-    pass
+class _DuplicateKey(DrillError, ValueError):
+    """An object names a key twice (json itself keeps the last silently)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

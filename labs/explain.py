@@ -1,4 +1,4 @@
-"""Explaining a miss: judging a learner's corrected estimate against a record, keeping every attempt.
+"""Explaining a miss: judging a learner's derivation against a record, keeping every attempt.
 
 An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
 "text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
@@ -113,10 +113,15 @@ def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
 
     found = miss_reasons.explanations(ev)
     if not found:
-        return [visible(f"{row['op']}: no set of reasons the evidence allows brings the estimate within "
+        return [visible(f"{row['op']}: no derivation the evidence allows reaches within "
                         f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}")]
-    return [visible(f"{row['op']}: {' + '.join(c)} = {fmt(miss_reasons.corrected_time(ev, c), 's')} "
-                    f"(measured {fmt(ev.measured_seconds, 's')})") for c in found]
+    lines = []
+    for combo in found:
+        derivation = miss_reasons.best(ev, combo)
+        if derivation is not None:
+            lines.append(visible(f"{row['op']}: {' + '.join(combo)}: {derivation.text} = "
+                                 f"{fmt(derivation.seconds, 's')} (measured {fmt(ev.measured_seconds, 's')})"))
+    return lines
 
 
 def accepted(row: RecordJSON | OpRow) -> bool:

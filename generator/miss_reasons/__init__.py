@@ -20,10 +20,9 @@ from generator.miss_reasons.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR
                                              MATCH_TOLERANCE, MAX_COMBINED, MAX_SECONDS, TRAFFIC_FACTOR,
                                              WITHIN_FACTOR, Estimate, Finding, OpEvidence, start)
 from generator.miss_reasons.judge import EXAMPLE, Judgement, judge, pointer
-from generator.miss_reasons.reading import (HEDGES, NEEDED, NUMBER_TOLERANCE, SHRUGS, WORKING_TOLERANCE,
-                                            CorrectedError, check_seconds, corrected_from_sentence, is_shrug,
-                                            needed_numbers, parse_corrected, reason_id, split_reasons,
-                                            uses_record_numbers, working_seconds)
+from generator.miss_reasons.reading import (HEDGES, SHRUGS, WORKING_TOLERANCE, CorrectedError, check_seconds,
+                                            corrected_from_sentence, is_shrug, parse_corrected, reason_id,
+                                            split_reasons)
 from generator.miss_reasons.reasons import (BY_ID, BY_NAME, EMULATED_RATE_SHARE, MAX_WIDENING, REASONS, RECORD_CHIP,
                                             SHAPE_RATE_DIFFERS, MissReason, _log_off, band, corrected_time, find,
                                             matching_misconception, spread, wrong_methods)
@@ -35,12 +34,12 @@ from generator.miss_reasons.derivation import DerivationError, evaluate
 
 __all__ = [
     "ARITHMETIC_FACTOR", "BY_ID", "BY_NAME", "CORRECTED_FACTOR", "EMULATED_RATE_SHARE", "EXAMPLE",
-    "FORMULA_TOLERANCE", "HEDGES", "MATCH_TOLERANCE", "MAX_COMBINED", "MAX_SECONDS", "MAX_WIDENING", "NEEDED",
-    "NUMBER_TOLERANCE", "REASONS", "RECORD_CHIP", "SHAPE_RATE_DIFFERS", "SHRUGS", "TRAFFIC_FACTOR",
-    "WITHIN_FACTOR", "WORKING_TOLERANCE", "CorrectedError", "Estimate", "Finding", "Judgement", "MissReason",
-    "OpEvidence", "_log_off", "Candidate", "best", "candidates", "Derived", "RuleError", "derive",
-    "REASON_QUANTITIES", "Quantity", "quantities", "DerivationError", "evaluate", "assess", "band", "check_seconds", "corrected_from_sentence",
-    "corrected_time", "explains", "explanations", "find", "is_shrug", "judge", "matching_misconception",
-    "needed_numbers", "parse_corrected", "pointer", "reason_id", "split_reasons", "spread", "start",
-    "supported_reasons", "unexplainable", "uses_record_numbers", "wrong_methods", "working_seconds",
+    "FORMULA_TOLERANCE", "HEDGES", "MATCH_TOLERANCE", "MAX_COMBINED", "MAX_SECONDS", "MAX_WIDENING",
+    "REASONS", "RECORD_CHIP", "SHAPE_RATE_DIFFERS", "SHRUGS", "TRAFFIC_FACTOR", "WITHIN_FACTOR",
+    "WORKING_TOLERANCE", "CorrectedError", "Estimate", "Finding", "Judgement", "MissReason", "OpEvidence",
+    "_log_off", "Candidate", "best", "candidates", "Derived", "RuleError", "derive", "REASON_QUANTITIES",
+    "Quantity", "quantities", "DerivationError", "evaluate", "assess", "band", "check_seconds",
+    "corrected_from_sentence", "corrected_time", "explains", "explanations", "find", "is_shrug", "judge",
+    "matching_misconception", "parse_corrected", "pointer", "reason_id", "split_reasons", "spread", "start",
+    "supported_reasons", "unexplainable", "wrong_methods",
 ]

@@ -14,11 +14,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from generator.errors import DrillError
 from generator.miss_reasons.derivation import SECONDS, DerivationError, dims_text, evaluate
 from generator.miss_reasons.derivation import numbers as numbers_of
 from generator.miss_reasons.evidence import OpEvidence
 from generator.miss_reasons.quantities import (ADDED_ONCE, LABELS, MATCH, REASON_QUANTITIES,
-                                               Quantity, WORK_TERMS, allowed_keys, matches,
+                                               Quantity, WORK_TERMS, allowed_keys, changes_something, matches,
                                                quantities)
 from generator.miss_reasons.reading import (HEDGES, WORKING_TOLERANCE, CorrectedError, _normal, check_seconds,
                                             corrected_from_sentence, is_shrug, reason_id, split_reasons)
@@ -79,7 +80,7 @@ class Derived:
     used: tuple[Quantity, ...]
 
 
-class RuleError(ValueError):
+class RuleError(DrillError, ValueError):
     """A working that breaks a rule of derivation: the message names the rule."""
 
 
@@ -133,9 +134,9 @@ def derive(working: str, ev: OpEvidence, named: list[str]) -> Derived:
         raise RuleError("the working rests on none of the op's work: use its bytes, FLOPs or exps (or the floor)")
     for rid in named:
         own_keys = REASON_QUANTITIES.get(rid, ())
-        if not set(keys) & set(own_keys):
+        if not any(changes_something(k, found) for k in set(keys) & set(own_keys)):
             raise RuleError(f"{rid} does no work in the working: it uses none of its quantities "
-                            f"({', '.join(LABELS[k] for k in own_keys)})")
+                            f"({', '.join(LABELS[k] for k in own_keys)}) where they differ from the floor's own")
     return Derived(value.value, tuple(used))
 
 

@@ -115,6 +115,26 @@ def allowed_keys(reason_ids: list[str]) -> set[str]:
     return keys
 
 
+_XLA_COUNTS = {"xla_bytes": "model_bytes", "xla_flops": "model_flops"}  # XLA's count, and the hand count it replaces
+
+
+def changes_something(key: str, qs: list[Quantity]) -> bool:
+    """Whether using quantity ``key`` changes the floor's arithmetic: a rate or cost that is not one of the
+    floor's own constants (a copy probe that is the bandwidth the floor uses changes nothing), or XLA's
+    count where it differs from the hand count. The floor's own constants change the learner's arithmetic,
+    so they always do."""
+    by_key = {q.key: q for q in qs}
+    mine = by_key.get(key)
+    if mine is None:
+        return False
+    if key in _XLA_COUNTS:
+        hand = by_key.get(_XLA_COUNTS[key])
+        return hand is None or abs(hand.value - mine.value) > MATCH * hand.value
+    if mine.free:
+        return True
+    return not any(q.free and q.dims == mine.dims and abs(q.value - mine.value) <= MATCH * mine.value for q in qs)
+
+
 def matches(value: float, dims: Dims, qs: list[Quantity]) -> list[Quantity]:
     """The quantities a number of the working is (same dims, within ``MATCH``)."""
     return [q for q in qs if q.dims == dims and abs(value - q.value) <= MATCH * q.value]

@@ -1,5 +1,5 @@
-"""Reading an explanation: the reason names before its first ':', the record's numbers in its
-working, the working's own arithmetic and the corrected time after its last '='.
+"""Reading an explanation: the reason names before its first ':' and the corrected time after its
+last '=' (the working between them is ``derivation``'s).
 
 Only names are read as reasons (ids, or each reason's listed synonyms); no other word of the
 sentence adds or denies one. Numbers are read with ``generator.answers`` (parsed, never
@@ -8,13 +8,11 @@ evaluated).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from typing import Any, Iterable
 
 from generator.errors import DrillError
-from generator.miss_reasons.evidence import MAX_SECONDS, OpEvidence
+from generator.miss_reasons.evidence import MAX_SECONDS
 from generator.miss_reasons.reasons import BY_NAME
 from generator.units import fmt
 
@@ -69,109 +67,7 @@ def split_reasons(text: str) -> tuple[list[str], str, list[str]]:
     return list(dict.fromkeys(i for i in ids if i)), rest, unknown
 
 
-# --- the working: the record's numbers in the sentence, and its own arithmetic -------------------------------
-
-NUMBER_TOLERANCE = 0.02  # a number of the record appears in the working within 2%
 WORKING_TOLERANCE = 0.02  # the corrected time equals the working's own arithmetic within 2%
-
-# The record's numbers each reason's corrected time is computed from (OpEvidence fields), with their units.
-NEEDED: dict[str, tuple[tuple[str, str], ...]] = {
-    "learner-arithmetic": (("floor_seconds", "s"), ("model_flops", "FLOP"), ("model_bytes", "B"),
-                           ("peak_flops_per_s", "FLOP/s"), ("peak_bytes_per_s", "B/s")),
-    "fixed-cost": (("fixed_cost_seconds", "s"),),
-    "below-peak-bandwidth": (("attained_bytes_per_s", "B/s"), ("level_bytes_per_s", "B/s"), ("model_bytes", "B")),
-    "below-peak-compute": (("attained_flops_per_s", "FLOP/s"), ("shape_flops_per_s", "FLOP/s"),
-                           ("model_flops", "FLOP")),
-    "extra-traffic": (("xla_bytes", "B"), ("attained_bytes_per_s", "B/s")),
-    "less-traffic": (("xla_bytes", "B"), ("attained_bytes_per_s", "B/s")),
-    "cache-level": (("level_bytes_per_s", "B/s"), ("model_bytes", "B"), ("working_set_bytes", "B"),
-                    ("level_size_bytes", "B")),
-    "shape-rate": (("shape_flops_per_s", "FLOP/s"), ("model_flops", "FLOP")),
-    "op-rate": (("op_rate_bytes_per_s", "B/s"), ("model_bytes", "B")),
-    "exp-rate": (("seconds_per_exp", "s"), ("exps", "")),
-    "fresh-output": (("fresh_output_seconds", "s"),),
-    "emulated-dtype": (("shape_flops_per_s", "FLOP/s"), ("f32_shape_flops_per_s", "FLOP/s"),
-                       ("attained_flops_per_s", "FLOP/s"), ("model_flops", "FLOP"), ("xla_bytes", "B")),
-}
-
-
-def needed_numbers(ev: OpEvidence, reason_ids: Iterable[str]) -> list[tuple[str, float, str]]:
-    """(field, value, unit) of the record's numbers the named reasons rest on, each once."""
-    out: dict[str, tuple[str, float, str]] = {}
-    for rid in reason_ids:
-        for name, unit in NEEDED.get(rid, ()):
-            value = getattr(ev, name)
-            if isinstance(value, (int, float)) and value > 0:
-                out[name] = (name, float(value), unit)
-    return list(out.values())
-
-
-@functools.lru_cache(maxsize=None)
-def _dims(unit: str) -> Any:
-    from generator.answers import parse_quantity  # start-up: only this path needs it
-
-    return parse_quantity(f"1 {unit}").dims
-
-
-def _quantities(text: str) -> list[Any]:
-    """Every number in ``text`` as a ``generator.answers.Quantity`` (with its unit where one follows)."""
-    from generator.answers import AnswerError, parse_quantity  # start-up: only this path needs it
-
-    found = []
-    for m in _QUANTITY.finditer(text):
-        number = m.group(1).replace(" ", "")
-        for candidate in ((f"{number} {m.group(2)}", number) if m.group(2) else (number,)):
-            try:
-                found.append(parse_quantity(candidate))
-                break
-            except (AnswerError, ValueError, ZeroDivisionError, OverflowError):
-                continue
-    return found
-
-
-def uses_record_numbers(text: str, ev: OpEvidence, reason_ids: Iterable[str]) -> bool:
-    """At least one number of the record that the named reasons need appears in ``text`` within 2%
-    (in its unit, or as a bare number)."""
-    needed = needed_numbers(ev, reason_ids)
-    for q in _quantities(text):
-        for _, value, unit in needed:
-            if q.has_unit and q.dims != _dims(unit):
-                continue
-            if abs(q.value - value) <= NUMBER_TOLERANCE * value:
-                return True
-    return False
-
-
-_WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)*[;,:.!?]*$")
-
-
-def working_seconds(working: str) -> float | None:
-    """The time the working's own arithmetic gives ("2.1 MB / 3.88 GB/s" -> 541 µs): the longest
-    stretch at its end, words that are not units left out, that parses as a time with an operator;
-    None when it shows no arithmetic."""
-    from generator.answers import AnswerError, parse_quantity, parse_unit  # start-up: only this path needs it
-
-    kept: list[str] = []
-    for token in working.split():
-        if _WORD.match(token):
-            try:
-                parse_unit(token.rstrip(";,:.!?"))
-            except (AnswerError, ValueError):
-                if token[-1] in ";:,":
-                    kept = []  # a clause ends: the working starts after it
-                continue
-        kept.append(token)
-    for start in range(len(kept)):
-        piece = " ".join(kept[start:]).rstrip(";,.")
-        if not re.search(r"[+*/]|\s-\s", piece.replace("B/s", "").replace("FLOP/s", "").replace("/s", "")):
-            continue
-        try:
-            q = parse_quantity(piece)
-        except (AnswerError, ValueError, ZeroDivisionError, OverflowError):
-            continue
-        if q.dims == _dims("s") and q.value > 0:
-            return float(q.value)
-    return None
 
 
 # --- reading a corrected time out of a sentence -----------------------------------------------------------

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from generator.miss_reasons.evidence import CORRECTED_FACTOR, MAX_COMBINED, Finding, OpEvidence
-from generator.miss_reasons.quantities import REASON_QUANTITIES, Quantity, quantities
+from generator.miss_reasons.quantities import REASON_QUANTITIES, Quantity, changes_something, quantities
 from generator.miss_reasons.reasons import BY_ID, MAX_WIDENING, REASONS, _log_off, _t, band, find
 from generator.units import fmt
 
@@ -50,7 +50,8 @@ def _term(q: dict[str, Quantity], top: str, bottom: str) -> tuple[str, float, fr
 def candidates(ev: OpEvidence, reason_ids: tuple[str, ...]) -> list[Candidate]:
     """The derivations an expert writes for these reasons from this record, each naming at least one
     quantity of every reason (a reason that does no work is not named)."""
-    q = {x.key: x for x in quantities(ev)}
+    qs = quantities(ev)
+    q = {x.key: x for x in qs}
     named = set(reason_ids)
     byte_keys = ["model_bytes"] + [k for k, rs in _BYTES_FROM.items() if named & set(rs)]
     bw_keys = ["peak_bytes_per_s"] + [k for k, rs in _BANDWIDTHS.items() if named & set(rs)]
@@ -80,7 +81,7 @@ def candidates(ev: OpEvidence, reason_ids: tuple[str, ...]) -> list[Candidate]:
     out = []
     for text, seconds, keys in cores:
         used = keys | tail_keys
-        if all(used & set(REASON_QUANTITIES.get(r, ())) for r in reason_ids):
+        if all(any(changes_something(k, qs) for k in used & set(REASON_QUANTITIES.get(r, ()))) for r in reason_ids):
             out.append(Candidate(tuple(reason_ids), text + tail_text, seconds + tail_s, used))
     return out
 

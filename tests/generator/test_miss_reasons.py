@@ -310,7 +310,8 @@ def test_drill_miss_reasons_lists_the_catalogue_with_corrected_time_formulas():
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert [d["id"] for d in data] == [r.id for r in mr.REASONS]
-    assert all(set(d) == {"id", "meaning", "evidence", "corrected_time"} and d["corrected_time"] for d in data)
+    assert all(set(d) == {"id", "meaning", "evidence", "corrected_time", "quantities"} and d["corrected_time"]
+               and d["quantities"] for d in data)
     text = CliRunner().invoke(cli, ["miss-reasons"]).output
     assert all(f"{r.id}: {r.meaning}" in text and r.corrected_time in text for r in mr.REASONS)
 

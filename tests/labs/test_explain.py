@@ -140,7 +140,7 @@ def test_show_reveals_the_answer_and_the_miss_never_counts(tmp_path):
     path = _failing_record(tmp_path)
     res = CliRunner().invoke(cli, ["explain", str(path), "--show"])
     assert res.exit_code == 0, res.output
-    assert "add: below-peak-bandwidth = 62.9 µs" in res.output and "2 miss(es) revealed" in res.output
+    assert "add: below-peak-bandwidth: 100.7 MB / 1.6 TB/s = 62.9 µs" in res.output and "2 miss(es) revealed" in res.output
     assert _miss(path, "add")["revealed"] is True
     res = _explain(path, tmp_path, _yaml(add=_bandwidth(path, "add")[0]))
     assert "no unexplained misses" in res.output  # nothing left to ask: revealed misses are closed

@@ -1,6 +1,6 @@
 """The judge on CPU records it was not tuned on: every miss of this machine's records and of the Xeon's
 (bench/xeon-amx-records, made at load 9-26 on another CPU), with workings written from templates
-(tests/labs/explain_suites.py), never from the search.
+(bench/explain_suites.py), never from the search.
 
 Honest derivations within 1.5x of measured are accepted at least 90% of the time; number lists, words with
 one record number, a bare X = X, the fixed cost counted twice and dimensionally wrong workings never;
@@ -16,7 +16,7 @@ import pytest
 from generator import miss_reasons as mr
 from labs import records
 from tests.conftest import REPO
-from tests.labs import explain_suites
+from bench import explain_suites
 
 SETS = {
     "xeon": sorted((REPO / "bench" / "xeon-amx-records").glob("lab-*.json")),

@@ -44,12 +44,6 @@ def _misses(paths: list[Path] = RECORDS + FRESH + CURRENT) -> list[tuple[Path, d
     return out
 
 
-def honest(ev: mr.OpEvidence, combo: tuple[str, ...]) -> str:
-    """What a learner who read the hierarchy writes: the reasons, the record's numbers, the time."""
-    numbers = ", ".join(f"{v:.4g} {u}" for _, v, u in mr.needed_numbers(ev, combo))
-    return f"{' + '.join(combo)}: from {numbers} = {mr.corrected_time(ev, combo) * 1e6:.4g} us"
-
-
 def test_the_checked_in_records_were_made_by_the_lab_with_a_measured_hierarchy():
     assert len(RECORDS) >= 6 and len(FRESH) >= 12 and len(CURRENT) >= 12
     for paths in (RECORDS, FRESH, CURRENT):
@@ -63,16 +57,22 @@ def test_the_checked_in_records_were_made_by_the_lab_with_a_measured_hierarchy()
         assert {r.dtype for r in h.matmul_rates} == {rec["dtype"], "f32"}
 
 
-def test_every_explainable_miss_takes_an_honest_sentence_on_the_first_try():
+def test_every_explainable_miss_takes_an_honest_derivation_on_the_first_try():
+    """A learner who read the hierarchy writes the record's numbers into arithmetic (the templates of
+    bench/explain_suites.py, never the search's): on every miss the search can explain, one of them that
+    lands within 1.5x of measured is accepted."""
+    from bench import explain_suites
+
     explained = 0
     for path, rec, op, ev in _misses():
-        found = mr.explanations(ev)
-        if not found:
+        if not mr.explanations(ev):
+            continue
+        close = [w for w in explain_suites.honest(ev)
+                 if 1 / 1.5 <= mr.parse_corrected(w.text.rsplit("=", 1)[1]) / ev.measured_seconds <= 1.5]
+        if not close:
             continue
         explained += 1
-        for combo in found:
-            j = mr.judge(honest(ev, combo), ev)
-            assert j.accepted, (path.name, op, combo, j.why)
+        assert any(mr.judge(w.text, ev).accepted for w in close), (path.name, op, [w.text for w in close])
     assert explained >= 3
 
 
@@ -86,16 +86,16 @@ def test_nonsense_is_refused_on_every_real_miss(nonsense):
 
 def test_wrong_arithmetic_is_refused_even_with_the_right_reason():
     for path, rec, op, ev in _misses():
-        for combo in mr.explanations(ev):
-            right = mr.corrected_time(ev, combo)
-            if "fixed-cost" not in combo or ev.fixed_cost_seconds is None:
-                continue
-            floor = right - ev.fixed_cost_seconds
-            text = (f"{' + '.join(combo)}: {floor * 1e6:.4g} us + {ev.fixed_cost_seconds * 1e6:.4g} us "
-                    f"= {right * 1.1 * 1e6:.4g} us")
-            j = mr.judge(text, ev)
-            assert not j.accepted and "your working gives" in j.why, (path.name, op, j.why)
-            return
+        if ("fixed-cost",) not in mr.explanations(ev) or ev.fixed_cost_seconds is None:
+            continue
+        right = ev.floor_seconds + ev.fixed_cost_seconds
+        text = (f"fixed-cost: {ev.floor_seconds * 1e6:.4g} us + {ev.fixed_cost_seconds * 1e6:.4g} us "
+                f"= {right * 1.1 * 1e6:.4g} us")
+        j = mr.judge(text, ev)
+        assert not j.accepted and "your working gives" in j.why, (path.name, op, j.why)
+        honest = mr.judge(text.rsplit("=", 1)[0] + f"= {right * 1e6:.4g} us", ev)
+        assert honest.accepted, (path.name, op, honest.why)  # the same working, its own sum stated
+        return
     pytest.fail("no real miss explained with the fixed cost")
 
 
@@ -365,21 +365,21 @@ def test_main_memory_is_read_at_the_swept_call_size_nearest_the_ops():
 
 
 def test_a_bandwidth_miss_takes_the_learners_own_arithmetic_from_the_records_numbers():
-    """bytes / the measured rate = time, as a learner writes it from the hierarchy shown."""
-    tried = 0
+    """bytes / the measured rate = time, as a learner writes it from the hierarchy shown: accepted exactly
+    when that time lands within the reason's band of measured (the tool's own estimate is not the judge)."""
+    accepted = refused = 0
     for path, rec, op, ev in _misses():
         for combo in mr.explanations(ev):
             if combo not in (("cache-level",), ("below-peak-bandwidth",)) or ev.bound != "memory":
                 continue
-            rate = ev.level_bytes_per_s if (combo == ("cache-level",) or not ev.catalogued) else ev.attained_bytes_per_s
+            rate = ev.level_bytes_per_s
             seconds = ev.model_bytes / rate
-            if mr.find("learner-arithmetic").allowed(ev).supported:
-                continue  # a slipped prediction: the reason corrects the learner's own number instead
             text = f"{combo[0]}: {ev.model_bytes:.6g} B / {rate:.6g} B/s = {seconds * 1e6:.6g} us"
             j = mr.judge(text, ev)
-            assert j.accepted, (path.name, op, text, j.why)
-            tried += 1
-    assert tried >= 2
+            inside = 1 / mr.band(ev, list(combo)) <= seconds / ev.measured_seconds <= mr.band(ev, list(combo))
+            assert j.accepted == inside, (path.name, op, text, j.why)
+            accepted, refused = accepted + j.accepted, refused + (not j.accepted)
+    assert accepted >= 2 and refused >= 1
 
 
 def _fake_measurement(spread: float, traced: bool):
@@ -425,8 +425,9 @@ def test_a_softmax_bound_by_its_exps_is_explained_with_the_measured_exp_rate():
     assert ev.is_miss and ev.exps == 1024 * 1024 and ev.exp_per_s
     assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
     t = ev.exps / ev.exp_per_s
-    j = runner.judge_explanation(rec, "softmax", f"exp-rate: {ev.exps:.4g} exps at {ev.seconds_per_exp * 1e12:.4g} ps "
-                                                 f"each, so {ev.exps:.4g} * {ev.seconds_per_exp * 1e12:.4g} ps = {t * 1e6:.4g} us")
+    j = runner.judge_explanation(rec, "softmax", f"exp-rate: each exp costs what the hierarchy "
+                                                 f"measured, {ev.exps:.4g} exps x {ev.seconds_per_exp * 1e12:.4g} ps/exp "
+                                                 f"= {t * 1e6:.4g} us")
     assert j.accepted, j.why
 
 
@@ -442,7 +443,7 @@ def test_the_explainable_benchmark_counts_the_misses_the_key_explains():
     assert out.returncode == 0, out.stderr
     misses = _misses([Path(p) for p in quiet])
     found, explained = len(misses), sum(1 for _, _, _, ev in misses if mr.explanations(ev))
-    assert f"{explained} of {found} misses over 2x explained by the tool's key" in out.stdout, out.stdout
+    assert f"{explained} of {found} misses over 2x reached by a derivation the evidence allows" in out.stdout, out.stdout
     assert explained >= 0.9 * found
 
 

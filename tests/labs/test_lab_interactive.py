@@ -34,7 +34,7 @@ def test_predict_then_measure_then_explain(tmp_path):
     child.expect("70 what")
     child.sendline("1ns")
     child.expect("LAB·0.1")  # the progress bar runs after the predictions
-    child.expect("Every miss over 2x needs a corrected estimate")  # before any table: the record is saved
+    child.expect("Every miss over 2x needs a derivation")  # before any table: the record is saved
     (path,) = out.glob("lab-0.1-*.json")
     saved = records.load(path)  # predictions and measurements saved before the first "why?"
     asked = [r["op"] for r in saved["ops"] if r["verdict"] == "miss" and not r["miss"].get("finding")]
@@ -61,9 +61,10 @@ def test_predict_then_measure_then_explain(tmp_path):
         ev = evidence.op_evidence(saved, op)
         found = miss_reasons.explanations(ev)
         assert found, "a miss that is asked has an explanation the evidence allows"
-        numbers = ", ".join(f"{v:.4g} {u}" for _, v, u in miss_reasons.needed_numbers(ev, found[0]))
-        answer = f"{' + '.join(found[0])}: from {numbers} = {miss_reasons.corrected_time(ev, found[0]) * 1e6:.4g} us"
-        child.sendline(answer)  # re-predicted with what the record's numbers give, the numbers quoted
+        derivation = miss_reasons.best(ev, found[0])
+        assert derivation is not None
+        answer = f"{' + '.join(found[0])}: {derivation.text} = {derivation.seconds * 1e6:.4g} us"
+        child.sendline(answer)  # a derivation from the record's numbers, as the evidence table prints them
         child.expect("accepted: ")
     child.expect("measured  datasheet")  # the tables only after the answers
     child.expect("attained FLOP/s")  # and the evidence table for every op

@@ -216,12 +216,12 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     why.write_text(f"{op}: overhead\n")
     res = run_drill("explain", str(path), "--explanations", str(why))
     assert res.returncode == 0 and f"{op}: refused: 'overhead' is a shrug" in res.stdout, res.stdout
-    corrected = miss_reasons.corrected_time(evidence.op_evidence(rec, op), combo)
-    numbers = ", ".join(f"{v:.6g} {u}" for _, v, u in miss_reasons.needed_numbers(evidence.op_evidence(rec, op), combo))
-    why.write_text(f"{op}:\n  reasons: [{', '.join(combo)}]\n  corrected: {corrected * 1e6:.6g} us\n"
-                   f"  text: 'from the record''s numbers {numbers}'\n")
+    derivation = miss_reasons.best(evidence.op_evidence(rec, op), combo)
+    assert derivation is not None
+    why.write_text(f"{op}:\n  reasons: [{', '.join(combo)}]\n  corrected: {derivation.seconds * 1e6:.6g} us\n"
+                   f"  text: '{derivation.text}'\n")
     res = run_drill("explain", str(path), "--explanations", str(why))
-    assert res.returncode == 0 and f"{op}: accepted: {' + '.join(combo)} give" in res.stdout, res.stdout
+    assert res.returncode == 0 and f"{op}: accepted: {' + '.join(combo)}: your derivation" in res.stdout, res.stdout
     row = _row(_gate(folder), path)
     assert op in row["explained"]
 
