@@ -36,7 +36,7 @@ from generator.export.anki import skill_guid
 try:
     import zstandard
 except ImportError:  # pragma: no cover - a dependency; without it a modern .colpkg is refused in one line
-    zstandard = None  # type: ignore[assignment]
+    zstandard = None  # type: ignore[assignment]  # the module or None: each use checks for None first
 
 MAX_COLLECTION_BYTES = 1 << 30  # 1 GiB: far above a learner's collection; a larger file is refused
 COPY_TRIES = 5  # reads of a collection that changed while being read, before it is refused

@@ -110,7 +110,8 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
     sets.clear()  # free the matmul inputs before the copy's buffer
 
     def lab_calibrate_copy(x: jax.Array) -> jax.Array:
-        return -x
+        # lax.neg, which -x runs: jax >= 0.11 types -x with typing.Self, Any to mypy at python_version 3.10
+        return jax.lax.neg(x)
 
     cp = jax.jit(lab_calibrate_copy, donate_argnums=0)
     # A 2D buffer: one very long axis can take a slower path on some backends.
