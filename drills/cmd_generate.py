@@ -7,6 +7,7 @@ Thin commands: they parse options and call ``generator.transformer``,
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
@@ -71,16 +72,19 @@ def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Reg
         raise click.UsageError(str(exc)) from None
 
 
-def _output_error(exc: ExportError) -> click.ClickException:
-    """A target refused by the file policy (device, FIFO, read-only) exits 1; a bad path is usage (2)."""
-    return click.ClickException(str(exc)) if exc.refused else click.UsageError(str(exc))
+def _output_error(exc: ExportError, path: str) -> click.ClickException:
+    """A file at ``path`` that the file policy will not replace (a device, a FIFO, a read-only file) exits 1;
+    a path that can not be written (a folder missing or not writable, /proc/x.apkg) is usage (exit 2)."""
+    if exc.refused and os.path.lexists(path):
+        return click.ClickException(str(exc))
+    return click.UsageError(str(exc))
 
 
 def _target(path: str) -> None:
     try:
         check_writable(path)
     except ExportError as exc:
-        raise _output_error(exc) from None
+        raise _output_error(exc, path) from None
 
 
 MAX_VARIANTS = 64
@@ -190,7 +194,7 @@ def _write_deck(chips: tuple[str, ...], families: tuple[str, ...], count: int | 
                 report = _variant_deck(chips, families, k, seed, specs_dir, output, bar.on_item(0))
             bar.advance(bar.total - bar.done, "written")
         except ExportError as exc:
-            raise _output_error(exc) from None
+            raise _output_error(exc, output) from None
     return report
 
 
@@ -248,7 +252,7 @@ def export(fmt: str, chips: tuple[str, ...], families: tuple[str, ...], count: i
     try:
         write_text(output, text)
     except ExportError as exc:
-        raise _output_error(exc) from None
+        raise _output_error(exc, output) from None
     click.echo(f"wrote {len(problems)} problems to {output}", err=True)
 
 

@@ -18,6 +18,7 @@ import click
 from drills.cmd_core import resolve_chip
 from generator import catalogue
 from generator import collectives as C
+from generator.termsafe import visible
 from generator.units import sci, seconds, si
 
 if TYPE_CHECKING:
@@ -33,10 +34,25 @@ def _bytes(text: str) -> float:
     try:
         value = parse_number(text, "B", "B")  # a bare number on the command line is bytes
     except AnswerError as exc:
-        raise click.UsageError(f"--bytes '{text}': {exc}") from None
+        raise click.UsageError(f"--bytes {_quoted(text)}: {_clipped(str(exc), 200)}") from None
     if not (value >= 1 and value < 1e21):  # below one byte is no message: it once divided by zero
-        raise click.UsageError(f"--bytes must be at least one byte and below 1e21 B, got '{text}'")
+        raise click.UsageError(f"--bytes must be at least one byte and below 1e21 B, got {_quoted(text)}")
     return value
+
+
+QUOTED_CHARS = 40  # how much of a long value a message quotes
+
+
+def _clipped(text: str, limit: int = QUOTED_CHARS) -> str:
+    """``text`` made safe to print, and cut to ``limit`` characters with its length said when longer."""
+    return visible(text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)")
+
+
+def _quoted(text: str) -> str:
+    """A command-line value in a message: quoted whole when short, else its start and its length."""
+    if len(text) <= QUOTED_CHARS:
+        return f"'{_clipped(text)}'"
+    return f"'{_clipped(text[:QUOTED_CHARS])}...' ({len(text):,} characters)"
 
 
 class _Refs:

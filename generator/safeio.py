@@ -367,6 +367,10 @@ def check_inside(folder: StrPath, path: StrPath) -> None:
     for part in parts:
         here = here / part
         if os.path.islink(here):
+            if here != full or os.path.isdir(here):  # a folder on the way (traces/): not "a regular file"
+                raise RefusedTarget(f"can not write {shown}: {display_path(here)} is a symbolic link in place of a "
+                                    f"folder; only real folders inside {display_path(base)} are written into, never "
+                                    "a link; left untouched")
             raise RefusedTarget(f"can not write {shown}: {display_path(here)} is a symbolic link; only a regular "
                                 f"file inside {display_path(base)} is written; left untouched")
 

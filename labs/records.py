@@ -336,10 +336,12 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
         if shared:  # no lock file (never written by a save) or unreadable: read as it is
             yield
             return
-        raise RecordError(f"cannot lock {safeio.display_path(folder)}: {exc.strerror or exc}") from None
+        if os.path.islink(path):  # O_NOFOLLOW's ELOOP ("Too many levels of symbolic links") names no file
+            raise RecordError(_linked_lock(folder, path)) from None
+        raise RecordError(f"cannot lock {safeio.display_path(folder)} ({LOCK_NAME}): {exc.strerror or exc}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecordError(f"{safeio.display_path(path)} is not a regular file; refusing to use it as a lock")
+            raise RecordError(_irregular_lock(path))
         wait_s = LOCK_WAIT_S if wait_s is None else wait_s
         deadline = time.monotonic() + wait_s
         while True:
@@ -361,6 +363,33 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def _linked_lock(folder: Path, path: Path) -> str:
+    """The one line for a ``.lock`` that is a symbolic link, naming it (never ELOOP's bare strerror)."""
+    return (f"cannot lock {safeio.display_path(folder)}: {safeio.display_path(path)} is a symbolic link; the lock "
+            "must be a regular file in the folder (remove the link); nothing was read or changed")
+
+
+def _irregular_lock(path: Path) -> str:
+    """The one line for a ``.lock`` that is a FIFO, a folder or a device."""
+    return f"{safeio.display_path(path)} is not a regular file; refusing to use it as a lock"
+
+
+def check_lock(folder: Path) -> None:
+    """RecordError (one line) when ``folder``'s ``.lock`` is a symbolic link or not a regular file: what
+    ``folder_lock`` refuses, said before a lab measures anything (a missing lock is made by the save)."""
+    path = Path(folder) / LOCK_NAME
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RecordError(f"cannot lock {safeio.display_path(folder)} ({LOCK_NAME}): {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise RecordError(_linked_lock(Path(folder), path))
+    if not stat.S_ISREG(mode):
+        raise RecordError(_irregular_lock(path))
 
 
 def _sweep_tmp(folder: Path) -> None:

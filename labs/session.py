@@ -118,6 +118,7 @@ def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> N
 
     try:
         records.check_writable(out_dir)
+        records.check_lock(out_dir)  # saving takes the folder's lock: a linked .lock would lose the run
         ledger = Path(out_dir) / records.LEDGER_NAME
         if ledger.exists() or ledger.is_symlink():
             safeio.check_target(ledger)
