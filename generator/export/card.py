@@ -488,8 +488,10 @@ SCRIPT = r"""(function () {
     t = String(typed).trim();
     n = v.c || r[0] === "none" ? null : number(v, t);
     bare = n && n[1] !== null ? (PLAIN.test(t) ? t : "(" + t + ")") : "";  // no unit typed: read in the card's
+    // The verdict's word first: a long answer echoed after it is what a narrow screen cuts, never the verdict.
     line = r[0] === "needs-unit" ? "Type its unit: " + bare + " " + v.bu + "." :
-      r[0] !== "none" ? "Your answer " + (bare ? bare + " " + v.u : t) + " is " + r[0] + "." : t ? "Not checked." : "";
+      r[0] !== "none" ? (r[0] === "right" ? "Right: " : "Wrong: ") + (bare ? bare + " " + v.u : t) + "." :
+      t ? "Not checked." : "";
     el = say(line, r[0] === "needs-unit" ?
       "Your answer " + t + " has no unit, so it is read in " + v.u + ", and so it is wrong; in " + v.bu + " it is " +
         Number(n[1].toPrecision(3)) + " " + v.bu + ", which is right. Type its unit: " + bare + " " + v.bu + "." :
@@ -573,9 +575,9 @@ def how_to_answer(v: Variant) -> str:
     a = v.problem.answer
     checked = ' <span class="rk-js" hidden>(checked on the back)</span>'
     if a.is_choice:
-        return "Type one of: " + html.escape(", ".join(a.choices), quote=False) + checked
+        return "One of: " + html.escape(", ".join(a.choices), quote=False) + checked
     if v.unit:
-        return f"In {html.escape(v.unit, quote=False)}, or give a unit{checked}"
+        return f"In {html.escape(v.unit, quote=False)} or any unit{checked}"
     return f"A plain count{checked}"
 
 
@@ -600,8 +602,8 @@ def front_html(note: SkillNote) -> str:
 def back_html(note: SkillNote, answer_html: Callable[[Problem], str],
               solution_html: Callable[[Problem, tuple[WrongAnswer, ...]], str], figures: dict[str, str]) -> str:
     """Every variant's back, laid out for a phone: the answer first, then the verdict line (one line,
-    filled in by the script) and what it means (``rk-why``), then the short working with the full
-    working in a fold (``solution_html``), the figure and the classic mistakes.
+    filled in by the script, its word first: "Right: ...", "Wrong: ...") and what it means (``rk-why``),
+    then the short working with the full working in a fold (``solution_html``), the figure and the classic mistakes.
 
     ``answer_html(problem)`` and ``solution_html(problem, wrong)`` are the fixed deck's renderers
     (``generator.export.anki``), so both deck forms show a problem the same way; ``figures`` maps

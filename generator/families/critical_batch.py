@@ -246,7 +246,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CriticalBatchP
     prompt = spec.prompts[form].format(**fields)
     acc = costs.ACCUMULATE_DTYPE.get(dtype)
     if acc and acc != t["out"]:  # the hardware's accumulate type, and the output bytes as the model counts them
-        prompt += (f" Products accumulate in {acc}; the output is written back as {t['out']} "
+        prompt += (f" Products accumulate in {acc}, written back as {t['out']} "
                    f"({DTYPE_BYTES[t['out']]} byte an element).")
     return problem(spec, skill, key, prompt, Answer(value=b_star, unit=""),
                    steps, dict(params), spec.hints[form].format(**fields))

@@ -192,29 +192,27 @@ def draw_params(spec: FamilySpec, cat: Catalogue, skill: Skill, rng: random.Rand
 def _evidence_text(case: dict[str, Any], ev: miss_reasons.OpEvidence) -> str:
     """The record's numbers, neutrally: what each reason is decided on, none of them named."""
     # the floor itself is left to the learner (it can be the key): its counts and peaks are given
-    parts = [f"the model calls it {ev.bound}-bound (hand count {fmt(ev.model_flops, 'FLOP')}, "
-             f"{fmt(ev.model_bytes, 'B')}; the floor's peaks {fmt(ev.peak_flops_per_s, 'FLOP/s')}, "
-             f"{fmt(ev.peak_bytes_per_s, 'B/s')})"]
+    probed = ev.attained_flops_per_s == ev.peak_flops_per_s and ev.attained_bytes_per_s == ev.peak_bytes_per_s
+    parts = [f"By hand {ev.bound}-bound, {fmt(ev.model_flops, 'FLOP')}, {fmt(ev.model_bytes, 'B')}; peaks"
+             f"{' (probed)' if probed else ''} {fmt(ev.peak_flops_per_s, 'FLOP/s')}, {fmt(ev.peak_bytes_per_s, 'B/s')}"]
     if ev.fixed_cost_seconds is not None:
-        parts.append(f"this op kind's smallest call costs {fmt(ev.fixed_cost_seconds, 's')} beyond its work")
+        parts.append(f"smallest call {fmt(ev.fixed_cost_seconds, 's')}")
     if ev.xla_bytes is not None:
-        flops = f"{fmt(ev.xla_flops, 'FLOP')} and " if ev.xla_flops is not None else ""
-        parts.append(f"XLA's compiled program counts {flops}{fmt(ev.xla_bytes, 'B')} accessed")
-    probes = []
+        flops = f"{fmt(ev.xla_flops, 'FLOP')}, " if ev.xla_flops is not None else ""
+        parts.append(f"XLA {flops}{fmt(ev.xla_bytes, 'B')}")
+    probes: list[str] = []
     if ev.attained_bytes_per_s is not None:
-        probes.append(f"a copy at {fmt(ev.attained_bytes_per_s, 'B/s')}")
+        probes.append(f"copy {fmt(ev.attained_bytes_per_s, 'B/s')}")
     if ev.attained_flops_per_s is not None:
-        probes.append(f"a large matmul at {fmt(ev.attained_flops_per_s, 'FLOP/s')}")
-    if probes:
-        parts.append("this device's probes ran " + " and ".join(probes))
+        probes.append(f"matmul {fmt(ev.attained_flops_per_s, 'FLOP/s')}")
+    if probes and not probed:
+        parts.append("probes: " + ", ".join(probes))
     if ev.noisy_probes:
-        parts.append(f"noisy even re-measured: the {', '.join(ev.noisy_probes)} probe(s)")
-    if ev.emulated_dtype is not None:
-        parts.append(f"the compiled program {'converts' if ev.emulated_dtype else 'does not convert'} "
-                     f"{ev.dtype} to f32")
+        parts.append("every probe noisy" if len(ev.noisy_probes) >= 3 else f"noisy: {', '.join(ev.noisy_probes)}")
+    if ev.emulated_dtype is not None and ev.dtype != "f32":
+        parts.append(f"{ev.dtype}->f32 {'converted' if ev.emulated_dtype else 'not converted'}")
     if ev.working_set_bytes and ev.cache_bytes:
-        parts.append(f"the rotated inputs take {fmt(ev.working_set_bytes, 'B')} against a "
-                     f"{fmt(ev.cache_bytes, 'B')} cache")
+        parts.append(f"inputs {fmt(ev.working_set_bytes, 'B')}, cache {fmt(ev.cache_bytes, 'B')}")
     return "; ".join(parts)
 
 
@@ -227,19 +225,19 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: MissReasonPara
     derivation = miss_reasons.best(ev, key)
     value = derivation.seconds if derivation is not None else miss_reasons.corrected_time(ev, key)
     mine = case["graded"] == "learner"
-    whose = "the learner predicted" if mine else f"the {case['graded']} roofline predicted"
+    whose = "predicted" if mine else f"the {case['graded']} roofline predicted"
     shown, text = fmt(ev.reference_seconds, "s"), case["prediction_text"]
-    wrote = f" (written as '{text}')" if text and text.replace(" ", "") != shown.replace(" ", "") else ""
-    predicted = f"{whose} {shown}{wrote}"
+    typed = f" (typed '{text}')" if text and text.replace(" ", "") != shown.replace(" ", "") else ""
+    predicted = f"{whose} {shown}"
     predicted = predicted[0].upper() + predicted[1:]
     shape = "x".join(str(d) for d in case["shape"])
-    direction = "slower" if ev.slower else "faster"
-    measured = (f"{fmt(ev.measured_seconds, 's')}, {ev.ratio if ev.slower else 1 / ev.ratio:.2f}x {direction} "
-                f"than predicted")
-    fields = {"device": f"{case['device_kind']} ({case['platform']})", "size": str(case["size"]),
+    measured = fmt(ev.measured_seconds, "s")
+    device = case["device_kind"] if case["device_kind"] == case["platform"] else \
+        f"{case['device_kind']} ({case['platform']})"
+    fields = {"device": device, "size": str(case["size"]),
               "op": f"{case['label']} [{shape}] {case['dtype']}", "predicted": predicted, "measured": measured,
               "evidence": _evidence_text(case, ev)}
-    steps = [f"measured {fmt(ev.measured_seconds, 's')} / predicted {fmt(ev.reference_seconds, 's')} = "
+    steps = [f"measured {fmt(ev.measured_seconds, 's')} / predicted {fmt(ev.reference_seconds, 's')}{typed} = "
              f"{ev.ratio:.2f}x: outside 2x, a miss"]
     steps += [f"{rid}: {miss_reasons.find(rid).allowed(ev).why}; corrected time: "
               f"{miss_reasons.find(rid).corrected_time}" for rid in key]

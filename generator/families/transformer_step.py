@@ -203,7 +203,7 @@ def fit_text(need: float, chip: Chip) -> str:
     """The prompt's sentence when the model does not fit one chip's HBM ("" when it fits)."""
     if need <= chip.hbm_bytes:
         return ""
-    return f" Assume it fits (it does not fit: {si(need, 'B')} > {si(chip.hbm_bytes, 'B')} of HBM)."
+    return f" Assume it fits (does not fit: {si(need, 'B')} > {si(chip.hbm_bytes, 'B')})."
 
 
 def _params(spec: FamilySpec, chip: str, model_name: str, phase: str, batch: int, seq: int) -> TransformerStepParams:
@@ -218,7 +218,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: TransformerSte
     model, source = spec.params["models"][params["model"]]
     step, est = transformer.estimate(chip, model, params["phase"], params["batch"], params["seq"], params["dtype"])
     steps = [f"model {model.label()} [{source}]", *transformer.worked_lines(step, est, chip)]
-    fields = {"chip": chip.display, "model": model.label(), "batch": str(params["batch"]),
+    fields = {"chip": chip.display, "model": model.label().split(": ", 1)[-1], "batch": str(params["batch"]),
               "seq": str(params["seq"]), "dtype": params["dtype"], "fit": fit_text(step.hbm_footprint_bytes, chip)}
     phase = params["phase"]
     return problem(spec, skill, f"{params['model']}-b{params['batch']}-s{params['seq']}-{params['dtype']}",

@@ -35,7 +35,7 @@ ORDER = 100  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_110  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # "Can you" item 3: what shows it (drill progress)
 MASTERY = {3: Mastery("three 'what lives where' cards right (VMEM, HBM, SMEM)", variant="where-", min_skills=3)}
-PROMPTS = {"term": {"definition"}, "where": {"item"}, "can_you": {"text", "question"},
+PROMPTS = {"term": {"definition"}, "where": {"item"}, "can_you": {"n", "text", "question"},
            "miss": {"op", "assumed", "actual"}}
 NEEDS_RESOLVE = True  # can-you cards solve a problem of another family
 KEYS = {"example_chip", "megacore", "sources", "terms", "where_choices", "where", "misses", "can_you"}
@@ -245,10 +245,11 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: VocabularyDraw
         if resolve is None:
             raise ValueError("a can-you card needs the registry to solve its check")
         inner = resolve(item["check"], item["n"])
-        fields = {"text": item["text"], "question": inner.prompt}
+        fields = {"n": str(item["n"]), "text": item["text"], "question": inner.prompt}
         asked: CanYouParams = {"can_you": item["n"], "check_skill": inner.skill}
         return replace(inner, family=NAME, skill=skill.id, id=f"{skill.id}:{inner.id}",
                        prompt=spec.prompts["can_you"].format(**fields), tags=skill.tags + inner.tags[2:],
+                       solution=(f"Can you: {item['text']}", *inner.solution),
                        params={**inner.params, **asked},
                        hint=inner.hint or spec.hints["can_you"].format(**fields))
     kind, _, name = params["card"].partition("-")

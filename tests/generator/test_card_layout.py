@@ -1,4 +1,4 @@
-"""Cards sized for a phone, without a browser: a back that shows the answer
+"""Cards sized for a phone, without a browser: a front of at most 60 words, a back that shows the answer
 first, then at most 6 lines of working with the full working in a fold, and each mistake named once.
 
 The heights at 390 px in Chromium are in test_card_phone.py (slow).
@@ -20,7 +20,8 @@ MAX_FRONT_WORDS = 60
 
 def _notes():
     reg = gen.registry()
-    problems = reg.generate(None, ["v5e", "v6e", "h100"], 3, 0) + reg.generate(["miss_reason"], None, 3, 0)
+    # every chip (a chip's name and figures are in its prompts) and every lab case of miss_reason
+    problems = reg.generate(None, None, 3, 0) + reg.generate(["miss_reason"], None, 16, 0)
     return skill_notes(problems, card_rules(), reg.by_id, 3)
 
 
@@ -53,6 +54,22 @@ def front_words(note, i: int) -> int:
     shown = _Shown()
     shown.feed(block)
     return len(shown.words)
+
+
+def test_every_front_is_at_most_60_words():
+    families = {n.family for n in NOTES}
+    assert len(families) >= 16
+    over = [(n.skill, i, front_words(n, i), v.problem.prompt) for n in NOTES for i, v in enumerate(n.variants)
+            if front_words(n, i) > MAX_FRONT_WORDS]
+    assert not over, over[:3]
+
+
+def test_the_word_count_counts_a_long_prompt():
+    note = NOTES[0]
+    long = note.variants[0].problem.__class__(**{**note.variants[0].problem.__dict__, "prompt": "word " * 61})
+    changed = note.__class__(**{**note.__dict__, "variants": (note.variants[0].__class__(
+        **{**note.variants[0].__dict__, "problem": long}),)})
+    assert front_words(changed, 0) > MAX_FRONT_WORDS
 
 
 def _back_parts(note):
