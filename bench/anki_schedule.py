@@ -31,6 +31,7 @@ from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
 from anki.scheduler_pb2 import CardAnswer
 
 from generator.export import rotation
+from generator.generate import ANSWER_FIGURES
 
 IF_NEWER = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
 # The options Anki's import dialog defaults to: update notes and note types "if newer".
@@ -58,6 +59,7 @@ class NoteReviews:
     offset: int  # the old rule's
     times_s: tuple[float, ...]  # the simulated clock at each review's front
     counts: tuple[int, ...]  # Anki's scheduling seed at each review (card id term + review count)
+    answers: tuple[str | None, ...] = ()  # each variant's numeric answer to 3 significant figures (None: a choice)
 
 
 def _import(col: Collection, package: Path) -> None:
@@ -113,10 +115,17 @@ def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, see
             col.sched.suspend_cards([card_id])
             k = len(data["v"])
             out.append(NoteReviews(data["skill"], k, rotation.note_seed(data["skill"]),
-                                   _old_offset(data["skill"], k), tuple(times), tuple(counts)))
+                                   _old_offset(data["skill"], k), tuple(times), tuple(counts),
+                                   tuple(_answer(v) for v in data["v"])))
     finally:
         col.close()
     return out
+
+
+def _answer(variant: dict) -> str | None:
+    """A variant's answer as the card's data holds it, to 3 significant figures with its unit (None: a choice),
+    as ``generator.generate.answer_key`` writes it."""
+    return None if "c" in variant else f"{float(variant['k']):.{ANSWER_FIGURES - 1}e} {variant['bu']}"
 
 
 def _wall_s() -> int:
@@ -196,6 +205,34 @@ def table(notes: list[NoteReviews]) -> dict[int, dict[str, tuple[int, int]]]:
             a, b = row.get(name, (0, 0))
             row[name] = (a + r, b + p)
     return out
+
+
+def same_answers(n: NoteReviews, picks: list[int]) -> tuple[int, int]:
+    """(consecutive pairs whose variants ask for the same numeric answer, the same variant included, pairs)."""
+    keys = [n.answers[i] for i in picks]
+    return sum(a == b for a, b in zip(keys, keys[1:])), max(len(picks) - 1, 0)
+
+
+def answer_table(notes: list[NoteReviews]) -> dict[str, tuple[int, int]]:
+    """rule -> (consecutive reviews asking for the same numeric answer, pairs), pooled over the numeric
+    notes with K >= 2: new numbers with the answer of the review before teach nothing new."""
+    out: dict[str, tuple[int, int]] = {}
+    for n in notes:
+        if n.k < 2 or not n.answers or n.answers[0] is None:
+            continue
+        rules = {COUNT_RULE: count_rule_picks(n), **{f"day, {m}": day_rule_picks(n, f) for m, f in MEMORIES.items()},
+                 "old (day+offset) mod K": old_rule_picks(n)}
+        for name, picks in rules.items():
+            r, p = same_answers(n, picks)
+            a, b = out.get(name, (0, 0))
+            out[name] = (a + r, b + p)
+    return out
+
+
+def print_answer_table(name: str, tab: dict[str, tuple[int, int]]) -> None:
+    print(f"\n{name}: consecutive reviews asking for the same numeric answer (3 significant figures) / pairs")
+    for rule, (a, b) in tab.items():
+        print(f"  {rule:<26} {a:>5}/{b:<5} = {a / b if b else 0:.3f}")
 
 
 def print_table(name: str, tab: dict) -> None:

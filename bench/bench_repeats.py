@@ -8,7 +8,9 @@ same reviews. Rules (``generator.export.rotation``): the review count (desktop A
 serves it; no storage needed), the day rule on Anki's day for three client memories (storage:
 localStorage kept; session: one sitting only, as desktop Anki's off-the-record profile when the
 learner quits daily; none), the day rule on the calendar day (session), and the old
-(day + offset) mod K. Targets: review count 0, storage <= 1/(4K), session <= 1/K.
+(day + offset) mod K. Targets: review count 0, storage <= 1/(4K), session <= 1/K. Then, per rule, how
+often two consecutive reviews of a numeric note ask for the same answer (to 3 significant figures, the
+same problem included): target <= 1% with storage kept.
 
     .venv/bin/python bench/bench_repeats.py [--variants K] [--reviews 10]
 """
@@ -38,8 +40,10 @@ def main() -> None:
         result = CliRunner().invoke(cli, argv, catch_exceptions=False)
         print(result.output.splitlines()[0])
         for name, fsrs in (("SM-2", False), ("FSRS", True)):
-            tab = anki_schedule.table(anki_schedule.review_days(root / "deck.apkg", root, fsrs, args.reviews))
+            studied = anki_schedule.review_days(root / "deck.apkg", root, fsrs, args.reviews)
+            tab = anki_schedule.table(studied)
             print_table(name, tab)
+            anki_schedule.print_answer_table(name, anki_schedule.answer_table(studied))
             for rule in next(iter(tab.values())):
                 a = sum(row[rule][0] for row in tab.values())
                 b = sum(row[rule][1] for row in tab.values())

@@ -8,7 +8,9 @@ serves, under SM-2's default options and under FSRS; the rules the card follows
 (``anki_schedule.MEMORIES``). Printed: the repeat rate of consecutive reviews per K, next to the old
 (day + offset) mod K rule's. Targets: the review count never repeats; with storage at most 1/(4K); with
 the memory of one sitting ("session") at most 1/K. With no memory at all a same-day relearning step
-shows the day's variant again: printed, not claimed.
+shows the day's variant again: printed, not claimed. Same answers: two consecutive reviews of a numeric
+note that ask for the same number (3 significant figures, the same problem included) at most 1% with
+storage kept, and never under the review count.
 """
 
 import pytest
@@ -29,8 +31,12 @@ def studied(tmp_path_factory):
     path = root / "deck.apkg"
     result = CliRunner().invoke(cli, ["deck", "-o", str(path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return {name: anki_schedule.table(anki_schedule.review_days(path, root, fsrs))
-            for name, fsrs in (("SM-2", False), ("FSRS", True))}
+    out = {}
+    for name, fsrs in (("SM-2", False), ("FSRS", True)):
+        notes = anki_schedule.review_days(path, root, fsrs)
+        out[name] = anki_schedule.table(notes)
+        out[f"{name} answers"] = anki_schedule.answer_table(notes)
+    return out
 
 
 @pytest.mark.parametrize("scheduler", ["SM-2", "FSRS"])
@@ -50,3 +56,13 @@ def test_consecutive_reviews_rarely_repeat(studied, scheduler):
         return sum(row[rule][0] for row in tab.values()) / sum(row[rule][1] for row in tab.values())
     assert pooled("day, session") < pooled("old (day+offset) mod K") / 3
     assert pooled("day, none") <= pooled("old (day+offset) mod K") * 1.1
+
+
+@pytest.mark.parametrize("scheduler", ["SM-2", "FSRS"])
+def test_consecutive_reviews_rarely_ask_for_the_same_answer(studied, scheduler):
+    tab = studied[f"{scheduler} answers"]
+    anki_schedule.print_answer_table(scheduler, tab)
+    same, pairs = tab["day, storage"]
+    assert pairs >= 2000, pairs  # the numeric notes' consecutive reviews
+    assert same <= 0.01 * pairs, tab
+    assert tab[anki_schedule.COUNT_RULE][0] == 0, tab
