@@ -202,6 +202,11 @@ class FreshOutput:
         return cls(size, extra, _num(d, "spread"), str(d.get("source") or ""))
 
 
+# At most this share of a measured op call is taken to be its fixed cost (the rest its streaming): a fixed
+# cost probed larger than a whole call of the op is noise in one of the two, not a call that streams nothing.
+FIXED_SHARE_MAX = 0.5
+
+
 @dataclass(frozen=True)
 class OpRate:
     """One op kind's streaming rate in one dtype, measured where its working set lives: ``op`` a
@@ -220,6 +225,15 @@ class OpRate:
     source: str
     flagged: bool = False
     call_bytes: float | None = None
+
+    def streaming_bytes_per_s(self, fixed_cost_s: float) -> float:
+        """The rate of this op kind's bytes beyond its fixed cost: a whole call of ``call_bytes`` took
+        ``call_bytes / bytes_per_s``, of which ``fixed_cost_s`` (at most FIXED_SHARE_MAX of it) is paid
+        once per call whatever its size; the whole-call rate where the call size is unknown."""
+        if not self.call_bytes or fixed_cost_s <= 0:
+            return self.bytes_per_s
+        call_s = self.call_bytes / self.bytes_per_s
+        return self.call_bytes / (call_s - min(fixed_cost_s, FIXED_SHARE_MAX * call_s))
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "dtype": self.dtype, "working_set_bytes": self.working_set_bytes,
@@ -307,15 +321,21 @@ class Hierarchy:
             rate = max(rate, floor or 0.0)
         return rate
 
-    def op_rate_for(self, cost_op: str, dtype: str, working_set_bytes: float) -> OpRate | None:
+    def op_rate_for(self, cost_op: str, dtype: str, working_set_bytes: float,
+                    call_bytes: float | None = None) -> OpRate | None:
         """This op kind's rate in ``dtype``, measured at a size whose working set lives in the same level
         as ``working_set_bytes`` (``level_for``); None where none was measured there (never a rate
-        measured in another level, nor a small call's time scaled)."""
+        measured in another level, nor a small call's time scaled). Where that level was measured at
+        several call sizes: the one nearest ``call_bytes`` (log scale), else the largest call."""
         level = self.level_for(working_set_bytes)
         if level is None:
             return None
-        return next((r for r in self.op_rates if r.op == cost_op and r.dtype == dtype and r.level == level.name),
-                    None)
+        found = [r for r in self.op_rates if r.op == cost_op and r.dtype == dtype and r.level == level.name]
+        if not found:
+            return None
+        if call_bytes is None or call_bytes <= 0 or any(not r.call_bytes for r in found):
+            return max(found, key=lambda r: r.call_bytes or 0.0)
+        return min(found, key=lambda r: abs(math.log((r.call_bytes or 1.0) / call_bytes)))
 
     def fastest(self, base: Ceilings) -> Ceilings:
         """``base`` with the fastest rates this hierarchy measured where they beat it (any matmul of
@@ -377,17 +397,18 @@ class Hierarchy:
         (``ceilings_for``: its working set's level at its call size, its matmul shape's rate, its exps
         at the exp rate) plus the op kind's measured fixed cost. A matmul whose shape was measured is
         not charged the fixed cost again: that rate is a whole call's, its fixed cost already in it. An
-        op kind measured in its working set's level (``op_rate_for``) streams its bytes at that rate,
-        whose whole calls already hold its exps, its dtype's emulation and its fresh output. Otherwise its
+        op kind measured in its working set's level (``op_rate_for``) streams its bytes at that rate less
+        its fixed cost (``OpRate.streaming_bytes_per_s``: the fixed cost is charged once, not twice), whose
+        calls already hold its exps, its dtype's emulation and its fresh output. Otherwise its
         output (``bytes_written``) is charged what a fresh output of its size costs (``fresh_output_s``)."""
         ceilings = self.ceilings_for(fallback, cost.op, cost.shape, working_set_bytes, float(cost.bytes))
         own_shape = cost.op == "matmul" and self.rate(fallback.dtype, cost.shape) is not None
         if own_shape:
             return Prediction(estimate(ceilings, cost), 0.0)
-        own_kind = self.op_rate_for(cost.op, cost.dtype, working_set_bytes)
-        if own_kind is not None:  # the op kind's own whole-call rate: its exps, emulation and fresh output in it
+        own_kind = self.op_rate_for(cost.op, cost.dtype, working_set_bytes, float(cost.bytes))
+        if own_kind is not None:  # the op kind's own rate: its exps, emulation and fresh output in it
             kind = Ceilings(f"{fallback.name}, from the measured hierarchy", fallback.peak_flops_per_s,
-                            own_kind.bytes_per_s, fallback.dtype,
+                            own_kind.streaming_bytes_per_s(fixed_cost_s), fallback.dtype,
                             f"{MEASURED}: this op kind's rate in {own_kind.level} ({own_kind.source})")
             return Prediction(estimate(kind, cost), fixed_cost_s)
         return Prediction(estimate(ceilings, cost), fixed_cost_s, self.fresh_output_s(float(cost.bytes_written)))

@@ -37,10 +37,13 @@ CPU_MATMUL_DIM = 512
 PROBE_MAX_REPS = 10
 
 # Copy buffer: several times the cache so the copy streams from memory; float32
-# elements (see the module docstring for why not the lab's dtype).
+# elements (see the module docstring for why not the lab's dtype). On a CPU the buffer is cut into
+# calls of CPU_COPY_CALL_BYTES (each read and written in place: twice that moved a call), rotated: the
+# same calls as the measured hierarchy's DRAM figure (labs.hierarchy.MAIN_CALL_BYTES).
 COPY_DTYPE = "f32"
 COPY_CACHE_MULTIPLE = 8
 MIN_COPY_BYTES = 256 * 2**20
+CPU_COPY_CALL_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Calibration:
     def ceilings(self) -> roofline.Ceilings:
         source = (f"calibrated on {self.device_kind}: {self.matmul_dim}^3 {self.dtype} matmul "
                   f"({self.matmul.measured_from} time), in-place {COPY_DTYPE} copy of "
-                  f"{self.copy_bytes_moved // 2 / 2**20:.0f} MiB ({self.copy.measured_from} time)")
+                  f"{self.copy_bytes_moved // 2 / 2**20:.0f} MiB a call ({self.copy.measured_from} time)")
         return roofline.Ceilings(f"{self.device_kind} (calibrated)", self.flops_per_s,
                                  self.bytes_per_s, self.dtype, source)
 
@@ -114,14 +117,18 @@ def calibrate(device: DeviceInfo, dtype: str, reps: int, trace_dir: Path | None)
         return jax.lax.neg(x)
 
     cp = jax.jit(lab_calibrate_copy, donate_argnums=0)
-    # A 2D buffer: one very long axis can take a slower path on some backends.
+    # A 2D buffer: one very long axis can take a slower path on some backends. On a CPU, op-sized calls
+    # (CPU_COPY_CALL_BYTES) rotated through buffers past every cache: the rate the lab's ops can reach,
+    # where one pass over a buffer of several GB (a host's L3 of hundreds of MiB, times 8) ran 3x slower.
     cols = 1024
-    rows = max(1, copy_bytes // (cols * DTYPE_BYTES[COPY_DTYPE]))
-    holder = [jnp.ones((rows, cols), ops.jax_dtype(COPY_DTYPE))]
+    call_bytes = CPU_COPY_CALL_BYTES if device.platform == "cpu" else copy_bytes
+    rows = max(1, call_bytes // (cols * DTYPE_BYTES[COPY_DTYPE]))
+    count = max(1, copy_bytes // (rows * cols * DTYPE_BYTES[COPY_DTYPE]))
+    holder = [jnp.full((rows, cols), float(k), ops.jax_dtype(COPY_DTYPE)) for k in range(count)]
 
     def step(i: int) -> jax.Array:
-        holder[0] = cp(holder[0])
-        return holder[0]
+        holder[i % count] = cp(holder[i % count])
+        return holder[i % count]
 
     cp_meas = measure.measure_call(step, "jit_lab_calibrate_copy", reps,
                                    None if trace_dir is None else Path(trace_dir) / "calibrate_copy")

@@ -264,8 +264,11 @@ def measure_probes(plan: ProbePlan, progress: Callable[[str], None] | None = Non
     fixed = fixed_cost_probes(o.ops, o.size, o.dtype, min(o.reps, cal.PROBE_MAX_REPS),
                               plan.trace_dir / "fixed_cost" if plan.trace_dir is not None else None, plan.device)
     progress("hierarchy")
+    # the calibrated copy is DRAM's figure: the same op-sized rotated calls, measured once (labs.calibrate)
+    main_memory = (calibration.bytes_per_s, lab_hierarchy.spread_of(calibration.copy))
     found = lab_hierarchy.measure_hierarchy(plan.device, o.size, tuple(dict.fromkeys((o.dtype, "f32"))), progress,
-                                            trace_dir=plan.trace_dir / "hierarchy" if plan.trace_dir is not None else None)
+                                            trace_dir=plan.trace_dir / "hierarchy" if plan.trace_dir is not None else None,
+                                            main_memory=main_memory)
     return Probed(calibration, again, fixed, _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                   hierarchy=found)
 

@@ -254,6 +254,15 @@ def _fake_hierarchy(monkeypatch):
     monkeypatch.setattr(lab_hierarchy, "matmul_rate", lambda shape, dtype, traces=None, sets=2: (1e11, 0.01, "device"))
     monkeypatch.setattr(lab_hierarchy, "exp_rate", lambda shape, dtype: (1e9, 0.01))
 
+    def sweep(sizes, progress):  # two plateaus (a cache at 100 GB/s, main memory at 20 GB/s), each point reported
+        for w in sizes:
+            progress(f"sweep, working set {w // 2**10:,} KiB")
+        return [lab_hierarchy.SweepPoint(float(w), 100e9 if w <= 2**20 else 20e9, 0.01) for w in sizes]
+
+    monkeypatch.setattr(lab_hierarchy, "sweep", sweep)
+    monkeypatch.setattr(lab_hierarchy, "_op_rates_at", lambda found, dtypes, array_bytes, arrays, kinds, traces, tag,
+                        progress: ([], []))
+
 
 def test_hierarchy_writes_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
     _fake_hierarchy(monkeypatch)

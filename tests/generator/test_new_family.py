@@ -9,12 +9,15 @@ import sqlite3
 import sys
 import textwrap
 import zipfile
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from drills import mastery
 from drills.cli import cli
+from drills.store import ReviewRecord, Store
 from generator import families, generate
 from tests.conftest import run_drill
 
@@ -144,6 +147,15 @@ def test_drill_progress_reads_the_toy_familys_mastery_rule(toy, tmp_path):
     before = item5()
     assert "a toy card right" in before["missing"] and not before["evidence"]
     _quiz_the_toy(store)
+    today = item5()  # right today: pending until recalled on a later day
+    assert today["pending"] == [{"skill": "toy:v5e:hbm", "status": mastery.PENDING_TODAY}]
+    assert "toy:v5e:hbm" not in today["evidence"] and not today["ticked"]
+    with Store.open(store) as opened:  # right two days ago and again yesterday: recalled after a gap
+        review = ReviewRecord(skill="toy:v5e:hbm", family="toy", chip="v5e", problem_id="p", params={}, prompt="?",
+                              expected={"value": 1.0}, given="1 B", given_value=1.0, correct=True, rating=3,
+                              relative_error=0.0, seconds_taken=4.0, hints=0)
+        for days in (2, 1):
+            opened.record_review(review, now=datetime.now(timezone.utc) - timedelta(days=days))
     after = item5()
     assert "toy:v5e:hbm" in after["evidence"] and "a toy card right" not in after["missing"]
     assert not after["ticked"]  # item 5 still needs its transformer_step rule too

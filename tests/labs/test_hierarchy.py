@@ -403,7 +403,7 @@ def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_
     kept = lab_hierarchy._steady(measure_once, keep_last=traced)
     assert asked == [7, 14, 28]  # stops once the spread is within 10%: the device time's spread when traced
     assert kept.device is None or kept.device.spread == 0.08
-    assert lab_hierarchy._spread(kept) == 0.08
+    assert lab_hierarchy.spread_of(kept) == 0.08
 
 
 def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_left():
@@ -411,9 +411,9 @@ def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_lef
 
     spreads = iter([0.2, 0.5, 0.4, 0.3])
     kept = lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), True), keep_last=True)
-    assert lab_hierarchy._spread(kept) == 0.3  # the last (56 runs), not the quietest (the first)
+    assert lab_hierarchy.spread_of(kept) == 0.3  # the last (56 runs), not the quietest (the first)
     spreads = iter([0.2, 0.5, 0.4, 0.3])
-    assert lab_hierarchy._spread(lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), False))) == 0.2
+    assert lab_hierarchy.spread_of(lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), False))) == 0.2
 
 
 def test_a_softmax_bound_by_its_exps_is_explained_with_the_measured_exp_rate():
