@@ -1,8 +1,9 @@
 """`drill hierarchy` on this machine: its run time, and how many levels it tells apart.
 
 Each round runs, in fresh processes and interleaved so a busy stretch hits both alike:
-- ``drill hierarchy --json`` (every cache level sysfs lists, DRAM swept by call size, the lab's
-  matmul shapes at N=1024 in bf16 and f32, device time for the matmuls);
+- ``drill hierarchy --json`` (the copy sweep from 16 KiB past the largest cache and its plateaus,
+  DRAM by call size, the lab's matmul shapes at N=1024 in bf16 and f32, the exp rates, and each op
+  kind's rate per dtype; device time for the matmuls and the op kinds);
 - the baseline: ``python -c "import jax"`` (what any lab command pays first).
 It prints each round's wall time, the median ratio hierarchy / baseline, the budget (30 s on 2
 cores) and, from the last round's hierarchy, each level's bandwidth and spread and how many

@@ -289,6 +289,9 @@ OP_KINDS = ("add", "reduce_sum", "softmax")  # the op kinds measured per dtype a
 OP_COLS = 2048  # the op probes' rows are this long (no lab shape is: the lab's are square)
 OP_ARRAY_BYTES = (256 * 2**10, 2**20, 4 * 2**20, 16 * 2**20)  # one array of an op probe in main memory, by call
 OP_ROUNDS = 2  # interleaved rounds of the op probes (device time: quieter than the wall clock)
+# timed calls of an op probe in one round: an elementwise call's time on a small VM is bimodal (a bf16 add
+# of 3 MiB took 88 us in one run, 250-370 us in the next), so a median of few calls lands on either mode
+OP_REPS_PER_ROUND = 10
 OP_LEVEL_MIN_BYTES = 8 * 2**20  # a cache level this large also gets op probes (the lab's rotated sets can land in it)
 OP_LEVEL_ARRAYS = 16  # a cache level's op probe rotates through this many arrays, half the level in all
 
@@ -610,7 +613,7 @@ def _op_rates_at(found: Hierarchy, dtypes: tuple[str, ...], array_bytes: int, ar
         for kind in kinds:
             probes.append((_op_probe(kind, dtype, pool, shape, trace_dir, f"{kind}-{dtype}-{tag}"), kind, dtype,
                            working))
-    settle([p for p, *_ in probes], progress, rounds=OP_ROUNDS, reps=REPS_PER_ROUND + 1)
+    settle([p for p, *_ in probes], progress, rounds=OP_ROUNDS, reps=OP_REPS_PER_ROUND)
     rates: list[OpRate] = []
     notes: list[str] = []
     for p, kind, dtype, working in probes:
