@@ -574,14 +574,20 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     ``stem`` may gain a ``-2`` suffix when another run took it meanwhile.
 
     A run once measured is never lost to its ledger: when the ledger can not be read or take a
-    line (it grew past ``LEDGER_MAX_BYTES`` during the run, say, or became a link), the record is
+    line (it grew past ``LEDGER_MAX_BYTES`` during the run, say, or became a link), or the folder's lock
+    can not be taken (``.lock`` became a link, another command held it past the wait), the record is
     saved all the same, with no ``run`` (no line vouches for it, so the gate never counts it), and
-    one line on stderr names the ledger's problem (``ledger_problem_line``)."""
+    one line on stderr names the problem (``ledger_problem_line``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     validate(record)
     problem = ""
-    with folder_lock(out_dir):
+    lock = contextlib.ExitStack()
+    try:
+        lock.enter_context(folder_lock(out_dir))
+    except RecordError as exc:  # the lock became a link, or another command holds it: keep the run all the same
+        return _save_unlocked(record, out_dir, stem, str(exc))
+    with lock:
         try:
             check_own_file(out_dir / LEDGER_NAME)
             entries = read_ledger(out_dir)
@@ -611,6 +617,19 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
                 problem = str(exc)
     if problem:
         sys.stderr.write(ledger_problem_line(path, problem) + "\n")
+    return path
+
+
+def _save_unlocked(record: RecordJSON, out_dir: Path, stem: str, problem: str) -> Path:
+    """A measured run whose folder lock could not be taken at the save: written under a free name with no
+    ledger line (``run`` None: the gate never counts it), and the lock's problem said in one line."""
+    record["run"] = None
+    validate(record)
+    path = out_dir / f"{free_stem(out_dir, stem, traces=False)}.json"
+    _write_record(path, record_text(record))
+    sys.stderr.write(visible(f"drill: the record is saved as {safeio.display_path(path)}, but the folder's lock "
+                             f"could not be taken ({problem}), so no ledger line vouches for it and the gate "
+                             "will not count it") + "\n")
     return path
 
 

@@ -275,6 +275,28 @@ def test_a_record_with_a_key_given_twice_is_refused(tmp_path, gpu_record):
         records.load_typed(nested)
 
 
+def test_a_lock_made_a_link_during_the_run_never_loses_the_run(tmp_path, gpu_record, capfd):
+    """``.lock`` was a regular file when the lab checked it (``check_lock``) and became a symbolic link
+    while it measured: the record is saved all the same, unvouched, the link and what it points at are
+    left as they are, and one line names the lock."""
+    import os
+
+    out = tmp_path / "race"
+    out.mkdir()
+    records.check_lock(out)  # what the run checked before measuring
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"theirs")
+    os.symlink(target, out / records.LOCK_NAME)
+    path = records.save_run(copy.deepcopy(gpu_record), out, "lab-0.1-gpu")
+    saved = records.load(path)
+    assert saved["run"] is None and saved["ops"] == gpu_record["ops"]
+    assert os.readlink(out / records.LOCK_NAME) == str(target) and target.read_bytes() == b"theirs"
+    assert not (out / records.LEDGER_NAME).exists()
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and f"the record is saved as {path}" in err and records.LOCK_NAME in err, err
+    assert "symbolic link" in err and "the gate will not count it" in err, err
+
+
 def test_a_ledger_that_grew_past_its_limit_during_the_run_never_loses_the_run(tmp_path, gpu_record, capfd):
     """Another lab or explain appended to the same folder's ledger while this run measured, past
     ``LEDGER_MAX_BYTES``: the record is saved all the same, unvouched (the gate never counts it), the
