@@ -69,7 +69,7 @@ def test_terminal_offers_cram_when_nothing_is_due_and_ctrl_d_ends_cleanly(tmp_pa
     child = pexpect.spawn(DRILL[0], ["quiz", "--store", str(store), "--chip", "v5e", "--new", "0", "--count", "2"],
                           env=drill_env(), encoding="utf-8", timeout=bound(30))
     child.expect_exact("Nothing is due now; next review in")
-    child.expect_exact("[c]ram, [n]ew skills, or [q]uit? ")
+    child.expect_exact("[c]ram, [n]ew skills (2 more beyond today's 0), or [q]uit? ")  # --new 0: past the limit
     child.sendline("c")
     child.expect_exact("cram, schedule untouched")
     child.expect_exact("[1/2]")
