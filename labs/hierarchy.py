@@ -286,8 +286,10 @@ PLATEAU_STEP = 0.2  # a rate this far (relative) from its plateau's median, beyo
 # main memory's figure: rotated in-place calls of this buffer (twice it moved a call), the lab's calibrated copy's
 MAIN_CALL_BYTES = calibrate.CPU_COPY_CALL_BYTES
 OP_KINDS = ("add", "reduce_sum", "softmax")  # the op kinds measured per dtype and level (generator.costs ops)
-OP_COLS = 2048  # the op probes' rows are this long (no lab shape is: the lab's are square)
-OP_ARRAY_BYTES = (256 * 2**10, 2**20, 4 * 2**20, 16 * 2**20)  # one array of an op probe in main memory, by call
+# The op probes' arrays are the lab's own shapes, square with these sides: an elementwise op's rate depends on
+# its shape, not only its bytes (a bf16 reduce_sum of 256 KiB arrays streamed 20 GB/s as [256, 256], 9.5 GB/s
+# as [128, 2048] and 5.8 GB/s as [362, 362], one process, back to back).
+OP_SIDES = (256, 512, 1024, 2048)
 OP_ROUNDS = 2  # interleaved rounds of the op probes (device time: quieter than the wall clock)
 # timed calls of an op probe in one round: an elementwise call's time on a small VM is bimodal (a bf16 add
 # of 3 MiB took 88 us in one run, 250-370 us in the next), so a median of few calls lands on either mode
@@ -564,23 +566,23 @@ def _op_probe(kind: str, dtype: str, pool: list[Any], shape: tuple[int, int], tr
 
 def op_rates(levels: list[Level], dtypes: tuple[str, ...], device: DeviceInfo, trace_dir: Path | None,
              progress: Progress) -> tuple[list[OpRate], list[str]]:
-    """Each op kind (OP_KINDS) in each dtype, timed interleaved at sizes whose rotated working set lives in
-    main memory (one array of each of OP_ARRAY_BYTES: a small call runs slower than a large one), the
-    converts between bf16 and f32 at the middle size, and the op kinds again in the largest cache level
-    where it is at least OP_LEVEL_MIN_BYTES; each rate is named with the level ``level_for`` gives its
-    working set."""
+    """Each op kind (OP_KINDS) in each dtype, timed interleaved over square arrays of each of OP_SIDES rotated
+    through main memory (a small call runs slower than a large one), the converts between bf16 and f32 at
+    the middle side, and the op kinds again in the largest cache level where it is at least
+    OP_LEVEL_MIN_BYTES (the largest square side whose OP_LEVEL_ARRAYS f32 arrays fill half of it); each
+    rate is named with the level ``level_for`` gives its working set."""
     found = Hierarchy("", MEASURED, tuple(levels))
     caches = [lv for lv in levels if not lv.main_memory and lv.size_bytes]
     largest = max((lv.size_bytes or 0.0 for lv in caches), default=0.0)
     total = max(main_memory_total(device, largest), int(2 * largest))
-    places: list[tuple[str, int, int, tuple[str, ...]]] = []  # (tag, array bytes, arrays, kinds)
-    for array_bytes in OP_ARRAY_BYTES:
-        converts = ("convert",) if array_bytes == OP_ARRAY_BYTES[len(OP_ARRAY_BYTES) // 2] else ()
-        places.append((f"main-{array_bytes // 2**10}k", array_bytes, max(4, math.ceil(total / array_bytes)),
-                       (*OP_KINDS, *converts)))
+    places: list[tuple[str, int, int, tuple[str, ...]]] = []  # (tag, side, bytes rotated through, kinds)
+    for side in OP_SIDES:
+        converts = ("convert",) if side == OP_SIDES[len(OP_SIDES) // 2] else ()
+        places.append((f"main-{side}", side, total, (*OP_KINDS, *converts)))
     if caches and (caches[-1].size_bytes or 0) >= OP_LEVEL_MIN_BYTES:
         half = int((caches[-1].size_bytes or 0) // 2)
-        places.append((caches[-1].name, max(OP_COLS * 4, half // OP_LEVEL_ARRAYS), OP_LEVEL_ARRAYS, OP_KINDS))
+        side = 2 ** int(math.log2(math.sqrt(half / (OP_LEVEL_ARRAYS * DTYPE_BYTES["f32"]))))
+        places.append((caches[-1].name, max(64, side), half, OP_KINDS))
     rates: list[OpRate] = []
     notes: list[str] = []
     progress("op rates")
@@ -589,24 +591,25 @@ def op_rates(levels: list[Level], dtypes: tuple[str, ...], device: DeviceInfo, t
     with contextlib.ExitStack() as stack:
         traces = None if trace_dir is None else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="drill-op-rates-")))
-        for tag, array_bytes, arrays, kinds in places:
+        for tag, side, rotated_bytes, kinds in places:
             progress(f"op rates in {tag}")
-            rates_here, notes_here = _op_rates_at(found, dtypes, array_bytes, arrays, kinds, traces, tag, progress)
+            rates_here, notes_here = _op_rates_at(found, dtypes, side, rotated_bytes, kinds, traces, tag, progress)
             rates.extend(rates_here)
             notes.extend(notes_here)
     return rates, notes
 
 
-def _op_rates_at(found: Hierarchy, dtypes: tuple[str, ...], array_bytes: int, arrays: int, kinds: tuple[str, ...],
+def _op_rates_at(found: Hierarchy, dtypes: tuple[str, ...], side: int, rotated_bytes: int, kinds: tuple[str, ...],
                  trace_dir: Path | None, tag: str, progress: Progress) -> tuple[list[OpRate], list[str]]:
-    """The op kinds in each dtype over ``arrays`` arrays of about ``array_bytes`` each, timed interleaved."""
+    """The op kinds in each dtype over [side, side] arrays, as many as fill ``rotated_bytes`` (at least 4),
+    timed interleaved."""
     _jax_mod, jnp, _lax = _jax()
     probes: list[tuple[_Probe, str, str, float]] = []
     pools: list[list[Any]] = []
+    shape = (side, side)
     for dtype in dtypes:
-        rows = max(1, array_bytes // (OP_COLS * DTYPE_BYTES[dtype]))
-        shape = (rows, OP_COLS)
-        base = jnp.linspace(-2.0, 2.0, rows * OP_COLS, dtype=lab_ops.jax_dtype(dtype)).reshape(shape)
+        arrays = max(4, math.ceil(rotated_bytes / costs.array_bytes(shape, dtype)))
+        base = jnp.linspace(-2.0, 2.0, side * side, dtype=lab_ops.jax_dtype(dtype)).reshape(shape)
         pool = [base + (k / arrays) for k in range(arrays)]
         pools.append(pool)
         working = float(arrays * costs.array_bytes(shape, dtype))
@@ -618,9 +621,8 @@ def _op_rates_at(found: Hierarchy, dtypes: tuple[str, ...], array_bytes: int, ar
     notes: list[str] = []
     for p, kind, dtype, working in probes:
         level = found.level_for(working)
-        rows = round(p.bytes_per_call / op_bytes(kind, (1, OP_COLS), dtype))
         rates.append(OpRate(kind, dtype, working, p.bytes_per_s, p.spread, level.name if level else "",
-                            f"{MEASURED}: {kind} of [{rows}, {OP_COLS}] {dtype} rotated through {fmt(working, 'B')}, "
+                            f"{MEASURED}: {kind} of [{side}, {side}] {dtype} rotated through {fmt(working, 'B')}, "
                             f"fresh outputs, {'device' if trace_dir is not None else 'wall'} time",
                             p.flagged, p.bytes_per_call))
         if p.flagged:

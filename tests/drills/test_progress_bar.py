@@ -260,7 +260,7 @@ def _fake_hierarchy(monkeypatch):
         return [lab_hierarchy.SweepPoint(float(w), 100e9 if w <= 2**20 else 20e9, 0.01) for w in sizes]
 
     monkeypatch.setattr(lab_hierarchy, "sweep", sweep)
-    monkeypatch.setattr(lab_hierarchy, "_op_rates_at", lambda found, dtypes, array_bytes, arrays, kinds, traces, tag,
+    monkeypatch.setattr(lab_hierarchy, "_op_rates_at", lambda found, dtypes, side, rotated_bytes, kinds, traces, tag,
                         progress: ([], []))
 
 
