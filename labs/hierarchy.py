@@ -267,8 +267,7 @@ def _main_buffer(device: DeviceInfo, levels: list[tuple[str, str, float | None, 
 
 
 def _rotated_total(device: DeviceInfo, levels: list[tuple[str, str, float | None, bool]]) -> int:
-    total = max(64 * 2**20, ROTATED_CACHE_MULTIPLE * _largest_cache_bytes(device, levels))
-    return total if device.budget_bytes is None else min(total, int(device.budget_bytes // 4))
+    return main_memory_total(device, _largest_cache_bytes(device, levels))
 
 
 # ----------------------------------------------------------------- CPU: levels from a sweep, probes interleaved
@@ -295,7 +294,7 @@ OP_ROUNDS = 2  # interleaved rounds of the op probes (device time: quieter than 
 # of 3 MiB took 88 us in one run, 250-370 us in the next), so a median of few calls lands on either mode
 OP_REPS_PER_ROUND = 10
 OP_LEVEL_MIN_BYTES = 8 * 2**20  # a cache level this large also gets op probes (the lab's rotated sets can land in it)
-OP_LEVEL_ARRAYS = 16  # a cache level's op probe rotates through this many arrays, half the level in all
+OP_LEVEL_ARRAYS = 16  # a cache level's op probe: the largest square side whose this many f32 arrays fill half the level
 
 
 @dataclass(frozen=True)
@@ -521,17 +520,15 @@ def main_memory_total(device: DeviceInfo, largest_cache_bytes: float | None = No
 
 
 def _op_function(kind: str, dtype: str) -> Callable[..., Any]:
-    jax, jnp, _lax = _jax()
+    """The lab's own op (``labs.ops.function``), or for "convert" a change from ``dtype`` to the other dtype."""
+    if kind != "convert":
+        return lab_ops.function(kind)
     other = lab_ops.jax_dtype("f32" if dtype == "bf16" else "bf16")
-    bodies: dict[str, Callable[..., Any]] = {
-        "add": lambda x, y: x + y, "reduce_sum": lambda x: jnp.sum(x, axis=-1),
-        "softmax": lambda x: jax.nn.softmax(x, axis=-1), "convert": lambda x: x.astype(other)}
-    body = bodies[kind]
 
-    def lab_hierarchy_op(*xs: Any) -> Any:
-        return body(*xs)
+    def lab_hierarchy_convert(x: Any) -> Any:
+        return x.astype(other)
 
-    return lab_hierarchy_op
+    return lab_hierarchy_convert
 
 
 def op_bytes(kind: str, shape: tuple[int, int], dtype: str) -> int:
@@ -546,7 +543,8 @@ def _op_probe(kind: str, dtype: str, pool: list[Any], shape: tuple[int, int], tr
     """One op kind in ``dtype`` over arrays of ``shape`` rotated through ``pool`` (each call's output fresh,
     as the lab's ops write theirs); device time under ``trace_dir``, else wall time."""
     jax, _jnp, _lax = _jax()
-    fn = jax.jit(_op_function(kind, dtype))
+    body = _op_function(kind, dtype)
+    fn, module = jax.jit(body), f"jit_{body.__name__}"
     arity = 2 if kind == "add" else 1
     count = len(pool)
 
@@ -556,9 +554,8 @@ def _op_probe(kind: str, dtype: str, pool: list[Any], shape: tuple[int, int], tr
     def run(reps: int, r: int) -> list[float]:
         if trace_dir is None:
             return timing.time_calls(call, reps, warmup=1)
-        # one folder a probe: each round's trace replaces the last (measure_call clears it), so a record keeps
-        # one trace per op probe, not one per round
-        meas = measure.measure_call(call, "jit_lab_hierarchy_op", reps, Path(trace_dir) / f"op-{tag}", traces=1)
+        # one folder a probe: each round's trace replaces the last (measure_call clears it)
+        meas = measure.measure_call(call, module, reps, Path(trace_dir) / f"op-{tag}", traces=1)
         return list(meas.device.runs_s) if meas.device is not None else [meas.wall.median_s] * reps
 
     return _Probe(f"{kind} {dtype} ({tag})", run, float(op_bytes(kind, shape, dtype)))

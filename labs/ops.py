@@ -157,6 +157,14 @@ def jax_dtype(dtype: str) -> Any:
     return {"bf16": jnp.bfloat16, "f32": jnp.float32, "int32": jnp.int32}[normalize_dtype(dtype)]
 
 
+def function(op_name: str) -> Callable[..., Any]:
+    """One op's function, not yet jitted, named ``lab_<op>`` (its XLA module: ``jit_lab_<op>``)."""
+    import jax  # optional dependency: jax loads only when a lab runs on a device
+    import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
+
+    return _FUNCTIONS[op_name](jax, jnp)
+
+
 def build(op_name: str, size: int, dtype: str) -> tuple[Callable[..., Any], Callable[[int], tuple[Array, ...]]]:
     """(jitted function, make_inputs(seed) -> tuple of device arrays) for one op.
 
@@ -168,7 +176,7 @@ def build(op_name: str, size: int, dtype: str) -> tuple[Callable[..., Any], Call
     import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
     dt = jax_dtype(dtype)
-    fn = _FUNCTIONS[op_name](jax, jnp)
+    fn = function(op_name)
     op = OPS[op_name]
 
     def make_inputs(seed: int) -> tuple[Array, ...]:

@@ -393,6 +393,8 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('labs.measure', 'jax'),
     ('labs.measure', 'jax'),
     ('labs.ops', 'jax'),
+    ('labs.ops', 'jax'),
+    ('labs.ops', 'jax.numpy'),
     ('labs.ops', 'jax.numpy'),
     ('labs.ops', 'jax.numpy'),
     ('labs.plot', 'matplotlib'),
