@@ -615,3 +615,31 @@ def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size
     for op in ("add", "reduce_sum"):
         want = timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(edge, "f32"), dev.cache_bytes, dev.budget_bytes).sets
         assert want > 1 and used[lab_ops.OPS[op].module_name()] == set(range(want))
+
+
+def test_the_repeat_benchmark_scores_one_runs_measurement_against_anothers():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, bound
+
+    import statistics
+
+    runs = [REPO / "bench" / "cpu-records" / name for name in ("quiet", "loaded")]
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_measurement_repeat.py"), *map(str, runs)],
+                         capture_output=True, text=True, timeout=bound(120))
+    assert out.returncode == 0, out.stderr
+    measured = [{(r["dtype"], r["size"], row["op"]): row["measured"]["measured_s"]
+                 for r in map(_load, sorted(run.glob("lab-*.json"))) for row in r["ops"]} for run in runs]
+    shared = measured[0].keys() & measured[1].keys()
+    assert len(shared) == 30
+    # each run's measurement as the prediction of the other's, both ways
+    pairs = [(a[k], b[k]) for a, b in (measured, measured[::-1]) for k in shared]
+    median = statistics.median(abs(p - m) / m for p, m in pairs)
+    within = sum(max(p / m, m / p) <= 1.5 for p, m in pairs) / len(pairs)
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("measured again"))
+    assert f"median relative error {median:>5.0%}" in line and f"within 1.5x {within:>5.0%}" in line, out.stdout
+    assert "(60 predictions)" in line
+    one = subprocess.run([sys.executable, str(REPO / "bench" / "bench_measurement_repeat.py"), str(runs[0])],
+                         capture_output=True, text=True, timeout=bound(120))
+    assert one.returncode == 2 and "two or more runs" in one.stderr
