@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.generate import registry  # noqa: E402
+from generator.problems.generate import registry  # noqa: E402
 
 LIMIT_S = 0.5
 

@@ -25,7 +25,7 @@ on this machine, then the package written), timed as a new ``drill deck`` proces
 registry, its per-process probe verdicts, the families' per-spec values and the miss cases'
 explanations dropped before each run; the modules stay imported; the start-up cache in the user cache
 folder kept, as it is for every run after the first since the code last changed: the skill index, the
-probe verdicts and each skill's draw plan, ``generator.drawplans``), interleaved with bare genanki in
+probe verdicts and each skill's draw plan, ``generator.problems.drawplans``), interleaved with bare genanki in
 the same way. Target: at most 3x. Bare genanki runs in one process; the same build in one process is
 printed too, and the build with the start-up cache emptied before each run (a ``drill deck`` after an
 install or an edit of the generator: the skills indexed, probed and searched) as the cold end to end.
@@ -52,10 +52,12 @@ import genanki.package  # noqa: E402
 from drills.cmd_generate import card_rules  # noqa: E402
 from generator.export import anki, card, course_deck, shares  # noqa: E402
 from generator.export.variants import DEFAULT_VARIANTS, course_notes as drawn_notes  # noqa: E402
-from generator import catalogue, families, records, startcache  # noqa: E402
-from generator.families import base as families_base  # noqa: E402
-from generator.families import miss_reason  # noqa: E402
-from generator.generate import registry  # noqa: E402
+from generator.model import catalogue, records  # noqa: E402
+from generator.problems import families  # noqa: E402
+from generator.io import startcache  # noqa: E402
+from generator.problems.families import base as families_base  # noqa: E402
+from generator.problems.families import miss_reason  # noqa: E402
+from generator.problems.generate import registry  # noqa: E402
 
 TARGET_RATIO = 1.5
 END_TO_END_TARGET = 3.0

@@ -54,7 +54,7 @@ def build_store(path: Path, reviews: int, now: datetime) -> float:
     from fsrs import Card, Rating, Scheduler  # start-up: only this benchmark step needs it
 
     from drills.store import Store, iso  # start-up: only this benchmark step needs it
-    from generator import generate  # start-up: only this benchmark step needs it
+    from generator.problems import generate  # start-up: only this benchmark step needs it
 
     from drills import store_schema  # start-up: only this benchmark step needs it
 

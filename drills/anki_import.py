@@ -1,7 +1,7 @@
 """Anki's review log into the review store (``drill anki-import``): studying the deck in Anki counts.
 
 What is read: an Anki ``collection.anki2`` (a profile folder's, or the folder itself) or a
-``.colpkg`` export, never opened in place. Its bytes are read (``generator.safeio``, bounded) with
+``.colpkg`` export, never opened in place. Its bytes are read (``generator.io.safeio``, bounded) with
 its ``-wal`` beside it, and read again until two reads agree (Anki may be writing: a copy that kept
 changing is refused, never half-read); SQLite then opens that private copy in a temporary folder.
 A modern ``.colpkg`` holds ``collection.anki21b``, a zstd-compressed collection (decompressed with
@@ -29,7 +29,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from drills.store import ReviewRecord
-from generator import generate, safeio
+from generator.problems import generate
+from generator.io import safeio
 from generator.errors import DrillError
 from generator.export.anki import skill_guid
 

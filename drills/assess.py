@@ -4,7 +4,7 @@
 whether the answer was graded:
 
 - ``graded``: read and rated (``drills.grading``); a wrong answer that matches a
-  named wrong method gets its ``misconception`` (``generator.misconceptions``);
+  named wrong method gets its ``misconception`` (``generator.problems.misconceptions``);
 - ``needs-unit``: a plain number where the answer has a unit and the prompt names
   none ("11.8 what?"), or one that is wrong read in the prompt's unit but right read in
   the base unit (the reason says both readings): not graded, ask again;
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from drills import grading
-from generator import answers, misconceptions
-from generator.families import mistakes as named_mistakes
-from generator.problem import Problem
-from generator.units import fmt
+from generator.problems import answers, misconceptions
+from generator.problems.families import mistakes as named_mistakes
+from generator.problems.problem import Problem
+from generator.model.units import fmt
 
 GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND = "graded", "needs-unit", "unreadable", "wrong-kind"
 STATUSES = (GRADED, NEEDS_UNIT, UNREADABLE, WRONG_KIND)

@@ -1,6 +1,6 @@
 """What each "Can you" item still needs from the quiz, said in the quiz's own words, and which skills give it.
 
-An item's skill rules (each family's ``MASTERY``, ``generator.families.mastery_rules``) count the
+An item's skill rules (each family's ``MASTERY``, ``generator.problems.families.mastery_rules``) count the
 skills whose *last* review was right (``standing``). ``drill progress`` shows what a rule still
 lacks (``RuleStanding.gaps``) and the command that ticks the item (``command``); the quiz draws the
 skills that close the gaps of the items not yet ticked (``needs``) before the rest of its new
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from generator.families.base import Mastery, Skill
+from generator.problems.families.base import Mastery, Skill
 
 LAB_COMMAND = "drill lab, then drill explain"
 Row = Mapping[str, Any]  # a review row of the store (``Store.last_reviews``): correct, chip, seconds_taken, ...
@@ -54,7 +54,7 @@ class RuleStanding:
     def gaps(self) -> list[str]:
         """What is still short, in the quiz's words: its questions are headed by the family
         (``ridge · v6e``) and graded right or wrong."""
-        from generator.families.ops import with_article  # start-up: the op families load only when an item names an op
+        from generator.problems.families.ops import with_article  # start-up: the op families load only when an item names an op
 
         family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
         one = f"{with_article(self.rule.families[0]).split(' ', 1)[0]} {family}"  # "an 'interconnect'"

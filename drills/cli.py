@@ -202,8 +202,8 @@ def _standard_streams() -> None:
 
 def _is_output_error(exc: OSError) -> bool:
     """A raw write error of the kind stdout gives. Files the tool writes go through
-    generator.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
-    from generator.safeio import SafeIOError  # start-up: `drill` loads a command's dependencies only when it runs
+    generator.io.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
+    from generator.io.safeio import SafeIOError  # start-up: `drill` loads a command's dependencies only when it runs
 
     return exc.errno in _OUTPUT_ERRNOS and not isinstance(exc, SafeIOError)
 
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         if _is_output_error(exc):
             _output_failed("", exc)
-        # A file the tool could not read or write (generator.safeio refusals included): one line, exit 1.
+        # A file the tool could not read or write (generator.io.safeio refusals included): one line, exit 1.
         _say_error(f"drill: error: {_os_error_text(exc)}")
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _os_error_text(exc: OSError) -> str:
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.safeio import SafeIOError, display_path
+    from generator.io.safeio import SafeIOError, display_path
 
     if isinstance(exc, SafeIOError) or not exc.strerror:
         return " ".join(str(exc).split())

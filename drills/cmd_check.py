@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from generator.termsafe import json_visible, visible_text
+from generator.io.termsafe import json_visible, visible_text
 
 
 class Seconds(click.FloatRange):
@@ -48,7 +48,7 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
     from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         problem = generate.problem(problem_id)
@@ -74,7 +74,7 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, name, families, explanation}.")
 def misconceptions(as_json: bool) -> None:
     """The named wrong methods the drill recognises in a wrong answer, and the families they apply to."""
-    from generator.misconceptions import CATALOGUE  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems.misconceptions import CATALOGUE  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in CATALOGUE], indent=1, ensure_ascii=False))

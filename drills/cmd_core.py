@@ -6,9 +6,9 @@ import json
 
 import click
 
-from generator import catalogue, costs
-from generator import roofline as model
-from generator.units import json_ready, si
+from generator.model import catalogue, costs
+from generator.model import roofline as model
+from generator.model.units import json_ready, si
 
 
 def resolve_chip(name: str) -> catalogue.Chip:
@@ -150,10 +150,10 @@ def _ici_direction(bidirectional: bool, link_bw: float | None) -> str:
 
 def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None,
           bidirectional: bool = False) -> catalogue.Chip | model.Ceilings:
-    """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
+    """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/model/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target
-    from generator import collectives  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.model import collectives  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return collectives.link_ceilings(target, over, dtype, link_bw, bidirectional)

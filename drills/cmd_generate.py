@@ -1,7 +1,7 @@
 """`drill transformer`, `drill deck` and `drill export`: the step-time calculator and the problem exports.
 
-Thin commands: they parse options and call ``generator.transformer``,
-``generator.generate`` and ``generator.export``. Nothing here imports jax or numpy.
+Thin commands: they parse options and call ``generator.model.transformer``,
+``generator.problems.generate`` and ``generator.export``. Nothing here imports jax or numpy.
 """
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ import click
 
 from drills.cmd_core import resolve_chip
 from drills.progress_bar import Bar
-from generator import bulk, catalogue
-from generator import transformer as tmodel
-from generator.units import fmt
+from generator.problems import bulk
+from generator.model import catalogue
+from generator.model import transformer as tmodel
+from generator.model.units import fmt
 from generator.export import ExportError, check_writable
 
 if TYPE_CHECKING:
     from generator.export.anki import DeckReport
     from generator.export.variants import CardRules
-    from generator.generate import OnItem, Registry
-    from generator.problem import Problem
-from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
+    from generator.problems.generate import OnItem, Registry
+    from generator.problems.problem import Problem
+from generator.problems.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
 
 MAX_COUNT = 1_000_000
 T = TypeVar("T")
@@ -44,7 +45,7 @@ def _selection(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Random seed: the same seed and selection give the same problems."),
         click.option("--specs", "specs_dir", type=click.Path(file_okay=False), default=None,
-                     help="Directory of drill spec YAML files (default: each family's own, generator/specs)."),
+                     help="Directory of drill spec YAML files (default: each family's own, generator/problems/specs)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -63,7 +64,7 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
 def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:
     """``draw(registry)`` for the spec directory and the registry, or the one-line usage error of a bad
     selection or spec (exit 2)."""
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         reg = generate.registry(specs_dir)
@@ -95,7 +96,7 @@ DEFAULT_DECK_VARIANTS = 16
 def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
     """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
     (exit 2), before any bar is drawn."""
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
@@ -116,7 +117,7 @@ def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
     from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
     # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export.variants import CardRules
 
@@ -299,7 +300,7 @@ def _count(ctx: click.Context, param: click.Parameter, value: str) -> int:
 @click.command()
 @click.option("--params", "params", required=True, callback=_count, metavar="P",
               help="Parameter count: 7e9, 7B, 1.3B or 6738415616 (1 to 1e16). A known model's count "
-                   "(7B, 13B, 70B: Llama 2, generator/models.yaml) fills in --layers and --d-model.")
+                   "(7B, 13B, 70B: Llama 2, generator/model/models.yaml) fills in --layers and --d-model.")
 @click.option("--layers", type=click.IntRange(1, MAX_LAYERS), default=None,
               help=f"Transformer layers (L), 1 to {MAX_LAYERS:,}. Default: the known model's.")
 @click.option("--d-model", "d_model", type=click.IntRange(1, MAX_WIDTH), default=None,

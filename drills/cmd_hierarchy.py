@@ -13,7 +13,7 @@ from drills.cmd_lab import _require_jax
 from drills.progress_bar import Bar, Steps
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
-    from generator.hierarchy import Hierarchy
+    from generator.model.hierarchy import Hierarchy
 
 CPU_SIZE = 1024  # N of the lab's matmul shapes on a CPU (the lab's CPU default)
 ACCELERATOR_SIZE = 4096
@@ -32,10 +32,10 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     every cache level sysfs lists, then DRAM; GPU: L2 and HBM; TPU: HBM), and the matmul FLOP/s
     of the lab's shapes in each dtype. With --chip, the catalogue's figures for that chip, as the
     course page shows them. Takes well under a minute on a 2-core CPU."""
-    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.model import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if chip is not None:
-        from generator import catalogue  # start-up: `drill` loads a command's dependencies only when it runs
+        from generator.model import catalogue  # start-up: `drill` loads a command's dependencies only when it runs
 
         try:
             found = catalogue.get(chip)
@@ -67,7 +67,7 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
 
 
 def _show(found: Hierarchy, as_json: bool) -> None:
-    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.model import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps(found.to_dict(), indent=1, ensure_ascii=False))

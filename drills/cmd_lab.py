@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import click
 
 from drills.store_files import StoreError
-from generator import safeio
+from generator.io import safeio
 from labs import records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 from labs.record_types import LabRecord, OpRow, RecordError, as_record
 
 if TYPE_CHECKING:  # annotations only: the lab's modules load only for the command that runs them
-    from generator.miss_reasons import Judgement
+    from generator.explain import Judgement
     from labs.evidence import Probed
     from labs.runner import LearnerPrediction, Plan, PredictionsRead
     from labs.session import Save
@@ -66,7 +66,7 @@ def _bench_folder(bench_dir: Path | None) -> None:
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.answers import AnswerError, parse_number
+    from generator.problems.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
         if not part:
@@ -121,7 +121,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
         plot: Path | None, collectives: bool = False, mesh: str = "auto", sizes: str | None = None) -> None:
     """LAB·0.1: predict each op's latency, measure it with JAX, score, record.
 
-    Predictions come from the roofline (generator/costs.py + generator/roofline.py)
+    Predictions come from the roofline (generator/model/costs.py + generator/model/roofline.py)
     on the chip's datasheet and, with --calibrate, on the device's measured
     speeds; yours come first. Each op is timed with jit (compile and warm-up
     excluded, inputs rotated past the cache, results blocked on) and read
@@ -281,8 +281,8 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
                       save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.miss_reasons import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.explain import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.model.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import runner  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("")

@@ -62,7 +62,7 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     # start-up: `drill` loads a command's dependencies only when it runs
     from drills.quiz import QuizOptions, Session, select_skills
     from drills.quiz_io import QuizIO  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     options = QuizOptions(families=families or None, chips=chips or None, count=count,
                           new_per_day=new_per_day, cram=cram, seed=seed)
@@ -114,7 +114,7 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     if warning:
         click.echo(warning, err=True)
     if as_json:
-        from generator.units import json_ready  # start-up: `drill` loads a command's dependencies only when it runs
+        from generator.model.units import json_ready  # start-up: `drill` loads a command's dependencies only when it runs
 
         click.echo(json.dumps(json_ready(numbers), indent=2, allow_nan=False))
         return

@@ -1,4 +1,4 @@
-"""`drill miss-reasons`: the concrete reasons a measurement misses its prediction (generator.miss_reasons)."""
+"""`drill miss-reasons`: the concrete reasons a measurement misses its prediction (generator.explain)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def miss_reasons(as_json: bool) -> None:
     and that time is within 1.5x of measured (widened by a noisy probe's spread).
     """
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.miss_reasons import REASON_QUANTITIES, REASONS
-    from generator.miss_reasons.quantities import COUNTS, FLOOR, LABELS  # start-up: as above
+    from generator.explain import REASON_QUANTITIES, REASONS
+    from generator.explain.quantities import COUNTS, FLOOR, LABELS  # start-up: as above
 
     free = [label for _, label, _ in (*COUNTS, *FLOOR)]
     if as_json:

@@ -22,7 +22,7 @@ difficulty; Good = recalled; Easy = recalled effortlessly. The drill maps them s
   two or three hints -> at most Hard. (A skip is not graded at all.)
 
 A wrong answer that matches a named wrong method is diagnosed by
-``generator.misconceptions``; that changes the feedback, never the rating.
+``generator.problems.misconceptions``; that changes the feedback, never the rating.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Protocol, Sequence
 
 from fsrs import Rating
 
-from generator.problem import Problem
+from generator.problems.problem import Problem
 
 MAX_HINTS = 3
 
@@ -42,7 +42,7 @@ _HINT_CAP = {0: Rating.Easy, 1: Rating.Good, 2: Rating.Hard, 3: Rating.Hard}
 
 
 class Bands(Protocol):
-    """The grading bands of a family (``generator.specs.GradingBands``), read only: the frozen
+    """The grading bands of a family (``generator.problems.specs.GradingBands``), read only: the frozen
     dataclass the specs give satisfies it (a plain attribute here would ask for a settable one)."""
 
     @property

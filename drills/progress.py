@@ -1,12 +1,12 @@
 """The chapter checklist behind ``drill progress``: "Can you" items, labs done, streak, gate.
 
 A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
-- the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
+- the seven "Can you" items: ``generator.problems.generate.CAN_YOU`` ((n, text, skill_id));
 - a skill counts only once mastered (``drills.mastery``: right with no hint on a later day than
   its first right answer, and still recalled with probability 0.9); one right but not yet so is
   pending ("learned today: recall it on a later day to tick"), shown, never ticking;
 - an item ticks from *mastery of the skills it describes* (each family module's ``MASTERY``,
-  ``generator.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
+  ``generator.problems.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
   ridge skills right on at least two chips at their last review; item 2, bound
   skills right within 60 s on two chips; item 6, a lab record whose every miss has an
   explanation the tool accepted, see ``accepted_records``), or from its own "Can you" card
@@ -33,17 +33,17 @@ from typing import TYPE_CHECKING, Any
 
 from drills import can_you_needs, mastery as mastery_rule
 from drills.store_clock import local_date
-from generator import families
+from generator.problems import families
 from generator.errors import DrillError
-from generator.families.base import Mastery
-from generator.termsafe import visible_lines
+from generator.problems.families.base import Mastery
+from generator.io.termsafe import visible_lines
 from labs import calibration_bias
 from labs import gate as lab_gate
 from labs.record_types import LabRecord, Miss
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
     from drills.store import Store
-    from generator.families.base import Skill
+    from generator.problems.families.base import Skill
 
 # (path, typed record) pairs of a records folder (``load_records``).
 LabRecords = Sequence[tuple[str, LabRecord]]  # read more than once
@@ -103,11 +103,11 @@ def missed_ops(record: LabRecord) -> list[str]:
 def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     """The tool accepted this explanation, and still does: ``accepted: true`` in the record (an older
     record has no such field and never counts), and judging its text and reasons again against the
-    record's own evidence (``generator.miss_reasons.judge``) accepts it, so an edited flag or a shrug
+    record's own evidence (``generator.explain.judge``) accepts it, so an edited flag or a shrug
     ("overhead") never counts."""
     if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
-    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
@@ -123,7 +123,7 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
 def unexplainable(record: LabRecord, op: str) -> bool:
     """No set of reasons the record's evidence allows explains this miss (judged again, never read
     from the record's own flag): a finding, which asks nothing of the learner."""
-    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     try:
@@ -184,7 +184,7 @@ def mastered(rules: list[Mastery], last: dict[str, dict[str, Any]], lab_records:
 
 
 def can_you_items() -> list[tuple[int, str, str]]:
-    from generator.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
     return list(CAN_YOU)
 
 
@@ -230,7 +230,7 @@ def can_you(store: Store, lab_records: LabRecords = (), now: datetime | None = N
 
 def _every_chip(names: tuple[str, ...]) -> list[Skill]:
     """Every skill of these families on every chip (the generator's order), for an item's command."""
-    from generator import generate  # start-up: the problem generator loads only for the checklist
+    from generator.problems import generate  # start-up: the problem generator loads only for the checklist
 
     return generate.skills(list(names), None)
 
@@ -294,7 +294,7 @@ class Trend:
 
     def line(self) -> str:
         """``trend: further: ... (typical miss per record, oldest to newest: x1.2 → x2.5)``."""
-        from generator.units import fmt  # start-up: `drill` loads a command's dependencies only when it runs
+        from generator.model.units import fmt  # start-up: `drill` loads a command's dependencies only when it runs
 
         series = " → ".join(f"x{fmt(m, '')}" for m in self.typical_miss)
         return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"

@@ -14,7 +14,7 @@ the store's time (scheduling from the newest review) and rewrites nothing. ``cra
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
 Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,
-a wrong one diagnosed by ``generator.misconceptions``); only graded answers are
+a wrong one diagnosed by ``generator.problems.misconceptions``); only graded answers are
 recorded and scheduled, each in its own transaction (``drills.store``) before
 the next question, so Ctrl-C (exit 130), end of input (exit 0) or a kill loses
 nothing answered. During a question: ``?`` gives up to three progressive hints
@@ -49,8 +49,8 @@ from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, unt
 from drills.store import ReviewRecord, Store, UndoRefused
 from drills.store_clock import behind_warning, iso, local_date, parse_iso, utc_now
 from drills.store_clock import start_of_day as _start_of_day
-from generator import generate
-from generator.problem import Problem
+from generator.problems import generate
+from generator.problems.problem import Problem
 
 if TYPE_CHECKING:
     from drills import assess
@@ -226,8 +226,8 @@ def _recall_checks(rules: dict[int, list[Any]], ticked: set[int], found: dict[st
 
 @functools.lru_cache(maxsize=1)
 def _mastery_rules() -> dict[int, list[Any]]:
-    """The families' "Can you" rules (``generator.families.mastery_rules``), read once a process."""
-    from generator import families as families_mod  # start-up: the families load only when a quiz plans new skills
+    """The families' "Can you" rules (``generator.problems.families.mastery_rules``), read once a process."""
+    from generator.problems import families as families_mod  # start-up: the families load only when a quiz plans new skills
 
     return families_mod.mastery_rules()
 

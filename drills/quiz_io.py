@@ -17,8 +17,8 @@ from typing import IO, Any
 
 import click
 
-from generator.problem import Problem
-from generator.termsafe import json_visible, visible_text
+from generator.problems.problem import Problem
+from generator.io.termsafe import json_visible, visible_text
 
 
 # Lone surrogates: bytes that did not decode (errors="surrogateescape") or were never text.
@@ -82,7 +82,7 @@ class QuizIO:
         return cls(interactive, as_json)
 
     def say(self, line: str = "", fg: str | None = None) -> None:
-        """One message (its lines kept), each control in it shown as its escape (``generator.termsafe``): a
+        """One message (its lines kept), each control in it shown as its escape (``generator.io.termsafe``): a
         learner's answer quoted back, or a parse error quoting it, never acts on the terminal."""
         line = visible_text(line)
         click.echo(click.style(line, fg=fg) if (fg and self.interactive) else line, file=self.text_out)
@@ -142,6 +142,6 @@ class QuizIO:
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.as_json:
-            from generator.units import json_ready  # a relative error past the float range prints null
+            from generator.model.units import json_ready  # a relative error past the float range prints null
 
             click.echo(json_visible(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)), file=self.stdout)

@@ -32,7 +32,7 @@ from fsrs import State
 
 from drills.store import Store, Tally
 from drills.store_clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
-from generator.safeio import display_path
+from generator.io.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
 

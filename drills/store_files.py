@@ -1,7 +1,7 @@
 """File safety for the review store: which paths may become a store, and the side files beside it.
 
 Every check here reads only (``stat``, the first 100 bytes through
-``generator.safeio``) and never blocks: a FIFO, a device, a directory or a
+``generator.io.safeio``) and never blocks: a FIFO, a device, a directory or a
 link where the store or its ``-wal``/``-journal``/``-shm`` file belongs is
 refused and left as it is. A folder with no write bit is read-only for root
 too (root bypasses the permission bits, so the bits are read by hand): a store
@@ -17,7 +17,7 @@ import pathlib
 import stat
 from typing import Any
 
-from generator import safeio
+from generator.io import safeio
 from generator.errors import DrillError
 
 SIDE_SUFFIXES = ("-wal", "-journal", "-shm")  # the files SQLite keeps beside the store
@@ -139,7 +139,7 @@ def check_writable(path: pathlib.Path) -> None:
 
 def check_file(path: pathlib.Path) -> bool:
     """Refuse a path that is not a regular file (a dangling symbolic link included), or a non-empty
-    file without the SQLite header, reading only and never blocking (``generator.safeio``). True
+    file without the SQLite header, reading only and never blocking (``generator.io.safeio``). True
     when there is a store to check."""
     try:
         st = os.stat(path)

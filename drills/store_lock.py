@@ -76,8 +76,8 @@ def in_use(path: pathlib.Path) -> StoreError:
 
 def lock_holder(path: pathlib.Path) -> int | None:
     """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``
-    (``generator.lockinfo``); None where ``/proc/locks`` is missing or shows no one."""
+    (``generator.io.lockinfo``); None where ``/proc/locks`` is missing or shows no one."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.lockinfo import lock_holder as holder
+    from generator.io.lockinfo import lock_holder as holder
 
     return holder((path, pathlib.Path(f"{path}-shm")))

@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS reviews (
     problem_id TEXT NOT NULL,
     params TEXT NOT NULL,           -- JSON of the drawn parameters
     prompt TEXT NOT NULL,
-    expected TEXT NOT NULL,         -- JSON of generator.problem.Answer.to_dict()
+    expected TEXT NOT NULL,         -- JSON of generator.problems.problem.Answer.to_dict()
     given TEXT NOT NULL,            -- what the learner typed
     given_value REAL,               -- parsed, in the answer's unit (NULL for choices)
     correct INTEGER NOT NULL,

@@ -6,6 +6,6 @@ imported only inside the modules that time things (``labs.ops`` builders,
 ``labs.runner``) and only when a function that needs them runs, so
 ``labs.records``, ``labs.gate`` and ``labs.report`` work without jax.
 
-Every prediction goes through ``generator.costs`` and ``generator.roofline``;
+Every prediction goes through ``generator.model.costs`` and ``generator.model.roofline``;
 nothing in this package restates an op's FLOP or byte formula.
 """

@@ -1,6 +1,6 @@
 """Measure the device's own two speeds: a large matmul for FLOP/s, a large copy for bytes/s.
 
-Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.costs``.
+Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.model.costs``.
 The copy is ``-x`` with its input donated, so each call reads the buffer once
 and writes it back in place: its bytes are ``costs.in_place_pass_bytes``. Donation
 matters most on a CPU, where a fresh large output pays page faults on first
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import costs, roofline
-from generator.units import DTYPE_BYTES
+from generator.model import costs, roofline
+from generator.model.units import DTYPE_BYTES
 from labs import measure, ops
 from labs.device import DeviceInfo
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
-from generator.units import fmt
+from generator.model.units import fmt
 from labs.record_types import LabRecord
 
 WITHIN_FACTOR = 2.0  # the course's criterion, as labs.score.WITHIN_FACTOR

@@ -7,7 +7,7 @@ leaves V/n of such a sum on each; AllToAll moves an array of V bytes in total. T
 matmul is the book's A[I, J_X] · B[J_X, K]: a local matmul, then psum of C (V = bytes of C).
 
 Predictions, per row:
-- datasheet: ``generator.collectives`` with the catalogue chip's ICI figures and wraparound
+- datasheet: ``generator.model.collectives`` with the catalogue chip's ICI figures and wraparound
   rule applied to the mesh axes (a mesh axis is taken to be a torus axis of the same length;
   on a real slice the runtime's device order decides that). GPUs have no link figure in the
   catalogue (NVLink is not in the reference) and a CPU has no entry: no datasheet column.
@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator import catalogue, costs, roofline
-from generator import collectives as C
+from generator.model import catalogue, costs, roofline
+from generator.model import collectives as C
 from generator.errors import DrillError
-from generator.units import si
+from generator.model.units import si
 from labs import collectives_record as rec
 from labs import records, score
 from labs.options import RunOptions
@@ -147,7 +147,7 @@ def parse_mesh(text: str, device_count: int) -> tuple[int, ...]:
 
 def layout(nbytes: float, n: int, dtype: str) -> tuple[int, int]:
     """(rows, cols) of the full array nearest ``nbytes``: rows a multiple of n² so every split is even
-    (``generator.costs.array_bytes`` inverted: the rows one row's bytes give)."""
+    (``generator.model.costs.array_bytes`` inverted: the rows one row's bytes give)."""
     row_bytes = costs.array_bytes((1, COLS), dtype)
     unit = n * n
     rows = max(unit, round(nbytes / row_bytes / unit) * unit)
@@ -156,7 +156,7 @@ def layout(nbytes: float, n: int, dtype: str) -> tuple[int, int]:
 
 def matmul_dims(nbytes: float, n: int, dtype: str) -> tuple[int, int, int]:
     """(I, J, K) of the sharded matmul: C = I×K near ``nbytes``, J = I rounded to a multiple of n·128
-    (``generator.costs.array_bytes`` of a square C inverted)."""
+    (``generator.model.costs.array_bytes`` of a square C inverted)."""
     side = max(128, round(math.sqrt(nbytes / costs.array_bytes((1,), dtype)) / 128) * 128)
     j = max(n * 128, round(side / (n * 128)) * n * 128)
     return side, j, side
@@ -239,7 +239,7 @@ def per_device_input_bytes(row: RowPlan, plan: Plan) -> int:
 # --- predictions, calibration, scoring ------------------------------------------------------
 
 def local_matmul_cost(plan: Plan) -> costs.OpCost:
-    """Each device's share of the sharded matmul: A[I, J/n] @ B[J/n, K] (``generator.costs``)."""
+    """Each device's share of the sharded matmul: A[I, J/n] @ B[J/n, K] (``generator.model.costs``)."""
     i, j, k = plan.matmul.shape
     return costs.cost("matmul", (i, j // plan.devices, k), plan.options.dtype)
 
@@ -300,9 +300,9 @@ def fit_calibration(plan: Plan, measured_s: dict[str, float], local_matmul_s: fl
     (``measured_s``: row id -> seconds), and the local matmul's FLOP/s from its time alone.
 
     Each is the model inverted, never the model written again: the collective model on a ring
-    with wraparound over the mesh axes (``generator.collectives``) gives the smallest AllGather's
+    with wraparound over the mesh axes (``generator.model.collectives``) gives the smallest AllGather's
     time per second of hop latency (no bandwidth term) and the largest's at 1 byte/s (no latency),
-    so α = measured / (its time at α = 1 s) and W = (its time at W = 1 B/s) / measured; the matmul's FLOP/s is its FLOPs (``generator.costs``) over its time. Both fitting
+    so α = measured / (its time at α = 1 s) and W = (its time at W = 1 B/s) / measured; the matmul's FLOP/s is its FLOPs (``generator.model.costs``) over its time. Both fitting
     rows are then predicted exactly whenever the time grows no faster than the bytes between them
     (the usual case); ``exact_on_fit`` says whether the model, called with the fit, gave them back.
     """

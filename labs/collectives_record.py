@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from generator.units import seconds, si
+from generator.model.units import seconds, si
 from labs import records, score
 from labs.record_types import (CallMeasured, Graded, Part, Ratios, RecordError, VersionedRecord, Within2x,
                                optional)
@@ -186,14 +186,14 @@ def parse(record: Any) -> CollectivesRecord:
 
 
 def load(path: Path) -> CollectivesRecord:
-    """The validated record at ``path`` (read bounded, through ``generator.safeio``); RecordError if unusable."""
+    """The validated record at ``path`` (read bounded, through ``generator.io.safeio``); RecordError if unusable."""
     record, _ = records.read_json(path)
     return parse(record)
 
 
 def save(record: dict[str, Any], out_dir: Path, stem: str) -> Path:
     """Validate, then write ``<out_dir>/<stem>.json`` (``records.save_new``: under the records
-    folder's lock, atomically through ``generator.safeio``, never replacing an existing record:
+    folder's lock, atomically through ``generator.io.safeio``, never replacing an existing record:
     the name takes a ``-2`` suffix instead). RecordError naming the problem."""
     parse(record)
     return records.save_new(records.record_text(record), out_dir, stem)

@@ -45,8 +45,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator import catalogue, costs, roofline
-from generator.safeio import display_path
+from generator.model import catalogue, costs, roofline
+from generator.io.safeio import display_path
 from labs.record_types import LabRecord, as_record
 
 if TYPE_CHECKING:  # annotations only: the record as JSON, read defensively here
@@ -298,7 +298,7 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     except (KeyError, TypeError, ValueError):
         attained = None
     if attained is not None and probes.get("hierarchy") is not None:
-        from generator.hierarchy import Hierarchy, HierarchyError  # start-up: loaded only on the lab path that uses it
+        from generator.model.hierarchy import Hierarchy, HierarchyError  # start-up: loaded only on the lab path that uses it
 
         try:  # the work is taken at the fastest rates measured (labs.evidence.probes_dict)
             attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)

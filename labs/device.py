@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import catalogue
+from generator.model import catalogue
 
 # Memory is shared with the runtime, other buffers and fragmentation: plan to use at most this share.
 MEMORY_BUDGET_SHARE = 0.6

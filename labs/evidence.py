@@ -13,7 +13,7 @@ Measured on every device (CPU included), each probe with its own spread:
   (main memory by call size) and the lab's matmul shapes per dtype.
 A probe is re-measured while its spread is over 10% and its budget lasts; the spread left widens
 the band its reason is judged in, and never vetoes it.
-``op_evidence`` builds each op's ``generator.miss_reasons.OpEvidence`` from a
+``op_evidence`` builds each op's ``generator.explain.OpEvidence`` from a
 record's own numbers (pure Python) and ``attach`` stores those numbers as the op's
 ``evidence`` object, never which reasons they support (that is judged when the
 learner answers). Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from generator import costs, miss_reasons, roofline
-from generator.hierarchy import CallRate, Hierarchy, HierarchyError, Level
+from generator.model import costs, roofline
+from generator import explain as miss_reasons
+from generator.model.hierarchy import CallRate, Hierarchy, HierarchyError, Level
 
 if TYPE_CHECKING:
     from labs.calibrate import Calibration
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 StoredPath = Callable[[str | None], str | None]  # a trace path as the record stores it (``Plan.stored_path``)
 
-# The smallest lattice-legal edge: one (8, 128) tile's lane count (generator/chips.yaml
+# The smallest lattice-legal edge: one (8, 128) tile's lane count (generator/model/chips.yaml
 # facts.tiling_lattice_32bit); the skinny matmul keeps its 8 rows.
 FIXED_COST_EDGE_FACT = "tiling_lattice_32bit"
 PROBE_NAMES = ("fixed cost", "copy", "matmul")
@@ -110,7 +111,7 @@ def remeasured(measure: Callable[[], "Measurement"], budget_s: float = PROBE_BUD
 def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
     """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N;
     with the skinny matmul among ``ops``, above its rows (its shape needs N > rows)."""
-    from generator import catalogue  # start-up: loaded only on the lab path that uses it
+    from generator.model import catalogue  # start-up: loaded only on the lab path that uses it
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     lanes = int(catalogue.load().facts[FIXED_COST_EDGE_FACT].value[1])
@@ -286,7 +287,7 @@ def datasheet_constants(probed: Probed, stored_path: StoredPath) -> dict[str, An
 
 def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
     """This device's datasheet, measured just now: what to predict from where the catalogue has none."""
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     c = probed.calibration
     lines = [f"This device's datasheet ({device_kind}), measured just now (no catalogue entry):",
@@ -298,7 +299,7 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
         lines.append(f"  fixed cost of {article} {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
     if probed.hierarchy is not None:
-        from generator import hierarchy as model  # start-up: loaded only on the lab path that uses it
+        from generator.model import hierarchy as model  # start-up: loaded only on the lab path that uses it
 
         lines.extend(model.lines(probed.hierarchy))
     lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
@@ -434,7 +435,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
 
 def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float, float | None], ...]:
     """Every rate the measured hierarchy holds: each level's, and main memory's by call size."""
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     if measured_hierarchy is None:
         return ()
@@ -448,7 +449,7 @@ def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float
 
 
 def _row_cost(row: dict[str, Any], dtype: str) -> costs.OpCost | None:
-    """What ``generator.costs`` counts for the row's op at its shape (None where the row cannot say)."""
+    """What ``generator.model.costs`` counts for the row's op at its shape (None where the row cannot say)."""
     try:
         return costs.cost(str(row["cost_op"]), tuple(int(x) for x in row["shape"]), dtype)
     except (ValueError, KeyError, TypeError):
@@ -463,7 +464,7 @@ def _working_set_bytes(row: dict[str, Any]) -> float | None:
 
 
 def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | None:
-    """What ``generator.costs`` counts for this op kind's fixed-cost probe (the op at the probe's size),
+    """What ``generator.model.costs`` counts for this op kind's fixed-cost probe (the op at the probe's size),
     or None where the record lacks the probe."""
     from labs import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
@@ -478,7 +479,7 @@ def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | N
 
 def _probe_counts(per_op: dict[str, Any], op: str, dtype: str) -> dict[str, float | None]:
     """This op kind's fixed-cost probe as OpEvidence fields: its device time, and the bytes and FLOPs
-    ``generator.costs`` counts for the op at the probe's size (None where the record lacks them)."""
+    ``generator.model.costs`` counts for the op at the probe's size (None where the record lacks them)."""
     seconds = _number(per_op.get("device_s"))
     cost = _probe_cost(per_op, op, dtype) if seconds else None
     if not seconds or cost is None:
@@ -487,7 +488,7 @@ def _probe_counts(per_op: dict[str, Any], op: str, dtype: str) -> dict[str, floa
 
 
 def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]) -> dict[str, Any] | None:
-    """The measured hierarchy's prediction for one op row (``generator.hierarchy.Hierarchy.prediction``):
+    """The measured hierarchy's prediction for one op row (``generator.model.hierarchy.Hierarchy.prediction``):
     the roofline at the op's own measured rates (its working set's level at its call size, its matmul
     shape's rate, its exps at the exp rate; the probes' attained speeds elsewhere) plus its kind's fixed
     cost beyond the probe's work and exps, plus what its fresh output costs. None where the record has
@@ -521,7 +522,7 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
 
 def _level_name(level: Level | None, call: CallRate | None) -> str:
     """The level an op's working set lives in, with the call size its rate was swept at."""
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     if level is None:
         return ""
@@ -593,7 +594,7 @@ def shown(row: dict[str, Any]) -> bool:
 def table(record: dict[str, Any]) -> list[str]:
     """The evidence table for every op; which reasons explain a miss only where its explanation was
     accepted (or revealed with ``drill explain --show``)."""
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     def n(value: float | None, unit: str) -> str:
         return "-" if value is None else fmt(value, unit)

@@ -2,7 +2,7 @@
 
 An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
 "text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
-corrected time follows their last '='). ``judge`` hands it to ``generator.miss_reasons.judge``
+corrected time follows their last '='). ``judge`` hands it to ``generator.explain.judge``
 on the op's evidence (``labs.evidence.op_evidence``); ``apply`` stores the verdict in the op's
 ``miss`` object (schema 4: ``reasons``, ``corrected_s``, ``text``, ``accepted``, ``why``,
 ``revealed``, ``attempts``), appending the attempt so guessing leaves a trail; ``reveal``
@@ -16,8 +16,8 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from generator import miss_reasons
-from generator.termsafe import visible
+from generator import explain as miss_reasons
+from generator.io.termsafe import visible
 from labs import evidence
 from labs.record_types import OpRow
 
@@ -109,7 +109,7 @@ def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
     miss.setdefault("attempts", [])
     row["miss"] = miss
     ev = evidence.op_evidence(record, row["op"])
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     found = miss_reasons.explanations(ev)
     if not found:

@@ -9,7 +9,7 @@ The verdict of a record graded on the learner's predictions, as the seed words i
 - ``incomplete`` while any miss lacks an accepted explanation (pass or fail, every miss needs
   one: `drill explain`), or an op is missing.
 An explanation is a corrected estimate, accepted only when the record's own evidence reproduces
-it for the reasons it names (``generator.miss_reasons.judge``); the gate re-judges every stored
+it for the reasons it names (``generator.explain.judge``); the gate re-judges every stored
 explanation, and a miss whose answer was revealed (`drill explain --show`) never counts as explained.
 
 A record counts (``counted``) only when it shows the habit the gate is for, predict, then
@@ -50,9 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from generator import catalogue
-from generator.safeio import display_path
-from generator.termsafe import visible_lines
+from generator.model import catalogue
+from generator.io.safeio import display_path
+from generator.io.termsafe import visible_lines
 from labs import records, score
 from labs.ops import OPS, SEED_OPS
 from labs.record_types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
@@ -279,7 +279,7 @@ def _device_reasons(record: LabRecord) -> list[str]:
 
 def stored_has_time(text: str) -> bool:
     """Whether a stored sentence holds a corrected time (older explanations do not)."""
-    from generator import miss_reasons  # start-up: loaded only on the lab path that uses it
+    from generator import explain as miss_reasons  # start-up: loaded only on the lab path that uses it
 
     try:
         return miss_reasons.corrected_from_sentence(text) is not None
@@ -292,7 +292,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies);
     a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
     unexplained."""
-    from generator import miss_reasons  # start-up: loaded only on the lab path that uses it
+    from generator import explain as miss_reasons  # start-up: loaded only on the lab path that uses it
 
     misses: list[str] = []
     explained: list[str] = []
@@ -557,7 +557,7 @@ _HEADLINE = {"pass": "PASS", "fail": "FAIL",
 
 
 def format_lines(result: GateResult, skipped: bool = True) -> list[str]:
-    """The gate's report, each line safe for a terminal (``generator.termsafe``); ``skipped`` False
+    """The gate's report, each line safe for a terminal (``generator.io.termsafe``); ``skipped`` False
     leaves out the unreadable files (the CLI says them on stderr)."""
     headline = _HEADLINE[result.status]
     if result.status == "fail" and any(r.counted and r.status == "incomplete" for r in result.rows):

@@ -13,7 +13,7 @@ the bf16/f32 converts) is measured per dtype at sizes in main memory and in the 
 HBM from the catalogue, a TPU's HBM) each level's rate is an in-place negate sized to live in it,
 many passes inside one call. The matmul rates are the lab's own shapes (the square N^3 and the
 skinny 8xNxN) in each dtype; the exp rate per dtype is the compute a softmax's exps need.
-Device time from traces where a folder is given. The result is a ``generator.hierarchy.Hierarchy``.
+Device time from traces where a folder is given. The result is a ``generator.model.hierarchy.Hierarchy``.
 
 Over 400 lines: one job, the measured hierarchy; the sweep, its plateaus and the per-level probes
 share the same probe machinery (``_Probe``, ``settle``) and are read by nothing else.
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from generator import costs
-from generator.hierarchy import MEASURED, CallRate, ExpRate, FreshOutput, Hierarchy, Level, MatmulRate, OpRate
-from generator.units import DTYPE_BYTES, fmt
+from generator.model import costs
+from generator.model.hierarchy import MEASURED, CallRate, ExpRate, FreshOutput, Hierarchy, Level, MatmulRate, OpRate
+from generator.model.units import DTYPE_BYTES, fmt
 from labs import calibrate, measure, timing
 from labs import ops as lab_ops
 from labs.device import DeviceInfo, cpu_cache_levels
@@ -170,7 +170,7 @@ def matmul_rate(shape: tuple[int, int, int], dtype: str, trace_dir: Path | None 
                 sets: int = 2) -> tuple[float, float, str]:
     """(FLOP/s, spread, "device" or "wall") of a jitted [B,D] @ [D,F] in ``dtype``, its inputs rotated
     through ``sets`` input sets (the lab rotates its matmuls' inputs past the cache: a probe that reuses
-    two hot sets reads faster than the op it stands for); FLOPs from ``generator.costs``. With
+    two hot sets reads faster than the op it stands for); FLOPs from ``generator.model.costs``. With
     ``trace_dir``, device time from profiler traces, as the lab times its ops (a small matmul's dispatch
     would otherwise dominate its wall time)."""
     jax, _jnp, _lax = _jax()
@@ -284,7 +284,7 @@ NOISY_SPREAD = measure.NOISY_SPREAD  # a probe spread wider than this is re-meas
 PLATEAU_STEP = 0.2  # a rate this far (relative) from its plateau's median, beyond the spreads, starts a new one
 # main memory's figure: rotated in-place calls of this buffer (twice it moved a call), the lab's calibrated copy's
 MAIN_CALL_BYTES = calibrate.CPU_COPY_CALL_BYTES
-OP_KINDS = ("add", "reduce_sum", "softmax")  # the op kinds measured per dtype and level (generator.costs ops)
+OP_KINDS = ("add", "reduce_sum", "softmax")  # the op kinds measured per dtype and level (generator.model.costs ops)
 # The op probes' arrays are the lab's own shapes, square with these sides: an elementwise op's rate depends on
 # its shape, not only its bytes (a bf16 reduce_sum of 256 KiB arrays streamed 20 GB/s as [256, 256], 9.5 GB/s
 # as [128, 2048] and 5.8 GB/s as [362, 362], one process, back to back).
@@ -311,7 +311,7 @@ class SweepPoint:
 @dataclass
 class _Probe:
     """One interleaved probe: ``run(reps, round)`` times ``reps`` calls and returns seconds per call;
-    ``bytes_per_call`` what one call moves (as ``generator.costs`` counts it)."""
+    ``bytes_per_call`` what one call moves (as ``generator.model.costs`` counts it)."""
 
     label: str
     run: Callable[[int, int], list[float]]
@@ -532,7 +532,7 @@ def _op_function(kind: str, dtype: str) -> Callable[..., Any]:
 
 
 def op_bytes(kind: str, shape: tuple[int, int], dtype: str) -> int:
-    """One call's bytes: ``generator.costs``' count for an op kind; a convert reads ``dtype`` and writes the other."""
+    """One call's bytes: ``generator.model.costs``' count for an op kind; a convert reads ``dtype`` and writes the other."""
     if kind == "convert":
         return costs.array_bytes(shape, dtype) + costs.array_bytes(shape, "f32" if dtype == "bf16" else "bf16")
     return costs.cost(kind, shape, dtype).bytes

@@ -26,7 +26,7 @@ PROGRAM_ID_STAT = "program_id"
 # a lab module's proto has a few dozen; the module's computations are skipped whole.
 MAX_FIELDS = 10_000
 
-# xla_data.proto PrimitiveType numbers -> the lab's dtype names (generator.units); others by number.
+# xla_data.proto PrimitiveType numbers -> the lab's dtype names (generator.model.units); others by number.
 _ELEMENT_TYPES = {1: "pred", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16",
                   8: "uint32", 9: "uint64", 10: "f16", 11: "f32", 12: "f64", 16: "bf16"}
 _PROGRAM_ID_IN_NAME = re.compile(r"^(?P<name>.*)\((?P<id>\d+)\)$")

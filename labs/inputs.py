@@ -1,12 +1,12 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
 YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers, by the one answer grammar (``generator.answers``: "700us", "1.2 ms",
+quiz answers, by the one answer grammar (``generator.problems.answers``: "700us", "1.2 ms",
 "2*4096**3/9.9e14 s"), imported only here and only when a file or a prompt
 needs it: a bare number is refused ("70 what?"), never taken as seconds; a YAML
 date or boolean is refused, and so is a key given twice (naming its line).
 Explanations may give a corrected time (``corrected: "59 us"``, or after the
-sentence's last '='), read by ``generator.miss_reasons.parse_corrected``. Every
+sentence's last '='), read by ``generator.explain.parse_corrected``. Every
 problem raises InputError with one line, before anything runs.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict, Union
 
-from generator import safeio
+from generator.io import safeio
 from generator.errors import DrillError
-from generator.yamlio import safe_load
+from generator.io.yamlio import safe_load
 from labs import ops as lab_ops
 from labs.runner import LearnerPrediction
 
@@ -42,7 +42,7 @@ Explanation = Union[str, ExplanationEntry]
 
 def read_mapping(path: Path, what: str) -> dict[Any, Any]:
     """The YAML mapping in ``path`` (``Any``: a parsed document, checked key by key by its reader)."""
-    try:  # a regular file only, at most 1 MiB (generator.safeio): a FIFO or /dev/zero never hangs
+    try:  # a regular file only, at most 1 MiB (generator.io.safeio): a FIFO or /dev/zero never hangs
         data = safe_load(safeio.read_text_bounded(path, 1 << 20))
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
@@ -102,7 +102,7 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
 def parse_prediction(text: str) -> float:
     """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
     # start-up: loaded only on the lab path that uses it
-    from generator.answers import AnswerError, NeedsUnitError, parse_duration_seconds
+    from generator.problems.answers import AnswerError, NeedsUnitError, parse_duration_seconds
 
     text = str(text).strip()
     try:
@@ -158,7 +158,7 @@ def explanations_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
     op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
     ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
     # start-up: loaded only on the lab path that uses it
-    from generator.miss_reasons import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
+    from generator.explain import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
     out: dict[str, Explanation] = {}
     for key, value in data.items():

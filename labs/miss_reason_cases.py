@@ -1,10 +1,10 @@
 """The ``miss_reason`` family's data: the misses of real lab records, with each op's evidence.
 
-``python -m labs.miss_reason_cases RECORD.json ... -o generator/families/data/miss_reason_cases.json``
+``python -m labs.miss_reason_cases RECORD.json ... -o generator/problems/families/data/miss_reason_cases.json``
 reads lab records (the course's ``bench/lab-*.json`` and this machine's CPU runs, checked in under
 ``tests/generator/fixtures/miss_reason_records/``) and writes one case per op that missed its
 prediction by more than 2x: where it came from, what the learner saw (the op, the prediction, the
-measurement) and the op's evidence (``generator.miss_reasons.OpEvidence``, every number from the
+measurement) and the op's evidence (``generator.explain.OpEvidence``, every number from the
 record). Which reasons a case supports is *not* stored: the family judges each case with the
 catalogue when it loads, so the quiz always agrees with ``drill explain``.
 
@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from generator import miss_reasons, safeio
+from generator import explain as miss_reasons
+from generator.io import safeio
 from labs import records
 from labs.record_types import RecordError
 from labs.records import RecordJSON

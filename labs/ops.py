@@ -1,7 +1,7 @@
 """The lab's ops: what each one is (pure Python) and how to build it in JAX (lazy).
 
 The seed's five ops at size N, plus an optional embedding lookup. Each op names
-the ``generator.costs`` op and shape that count its FLOPs and bytes; the lab
+the ``generator.model.costs`` op and shape that count its FLOPs and bytes; the lab
 never counts them itself. ``inputs`` lists the arrays one call reads, so the
 runner can size its rotating buffers and check device memory before anything
 runs. ``build`` is the only function here that imports jax.
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Any
 
-from generator import costs
+from generator.model import costs
 from generator.errors import DrillError
-from generator.units import DTYPE_BYTES, normalize_dtype
+from generator.model.units import DTYPE_BYTES, normalize_dtype
 from labs.timing import Rotation, plan_rotation
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class OpError(DrillError, ValueError):
 
 @dataclass(frozen=True)
 class LabOp:
-    """One timed op. ``label`` is the seed's row name; ``cost_op`` the generator.costs op."""
+    """One timed op. ``label`` is the seed's row name; ``cost_op`` the generator.model.costs op."""
 
     name: str
     label: str
@@ -48,7 +48,7 @@ class LabOp:
         return _COST_SHAPES[self.name](size)
 
     def cost(self, size: int, dtype: str) -> costs.OpCost:
-        """FLOPs and bytes from generator.costs (the one place they are counted)."""
+        """FLOPs and bytes from generator.model.costs (the one place they are counted)."""
         return costs.cost(self.cost_op, self.cost_shape(size), dtype)
 
     def inputs(self, size: int, dtype: str) -> list[tuple[tuple[int, ...], str]]:

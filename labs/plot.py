@@ -1,7 +1,7 @@
 """The lab's roofline plot: log-log attainable FLOP/s against intensity (FLOPs/byte).
 
 Roofs: the datasheet's and the calibrated one, each min(peak, intensity x bandwidth)
-evaluated by ``generator.roofline.estimate`` on a synthetic op of each
+evaluated by ``generator.model.roofline.estimate`` on a synthetic op of each
 intensity (so the roof's formula is the roofline module's, not restated here).
 Points (``points``): each op at its hand-counted intensity, the model's predicted
 attainable FLOP/s (hollow), the learner's own prediction as FLOP/s = FLOPs / the
@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from generator import costs, roofline, safeio
+from generator.model import costs, roofline
+from generator.io import safeio
 from generator.errors import DrillError
 from labs.record_types import Calibrated, Datasheet, LabRecord, as_record
 
@@ -130,7 +131,7 @@ def plot_record(record: LabRecord | Mapping[str, Any], path: Path) -> Path:
     fig.tight_layout()
     try:
         safeio.make_dirs(path.parent)  # no new folder inside a read-only one (root too)
-        # The one file policy (generator.safeio): atomic, never over a device, FIFO or read-only file.
+        # The one file policy (generator.io.safeio): atomic, never over a device, FIFO or read-only file.
         safeio.atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lower()[1:]))
     except OSError as exc:
         raise PlotError(f"can not write the plot: {' '.join(str(exc).split())}") from None

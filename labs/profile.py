@@ -184,7 +184,7 @@ def read_trace_bytes(path: Path) -> bytes:
     """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
     when it is too large, not gzip, or truncated."""
 
-    from generator import safeio  # start-up: loaded only on the lab path that uses it
+    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
     limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
@@ -228,7 +228,7 @@ def compress(trace_dir: Path) -> None:
     """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
     ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
 
-    from generator import safeio  # start-up: loaded only on the lab path that uses it
+    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
         safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
@@ -611,7 +611,7 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
     (``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe). A path that is there already is
     refused (SafeIOError), never written over: ``labs.xprof_logdir`` chooses the logdir and clears its own.
     Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
-    from generator import safeio  # start-up: loaded only on the lab path that uses it
+    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     written = []
     # An op's traces sit in OP/trace-K; a fixed-cost probe's one level deeper (fixed_cost/OP/trace-K).

@@ -271,7 +271,7 @@ class Probes(Part):
     calibration: Mapping[str, Any] | None = optional()
     calibration_remeasured: bool | None = optional()
     noisy: tuple[str, ...] | None = optional()  # version 4: the probes noisy even re-measured
-    hierarchy: Mapping[str, Any] | None = optional()  # generator.hierarchy.Hierarchy.to_dict(), measured
+    hierarchy: Mapping[str, Any] | None = optional()  # generator.model.hierarchy.Hierarchy.to_dict(), measured
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -41,12 +41,12 @@ from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from generator import safeio
-from generator.termsafe import visible
+from generator.io import safeio
+from generator.io.termsafe import visible
 from labs.record_types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
 
 if TYPE_CHECKING:
-    from generator.miss_reasons import OpEvidence
+    from generator.explain import OpEvidence
 
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
 SCHEMA_VERSION = 4  # SCHEMA_NAME and SUPPORTED_VERSIONS: labs.record_types (the typed record)
@@ -240,7 +240,7 @@ def load_typed(path: Path) -> tuple[LabRecord, str]:
 def read_json(path: Path) -> tuple[Any, str]:
     """(the JSON value at ``path``, not yet validated, SHA-256 of its bytes); RecordError naming why
     it cannot be read. Both labs' records are read through here."""
-    try:  # a regular file only, bounded in size, nesting and integer length (generator.safeio)
+    try:  # a regular file only, bounded in size, nesting and integer length (generator.io.safeio)
         data = safeio.read_bytes_bounded(path, RECORD_MAX_BYTES)
         text = data.decode("utf-8")
         record = safeio.loads_bounded(text, RECORD_MAX_DEPTH, safeio.display_path(path))
@@ -324,7 +324,7 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
     Every save and explain takes it exclusively, so their read-modify-writes of the ledger and
     of a record never interleave. A reader of a folder it cannot write (the course's ``bench/``,
     a read-only copy) reads without the lock. ``FolderLocked`` after ``wait_s`` (default
-    ``LOCK_WAIT_S``; never a hang), naming the process that holds it (``generator.lockinfo``)."""
+    ``LOCK_WAIT_S``; never a hang), naming the process that holds it (``generator.io.lockinfo``)."""
 
     folder = Path(folder)
     path = folder / LOCK_NAME
@@ -350,7 +350,7 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    from generator.lockinfo import lock_holder  # start-up: loaded only on the lab path that uses it
+                    from generator.io.lockinfo import lock_holder  # start-up: loaded only on the lab path that uses it
 
                     pid = lock_holder([path])
                     who = f" (PID {pid})" if pid else ""
@@ -512,7 +512,7 @@ def run_key(record: LabRecord | Mapping[str, object]) -> str:
     ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
     spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
 
-    from generator import catalogue  # start-up: loaded only on the lab path that uses it
+    from generator.model import catalogue  # start-up: loaded only on the lab path that uses it
 
     kind = str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
     chip = catalogue.load().for_device_kind(kind)
@@ -752,7 +752,7 @@ def check_writable(directory: Path) -> None:
 
 
 def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
-    """The ``generator.miss_reasons.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
+    """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
     from labs.evidence import op_evidence as build  # start-up: loaded only on the lab path that uses it
 
     return build(record, op)

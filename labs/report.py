@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from generator.units import seconds, si
+from generator.model.units import seconds, si
 from labs import score
 from labs.record_types import LabRecord, XlaCost, as_record
 

@@ -5,8 +5,8 @@ device memory, writable output) before anything is timed; ``run`` then
 measures and returns the record (a dict matching ``record.schema.json``).
 The caller supplies the learner's predictions and a callback told each step
 as it starts (a progress bar); ``explain`` then attaches the learner's
-sentence to each miss. Predictions all come from ``generator.roofline.estimate``
-over ``generator.costs``; calibrated ones use ``roofline.Ceilings`` built from
+sentence to each miss. Predictions all come from ``generator.model.roofline.estimate``
+over ``generator.model.costs``; calibrated ones use ``roofline.Ceilings`` built from
 the device's measured speeds. (Over 400 lines, one job: the one LAB·0.1 run, from plan to record.)
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
-from generator import catalogue, roofline
-from generator.costs import OpCost
+from generator.model import catalogue, roofline
+from generator.model.costs import OpCost
 from generator.errors import DrillError
 from labs import ops as lab_ops
 from labs import records, score
@@ -30,7 +30,7 @@ from labs.options import RunOptions
 from labs.timing import Rotation
 
 if TYPE_CHECKING:
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
     from labs.calibrate import Calibration
     from labs.evidence import Probed
     from labs.explain import Given

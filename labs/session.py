@@ -24,8 +24,9 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol
 
-from generator import miss_reasons, safeio
-from generator.termsafe import visible
+from generator import explain as miss_reasons
+from generator.io import safeio
+from generator.io.termsafe import visible
 from labs import evidence, inputs, ops, records, report, runner
 from labs import explain as lab_explain
 from labs.record_types import LabRecord, OpRow, RecordError, as_record
@@ -323,7 +324,7 @@ def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPredict
 
 def why_questions(record: RecordJSON) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
-    from generator.units import seconds  # start-up: loaded only on the lab path that uses it
+    from generator.model.units import seconds  # start-up: loaded only on the lab path that uses it
 
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"

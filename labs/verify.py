@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
-from generator.safeio import display_path
-from generator.termsafe import visible_lines
+from generator.io.safeio import display_path
+from generator.io.termsafe import visible_lines
 from labs import hloproto, profile, records
 from labs.hloproto import Shape
 from labs.ops import OPS

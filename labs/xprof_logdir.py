@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import safeio
+from generator.io import safeio
 from generator.errors import DrillError
 from labs import profile
 

@@ -116,7 +116,7 @@ def pytest_unconfigure(config):
             del os.environ[CACHE_ENV]
 
 
-CACHE_ENV = "DRILL_CACHE_DIR"  # generator.startcache's folder override
+CACHE_ENV = "DRILL_CACHE_DIR"  # generator.io.startcache's folder override
 _OWN_CACHE = pytest.StashKey[str]()
 
 

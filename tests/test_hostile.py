@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import answers
+from generator.problems import answers
 from drills.store import ReviewRecord, Store
 from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
@@ -314,7 +314,7 @@ def test_fifo_as_explanations_or_spec_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(fifo)
     one_line_error(run(["explain", str(record), "--explanations", str(fifo)]), 2, "FIFO")
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "problems" / "specs", specs)
     (specs / "floor.yaml").unlink()
     os.mkfifo(specs / "floor.yaml")
     one_line_error(run(["export", "--format", "csv", "--specs", str(specs)]), 2, "FIFO")
@@ -506,7 +506,7 @@ def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
 def test_deck_description_is_escaped(tmp_path):
 
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "problems" / "specs", specs)
     bound = specs / "bound.yaml"
     bound.write_text(bound.read_text().replace("title: Compute- or memory-bound",
                                                "title: \"<script>alert(1)</script> & bound\""))
@@ -523,7 +523,7 @@ def test_deck_description_is_escaped(tmp_path):
 
 
 def test_roofline_svg_escapes_the_chip_name():
-    from generator import catalogue
+    from generator.model import catalogue
     from generator.export.figures import roofline_svg
 
     chip = dataclasses.replace(catalogue.get("v5e"), display="AT&T <v5e>")
@@ -706,7 +706,7 @@ def test_site_in_a_read_only_folder_creates_no_sub_folder_even_for_root(tmp_path
 
 
 def test_folder_policy_helpers_hold_for_root_too(tmp_path):
-    from generator import safeio
+    from generator.io import safeio
 
     ro, rw = tmp_path / "RO", tmp_path / "RW"
     ro.mkdir(mode=0o755)

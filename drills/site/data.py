@@ -1,13 +1,13 @@
 """The playground's data: the catalogue and the op cost formulas, exported as JSON.
 
 The page computes EX·01 in JavaScript, but it restates no formula. For every
-(op, dtype) the FLOPs and bytes are read off ``generator.costs`` (through the
+(op, dtype) the FLOPs and bytes are read off ``generator.model.costs`` (through the
 lab's ops, ``labs.ops``) as a polynomial in N: the builder evaluates the Python
 cost function at N = 1..4, solves for the coefficients exactly and checks the
 polynomial against more sizes, refusing to build if any disagrees. Likewise the
 "working" strings of the worked arithmetic are templates cut from the Python
 output, and the chips' two speeds (or the CLI's error for an unpublished dtype)
-come from ``generator.roofline.Ceilings``. The JavaScript evaluates these; the
+come from ``generator.model.roofline.Ceilings``. The JavaScript evaluates these; the
 browser test checks it against the Python model case by case.
 """
 
@@ -17,8 +17,8 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from generator import catalogue, costs, units
-from generator import roofline as model
+from generator.model import catalogue, costs, units
+from generator.model import roofline as model
 from generator.errors import DrillError
 from labs import ops as lab_ops
 
@@ -119,7 +119,7 @@ def playground_data() -> dict[str, Any]:
         "chips": [{"name": c.name, "display": c.display, "kind": c.kind, "ceilings": ceilings_entry(c)}
                   for c in cat.chips],
         "ops": [op_entry(name) for name in PAGE_OPS],
-        # generator.units.si's prefix table, so the page prints numbers as the CLI does
+        # generator.model.units.si's prefix table, so the page prints numbers as the CLI does
         "si_scale": [[f, p] for f, p in units._PREFIXES + units._SMALL[1:]],
     }
 

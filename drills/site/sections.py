@@ -16,8 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator import catalogue, project_urls, roofline, safeio
-from generator.units import seconds, si
+from generator.model import catalogue, roofline
+from generator.io import project_urls, safeio
+from generator.model.units import seconds, si
 from labs import gate as lab_gate
 from labs import ops as lab_ops
 
@@ -147,7 +148,7 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 
 # ---------------------------------------------------------------- Can you
 
-# An item shown by a lab record (a family's ``MASTERY`` rule with ``lab``, ``generator.families.mastery_rules``) is trained by naming the
+# An item shown by a lab record (a family's ``MASTERY`` rule with ``lab``, ``generator.problems.families.mastery_rules``) is trained by naming the
 # reasons for real misses and then explaining one's own: not by its vocabulary card.
 LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 
@@ -155,8 +156,8 @@ LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 def can_you_items() -> list[dict[str, Any]]:
     """The seven items, each with the commands that train it: the `drill quiz` family from the
     vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
-    from generator import families  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.generate import registry  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems import families  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.problems.generate import registry  # start-up: `drill` loads a command's dependencies only when it runs
 
     rules = families.mastery_rules()
 

@@ -43,13 +43,14 @@ from typing import Callable, Iterable, Iterator
 
 import genanki
 
-from generator import bulk, catalogue, families, misconceptions
+from generator.problems import bulk, families, misconceptions
+from generator.model import catalogue
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
-from generator.families import mistakes, ridge
-from generator.families.base import show
-from generator.problem import Problem
+from generator.problems.families import mistakes, ridge
+from generator.problems.families.base import show
+from generator.problems.problem import Problem
 
 ROOT_DECK = "Rudrite Kernels::Stage 0"
 MODEL_ID = 1_739_240_001
@@ -74,7 +75,7 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 # sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
-# One subdeck per family, its id the family module's DECK_ID (generator.families.deck_id), fixed forever.
+# One subdeck per family, its id the family module's DECK_ID (generator.problems.families.deck_id), fixed forever.
 OnItem = Callable[[int, int], None]  # a caller's report of notes built: (done, in all)
 
 
@@ -91,7 +92,7 @@ def note_guid(problem: Problem) -> str:
     """The fixed note's GUID, from the problem id without its draw seed: the seed suffix
     (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
     problem of an older deck into a new note on re-import."""
-    from generator.generate import unseeded_id  # the deck path has generated its problems already
+    from generator.problems.generate import unseeded_id  # the deck path has generated its problems already
     return str(genanki.guid_for(unseeded_id(problem.id)))
 
 
@@ -149,7 +150,7 @@ def short_working(problem: Problem) -> list[str]:
 def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """The short working (``short_working``), then a "full working" fold: the worked steps with their
     sources, then the classic wrong answers to this problem and the mistake behind each
-    (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
+    (``generator.problems.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
     short = html.escape("\x1e".join(short_working(problem)), quote=False)
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
@@ -340,7 +341,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "d7599ff9c3f6a098"
+VARIANT_MODEL_FINGERPRINT = "b5ea657126c1fdd8"
 
 
 def variant_model_fingerprint() -> str:

@@ -1,7 +1,7 @@
 """`drill deck`'s variant deck, end to end: each skill drawn, its note made and its fields rendered, in
 shares worked at once on this machine's cores (``generator.export.shares``), then one package written.
 
-Every skill is independent (its own seeded draws: ``generator.generate``), so a share's notes are the
+Every skill is independent (its own seeded draws: ``generator.problems.generate``), so a share's notes are the
 ones a single process makes, and the rows are put back in course order before the package is written:
 the file holds the same notes, fields and media whatever the number of workers
 (``tests/generator/test_course_deck.py``). The start-up cache is read before the shares start and
@@ -14,15 +14,15 @@ import base64
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from generator import bulk, misconceptions
+from generator.problems import bulk, misconceptions
 from generator.export import anki, shares
 from generator.export.variants import DEFAULT_VARIANTS, CardRules, repeats_an_answer, skill_notes
-from generator.families.base import Skill
-from generator.records import evolve
+from generator.problems.families.base import Skill
+from generator.model.records import evolve
 
 if TYPE_CHECKING:  # annotations only
-    from generator import drawplans
-    from generator.generate import Draws, Registry
+    from generator.problems import drawplans
+    from generator.problems.generate import Draws, Registry
 
 OnItem = Callable[[int, int], None]
 

@@ -20,15 +20,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from generator import answers, bulk, misconceptions
+from generator.problems import answers, bulk, misconceptions
 from generator.export import rotation
-from generator.families import mistakes
-from generator.families.base import Skill
-from generator.problem import Problem
-from generator.units import fmt
+from generator.problems.families import mistakes
+from generator.problems.families.base import Skill
+from generator.problems.problem import Problem
+from generator.model.units import fmt
 
 if TYPE_CHECKING:  # annotations only
-    from generator.generate import Registry
+    from generator.problems.generate import Registry
 
 # Variants per note by default (skills with fewer distinct problems hold fewer): the deck's size
 # grows with K (docs/anki.md: the full course deck) and a card without memory of its last review
@@ -59,7 +59,7 @@ class Variant:
     ``unit``: the unit a typed plain number is read in, as written on the card ("µs";
     "" for plain counts and for choices); ``unit_scale``/``base_scale``: what one typed
     unit and one unit of the answer are in base SI (the card computes typed x unit_scale /
-    base_scale, as ``generator.answers.parse_number`` does); ``good_rel``: grading's
+    base_scale, as ``generator.problems.answers.parse_number`` does); ``good_rel``: grading's
     tolerance; ``diagnose_rel``: the misconception match's; ``wrong``: the classic wrong
     answers in ``mistakes.wrong_answers`` order.
     """
@@ -115,7 +115,7 @@ class SkillNote:
 def repeats_an_answer(note: SkillNote) -> bool:
     """Whether two of a numeric note's variants give the same answer to 3 significant figures
     (``generate.answer_key``): a review with new numbers would then ask for a number already seen."""
-    from generator.generate import answer_key  # the deck path has generated its problems already
+    from generator.problems.generate import answer_key  # the deck path has generated its problems already
 
     keys = [answer_key(v.problem) for v in note.variants]
     return keys[0] is not None and len(set(keys)) < len(keys)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from drills.quiz import QuizOptions, plan_session, select_skills, session_problems
 from drills.store import Store
-from generator.problem import Problem
+from generator.problems.problem import Problem
 
 DRILL = [str(Path(sys.executable).with_name("drill"))]
 

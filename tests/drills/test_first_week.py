@@ -32,8 +32,8 @@ from drills.quiz import QuizOptions, Session, draw_problems, plan_session, selec
 from drills.quiz_io import QuizIO
 from drills.store import ReviewRecord, Store
 from drills.store_clock import start_of_day
-from generator import families, generate
-from generator.problem import Problem
+from generator.problems import families, generate
+from generator.problems.problem import Problem
 from tests.conftest import bound
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drills.grading import grade, grade_choice, grade_number, hint_cap, relative_error
-from generator.generate import grading_bands, FAMILY_NAMES
-from generator.problem import Answer, Problem
+from generator.problems.generate import grading_bands, FAMILY_NAMES
+from generator.problems.problem import Answer, Problem
 
 
 class Bands:

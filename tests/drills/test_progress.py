@@ -180,8 +180,8 @@ def _with_misses(record, entries):
         row = next(r for r in record["ops"] if r["op"] == op)
         assert row["verdict"] == "miss"
         if accepted is None:  # re-predicted with the reasons' own corrected time (issue 22)
-            from generator import miss_reasons
-            from generator.units import fmt
+            from generator import explain as miss_reasons
+            from generator.model.units import fmt
             ev = records.op_evidence(record, op)
             text = text.format(bytes=fmt(ev.model_bytes, "B"), rate=fmt(ev.attained_bytes_per_s or 0, "B/s"))
             corrected = miss_reasons.corrected_time(ev, reasons) if reasons else None
@@ -332,7 +332,7 @@ FINDINGS = Path(__file__).resolve().parents[1] / "labs" / "fixtures" / "hierarch
 
 def _with_findings() -> list[tuple[str, list[str]]]:
     """(record name, the misses still asked) of each checked-in record holding a finding."""
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
     from labs import records as lab_records
 
     out = []

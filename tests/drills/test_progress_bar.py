@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from drills import progress_bar
 from drills.cli import cli
 from drills.progress_bar import Bar, Steps, eta_text
-from generator import generate
+from generator.problems import generate
 from generator.export import tabular
 
 BAR = re.compile(r"\[[#-]+\] \d+/\d+  ETA ")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from drills.cli import cli
 from drills.quiz import QuizOptions, hints
 from drills.store import Store
-from generator import generate
+from generator.problems import generate
 from tests.drills.quizkit import planned_problems, right_answer, script
 
 
@@ -158,7 +158,7 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
                           "misconception", "feedback"}
     # A bare number is read in the unit the problem's Anki card names (issue 24), as the card reads it.
     from drills.assess import stated_unit
-    from generator.answers import parse_unit
+    from generator.problems.answers import parse_unit
     from generator.export.variants import card_unit
     unit = parse_unit(card_unit(problem, stated_unit(problem)))
     number = repr(problem.answer.value * parse_unit(problem.answer.unit).scale / unit.scale)

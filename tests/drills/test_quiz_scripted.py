@@ -17,7 +17,7 @@ from drills.cli import cli
 from drills.quiz import QuizOptions, Session, draw_problems, plan_session, select_skills, teaching_order
 from drills.quiz_io import QuizIO
 from drills.store import ReviewRecord, Store
-from generator import generate
+from generator.problems import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
 from tests.conftest import bound
 

@@ -19,7 +19,7 @@ from fsrs import Card, Rating, Scheduler
 
 from drills.quiz import QuizOptions, teaching_order
 from drills.store import ReviewRecord, Store
-from generator import generate
+from generator.problems import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
 from tests.procs import reap
 from tests.conftest import bound

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.quiz import QuizOptions
-from generator import generate
+from generator.problems import generate
 from tests.drills.quizkit import planned_problems, right_answer, script
 
 ATTACK = "87.2us\x1b]0;PWN\x07\x1b[31mRED\x9b2J\u202e"

@@ -1,10 +1,10 @@
-"""generator.bulk: the cyclic collector paused for a bulk build, as ``generator.bulk`` says is safe."""
+"""generator.problems.bulk: the cyclic collector paused for a bulk build, as ``generator.problems.bulk`` says is safe."""
 
 import gc
 
 from drills.cmd_generate import card_rules
-from generator import bulk
-from generator import generate as gen
+from generator.problems import bulk
+from generator.problems import generate as gen
 from generator.export import anki
 from generator.export.variants import course_notes
 

@@ -2,9 +2,9 @@ import copy
 
 import pytest
 
-from generator import catalogue
-from generator.catalogue import CatalogueError, UnknownChipError, parse
-from generator.yamlio import safe_load
+from generator.model import catalogue
+from generator.model.catalogue import CatalogueError, UnknownChipError, parse
+from generator.io.yamlio import safe_load
 
 CAT = catalogue.load()
 

@@ -9,10 +9,10 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.cmd_generate import card_rules
-from generator import generate as gen
+from generator.problems import generate as gen
 from generator.export import variants
 from generator.export.variants import skill_notes
-from generator.records import evolve
+from generator.model.records import evolve
 
 # The families whose notes repeated an answer before: sizes that multiply to the same element count,
 # a critical batch that is the chip's ratio whatever the shape, links and collectives with equal bytes.

@@ -15,11 +15,14 @@ import hashlib
 import pytest
 
 from drills.cmd_generate import card_rules
-from generator import generate as gen
-from generator import drawplans, miss_reasons, records, startcache
+from generator.problems import generate as gen
+from generator.problems import drawplans
+from generator import explain as miss_reasons
+from generator.model import records
+from generator.io import startcache
 from generator.export import anki
 from generator.export.variants import course_notes, skill_notes
-from generator.families import base, miss_reason, mistakes
+from generator.problems.families import base, miss_reason, mistakes
 
 FAMILIES = ["floor", "intensity", "host_link", "pod", "collective", "critical_batch", "miss_reason"]
 CHIPS = ["v5e", "v4p"]
@@ -153,7 +156,7 @@ def test_the_measured_distances_give_every_familys_wrong_answers():
 def test_each_family_that_says_its_hook_drops_only_near_answers_does():
     """``DROPS_ONLY_WITHIN_TOLERANCE``: for every drawn numeric problem of each family that sets it, the
     wrong answers read from the fair draw's distances are the ones its hook names, value and step."""
-    from generator import families
+    from generator.problems import families
 
     flagged = [name for name in gen.FAMILY_NAMES
                if getattr(families.FAMILIES[name], "DROPS_ONLY_WITHIN_TOLERANCE", False)]

@@ -1,4 +1,4 @@
-"""generator.drawplans: a skill's search outcome kept between processes, read only when it is exactly
+"""generator.problems.drawplans: a skill's search outcome kept between processes, read only when it is exactly
 the shape written (a value of any other shape is ignored, and every skill is searched again).
 
 That a plan rebuilds the notes the search gives, field for field, is test_deck_shortcuts.py's."""
@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator import drawplans, startcache
-from generator import generate as gen
+from generator.problems import drawplans
+from generator.io import startcache
+from generator.problems import generate as gen
 
 
 @pytest.fixture

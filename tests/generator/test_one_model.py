@@ -8,7 +8,7 @@ Two perturbations, each with a result known in closed form:
 - a multiply-add counted as 3 FLOPs (``costs.FLOPS_PER_MAC``): a matmul's intensity is x1.5 and its
   B* x2/3, each mistake too, except counting multiply-adds (which does not see the FLOP count).
 
-Beyond one chip, the same for the models there (``generator.collectives``) and the roofline's rules
+Beyond one chip, the same for the models there (``generator.model.collectives``) and the roofline's rules
 they share: pod totals x1.25 and another GB/GiB constant (pod), a collective's time from its two terms
 x1.25 (collective), the no-overlap sum x1.25 and the verdict flipped (sharded_matmul), and the ridge
 formula inverted (ridge: every value inverts and every comparison flips).
@@ -21,8 +21,9 @@ import random
 
 import pytest
 
-from generator import catalogue, collectives, costs, generate, roofline, units
-from generator.families import mistakes, ops, pod
+from generator.model import catalogue, collectives, costs, roofline, units
+from generator.problems import generate
+from generator.problems.families import mistakes, ops, pod
 
 SCALE = 1.25
 
@@ -335,7 +336,7 @@ def test_the_labs_copy_probes_count_their_bytes_through_costs(monkeypatch):
     measured time: counting each pass's bytes twice doubles both (the probes' timing faked at 1 s a call)."""
     from types import SimpleNamespace
 
-    from generator import costs
+    from generator.model import costs
     from labs import calibrate, hierarchy, measure
     from tests.labs import synthetic
 

@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from generator import catalogue, costs, roofline, transformer
-from generator.problem import Answer, Problem
-from generator.records import evolve
+from generator.model import catalogue, costs, roofline, transformer
+from generator.problems.problem import Answer, Problem
+from generator.model.records import evolve
 
 
 def _cases():

@@ -108,7 +108,7 @@ def test_the_deck_is_the_same_file_content_whatever_the_workers(tmp_path):
     out = _python('''
         import hashlib, json, sqlite3, tempfile, zipfile
         from drills.cmd_generate import card_rules
-        from generator import generate
+        from generator.problems import generate
         from generator.export import anki, course_deck
         from generator.export.variants import course_notes
 

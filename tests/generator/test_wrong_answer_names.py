@@ -8,8 +8,8 @@ import pytest
 
 from bench import bench_wrong_answers as bench
 from drills import assess
-from generator import generate
-from generator.families import mistakes
+from generator.problems import generate
+from generator.problems.families import mistakes
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import catalogue
+from generator.model import catalogue
 from labs import collectives as lab
 from labs import measure, timing
 

@@ -1,7 +1,7 @@
 """Lab plans and records built without jax: a described device, measurements given as numbers.
 
 The records go through the real ``runner.make_plan`` and ``runner.assemble``,
-so their predictions come from generator.roofline like a real run's.
+so their predictions come from generator.model.roofline like a real run's.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from generator import catalogue
+from generator.model import catalogue
 from labs import ops as lab_ops
 from labs import runner
 from labs.calibrate import Calibration
@@ -97,7 +97,7 @@ def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
 
 def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6):
     """``probes_for``'s probes as ``labs.evidence.measure_probes`` returns them (a ``Probed``)."""
-    from generator import costs, roofline
+    from generator.model import costs, roofline
     from labs import evidence
     from labs import ops as lab_ops
 
@@ -151,7 +151,7 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
     ratios = ratios or {}
     base = p.datasheet_estimates()
     if not base and calibrate is not None:
-        from generator import roofline
+        from generator.model import roofline
         base = {n: roofline.estimate(calibrate.ceilings(), c) for n, c in p.costs.items()}
     if learner is None and mine:
         learner = {n: runner.LearnerPrediction(e.floor_s, f"{e.floor_s!r}s") for n, e in base.items()}

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import collectives as C
-from generator import costs, roofline
+from generator.model import collectives as C
+from generator.model import costs, roofline
 from labs import collectives as lab
 from labs import collectives_record as rec
 from labs import collectives_run as on_devices

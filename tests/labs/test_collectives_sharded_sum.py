@@ -8,8 +8,8 @@ import datetime as dt
 
 import pytest
 
-from generator import catalogue, costs, roofline
-from generator import collectives as C
+from generator.model import catalogue, costs, roofline
+from generator.model import collectives as C
 from labs import collectives as lab
 from tests.labs.collectives_synthetic import FakeDevice
 

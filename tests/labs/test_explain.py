@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import miss_reasons
-from generator.units import fmt
+from generator import explain as miss_reasons
+from generator.model.units import fmt
 from labs import gate, records
 from tests.conftest import REPO, invoke_drill
 from tests.labs import synthetic

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import miss_reasons as mr
-from generator.units import fmt
+from generator import explain as mr
+from generator.model.units import fmt
 from labs import evidence, records
 from tests.conftest import REPO
 

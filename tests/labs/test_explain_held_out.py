@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from generator import miss_reasons as mr
+from generator import explain as mr
 from labs import records
 from tests.conftest import REPO
 from bench import explain_suites

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator import miss_reasons as mr
-from generator.units import fmt
+from generator import explain as mr
+from generator.model.units import fmt
 from labs import evidence, records
 from tests.conftest import REPO
 

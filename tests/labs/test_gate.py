@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from drills.cli import cli as cli_main
 from drills.cmd_lab import gate as gate_command
-from generator import miss_reasons
-from generator.units import fmt
+from generator import explain as miss_reasons
+from generator.model.units import fmt
 from labs import gate, records, runner
 from labs.ops import SEED_OPS
 from tests.conftest import invoke_drill

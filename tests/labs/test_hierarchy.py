@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import catalogue
-from generator import hierarchy as model
-from generator import miss_reasons as mr
+from generator.model import catalogue
+from generator.model import hierarchy as model
+from generator import explain as mr
 from labs import evidence, explain, records, runner, session
 from tests.conftest import invoke_drill
 
@@ -215,7 +215,7 @@ def _exp_only(per_s: float, dtype: str = "f32") -> model.Hierarchy:
 @given(m=st.integers(1, 4096), n=st.integers(1, 4096), per_s=st.floats(1e6, 1e12), peak=st.floats(1e9, 1e15))
 def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s, peak):
     """The model: compute time = max(FLOPs / FLOP/s, exps / exp rate); ops with no exps are unchanged."""
-    from generator import costs, roofline
+    from generator.model import costs, roofline
 
     base = roofline.Ceilings("probe", peak, 1e30, "f32")  # bandwidth out of the way: the compute term alone
     softmax = costs.cost("softmax", (m, n), "f32")
@@ -231,7 +231,7 @@ def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s,
 
 
 def test_the_hierarchys_prediction_is_its_floor_at_the_ops_own_rates_plus_the_fixed_cost():
-    from generator import costs, roofline
+    from generator.model import costs, roofline
 
     h = model.Hierarchy.from_dict(_load(RECORDS[0])["probes"]["hierarchy"])
     dtype = h.matmul_rates[0].dtype
@@ -246,7 +246,7 @@ def test_the_hierarchys_prediction_is_its_floor_at_the_ops_own_rates_plus_the_fi
 
 
 def test_a_fixed_cost_is_the_probes_time_beyond_its_work_and_its_exps():
-    from generator import costs
+    from generator.model import costs
 
     softmax, add = costs.cost("softmax", (128, 128), "f32"), costs.cost("add", (128, 128), "f32")
     h = _exp_only(128 * 128 / 10e-6)  # the probe's exps take 10 us
@@ -280,7 +280,7 @@ def test_the_prediction_benchmark_reads_the_checked_in_records():
 
 
 def test_xlas_count_of_transcendentals_is_the_models_in_every_checked_in_record():
-    from generator import costs
+    from generator.model import costs
 
     seen = 0
     for path in RECORDS:
@@ -339,14 +339,14 @@ def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_
     assert not any("drill explain" in why for why in row.why_not), row.why_not
     record = as_record(_load(path))
     assert progress.unaccepted(record) == [] and progress.accepted_records([(path, record)]) == []
-    from generator.families.base import Mastery
+    from generator.problems.families.base import Mastery
 
     rule = Mastery("every miss of a lab record explained", lab=True)
     assert "no miss the evidence can explain" in progress._lab_gap(rule, [(path, record)])
 
 
 def test_main_memory_is_read_at_the_swept_call_size_nearest_the_ops():
-    from generator import roofline
+    from generator.model import roofline
 
     dram = model.Level("DRAM", "", None, 50e9, "", 0.02, 256e6, True,
                        (model.CallRate(0.5e6, 20e9, 0.1), model.CallRate(8e6, 45e9, 0.05)))
@@ -451,8 +451,8 @@ def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_recor
     """Each op row keeps the measured hierarchy's prediction (never graded): the floor at the op's own
     measured rates plus its kind's fixed cost beyond the probe's work and exps; its ratio; the report
     shows it; an edit of it is caught."""
-    from generator import costs
-    from generator.roofline import Ceilings
+    from generator.model import costs
+    from generator.model.roofline import Ceilings
     from labs import consistency, report
     from labs import ops as lab_ops
     from labs.record_types import LabRecord
@@ -543,8 +543,8 @@ def test_a_fresh_output_costs_the_nearest_measured_sizes_extra_per_byte(written)
 
 
 def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_own_rate_has_it():
-    from generator import costs
-    from generator.roofline import Ceilings
+    from generator.model import costs
+    from generator.model.roofline import Ceilings
 
     base = Ceilings("probes", 1e11, 4e10, "f32")
     add = costs.cost("add", (1024, 1024), "f32")
@@ -561,7 +561,7 @@ def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_ow
 
 def test_a_fresh_output_is_its_copy_into_new_memory_less_the_same_in_place(monkeypatch):
     from labs import hierarchy as lab_hierarchy
-    from generator import costs
+    from generator.model import costs
 
     monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate",
                         lambda call, total, traces, fresh_output=False: (10e9 if fresh_output else 40e9, 0.3))

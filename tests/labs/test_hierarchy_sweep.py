@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator.hierarchy import Level
+from generator.model.hierarchy import Level
 from labs import hierarchy as lab_hierarchy
 from labs.hierarchy import SweepPoint
 
@@ -122,7 +122,7 @@ def test_the_dram_figure_and_the_calibrated_copy_are_the_same_op_sized_calls():
 @pytest.mark.parametrize("kind,dtype", list(itertools.product(("add", "reduce_sum", "softmax", "convert"),
                                                               ("bf16", "f32"))))
 def test_an_op_probe_counts_its_bytes_as_generator_costs_does(kind, dtype):
-    from generator import costs
+    from generator.model import costs
 
     shape = (64, 2048)
     if kind == "convert":

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from generator import costs
+from generator.model import costs
 from labs import device, inputs, ops
 
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_predict_then_measure_then_explain(tmp_path):
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
     from labs import evidence
 
     out = tmp_path / "bench"

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator.units import fmt
+from generator.model.units import fmt
 from labs import gate, records
 from tests.conftest import bound
 from tests.labs import synthetic
@@ -38,7 +38,7 @@ def _explain_one(path: str, why_file: str, start) -> None:
 @pytest.mark.parametrize("attempt", range(6))
 def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
     path = _record_with_two_misses(tmp_path)
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
     from labs import evidence
 
     rec = records.load(path)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator import roofline
+from generator.model import roofline
 from labs import plot, report
 from tests.labs import synthetic
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator import catalogue, costs, roofline
+from generator.model import catalogue, costs, roofline
 from labs import ops, runner
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
@@ -14,7 +14,7 @@ def test_a_gpu_plan_predicts_with_the_catalogue_chip(tmp_path):
     h200 = catalogue.get("h200")
     est = p.datasheet_estimates()
     assert set(est) == set(ops.SEED_OPS)
-    # the same numbers generator.roofline gives for the seed's shapes
+    # the same numbers generator.model.roofline gives for the seed's shapes
     expected = roofline.estimate(h200, costs.cost("matmul", (8, 4096, 4096), "bf16"))
     assert est["skinny_matmul"].floor_s == expected.floor_s
     assert p.costs["softmax"] == costs.cost("softmax", (4096, 4096), "bf16")

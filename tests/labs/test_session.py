@@ -4,8 +4,8 @@ and stored as the record's constants; no measuring without five predictions unle
 
 import pytest
 
-from generator import miss_reasons
-from generator.units import fmt
+from generator import explain as miss_reasons
+from generator.model.units import fmt
 from labs import records, runner, session
 from tests.labs import synthetic
 
@@ -70,7 +70,7 @@ def _cpu_plan_with_fake_probes(tmp_path, monkeypatch):
 
 
 def test_off_the_catalogue_the_probes_are_shown_first_and_stored_as_the_constants(tmp_path, monkeypatch):
-    from generator.units import fmt
+    from generator.model.units import fmt
 
     plan, probed, calls = _cpu_plan_with_fake_probes(tmp_path, monkeypatch)
     shown: list[str] = []
@@ -111,7 +111,7 @@ def test_a_catalogued_chip_measures_no_probes_before_the_predictions(tmp_path, m
 def test_a_miss_the_evidence_cannot_explain_is_shown_as_a_finding_never_asked_why():
     from tests.conftest import REPO
 
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
 
     rec = records.load(REPO / "tests" / "labs" / "fixtures" / "hierarchy"
                        / "lab-0.1-cpu-cpu-n128-20261202T064841Z.json")

@@ -199,7 +199,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     folder = _folder(tmp_path, runs, "three")
     path = folder / runs["three"].name
     rec = records.load(path)
-    from generator import miss_reasons
+    from generator import explain as miss_reasons
     from labs import evidence
 
     found = {r["op"]: miss_reasons.explanations(evidence.op_evidence(rec, r["op"])) for r in rec["ops"]

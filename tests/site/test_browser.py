@@ -7,7 +7,7 @@ import re
 import pytest
 
 from drills.site import build, data
-from generator import catalogue
+from generator.model import catalogue
 from labs import gate, records
 from tests.conftest import REPO
 from tests.labs import synthetic
@@ -136,7 +136,7 @@ def test_number_formatting_matches_python_on_ties_and_random_values(page, site):
         [rng.uniform(0, 1) * 10 ** rng.randint(-14, 17) for _ in range(1500)] + [9.9995, 0.00099995, 999.5, 1e16, 2.5e-13]
     got = page.evaluate("""vs => vs.map(v => { const f = window.drillSite.format;
         return [f.fixed(v, 1), f.gfmt(v, 3), f.efmt(v, 3), f.si(v, "B/s"), f.sci(v), f.seconds(v)]; })""", values)
-    from generator.units import sci, seconds, si
+    from generator.model.units import sci, seconds, si
     for v, js in zip(values, got):
         assert js == [f"{v:.1f}", f"{v:.3g}", f"{v:.3e}", si(v, "B/s"), sci(v), seconds(v)], v
 

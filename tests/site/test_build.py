@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from drills.site import build, data, highlight, markdown, sections
-from generator import catalogue, costs
+from generator.model import catalogue, costs
 from labs import ops as lab_ops
 from tests.conftest import REPO, bound, invoke_drill
 from tests.procs import reap
@@ -280,7 +280,7 @@ def test_can_you_links_each_item_to_its_quiz_family():
     assert [i["n"] for i in items] == [1, 2, 3, 4, 5, 6, 7]
     assert items[0]["command"] == "drill quiz --family ridge --chip v5e"
     assert items[3]["command"] == "drill quiz --family lattice"
-    from generator.families import FAMILIES
+    from generator.problems.families import FAMILIES
     assert all(i["command"].split()[3] in FAMILIES for i in items)
     # item 6 (name a reason for a miss): the miss_reason drill and drill explain, not a vocabulary card
     assert items[5]["commands"] == ["drill quiz --family miss_reason", "drill explain"]
@@ -355,7 +355,7 @@ def test_the_open_in_colab_link_is_built_from_the_repository_address(tmp_path):
 
 
 def test_the_address_lives_in_pyprojects_project_urls(tmp_path):
-    from generator import project_urls
+    from generator.io import project_urls
     assert project_urls.PYPROJECT == REPO / "pyproject.toml"
     toml = tmp_path / "pyproject.toml"
     toml.write_text('[project]\nname = "x"\n[project.urls]\n# a comment\nRepository = "' + SAMPLE_REPO + '"\n'
@@ -534,7 +534,7 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
 
 
 def test_the_notebook_installs_from_the_same_address_as_the_page():
-    from generator import project_urls
+    from generator.io import project_urls
     nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
     assert sections.repo_url(nb) == project_urls.repository_url()  # one address: pyproject's, copied verbatim
 

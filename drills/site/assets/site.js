@@ -1,8 +1,8 @@
 // The Stage 0 page: EX·01 playground, its roofline plot, EX·06's chip switch, the
 // "Can you" ticks (localStorage) and the mastery header. No formula lives here:
-// FLOPs and bytes are cubic polynomials in N exported from generator/costs.py by
-// drills/site/data.py; the roofline is the scaling book's (generator/roofline.py),
-// and numbers print like generator/units.py (Python's format(), half-even rounding).
+// FLOPs and bytes are cubic polynomials in N exported from generator/model/costs.py by
+// drills/site/data.py; the roofline is the scaling book's (generator/model/roofline.py),
+// and numbers print like generator/model/units.py (Python's format(), half-even rounding).
 "use strict";
 (function () {
   const DATA = JSON.parse(document.getElementById("site-data").textContent);
@@ -70,7 +70,7 @@
     if (out.includes(".")) out = out.replace(/0+$/, "").replace(/\.$/, "");
     return sign + out;
   }
-  function si(value, unit, digits = 3) { // generator.units.si
+  function si(value, unit, digits = 3) { // generator.model.units.si
     if (value === 0 || !Number.isFinite(value)) return gfmt(value, 6) + " " + unit;
     const scale = DATA.si_scale;
     for (const [factor, prefix] of scale) {
@@ -80,11 +80,11 @@
     return gfmt(value / factor, digits) + " " + prefix + unit;
   }
   const seconds = (v) => si(v, "s");
-  function intensityNumber(x) { // generator.units.intensity_number
+  function intensityNumber(x) { // generator.model.units.intensity_number
     if (Math.abs(x) >= 1e6) return sci(x);
     return Math.abs(x) >= 1000 ? fixed(x, 0) : gfmt(x, 4);
   }
-  function sci(value, digits = 4) { // generator.units.sci
+  function sci(value, digits = 4) { // generator.model.units.sci
     if (value === 0) return "0";
     if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
     let [mant, e] = efmt(value, digits - 1).split("e");
@@ -92,7 +92,7 @@
     return mant + "e" + String(parseInt(e, 10));
   }
 
-  // ---- the model: generator.costs via exported polynomials, generator.roofline's formulas ----
+  // ---- the model: generator.model.costs via exported polynomials, generator.model.roofline's formulas ----
   const chips = Object.fromEntries(DATA.chips.map((c) => [c.name, c]));
   const ops = Object.fromEntries(DATA.ops.map((o) => [o.name, o]));
   const poly = (c, n) => c[0] + c[1] * n + c[2] * n * n + c[3] * n * n * n;

@@ -1,0 +1,45 @@
+"""Miss reasons: the concrete reasons a measured time misses its prediction by more than 2x.
+
+"Explain every miss" is the third part of the course's habit (predict, measure, explain). An
+explanation is a *corrected estimate*: the learner names the reasons (ids before the sentence's
+first ':'), shows the working with the record's own numbers, and gives the corrected time after
+the last '='. One module a job:
+
+- ``evidence``: ``OpEvidence`` (one op of one lab record, every number from it) and the ``Estimate``
+  the reasons correct, computed through ``generator.model.roofline``;
+- ``reasons``: the catalogue (``REASONS``), each reason's test of the evidence and its correction,
+  the search for explanations, the noise band, and ``unexplainable``;
+- ``reading``: the names, numbers, arithmetic and corrected time read from a sentence;
+- ``judge``: the verdict on one explanation.
+
+Pure Python (no jax): the lab (``labs.evidence``) builds ``OpEvidence`` from a record;
+``drill miss-reasons`` lists the catalogue. Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+"""
+
+from generator.explain.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
+                                             MATCH_TOLERANCE, MAX_COMBINED, MAX_SECONDS, TRAFFIC_FACTOR,
+                                             WITHIN_FACTOR, Estimate, Finding, OpEvidence, start)
+from generator.explain.judge import EXAMPLE, Judgement, judge, pointer
+from generator.explain.reading import (HEDGES, SHRUGS, WORKING_TOLERANCE, CorrectedError, check_seconds,
+                                            corrected_from_sentence, is_shrug, parse_corrected, reason_id,
+                                            split_reasons)
+from generator.explain.reasons import (BY_ID, BY_NAME, EMULATED_RATE_SHARE, MAX_WIDENING, REASONS, RECORD_CHIP,
+                                            SHAPE_RATE_DIFFERS, MissReason, _log_off, band, corrected_time, find,
+                                            matching_misconception, spread, wrong_methods)
+from generator.explain.search import (Candidate, assess, best, candidates, explains, explanations,
+                                           supported_reasons, unexplainable)
+from generator.explain.judge import Derived, RuleError, derive
+from generator.explain.quantities import REASON_QUANTITIES, Quantity, quantities
+from generator.explain.derivation import DerivationError, evaluate
+
+__all__ = [
+    "ARITHMETIC_FACTOR", "BY_ID", "BY_NAME", "CORRECTED_FACTOR", "EMULATED_RATE_SHARE", "EXAMPLE",
+    "FORMULA_TOLERANCE", "HEDGES", "MATCH_TOLERANCE", "MAX_COMBINED", "MAX_SECONDS", "MAX_WIDENING",
+    "REASONS", "RECORD_CHIP", "SHAPE_RATE_DIFFERS", "SHRUGS", "TRAFFIC_FACTOR", "WITHIN_FACTOR",
+    "WORKING_TOLERANCE", "CorrectedError", "Estimate", "Finding", "Judgement", "MissReason", "OpEvidence",
+    "_log_off", "Candidate", "best", "candidates", "Derived", "RuleError", "derive", "REASON_QUANTITIES",
+    "Quantity", "quantities", "DerivationError", "evaluate", "assess", "band", "check_seconds",
+    "corrected_from_sentence", "corrected_time", "explains", "explanations", "find", "is_shrug", "judge",
+    "matching_misconception", "parse_corrected", "pointer", "reason_id", "split_reasons", "spread", "start",
+    "supported_reasons", "unexplainable", "wrong_methods",
+]
