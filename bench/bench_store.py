@@ -53,10 +53,10 @@ def build_store(path: Path, reviews: int, now: datetime) -> float:
     """A store of ``reviews`` review rows (and, if any, a card per skill); the seconds it took."""
     from fsrs import Card, Rating, Scheduler  # start-up: only this benchmark step needs it
 
-    from drills.store import Store, iso  # start-up: only this benchmark step needs it
+    from drills.store.repository import Store, iso  # start-up: only this benchmark step needs it
     from generator.problems import generate  # start-up: only this benchmark step needs it
 
-    from drills import store_schema  # start-up: only this benchmark step needs it
+    from drills.store import schema as store_schema  # start-up: only this benchmark step needs it
 
     started = time.perf_counter()
     if not reviews:
@@ -167,7 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         env = {k: v for k, v in os.environ.items() if k not in ("DRILL_STORE", "PYTHONDONTWRITEBYTECODE")}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        from drills.store import SCHEMA_VERSION  # start-up: only this benchmark step needs it
+        from drills.store.repository import SCHEMA_VERSION  # start-up: only this benchmark step needs it
 
         folder = args.cache or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ A modern ``.colpkg`` holds ``collection.anki21b``, a zstd-compressed collection 
 What is imported: each revlog entry of a card whose note is this course's, found by the note's
 GUID (``generator.export.anki.skill_guid``) or by a field that names a skill (the ``Skill`` field,
 ``ridge:v6e:bf16 · ...``), becomes a scheduled review of that skill at Anki's time: ease 2-4 right,
-1 a lapse, the rating Anki's ease, no hint (``drills.store.Store.import_reviews``). Anki's revlog
+1 a lapse, the rating Anki's ease, no hint (``drills.store.repository.Store.import_reviews``). Anki's revlog
 id keeps it idempotent. Entries of other notes, of deleted cards, and Anki's manual reschedules
 (ease 0) are ignored and counted.
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from drills.store import ReviewRecord
+from drills.store.repository import ReviewRecord
 from generator.problems import generate
 from generator.io import safeio
 from generator.errors import DrillError

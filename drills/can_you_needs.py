@@ -158,7 +158,7 @@ class Needs:
     outside: frozenset[str] = frozenset()
     item_of: Mapping[str, int] = field(default_factory=dict)
     gap_of: Mapping[str, str] = field(default_factory=dict)  # an outside skill drawn new -> the gap it closes
-    recall: tuple[str, ...] = ()  # pending skills asked again on a later day (``drills.quiz.item_needs``)
+    recall: tuple[str, ...] = ()  # pending skills asked again on a later day (``drills.quiz.session.item_needs``)
 
 
 def ticked_items(rules: Mapping[int, list[Mastery]], can_you: Iterable[tuple[int, str, str]],

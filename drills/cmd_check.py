@@ -2,7 +2,7 @@
 
 `drill check` is what other tools call (an Anki add-on, a web page, a tutor):
 the problem is rebuilt from its id, the answer assessed exactly as the quiz
-would (``drills.assess``), and nothing is recorded.
+would (``drills.quiz.assess``), and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     answer's own, as `drill export` shows it). Exit 0 when the answer was graded or the output
     says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
-    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.quiz import assess  # start-up: `drill` loads a command's dependencies only when it runs
     from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:

@@ -116,13 +116,13 @@ def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
 def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
-    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.quiz import assess  # start-up: `drill` loads a command's dependencies only when it runs
     from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
     # start-up: `drill` loads a command's dependencies only when it runs
     from generator.export.variants import CardRules
 
     def good_rel(problem: Problem) -> float:
-        # drills.grading.grade_number: the problem's tolerance, else the family's good_rel.
+        # drills.quiz.grading.grade_number: the problem's tolerance, else the family's good_rel.
         return problem.tolerance if problem.tolerance > 0 else generate.grading_bands(problem.family).good_rel
 
     return CardRules(stated_unit=assess.stated_unit, good_rel=good_rel)

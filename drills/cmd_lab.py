@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
-from drills.store_files import StoreError
+from drills.store.files import StoreError
 from generator.io import safeio
 from labs import records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
@@ -507,7 +507,7 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     records (or --bench DIR); the streak from the quiz store and Anki (drill anki-import); the
     gate as `drill gate` judges it.
     """
-    from drills.store import Store  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.store.repository import Store  # start-up: `drill` loads a command's dependencies only when it runs
     from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:

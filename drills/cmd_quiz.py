@@ -10,8 +10,8 @@ import json
 
 import click
 
-from drills.store import Store
-from drills.store_files import StoreError
+from drills.store.repository import Store
+from drills.store.files import StoreError
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
 
@@ -60,8 +60,8 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     bit is refused before the first question.
     """
     # start-up: `drill` loads a command's dependencies only when it runs
-    from drills.quiz import QuizOptions, Session, select_skills
-    from drills.quiz_io import QuizIO  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.quiz.session import QuizOptions, Session, select_skills
+    from drills.quiz.terminal import QuizIO  # start-up: `drill` loads a command's dependencies only when it runs
     from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     options = QuizOptions(families=families or None, chips=chips or None, count=count,
@@ -99,7 +99,7 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     # start-up: `drill` loads a command's dependencies only when it runs
     from drills.stats import compute_stats, summary_lines
     # start-up: `drill` loads a command's dependencies only when it runs
-    from drills.store_clock import behind_warning, parse_iso
+    from drills.store.clock import behind_warning, parse_iso
 
     store = open_store(store_path, readonly=True)  # a read never writes, not even the header
     try:
@@ -124,7 +124,7 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
 
 def _refuse_damage(store: Store) -> int:
     """The full check: StoreError naming the first damaged row (and how many more); else the rows checked."""
-    from drills.store_files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.store.files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
 
     problems = store.check()
     if problems:
@@ -159,7 +159,7 @@ def store_check(store_path: str | None) -> None:
             click.echo(line)
         if len(problems) > 50:
             click.echo(f"... and {len(problems) - 50} more")
-        from drills.store_files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
+        from drills.store.files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
 
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise click.ClickException(str(bad_file(handle.path, f"{problems[0]}{more}")))

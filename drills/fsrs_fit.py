@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import fsrs_rs_python as engine
 from fsrs import Card, Scheduler, State
 
-from drills.store_clock import local_date
+from drills.store.clock import local_date
 
 TRAIN_SHARE = 0.8  # the first 80% of each skill's history trains, the rest is held out
 # fsrs-rs (src/training.rs, compute_parameters): under 64 training items it returns the defaults

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from drills.store_clock import local_date, parse_iso
+from drills.store.clock import local_date, parse_iso
 
 if TYPE_CHECKING:
-    from drills.store import Store
+    from drills.store.repository import Store
 
 MIN_RETRIEVABILITY = 0.9  # the recall probability a mastered skill keeps now (FSRS's default target)
 PENDING_TODAY = "learned today: recall it on a later day to tick"

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drills import can_you_needs, mastery as mastery_rule
-from drills.store_clock import local_date
+from drills.store.clock import local_date
 from generator.problems import families
 from generator.errors import DrillError
 from generator.problems.families.base import Mastery
@@ -42,7 +42,7 @@ from labs import gate as lab_gate
 from labs.record_types import LabRecord, Miss
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
-    from drills.store import Store
+    from drills.store.repository import Store
     from generator.problems.families.base import Skill
 
 # (path, typed record) pairs of a records folder (``load_records``).

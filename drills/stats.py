@@ -15,7 +15,7 @@ Days (today, the streak) are calendar days in the time zone of ``now``
   skills without a chip are listed under "any".
 - ``future_reviews`` / ``future_latest``: reviews dated after the clock (the clock is behind the
   store) and the latest such time; the numbers are then read at the store's time, the newest
-  review's (``drills.store_clock``), and ``drill stats`` prints a one-line warning naming the clock.
+  review's (``drills.store.clock``), and ``drill stats`` prints a one-line warning naming the clock.
 - ``clock``: the clock's time the numbers were asked at (the warning names it).
 - ``tallies_recounted``: the store's ``tallies`` summary did not hold together with its log (edited by
   hand: the reviews do not sum to the log's count, or a row has more right answers than reviews), so the
@@ -30,8 +30,8 @@ from typing import Any
 
 from fsrs import State
 
-from drills.store import Store, Tally
-from drills.store_clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
+from drills.store.repository import Store, Tally
+from drills.store.clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
 from generator.io.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
@@ -45,7 +45,7 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     indexed ranges of ``reviewed_at``, so the cost follows the skills and the
     last 30 days, not the history. Days are in ``now``'s zone when ``now`` is
     given with one, else in the local zone (any ``$TZ``, ``UTC-24`` included).
-    A ``now`` behind the newest review is the clock's fault (``drills.store_clock``):
+    A ``now`` behind the newest review is the clock's fault (``drills.store.clock``):
     everything is read at the newest review's time instead.
     """
     zone: tzinfo | None = None

@@ -108,7 +108,7 @@ LEDGER_MAX_BYTES = 4 * 1024 * 1024  # one short line per run: tens of thousands 
 LEDGER_HEADROOM_BYTES = 64 * 1024  # room proven free before measuring for the lines a run appends
 
 RECORDS_ENV = "DRILL_RECORDS"
-# The same application name as drills.store.APP_NAME (labs never imports drills; a test checks
+# The same application name as drills.store.repository.APP_NAME (labs never imports drills; a test checks
 # they agree), so the learner's records sit beside their quiz store.
 APP_NAME = "rudrite-kernels"
 RECORDS_FOLDER = "lab-records"

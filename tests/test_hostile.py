@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 
 from generator.problems import answers
-from drills.store import ReviewRecord, Store
+from drills.store.repository import ReviewRecord, Store
 from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
 from tests.procs import reap
@@ -551,8 +551,8 @@ import queue
 import sys
 import threading
 
-from drills.store import LOCK_TIMEOUT_S
-from drills.quiz import QuizOptions
+from drills.store.repository import LOCK_TIMEOUT_S
+from drills.quiz.session import QuizOptions
 from tests.drills.quizkit import planned_problems, right_answer
 
 

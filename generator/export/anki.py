@@ -341,7 +341,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "b5ea657126c1fdd8"
+VARIANT_MODEL_FINGERPRINT = "242a203ecf86bb93"
 
 
 def variant_model_fingerprint() -> str:

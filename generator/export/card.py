@@ -34,7 +34,7 @@ back through ``{{FrontSide}}``) only chooses, carries and compares, it computes 
   grammar written out (numbers, thousands separators, units, workings such as ``2*3 us`` or
   ``(172.4)``, a full stop), its patterns and unit table (``READER``: ``answers.card_reader``)
   generated, so nothing is typed twice; a plain number is read in the variant's unit; right when
-  ``drills.grading.grade`` would say so; "needs-unit" when a plain number is wrong read in the card's
+  ``drills.quiz.grading.grade`` would say so; "needs-unit" when a plain number is wrong read in the card's
   unit but right read in the answer's base unit (``answers.parse_number``); when wrong, the closest
   classic wrong answer within the misconception tolerance names the mistake. A choice is read as
   ``answers.parse_choice`` does (case, a sentence's end, a trailing "bound", its aliases, a 2-D shape,
@@ -427,7 +427,7 @@ SCRIPT = r"""(function () {
     for (i in by) if (own(by, i) && i.indexOf(g) === 0 && hits.indexOf(by[i]) < 0) hits.push(by[i]);
     return hits.length === 1 ? hits[0] : null;
   }
-  // drills.grading.grade: within the tolerance, or of another edition's answer unless a named mistake is closer
+  // drills.quiz.grading.grade: within the tolerance, or of another edition's answer unless a named mistake is closer
   function right(v, g) {
     var near = Infinity, i;
     if (rel(g, v.k) <= v.t) return true;

@@ -8,8 +8,8 @@ and the misconception match's) and the classic wrong answers with their
 misconception ids. The card's script only picks a variant and compares numbers.
 
 What a plain number means and how right is judged are the drill's own rules,
-which live above this package (``drills.assess.stated_unit``,
-``drills.grading``): the caller passes them in as ``CardRules`` so data keeps
+which live above this package (``drills.quiz.assess.stated_unit``,
+``drills.quiz.grading``): the caller passes them in as ``CardRules`` so data keeps
 flowing one way (drills -> generator) and the card can not drift from
 ``drill check``.
 """
@@ -82,7 +82,7 @@ class Variant:
         else:
             out.update(k=a.number, s=self.unit_scale, b=self.base_scale, u=self.unit, bu=a.unit,
                        x=",".join(str(d) for d in answers.parse_unit(a.unit).dims))
-            if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
+            if self.problem.also_right:  # worked with another edition's figure: right too (drills.quiz.grading.grade)
                 out["a"] = [float(other["value"]) for other in self.problem.also_right]
         return out
 

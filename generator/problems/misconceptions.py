@@ -233,7 +233,7 @@ def outside_key(problem: Problem, found: Iterable[WrongAnswer]) -> list[WrongAns
 def _beyond(problem: Problem, distance: float) -> bool:
     """A numeric wrong answer this relative distance from the key is outside the problem's tolerance:
     a mistake, even near another edition's answer (grading takes whichever of the two an answer is
-    closer to: drills.grading.grade's ``mistakes``)."""
+    closer to: drills.quiz.grading.grade's ``mistakes``)."""
     return distance > max(problem.tolerance, 1e-9)
 
 

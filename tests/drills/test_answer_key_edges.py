@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from drills import assess
+from drills.quiz import assess
 from generator.problems import generate
 from generator.model.units import fmt
 

@@ -1,4 +1,4 @@
-"""Grading -> FSRS ratings: the rules in drills/grading.py, their monotonicity, and that
+"""Grading -> FSRS ratings: the rules in drills/quiz/grading.py, their monotonicity, and that
 nothing outside the tolerance is ever correct (the course's "within 2x" is for the lab)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from fsrs import Rating
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drills.grading import grade, grade_choice, grade_number, hint_cap, relative_error
+from drills.quiz.grading import grade, grade_choice, grade_number, hint_cap, relative_error
 from generator.problems.generate import grading_bands, FAMILY_NAMES
 from generator.problems.problem import Answer, Problem
 

@@ -2,7 +2,7 @@
 
 Each case is a worked example: the key and the mistaken answer are computed here
 by hand from the chip's published figures (not by the misconception code), then
-graded by ``drills.assess`` exactly as the quiz and ``drill check`` grade them.
+graded by ``drills.quiz.assess`` exactly as the quiz and ``drill check`` grade them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from drills import assess
+from drills.quiz import assess
 from drills.cli import cli
 from generator.problems import generate
 from generator.problems.families.mistakes import wrong_answers

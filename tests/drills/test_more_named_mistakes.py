@@ -14,7 +14,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from drills import assess
+from drills.quiz import assess
 from drills.cli import cli
 from generator.model import catalogue, units
 from generator.problems import generate

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cmd_lab import progress as progress_command
-from drills.store import ReviewRecord, Store
+from drills.store.repository import ReviewRecord, Store
 from drills import progress
 from labs import records, runner
 from tests.labs import synthetic
@@ -267,7 +267,7 @@ def test_a_fresh_learner_has_not_run_the_lab_even_though_the_course_has(tmp_path
 
 
 def test_records_sit_beside_the_quiz_store(monkeypatch):
-    from drills import store
+    from drills.store import repository as store
 
     monkeypatch.delenv(records.RECORDS_ENV)
     monkeypatch.delenv("DRILL_STORE", raising=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from drills.cli import cli
-from drills.quiz import QuizOptions, hints
-from drills.store import Store
+from drills.quiz.session import QuizOptions, hints
+from drills.store.repository import Store
 from generator.problems import generate
 from tests.drills.quizkit import planned_problems, right_answer, script
 
@@ -84,7 +84,7 @@ def test_undo_removes_the_review_and_restores_the_card(tmp_path: Path) -> None:
 def test_undo_restores_a_reviewed_card_exactly(tmp_path: Path) -> None:
     from datetime import datetime, timedelta, timezone
 
-    from drills.store import ReviewRecord
+    from drills.store.repository import ReviewRecord
 
     def review(rating: int) -> ReviewRecord:
         return ReviewRecord(skill="ridge:v5e:bf16", family="ridge", chip="v5e", problem_id="p", params={},
@@ -157,7 +157,7 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
     assert set(right) >= {"problem_id", "expected", "given", "status", "correct", "rating", "relative_error",
                           "misconception", "feedback"}
     # A bare number is read in the unit the problem's Anki card names (issue 24), as the card reads it.
-    from drills.assess import stated_unit
+    from drills.quiz.assess import stated_unit
     from generator.problems.answers import parse_unit
     from generator.export.variants import card_unit
     unit = parse_unit(card_unit(problem, stated_unit(problem)))

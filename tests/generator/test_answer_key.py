@@ -45,7 +45,7 @@ def _solve(skill_id: str, **params):
 
 
 def _assess(problem, text: str):
-    from drills import assess
+    from drills.quiz import assess
 
     return assess.assess(problem, text, generate.grading_bands(problem.family))
 

@@ -10,7 +10,7 @@ come from the Python at test time:
   (``Date`` replaced in the context) and a remembered last variant, against ``rotation.anki_day`` and
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
-  unit, against ``drills.assess`` as `drill check` calls it (right or wrong by ``drills.grading.grade``,
+  unit, against ``drills.quiz.assess`` as `drill check` calls it (right or wrong by ``drills.quiz.grading.grade``,
   "needs-unit", and the mistake ``generator.problems.families.mistakes`` names), for numbers on and around
   the key, each classic wrong answer and each other edition's answer, at the tolerances' edges; and
   for choices.
@@ -28,7 +28,7 @@ import random
 
 import pytest
 
-from drills import assess
+from drills.quiz import assess
 from drills.cmd_generate import card_rules
 from generator.problems import families
 from generator.problems.families import mistakes as named_mistakes

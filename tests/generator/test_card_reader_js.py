@@ -2,7 +2,7 @@
 
 ``generator.export.card``'s script writes ``generator.problems.answers``' grammar out in JavaScript. Here it runs,
 as the deck ships it, on typed answers to real generated problems of every family, and each verdict
-is compared with ``drills.assess`` called as ``drill check`` calls it (a bare number read in the card's
+is compared with ``drills.quiz.assess`` called as ``drill check`` calls it (a bare number read in the card's
 unit): right, wrong (and the mistake named), "needs-unit", or not read ("none", for every answer the
 grammar refuses). The answers:
 
@@ -23,7 +23,7 @@ import re
 
 import pytest
 
-from drills import assess
+from drills.quiz import assess
 from drills.cmd_generate import card_rules
 from generator.problems import answers, families
 from generator.problems import generate as gen

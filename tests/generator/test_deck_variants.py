@@ -130,7 +130,7 @@ def test_variant_note_type_id_changes_with_its_fields():
 
 
 def test_card_unit_follows_the_prompt():
-    from drills.assess import stated_unit
+    from drills.quiz.assess import stated_unit
     from generator.problems import answers
 
     for n in NOTES:

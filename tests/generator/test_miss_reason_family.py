@@ -124,7 +124,7 @@ def test_the_cases_file_ships_in_the_package():
 
 def test_quiz_asks_it_and_grades_the_corrected_time(tmp_path):
     from tests.drills.quizkit import planned_problems, script
-    from drills.quiz import QuizOptions
+    from drills.quiz.session import QuizOptions
 
     store = tmp_path / "s.db"
     options = QuizOptions(families=("miss_reason",), count=2, new_per_day=2, seed=5)
@@ -184,7 +184,7 @@ def test_the_case_builder_command(tmp_path, capsys):
 def test_every_explanation_a_case_supports_is_graded_right():
     """Issue 26: a case whose numbers support two explanations (the skinny matmul below peak
     bandwidth as well as below peak compute) accepts both; no supported explanation is a named mistake."""
-    from drills import grading
+    from drills.quiz import grading
     from generator import explain as miss_reasons
     from generator.problems.families import miss_reason as family
     from generator.problems.generate import registry, skills
@@ -211,7 +211,7 @@ def test_every_explanation_a_case_supports_is_graded_right():
 def test_copying_the_measured_time_from_the_prompt_is_not_a_right_re_prediction():
     """Two real CPU cases re-predict to within 15% of measured (the add at N=128: 7%; the matmul at
     N=256: 14%): typing the prompt's measured time must not be graded right there."""
-    from drills import grading
+    from drills.quiz import grading
     from generator.problems.generate import grading_bands
 
     bands = grading_bands("miss_reason")

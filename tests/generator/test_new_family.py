@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from drills import mastery
 from drills.cli import cli
-from drills.store import ReviewRecord, Store
+from drills.store.repository import ReviewRecord, Store
 from generator.problems import families, generate
 from tests.conftest import run_drill
 
@@ -84,7 +84,7 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setenv("DRILL_CACHE_DIR", str(tmp_path / "cache"))
 
     def fresh():
-        from drills import quiz  # its per-process caches of the families' rules and skills
+        from drills.quiz import session as quiz  # its per-process caches of the families' rules and skills
 
         families.forget()
         generate.registry.cache_clear()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench import bench_wrong_answers as bench
-from drills import assess
+from drills.quiz import assess
 from generator.problems import generate
 from generator.problems.families import mistakes
 

@@ -127,7 +127,7 @@ def test_the_lab_imports_nothing_the_gpu_box_lacks(tmp_path):
         f"try:\n    main(['lab', '--size', '64', '--reps', '2', '--ops', 'add', '--predictions', {str(preds)!r},"
         f" '--out', {str(tmp_path)!r}, '--json'])\n"
         "except SystemExit as e:\n    assert e.code == 0, e.code\n"
-        "bad = sorted(m for m in ('genanki', 'fsrs', 'platformdirs', 'jsonschema', 'drills.store', 'anki')"
+        "bad = sorted(m for m in ('genanki', 'fsrs', 'platformdirs', 'jsonschema', 'drills.store.repository', 'anki')"
         " if m in sys.modules)\n"
         "print('IMPORTED', bad, file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(REPO)])}

@@ -3,7 +3,7 @@
 ``assess(problem, text, ...)`` returns an ``Outcome`` whose ``status`` says
 whether the answer was graded:
 
-- ``graded``: read and rated (``drills.grading``); a wrong answer that matches a
+- ``graded``: read and rated (``drills.quiz.grading``); a wrong answer that matches a
   named wrong method gets its ``misconception`` (``generator.problems.misconceptions``);
 - ``needs-unit``: a plain number where the answer has a unit and the prompt names
   none ("11.8 what?"), or one that is wrong read in the prompt's unit but right read in
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from drills import grading
+from drills.quiz import grading
 from generator.problems import answers, misconceptions
 from generator.problems.families import mistakes as named_mistakes
 from generator.problems.problem import Problem

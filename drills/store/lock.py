@@ -16,7 +16,7 @@ import sqlite3
 import time
 from typing import Any
 
-from drills.store_files import StoreError, bad_file, disk_full, disk_full_error, one_line, shown
+from drills.store.files import StoreError, bad_file, disk_full, disk_full_error, one_line, shown
 
 LOCK_TIMEOUT_S = 5.0  # the longest a command waits, in total, for another process's lock on the store
 

@@ -125,7 +125,7 @@ class QuizIO:
             self.say(f"({' / '.join(problem.answer.choices)})")
 
     def result(self, problem: Problem, outcome: Any, due: datetime | None, now: datetime) -> None:
-        """The verdict (``drills.assess.Outcome.feedback``), when the skill is next due, and the
+        """The verdict (``drills.quiz.assess.Outcome.feedback``), when the skill is next due, and the
         worked solution after anything but a clean right answer."""
         when = f"; next review {until(due, now)}" if due else ""
         lines = outcome.feedback.split("\n")

@@ -33,8 +33,8 @@ import pathlib
 import sqlite3
 from typing import Callable
 
-from drills.store_files import StoreError, bad_file, one_line, shown
-from drills.store_lock import retry_locked
+from drills.store.files import StoreError, bad_file, one_line, shown
+from drills.store.lock import retry_locked
 
 APPLICATION_ID = 0x5244_4B31  # "RDK1": marks the file as a drill store
 TABLES = ("cards", "reviews", "ticks")

@@ -1,11 +1,11 @@
 """The review store: one SQLite file with the FSRS state of every skill and a log of every review.
 
 This module is the repository (what the quiz, stats and progress read and
-write); the other jobs live beside it: ``drills.store_files`` (which paths may
-be a store, the side files), ``drills.store_lock`` (waiting for another
-process's lock, naming it), ``drills.store_schema`` (the schema and its
-versioned migrations) and ``drills.store_integrity`` (what a readable row is,
-and the full check behind ``drill store check``); ``drills.store_clock`` holds
+write); the other jobs live beside it: ``drills.store.files`` (which paths may
+be a store, the side files), ``drills.store.lock`` (waiting for another
+process's lock, naming it), ``drills.store.schema`` (the schema and its
+versioned migrations) and ``drills.store.integrity`` (what a readable row is,
+and the full check behind ``drill store check``); ``drills.store.clock`` holds
 the time rules.
 
 Nothing is lost: the file runs in WAL mode with ``synchronous=FULL``; each review
@@ -29,7 +29,7 @@ checks every row on demand. An existing file is never written before it is
 checked: it is checked through a read-only connection (``mode=ro``;
 ``immutable=1`` when no journal shows another writer, so not even
 ``-wal``/``-shm`` files appear), and only then opened for writing, when an older
-schema is migrated (``drills.store_schema``). Opening a healthy store at the
+schema is migrated (``drills.store.schema``). Opening a healthy store at the
 current version writes nothing; ``Store.open(path, readonly=True)`` (``drill
 stats``) keeps the read-only connection, so a read never changes a byte, and
 refuses a path with no store instead of creating one. A store, or a folder it
@@ -38,7 +38,7 @@ question, and no folder is created under it.
 
 The module is over 400 lines and one job: every query the commands run against
 the store, in one place, next to the indexes and tallies they rely on
-(``drills.store_schema``), so a query that would scan the history is seen here.
+(``drills.store.schema``), so a query that would scan the history is seen here.
 """
 
 from __future__ import annotations
@@ -56,14 +56,14 @@ from typing import Any, Callable
 
 from fsrs import Card, Rating, Scheduler
 
-from drills import store_integrity
-from drills.store_clock import clamp_card, iso, parse_iso, utc_now  # noqa: F401  (parse_iso: re-exported)
-from drills.store_files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
+from drills.store import integrity as store_integrity
+from drills.store.clock import clamp_card, iso, parse_iso, utc_now  # noqa: F401  (parse_iso: re-exported)
+from drills.store.files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
                                 StoreMissing, bad_file, check_file, check_side_files, check_writable,
                                 default_store_path, disk_full, disk_full_error, fingerprint, journal_present,
                                 one_line, os_error, shown)
-from drills.store_lock import LOCK_TIMEOUT_S, StoreInUse, lock_holder, retry_locked, store_error  # noqa: F401
-from drills.store_schema import (APPLICATION_ID, RECALLS_WHERE, SCHEMA_VERSION, check_database,  # noqa: F401
+from drills.store.lock import LOCK_TIMEOUT_S, StoreInUse, lock_holder, retry_locked, store_error  # noqa: F401
+from drills.store.schema import (APPLICATION_ID, RECALLS_WHERE, SCHEMA_VERSION, check_database,  # noqa: F401
                                  check_schema, has_tallies, has_v4, migrate, needs_migration)
 
 _store_error = store_error  # the name older callers use
@@ -230,7 +230,7 @@ class Store:
         clock) is read at that moment too. A clock read so (``now`` None or callable) that is
         before the newest review (a clock behind) dates the review at the newest review's time,
         so the log never goes back in time. A card last reviewed after an explicit ``now`` is
-        reviewed as if that review had been made then (``drills.store_clock.clamp_card``).
+        reviewed as if that review had been made then (``drills.store.clock.clamp_card``).
         """
         scheduler = scheduler or Scheduler()
         try:
@@ -250,8 +250,8 @@ class Store:
 
     def store_time(self, clock: datetime | None = None) -> datetime:
         """The time to schedule from: ``clock`` (default: now), or the newest review's time when the
-        clock is behind it (``drills.store_clock.store_time``). Reads only; writes nothing."""
-        from drills.store_clock import store_time  # start-up: `drill` loads a command's dependencies only when it runs
+        clock is behind it (``drills.store.clock.store_time``). Reads only; writes nothing."""
+        from drills.store.clock import store_time  # start-up: `drill` loads a command's dependencies only when it runs
 
         clock = clock or utc_now()
         return store_time(clock, self.newest_review_at())
@@ -386,7 +386,7 @@ class Store:
 
     def due_skills(self, until: datetime | None = None, now: datetime | None = None) -> list[tuple[str, datetime]]:
         """Skills due at ``until`` (default: now), most overdue first; cards reviewed after ``now``
-        (default: ``until``) are due by the clock rule (``drills.store_clock``)."""
+        (default: ``until``) are due by the clock rule (``drills.store.clock``)."""
         until = until or utc_now()
         ahead = self._ahead(now or until)
         rows = self._query("SELECT skill, due FROM cards WHERE due <= ? ORDER BY due, skill", (iso(until),))

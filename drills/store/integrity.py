@@ -22,7 +22,7 @@ from fsrs import Card
 if TYPE_CHECKING:
     from fsrs.card import CardDict
 
-from drills.store_files import bad_file
+from drills.store.files import bad_file
 
 MAX_STEP = 1000  # a learning step index; the scheduler's lists have a few entries
 

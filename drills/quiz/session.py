@@ -8,14 +8,14 @@ with the selection from then on), the rest in teaching order (the generator's
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
 problems. A review avoids its skill's last problem where the skill has another. (Over 400 lines, one job: the session loop and its planning share the
-session's state; the reading and grading live in ``drills.assess``.) A clock behind the newest review is the
-clock's fault (``drills.store_clock``): the session says so in one line, runs on
+session's state; the reading and grading live in ``drills.quiz.assess``.) A clock behind the newest review is the
+clock's fault (``drills.store.clock``): the session says so in one line, runs on
 the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.
 
-Each answer is assessed (``drills.assess``: read, graded by ``drills.grading``,
+Each answer is assessed (``drills.quiz.assess``: read, graded by ``drills.quiz.grading``,
 a wrong one diagnosed by ``generator.problems.misconceptions``); only graded answers are
-recorded and scheduled, each in its own transaction (``drills.store``) before
+recorded and scheduled, each in its own transaction (``drills.store.repository``) before
 the next question, so Ctrl-C (exit 130), end of input (exit 0) or a kill loses
 nothing answered. During a question: ``?`` gives up to three progressive hints
 (the formula; the constants with their sources; the first worked step), each
@@ -29,7 +29,7 @@ shown is rated at most Hard); it refuses, changing nothing, when the skill has
 been reviewed since by any session (another terminal's quiz on the same
 store); ``w`` shows the worked solution of the last answered question (also
 after a quick right answer, which shows none by itself); ``q`` quits. Talking to the
-terminal is ``drills.quiz_io``'s job.
+terminal is ``drills.quiz.terminal``'s job.
 """
 
 from __future__ import annotations
@@ -44,20 +44,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from drills import can_you_needs, grading, mastery
-from drills.quiz_io import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
-from drills.store import ReviewRecord, Store, UndoRefused
-from drills.store_clock import behind_warning, iso, local_date, parse_iso, utc_now
-from drills.store_clock import start_of_day as _start_of_day
+from drills import can_you_needs, mastery
+from drills.quiz import grading
+from drills.quiz.terminal import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
+from drills.store.repository import ReviewRecord, Store, UndoRefused
+from drills.store.clock import behind_warning, iso, local_date, parse_iso, utc_now
+from drills.store.clock import start_of_day as _start_of_day
 from generator.problems import generate
 from generator.problems.problem import Problem
 
 if TYPE_CHECKING:
-    from drills import assess
+    from drills.quiz import assess
 
 
 class _Assess(Protocol):
-    """What the quiz uses of ``drills.assess`` (the module itself satisfies it)."""
+    """What the quiz uses of ``drills.quiz.assess`` (the module itself satisfies it)."""
 
     GRADED: str
 
@@ -68,10 +69,10 @@ class _Assess(Protocol):
 
 
 def _assess() -> _Assess:
-    """``drills.assess`` (and with it the misconception catalogue and the answer grammar), imported
+    """``drills.quiz.assess`` (and with it the misconception catalogue and the answer grammar), imported
     when the first answer is read, not before the first question: the quiz's first prompt waits
     for nothing it does not show."""
-    from drills import assess as module  # start-up: `drill` loads a command's dependencies only when it runs
+    from drills.quiz import assess as module  # start-up: `drill` loads a command's dependencies only when it runs
 
     return module
 
@@ -337,7 +338,7 @@ class Session:
         return 0
 
     def _run_on_store_time(self) -> None:
-        """A clock behind the newest review (``drills.store_clock``): say so, and run this session on
+        """A clock behind the newest review (``drills.store.clock``): say so, and run this session on
         the store's time (the newest review's, advancing with the session's own clock) so skills are
         scheduled from the newest review. Nothing in the store is written."""
         clock = self.now()
