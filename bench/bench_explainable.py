@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator import explain as miss_reasons  # noqa: E402  (after the path: the repository's own packages)
-from labs import records  # noqa: E402
+from labs.records import folder as records  # noqa: E402
 from bench import explain_suites  # noqa: E402
 
 UNEXPLAINED = "unexplained by the evidence"

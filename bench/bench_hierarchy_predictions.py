@@ -4,7 +4,7 @@ For every op of every lab record given (default: the idle CPU set under bench/cp
 made by bench/make_cpu_records.py with the lab's pipeline), three predictions of the same op:
 - calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s),
   through ``generator.model.roofline.estimate``;
-- hierarchy: what the lab stores as the hierarchy's prediction (``labs.evidence.hierarchy_prediction``
+- hierarchy: what the lab stores as the hierarchy's prediction (``labs.records.evidence.hierarchy_prediction``
   over ``generator.model.hierarchy.Hierarchy.prediction``): the floor at this op's own measured rates (its
   matmul shape's rate in its dtype, the stream rate of the level its rotated working set lives in at
   its call size, its exps at the exp rate), plus this op kind's fixed cost and its fresh output's cost,
@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator.model import costs, roofline  # noqa: E402  (after the path: the repository's own packages)
-from labs import evidence  # noqa: E402
+from labs.records import evidence  # noqa: E402
 
 
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:

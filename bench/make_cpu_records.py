@@ -22,7 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from generator.model import roofline  # noqa: E402  (after the path: the repository's own packages)
 from generator.model.units import seconds  # noqa: E402
-from labs import device, runner, session  # noqa: E402
+from labs.measure import device  # noqa: E402
+from labs import runner, session  # noqa: E402
 
 
 def make_record(out_dir: Path, size: int, dtype: str, reps: int) -> Path:

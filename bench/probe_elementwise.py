@@ -34,7 +34,7 @@ def measure(size: int, rounds: int) -> dict[str, float]:
     import jax.numpy as jnp  # start-up: as above
 
     from generator.model import costs  # start-up: as above
-    from labs import timing  # start-up: as above
+    from labs.measure import timing  # start-up: as above
 
     out: dict[str, list[float]] = {}
     variants = []

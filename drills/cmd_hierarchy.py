@@ -43,7 +43,7 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
             raise click.UsageError(str(exc)) from None
         _show(model.from_chip(found, catalogue.load()), as_json)
         return
-    from labs import ops as lab_ops  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure import ops as lab_ops  # start-up: the lab's modules load only for the command that runs them
 
     try:
         chosen = tuple(dict.fromkeys(lab_ops.check_dtype(d.strip()) for d in dtypes.split(",") if d.strip()))
@@ -52,8 +52,8 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     if not chosen:
         raise click.UsageError("--dtype: name at least one dtype (bf16, f32)")
     _require_jax()
-    from labs import hierarchy as lab_hierarchy  # start-up: the lab's modules load only for the command that runs them
-    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure import hierarchy as lab_hierarchy  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure.device import detect  # start-up: the lab's modules load only for the command that runs them
 
     device = detect()
     n = size or (CPU_SIZE if device.platform == "cpu" else ACCELERATOR_SIZE)

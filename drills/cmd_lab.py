@@ -19,13 +19,13 @@ import click
 
 from drills.store.files import StoreError
 from generator.io import safeio
-from labs import records
+from labs.records import folder as records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
-from labs.record_types import LabRecord, OpRow, RecordError, as_record
+from labs.records.types import LabRecord, OpRow, RecordError, as_record
 
 if TYPE_CHECKING:  # annotations only: the lab's modules load only for the command that runs them
     from generator.explain import Judgement
-    from labs.evidence import Probed
+    from labs.measure.probes import Probed
     from labs.runner import LearnerPrediction, Plan, PredictionsRead
     from labs.session import Save
 
@@ -130,7 +130,8 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops, session  # start-up: loaded only when this command runs
+    from labs.measure import ops as lab_ops  # start-up: loaded only when this command runs
+    from labs import session  # start-up: as above
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -139,7 +140,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
     if collectives and sizes is not None:
         _check_sizes(sizes)
     _require_jax()
-    if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives.py
+    if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives/lab.py
         from drills.cmd_pod import collectives_lab  # start-up: loaded only when this command runs
         collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
         return
@@ -231,7 +232,8 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
 
 
 def _ask_predictions(plan: Plan) -> Learner:
-    from labs import inputs, ops  # start-up: the lab's modules load only for the command that runs them
+    from labs import inputs  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure import ops  # start-up: as above
     from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
@@ -400,7 +402,7 @@ def _ask_pending(record: LabRecord, pending: list[OpRow], record_path: Path) -> 
 
 def _load_named(record_path: Path, folder: Path) -> tuple[Path, LabRecord]:
     """The record RECORD names (a path, or a file name in the records folder) and its path, typed
-    (``labs.record_types.LabRecord``); a record that cannot be read is a usage error naming the file."""
+    (``labs.records.types.LabRecord``); a record that cannot be read is a usage error naming the file."""
     if not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
         record_path = folder / record_path
     try:
@@ -453,7 +455,7 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     pending. Unreadable records are skipped, one line each on stderr naming
     the file and the field.
     """
-    from labs import gate as lab_gate  # start-up: the lab's modules load only for the command that runs them
+    from labs.gate import verdict as lab_gate  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
@@ -471,7 +473,7 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
 
 def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
     """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
-    from labs import verify as lab_verify  # start-up: loaded only when this command runs
+    from labs.gate import verify as lab_verify  # start-up: loaded only when this command runs
 
     report = lab_verify.verify_folder(bench_dir)
     if as_json:  # the JSON's "skipped" names each unreadable file and field
@@ -556,7 +558,7 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     inside the record's own folder is read, and only a few folders deep.
     """
 
-    from labs import profile  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure import profile  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -575,7 +577,7 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     if home not in root.resolve().parents:
         raise click.ClickException(f"{record_path.name}: its trace folder {safeio.display_path(root)} is outside "
                                    f"its records folder {safeio.display_path(home)}; refusing to read it")
-    from labs import xprof_logdir  # start-up: the lab's modules load only for the command that runs them
+    from labs.measure import xprof_logdir  # start-up: the lab's modules load only for the command that runs them
 
     try:  # a fresh or empty --logdir, or this record's own earlier layout; else the tool's folder, reused
         layout = xprof_logdir.lay_out(root, record_path.name, logdir)

@@ -22,7 +22,7 @@ from generator.io.termsafe import visible
 from generator.model.units import sci, seconds, si
 
 if TYPE_CHECKING:
-    from labs.collectives import Plan
+    from labs.collectives.lab import Plan
 
 
 def _bytes(text: str) -> float:
@@ -221,18 +221,18 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
 
 def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions: Path | None,
                     out_dir: Path | None, trace_dir: Path | None, as_json: bool) -> None:
-    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py plans and
-    scores, labs/collectives_run.py measures, labs/collectives_record.py is the record).
+    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives/lab.py plans and
+    scores, labs/collectives/run.py measures, labs/collectives/record.py is the record).
 
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
 
-    from labs import collectives as lab  # start-up: the lab's modules load only for the command that runs them
-    from labs import collectives_record as rec  # start-up: the lab's modules load only for the command that runs them
+    from labs.collectives import lab  # start-up: the lab's modules load only for the command that runs them
+    from labs.collectives import record as rec  # start-up: the lab's modules load only for the command that runs them
     # start-up: the lab's modules load only for the command that runs them
-    from labs import collectives_run as on_devices
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
-    from labs.record_types import RecordError  # start-up: the lab's modules load only for the command that runs them
+    from labs.collectives import run as on_devices
+    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
+    from labs.records.types import RecordError  # start-up: the lab's modules load only for the command that runs them
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, trace_dir=trace_dir,

@@ -72,7 +72,7 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
         raise click.UsageError(str(exc)) from None
     elapsed_s = time.perf_counter() - started
     if records_dir is not None:  # the page leaves an unreadable record of yours out: say which, and why
-        from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
+        from labs.records import folder as lab_records  # start-up: the lab's modules load only for the command that runs them
 
         for loaded in lab_records.scan(records_dir):
             if loaded.record is None:

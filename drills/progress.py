@@ -15,10 +15,10 @@ A drill view (it reads the quiz store and the lab records; pure Python, no jax).
   words (``drills.can_you_needs``), and ``command`` the command that ticks an unticked item
   (``drill lab, then drill explain`` for item 6, which no quiz answer ticks; ``drill quiz --family
   ridge --chip v5p`` for a ridge right on v6e alone);
-- labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
+- labs done: the learner's lab records (``labs.records.folder.default_dir()``, or a folder
   given): a record that counts toward GATE 00: done; records, none counted: practice;
 - the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
-- the gate: ``labs.gate.evaluate(bench)``;
+- the gate: ``labs.gate.verdict.evaluate(bench)``;
 - the learner's calibration: ``labs.calibration_bias.prediction_bias`` over the same records
   (median measured/predicted per op kind, fraction within 2x, trend over runs).
 """
@@ -38,8 +38,8 @@ from generator.errors import DrillError
 from generator.problems.families.base import Mastery
 from generator.io.termsafe import visible_lines
 from labs import calibration_bias
-from labs import gate as lab_gate
-from labs.record_types import LabRecord, Miss
+from labs.gate import verdict as lab_gate
+from labs.records.types import LabRecord, Miss
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
     from drills.store.repository import Store
@@ -108,7 +108,7 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
     from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
+    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
@@ -124,7 +124,7 @@ def unexplainable(record: LabRecord, op: str) -> bool:
     """No set of reasons the record's evidence allows explains this miss (judged again, never read
     from the record's own flag): a finding, which asks nothing of the learner."""
     from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
+    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     try:
         return miss_reasons.unexplainable(records.op_evidence(record.to_dict(), op)) is not None
@@ -237,7 +237,7 @@ def _every_chip(names: tuple[str, ...]) -> list[Skill]:
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
     """(path, typed record) for each readable record in the folder (unreadable ones: the gate lists them)."""
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
+    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     folder = records.default_dir() if bench_dir is None else Path(bench_dir)
     return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from generator.model.units import fmt
-from labs.record_types import LabRecord
+from labs.records.types import LabRecord
 
 WITHIN_FACTOR = 2.0  # the course's criterion, as labs.score.WITHIN_FACTOR
 TREND_FACTOR = 1.2  # the typical miss must shrink or grow by this much between the first and latest run

@@ -3,7 +3,7 @@
 An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
 "text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
 corrected time follows their last '='). ``judge`` hands it to ``generator.explain.judge``
-on the op's evidence (``labs.evidence.op_evidence``); ``apply`` stores the verdict in the op's
+on the op's evidence (``labs.records.evidence.op_evidence``); ``apply`` stores the verdict in the op's
 ``miss`` object (schema 4: ``reasons``, ``corrected_s``, ``text``, ``accepted``, ``why``,
 ``revealed``, ``attempts``), appending the attempt so guessing leaves a trail; ``reveal``
 shows which reasons the numbers support after giving up and marks the miss revealed (it then
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from generator import explain as miss_reasons
 from generator.io.termsafe import visible
-from labs import evidence
-from labs.record_types import OpRow
+from labs.records import evidence
+from labs.records.types import OpRow
 
 if TYPE_CHECKING:  # annotations only: the record as JSON (a record being judged is edited in place)
-    from labs.records import RecordJSON
+    from labs.records.folder import RecordJSON
 
 # An explanation as given: a sentence, or the mapping form (``labs.inputs.ExplanationEntry``, or ``corrected``
 # as text), or nothing.
@@ -126,7 +126,7 @@ def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
 
 def accepted(row: RecordJSON | OpRow) -> bool:
     """A miss counts as explained when its explanation was accepted and the answer was never revealed
-    (records before schema 3: any sentence). A typed row (``labs.record_types.OpRow``) or its dict."""
+    (records before schema 3: any sentence). A typed row (``labs.records.types.OpRow``) or its dict."""
     if isinstance(row, OpRow):
         if row.miss is not None:
             return bool(row.miss.accepted) and not row.miss.revealed

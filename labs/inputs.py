@@ -20,7 +20,7 @@ from typing import Any, TypedDict, Union
 from generator.io import safeio
 from generator.errors import DrillError
 from generator.io.yamlio import safe_load
-from labs import ops as lab_ops
+from labs.measure import ops as lab_ops
 from labs.runner import LearnerPrediction
 
 

@@ -22,16 +22,16 @@ from typing import Any
 
 from generator import explain as miss_reasons
 from generator.io import safeio
-from labs import records
-from labs.record_types import RecordError
-from labs.records import RecordJSON
+from labs.records import folder as records
+from labs.records.types import RecordError
+from labs.records.folder import RecordJSON
 
 CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"
 CASES_VERSION = 1
 
 
 def evidence(record: RecordJSON, op: str) -> miss_reasons.OpEvidence:
-    """The op's evidence as the lab judges it (``labs.records.op_evidence``)."""
+    """The op's evidence as the lab judges it (``labs.records.folder.op_evidence``)."""
     return records.op_evidence(record, op)
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 from generator.model import costs, roofline
 from generator.io import safeio
 from generator.errors import DrillError
-from labs.record_types import Calibrated, Datasheet, LabRecord, as_record
+from labs.records.types import Calibrated, Datasheet, LabRecord, as_record
 
 PLOT_SUFFIXES = (".png", ".svg")
 

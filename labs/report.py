@@ -1,6 +1,6 @@
 """Text views of a lab record: the seed's "measured / predicted / ratio" table and the details.
 
-Pure Python (reads the typed record, ``labs.record_types``; a record dict is read as one), so
+Pure Python (reads the typed record, ``labs.records.types``; a record dict is read as one), so
 the gate, the notebook and the device script print the same tables.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.model.units import seconds, si
 from labs import score
-from labs.record_types import LabRecord, XlaCost, as_record
+from labs.records.types import LabRecord, XlaCost, as_record
 
 # The issue's fidelity target: for ops of 1 ms or more, wall median within 15% of device time.
 WALL_DEVICE_TOLERANCE = 0.15

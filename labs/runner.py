@@ -21,20 +21,21 @@ from typing import TYPE_CHECKING, Callable
 from generator.model import catalogue, roofline
 from generator.model.costs import OpCost
 from generator.errors import DrillError
-from labs import ops as lab_ops
-from labs import records, score
-from labs.record_types import SCHEMA_NAME, LabRecord, OpRow, RecordError
-from labs.records import RecordJSON
-from labs.device import DeviceInfo
+from labs.measure import ops as lab_ops
+from labs.records import folder as records
+from labs import score
+from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError
+from labs.records.folder import RecordJSON
+from labs.measure.device import DeviceInfo
 from labs.options import RunOptions
-from labs.timing import Rotation
+from labs.measure.timing import Rotation
 
 if TYPE_CHECKING:
     from generator import explain as miss_reasons
-    from labs.calibrate import Calibration
-    from labs.evidence import Probed
+    from labs.measure.calibrate import Calibration
+    from labs.measure.probes import Probed
     from labs.explain import Given
-    from labs.measure import Measurement, XlaCost
+    from labs.measure.calls import Measurement, XlaCost
 
 LAB_NAME = "LAB·0.1"
 
@@ -172,7 +173,7 @@ Progress = Callable[[str], None]
 
 
 def probe_labels(plan: Plan) -> list[str]:
-    """The steps ``labs.evidence.measure_probes`` reports, in order: with ``plan.calibrate`` the
+    """The steps ``labs.measure.probes.measure_probes`` reports, in order: with ``plan.calibrate`` the
     probes also predict ("calibrate"), then the fixed cost and the memory hierarchy."""
     return ["calibrate" if plan.calibrate else "probes", "fixed cost", "hierarchy"]
 
@@ -190,10 +191,10 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
 
     ``read`` says when and where the learner's predictions were read; without it
     they count as read now, by the caller, before the first measurement. ``probed``:
-    the probes already measured (``labs.evidence.measure_probes``, shown as the device's
+    the probes already measured (``labs.measure.probes.measure_probes``, shown as the device's
     datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs import evidence, timing  # start-up: loaded only on the lab path that uses it
+    from labs.measure import probes as lab_probes, timing  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     if learner and read is None:
@@ -202,7 +203,7 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
     if probed is None:
-        probed = evidence.measure_probes(plan, progress)
+        probed = lab_probes.measure_probes(plan, progress)
     else:
         progress("calibrate" if plan.calibrate else "probes")
         progress("fixed cost")
@@ -212,12 +213,12 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
+    probes = lab_probes.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
                                   probed.hierarchy)
     rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
                    probes=probes)
     if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
-        rec["constants"]["measured_datasheet"] = evidence.datasheet_constants(probed, plan.stored_path)
+        rec["constants"]["measured_datasheet"] = lab_probes.datasheet_constants(probed, plan.stored_path)
     return rec
 
 
@@ -227,7 +228,7 @@ class OpResult:
 
     measurement: "Measurement"
     xla: "XlaCost | None"
-    compiled: dict[str, int | str | None] | None = None  # labs.evidence.compiled_dtype: the optimized HLO's converts
+    compiled: dict[str, int | str | None] | None = None  # labs.measure.probes.compiled_dtype: the optimized HLO's converts
 
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
@@ -237,8 +238,8 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     (pure Python).
 
     ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
-    the fixed cost and attained speeds (``labs.evidence.probes_dict``; None: the evidence lacks them)."""
-    from labs import evidence  # start-up: loaded only on the lab path that uses it
+    the fixed cost and attained speeds (``labs.measure.probes.probes_dict``; None: the evidence lacks them)."""
+    from labs.records import evidence  # start-up: loaded only on the lab path that uses it
 
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
@@ -329,14 +330,14 @@ def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
-    from labs import measure  # start-up: loaded only on the lab path that uses it
+    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     cost = plan.costs[name]
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
     xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
-    from labs import evidence  # start-up: loaded only on the lab path that uses it
-    compiled = evidence.compiled_dtype(fn, sets[0])
+    from labs.measure import probes as lab_probes  # start-up: loaded only on the lab path that uses it
+    compiled = lab_probes.compiled_dtype(fn, sets[0])
     trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
     meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
                                 plan.options.reps, trace_dir)

@@ -10,7 +10,7 @@ against the evidence, and only then the tables.
     print("\\n".join(session.why_questions(record)))                     # the misses, no table yet
     print("\\n".join(session.explain(record, path, MY_EXPLANATIONS)))    # judged; evidence table after
 
-Pure Python except ``measured_datasheet`` and ``measure_and_save`` (they run jax: ``labs.evidence``'s
+Pure Python except ``measured_datasheet`` and ``measure_and_save`` (they run jax: ``labs.records.evidence``'s
 probes, ``labs.runner.run``).
 
 Over 400 lines, one job: the lab's one pipeline and its steps, for each of its front ends (``drill lab``
@@ -27,10 +27,13 @@ from typing import Any, Callable, Protocol
 from generator import explain as miss_reasons
 from generator.io import safeio
 from generator.io.termsafe import visible
-from labs import evidence, inputs, ops, records, report, runner
+from labs.records import evidence, folder as records
+from labs import inputs, report, runner
+from labs.measure import ops
+from labs.measure import probes as lab_probes
 from labs import explain as lab_explain
-from labs.record_types import LabRecord, OpRow, RecordError, as_record
-from labs.records import RecordJSON
+from labs.records.types import LabRecord, OpRow, RecordError, as_record
+from labs.records.folder import RecordJSON
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
@@ -99,11 +102,11 @@ class LabUI(Protocol):
 
     def warn(self, text: str) -> None: ...
 
-    def probe(self, plan: runner.Plan) -> evidence.Probed | None:
+    def probe(self, plan: runner.Plan) -> lab_probes.Probed | None:
         """``measured_datasheet(plan, ...)`` with the front end's progress shown."""
 
     def measure(self, plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
-                read: runner.PredictionsRead | None, probed: evidence.Probed | None) -> tuple[RecordJSON, Path]:
+                read: runner.PredictionsRead | None, probed: lab_probes.Probed | None) -> tuple[RecordJSON, Path]:
         """``measure_and_save(plan, learner, read, ...)`` with the front end's progress shown."""
 
     def ask_predictions(self, plan: runner.Plan) -> dict[str, runner.LearnerPrediction]:
@@ -162,7 +165,7 @@ def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict[str, runner
 def prepare(request: LabRequest) -> Prepared:
     """Read the learner's files, detect the device, choose N, prove every target writable and make the
     plan: all before anything is measured (LabUsageError, one line)."""
-    from labs.device import detect  # optional dependency: jax loads only when a lab runs on a device
+    from labs.measure.device import detect  # optional dependency: jax loads only when a lab runs on a device
 
     chosen, learner, read, explained = _read_inputs(request)
     device = detect()
@@ -182,7 +185,7 @@ def prepare(request: LabRequest) -> Prepared:
 
 def header_lines(plan: runner.Plan) -> list[str]:
     """What the run says first: the device, the datasheet chip, calibration, notes, jax and the folder."""
-    from labs import profile  # optional dependency: the trace reader names jax's profiler
+    from labs.measure import profile  # optional dependency: the trace reader names jax's profiler
 
     d = plan.device
     lines = [f"device: {d.device_kind} ({d.platform}); datasheet chip: {plan.chip.display if plan.chip else 'none'}; "
@@ -261,18 +264,18 @@ def result_lines(result: LabResult) -> list[str]:
 
 
 def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print,
-                       progress: Callable[[str], None] | None = None) -> evidence.Probed | None:
+                       progress: Callable[[str], None] | None = None) -> lab_probes.Probed | None:
     """Off the catalogue (a CPU, a GPU not in it): run the probes now and ``say`` them as this device's
     datasheet, measured just now (peak FLOP/s of a large matmul, copy bandwidth, fixed cost per op
     kind), the figures to predict from; pass the result to ``measure_and_save`` so the record stores
     them as its ``constants`` and reuses them as its probes. None on a catalogued chip (its
     datasheet is the catalogue's): nothing is measured or said. ``progress`` is told each probe as it
-    starts (``labs.evidence.measure_probes``). ``drill lab`` and the notebook."""
+    starts (``labs.measure.probes.measure_probes``). ``drill lab`` and the notebook."""
     if plan.chip is not None:
         return None
     say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
-    probed = evidence.measure_probes(plan, progress)
-    for line in evidence.datasheet_lines(probed, plan.device.device_kind):
+    probed = lab_probes.measure_probes(plan, progress)
+    for line in lab_probes.datasheet_lines(probed, plan.device.device_kind):
         say(line)
     probed.shown_at = runner.utc_now()
     return probed
@@ -301,7 +304,7 @@ def already_measured(plan: runner.Plan) -> str | None:
 def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
                      read: runner.PredictionsRead | None, *, practice: bool = False,
                      progress: runner.Progress | None = None, require_all: bool = True,
-                     probed: evidence.Probed | None = None) -> tuple[RecordJSON, Path]:
+                     probed: lab_probes.Probed | None = None) -> tuple[RecordJSON, Path]:
     """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
     and save the record before anything is shown (an interrupted notebook keeps it).
     ``require_all=False`` (the CLI): some predictions are kept for teaching, graded on the model.
@@ -376,14 +379,14 @@ class Misses:
     asked) and what is still to explain."""
 
     findings: dict[str, str]  # op -> why no reason can explain it (judged again on the record's numbers)
-    pending: list[OpRow]  # the op rows (``labs.record_types.OpRow``) still unexplained, not revealed, not findings
+    pending: list[OpRow]  # the op rows (``labs.records.types.OpRow``) still unexplained, not revealed, not findings
 
     def finding_lines(self) -> list[str]:
         return [f"{op}: unexplained by the evidence, nothing to ask: {found}" for op, found in self.findings.items()]
 
 
 def misses_to_explain(record: LabRecord) -> Misses:
-    """The findings and the pending misses of a typed record (``labs.record_types.LabRecord``)."""
+    """The findings and the pending misses of a typed record (``labs.records.types.LabRecord``)."""
 
     data = record.to_dict()
     found = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}

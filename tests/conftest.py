@@ -156,7 +156,7 @@ def drill():
 def learner_records(tmp_path, monkeypatch):
     """Every test gets its own empty learner records folder: no test reads or writes the real
     user data directory (subprocesses inherit the variable)."""
-    from labs import records
+    from labs.records import folder as records
 
     folder = tmp_path / "learner-records"
     monkeypatch.setenv(records.RECORDS_ENV, str(folder))

@@ -78,7 +78,7 @@ def exception_classes() -> dict[str, type[BaseException]]:
 def test_the_walk_finds_the_project_exceptions(exception_classes):
     # A few from each package: a walk that lost a folder, nested classes or a module would fail here.
     for wanted in ("generator.problems.answers.NeedsUnitError", "generator.io.safeio.RefusedTarget",
-                   "drills.store.files.StoreError", "drills.quiz.session._Quit", "labs.records.FolderLocked",
+                   "drills.store.files.StoreError", "drills.quiz.session._Quit", "labs.records.folder.FolderLocked",
                    "labs.session.NeedPredictions"):
         assert wanted in exception_classes
     assert len(exception_classes) >= 35
@@ -101,7 +101,7 @@ def test_older_bases_are_kept_for_callers_that_catch_them():
     from generator.problems.answers import AnswerError
     from generator.problems.families import FamilyPackageError
     from generator.io.safeio import SafeIOError
-    from labs.records import FolderLocked
+    from labs.records.folder import FolderLocked
 
     assert issubclass(AnswerError, ValueError) and issubclass(FolderLocked, OSError)
     assert issubclass(SafeIOError, OSError) and issubclass(FamilyPackageError, ImportError)

@@ -128,7 +128,7 @@ def healthy_store(path: Path, reviews: int = 3) -> Path:
 
 def failing_record(directory: Path) -> Path:
     """A valid lab record with two unexplained misses (made without jax by the synthetic helper)."""
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
 
     rec = synthetic.record(directory, {"softmax": 3.0, "add": 2.5})

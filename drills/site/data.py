@@ -2,7 +2,7 @@
 
 The page computes EX·01 in JavaScript, but it restates no formula. For every
 (op, dtype) the FLOPs and bytes are read off ``generator.model.costs`` (through the
-lab's ops, ``labs.ops``) as a polynomial in N: the builder evaluates the Python
+lab's ops, ``labs.measure.ops``) as a polynomial in N: the builder evaluates the Python
 cost function at N = 1..4, solves for the coefficients exactly and checks the
 polynomial against more sizes, refusing to build if any disagrees. Likewise the
 "working" strings of the worked arithmetic are templates cut from the Python
@@ -20,7 +20,7 @@ from typing import Any
 from generator.model import catalogue, costs, units
 from generator.model import roofline as model
 from generator.errors import DrillError
-from labs import ops as lab_ops
+from labs.measure import ops as lab_ops
 
 # The page accepts N from 1 to MAX_N: every FLOP and byte count then stays an exact
 # integer below 2**53, so JavaScript's doubles hold them exactly, as Python's ints do.

@@ -19,8 +19,8 @@ from typing import Any
 from generator.model import catalogue, roofline
 from generator.io import project_urls, safeio
 from generator.model.units import seconds, si
-from labs import gate as lab_gate
-from labs import ops as lab_ops
+from labs.gate import verdict as lab_gate
+from labs.measure import ops as lab_ops
 
 from drills.site import highlight, markdown
 
@@ -270,7 +270,7 @@ def calibration(records_dir: Path) -> dict[str, Any]:
     ``drill progress`` shows it (``drills.progress.trend``, the one trend)."""
     from drills import progress  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import calibration_bias  # start-up: the lab's modules load only for the command that runs them
-    from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
+    from labs.records import folder as lab_records  # start-up: the lab's modules load only for the command that runs them
 
     bias = calibration_bias.prediction_bias(
         (str(loaded.path), loaded.record) for loaded in lab_records.scan(records_dir)

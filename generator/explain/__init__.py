@@ -12,7 +12,7 @@ the last '='. One module a job:
 - ``reading``: the names, numbers, arithmetic and corrected time read from a sentence;
 - ``judge``: the verdict on one explanation.
 
-Pure Python (no jax): the lab (``labs.evidence``) builds ``OpEvidence`` from a record;
+Pure Python (no jax): the lab (``labs.records.evidence``) builds ``OpEvidence`` from a record;
 ``drill miss-reasons`` lists the catalogue. Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
 """
 

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from drills.cmd_lab import progress as progress_command
 from drills.store.repository import ReviewRecord, Store
 from drills import progress
-from labs import records, runner
+from labs.records import folder as records
+from labs import runner
 from tests.labs import synthetic
 
 
@@ -333,7 +334,7 @@ FINDINGS = Path(__file__).resolve().parents[1] / "labs" / "fixtures" / "hierarch
 def _with_findings() -> list[tuple[str, list[str]]]:
     """(record name, the misses still asked) of each checked-in record holding a finding."""
     from generator import explain as miss_reasons
-    from labs import records as lab_records
+    from labs.records import folder as lab_records
 
     out = []
     for path in sorted(FINDINGS.glob("lab-*.json")):

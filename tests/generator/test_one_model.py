@@ -249,7 +249,7 @@ def test_ridges_follow_the_one_ridge_formula():
 @pytest.fixture(scope="module")
 def coll_plan(tmp_path_factory):
     """The collectives lab's plan on 16 v5e chips (one ring), every row with a datasheet prediction."""
-    from labs import collectives as lab
+    from labs.collectives import lab
     from tests.labs.collectives_synthetic import NOW, FakeDevice
 
     plan = lab.make_plan(lab.Options(out_dir=tmp_path_factory.mktemp("coll"), trace=False, sizes=(64e3, 16e6)),
@@ -259,7 +259,7 @@ def coll_plan(tmp_path_factory):
 
 
 def _coll_predictions(plan, measured):
-    from labs import collectives as lab
+    from labs.collectives import lab
 
     cal = lab.fit_calibration(plan, measured, local_matmul_s=2e-4)
     return ({r.id: lab.datasheet_prediction(plan, r) for r in plan.rows},
@@ -287,7 +287,7 @@ def test_the_collectives_labs_times_follow_the_collective_model(coll_plan):
     """A collective's time x1.25 from its two terms: every datasheet collective row is x1.25 (the
     sharded matmul's AllReduce term too). The fit inverts the same scaled model (α and 1/W each
     x1/1.25), so it still gives its two rows back and every calibrated row stays where it was."""
-    from labs import collectives as lab
+    from labs.collectives import lab
 
     plan, measured = coll_plan
     sheet0, cal0, _ = _coll_predictions(plan, measured)
@@ -337,7 +337,7 @@ def test_the_labs_copy_probes_count_their_bytes_through_costs(monkeypatch):
     from types import SimpleNamespace
 
     from generator.model import costs
-    from labs import calibrate, hierarchy, measure
+    from labs.measure import calibrate, hierarchy, calls as measure
     from tests.labs import synthetic
 
     timing = SimpleNamespace(spread=0.0)

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from drills.cli import cli
 from generator import explain as mr
 from generator.model.units import fmt
-from labs import evidence, records
+from labs.records import evidence, folder as records
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "labs" / "fixtures"

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from generator import explain as mr
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO
 from bench import explain_suites
 

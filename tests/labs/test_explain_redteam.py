@@ -8,7 +8,7 @@ import pytest
 
 from generator import explain as mr
 from generator.model.units import fmt
-from labs import evidence, records
+from labs.records import evidence, folder as records
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "labs" / "fixtures"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from labs import gate, records
-from labs.ops import SEED_OPS
+from labs.gate import verdict as gate
+from labs.records import folder as records
+from labs.measure.ops import SEED_OPS
 from tests.conftest import run_drill
 
 pytestmark = pytest.mark.slow

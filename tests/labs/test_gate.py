@@ -14,8 +14,10 @@ from drills.cli import cli as cli_main
 from drills.cmd_lab import gate as gate_command
 from generator import explain as miss_reasons
 from generator.model.units import fmt
-from labs import gate, records, runner
-from labs.ops import SEED_OPS
+from labs.gate import verdict as gate
+from labs.records import folder as records
+from labs import runner
+from labs.measure.ops import SEED_OPS
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
@@ -445,7 +447,7 @@ def _stripped(rec: dict) -> dict:
 
 def _finding_cases() -> list[tuple[str, bool]]:
     """(fixture name, stripped?) for each checked-in record with a finding, as it is or stripped."""
-    from labs import records as lab_records
+    from labs.records import folder as lab_records
 
     out = []
     for path in sorted(FINDINGS.glob("lab-*.json")):

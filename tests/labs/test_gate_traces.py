@@ -6,12 +6,13 @@ import shutil
 
 import pytest
 
-from labs import gate, records, verify
-from labs.ops import OPS
+from labs.gate import verdict as gate, verify
+from labs.records import folder as records
+from labs.measure.ops import OPS
 from tests.labs import fabricate, synthetic
 
 N, DTYPE = 4096, "bf16"
-PROBE_SIZE = 128  # the fixed-cost probes' edge at N=4096 (labs.evidence.fixed_cost_edge)
+PROBE_SIZE = 128  # the fixed-cost probes' edge at N=4096 (labs.measure.probes.fixed_cost_edge)
 
 
 def _row(rec, op):

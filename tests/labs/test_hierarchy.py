@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from generator.model import catalogue
 from generator.model import hierarchy as model
 from generator import explain as mr
-from labs import evidence, explain, records, runner, session
+from labs.records import evidence, folder as records
+from labs import explain, runner, session
 from tests.conftest import invoke_drill
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
@@ -113,7 +114,7 @@ def test_an_unexplainable_miss_is_said_to_be_so_before_any_why():
 
 
 def test_the_gate_shows_an_unexplainable_miss_as_a_finding(tmp_path):
-    from labs import gate
+    from labs.gate import verdict as gate
 
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -317,8 +318,8 @@ def test_drill_hierarchy_measures_this_cpu():
 
 def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_checklist(tmp_path):
     from drills import progress
-    from labs import gate
-    from labs.record_types import as_record
+    from labs.gate import verdict as gate
+    from labs.records.types import as_record
 
     def stripped(path: Path) -> dict:  # without its fixed-cost probes and matmul rates: less to explain with
         rec = _load(path)
@@ -391,7 +392,7 @@ def _fake_measurement(spread: float, traced: bool):
 
 @pytest.mark.parametrize("traced", [False, True])
 def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_ten_percent(traced):
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
 
     spreads = {7: 0.5, 14: 0.3, 28: 0.08, 56: 0.01}
     asked: list[int] = []
@@ -407,7 +408,7 @@ def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_
 
 
 def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_left():
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
 
     spreads = iter([0.2, 0.5, 0.4, 0.3])
     kept = lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), True), keep_last=True)
@@ -453,9 +454,10 @@ def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_recor
     shows it; an edit of it is caught."""
     from generator.model import costs
     from generator.model.roofline import Ceilings
-    from labs import consistency, report
-    from labs import ops as lab_ops
-    from labs.record_types import LabRecord
+    from labs.gate import consistency
+    from labs import report
+    from labs.measure import ops as lab_ops
+    from labs.records.types import LabRecord
     from tests.labs import synthetic
 
     source = next(p for p in FRESH if p.parent.name == "quiet" and "n1024" in p.name and _load(p)["dtype"] == "bf16")
@@ -494,7 +496,7 @@ def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_recor
 def test_a_record_made_before_the_hierarchy_prediction_still_reads():
     rec = _load(RECORDS[0])
     assert "hierarchy" not in rec["ops"][0]["predictions"]
-    from labs.record_types import LabRecord
+    from labs.records.types import LabRecord
     typed = LabRecord.from_dict(rec)
     assert typed.ops[0].predictions.hierarchy is None and typed.to_dict() == rec
 
@@ -504,7 +506,7 @@ def test_a_record_made_before_the_hierarchy_prediction_still_reads():
 def test_the_matmul_probes_rotate_their_inputs_through_as_many_sets_as_the_lab(tmp_path, size, dtype):
     """A matmul probe on two hot input sets read 25-50% faster than the lab's rotated op on this CPU:
     each probe rotates through the sets the lab's own op rotates through at that size."""
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
     from tests.labs import synthetic
 
     devices = [synthetic.device("cpu", "cpu", 24e9, 32 * 2**20)] + ([synthetic.device()] if dtype == "bf16" else [])
@@ -560,7 +562,7 @@ def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_ow
 
 
 def test_a_fresh_output_is_its_copy_into_new_memory_less_the_same_in_place(monkeypatch):
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
     from generator.model import costs
 
     monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate",
@@ -594,8 +596,8 @@ def test_an_add_slowed_by_its_fresh_output_is_explained_by_it():
 def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size(monkeypatch):
     """A probe on one hot input set read a small reduce_sum's cost at half the lab's rotated op: each probe
     rotates through the sets the lab's op would at the probe's edge."""
-    from labs import evidence, measure, timing
-    from labs import ops as lab_ops
+    from labs.measure import calls as measure, probes, timing
+    from labs.measure import ops as lab_ops
     from tests.labs import synthetic
 
     used: dict[str, set[int]] = {}
@@ -610,8 +612,8 @@ def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size
     monkeypatch.setattr(lab_ops, "build", fake_build)
     monkeypatch.setattr(measure, "measure_call", fake_measure)
     dev = synthetic.device("cpu", "cpu", 24e9, 32 * 2**20)
-    evidence.fixed_cost_probes(("add", "reduce_sum"), 1024, "f32", 5, None, dev)
-    edge = evidence.fixed_cost_edge(1024, ("add", "reduce_sum"))
+    probes.fixed_cost_probes(("add", "reduce_sum"), 1024, "f32", 5, None, dev)
+    edge = probes.fixed_cost_edge(1024, ("add", "reduce_sum"))
     for op in ("add", "reduce_sum"):
         want = timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(edge, "f32"), dev.cache_bytes, dev.budget_bytes).sets
         assert want > 1 and used[lab_ops.OPS[op].module_name()] == set(range(want))

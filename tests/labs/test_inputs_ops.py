@@ -6,7 +6,8 @@ import re
 import pytest
 
 from generator.model import costs
-from labs import device, inputs, ops
+from labs.measure import device, ops
+from labs import inputs
 
 
 def test_seed_ops_in_the_seed_order():

@@ -10,7 +10,7 @@ import sys
 import jsonschema
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
@@ -213,7 +213,7 @@ def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, tar
 def test_a_ledger_too_large_to_add_a_run_is_refused_before_anything_is_measured(tmp_path):
     """save_run reads the whole ledger after measuring: a ledger it could not read or add to is
     found before the first step, not after minutes of measuring."""
-    from labs import records
+    from labs.records import folder as records
 
     out = tmp_path / "bench"
     out.mkdir()
@@ -242,7 +242,7 @@ def test_a_symlinked_ledger_or_traces_folder_is_refused_before_anything_is_measu
 
 
 def test_a_ledger_with_a_byte_that_is_not_utf8_is_read_as_a_damaged_line_and_the_run_is_saved(tmp_path):
-    from labs import records
+    from labs.records import folder as records
 
     out = tmp_path / "bench"
     out.mkdir()

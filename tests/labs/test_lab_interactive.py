@@ -7,7 +7,7 @@ import sys
 import pexpect
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 def test_predict_then_measure_then_explain(tmp_path):
     from generator import explain as miss_reasons
-    from labs import evidence
+    from labs.records import evidence
 
     out = tmp_path / "bench"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", "lab", "--size", "128", "--reps", "3",

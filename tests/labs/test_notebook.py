@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,7 @@ learner's screen; anything else written to stderr meanwhile still does."""
 
 import os
 
-from labs import profile
+from labs.measure import profile
 
 
 def test_tensorflow_import_warnings_are_dropped_and_other_lines_kept(capfd):

@@ -1,5 +1,5 @@
-"""The typed record (labs.record_types): validated on load with field paths, round-trips exactly,
-and declares the same fields as labs/record.schema.json."""
+"""The typed record (labs.records.types): validated on load with field paths, round-trips exactly,
+and declares the same fields as labs/records/record.schema.json."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labs import record_types as rt
-from labs import records
+from labs.records import types as rt
+from labs.records import folder as records
 from tests.labs import synthetic
 from tests.labs.record_schema import add_unknown_keys_and_shuffle, json_objects, walk
 

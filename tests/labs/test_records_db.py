@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from generator.model.units import fmt
-from labs import gate, records
+from labs.gate import verdict as gate
+from labs.records import folder as records
 from tests.conftest import bound
 from tests.labs import synthetic
 
@@ -39,7 +40,7 @@ def _explain_one(path: str, why_file: str, start) -> None:
 def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
     path = _record_with_two_misses(tmp_path)
     from generator import explain as miss_reasons
-    from labs import evidence
+    from labs.records import evidence
 
     rec = records.load(path)
     files = []
@@ -175,7 +176,7 @@ def test_a_trace_bomb_is_refused_in_bounded_memory(tmp_path):
     bench = path.parent
     _bomb(_trace_file(bench, "matmul"))
     # Peak memory from VmHWM: ru_maxrss survives exec, so it would report pytest's own peak.
-    code = ("import re, json; from labs import verify; "
+    code = ("import re, json; from labs.gate import verify; "
             f"r = verify.verify_folder({str(bench)!r}); "
             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
             "print(json.dumps([hwm, [c.why for c in r.disagreements]]))")

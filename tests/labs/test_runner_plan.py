@@ -3,7 +3,8 @@
 import pytest
 
 from generator.model import catalogue, costs, roofline
-from labs import ops, runner
+from labs.measure import ops
+from labs import runner
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
@@ -119,7 +120,7 @@ def test_partial_learner_predictions_are_scored_but_not_graded(tmp_path):
 @pytest.mark.parametrize("platform, kind, want", [("cpu", "cpu", 1024), ("gpu", "NVIDIA H200", 4096)])
 def test_drill_lab_without_size_runs_1024_on_a_cpu_and_the_counted_size_elsewhere(tmp_path, monkeypatch, platform,
                                                                                    kind, want):
-    from labs import device as lab_device
+    from labs.measure import device as lab_device
 
     seen = {}
 

@@ -6,7 +6,8 @@ import pytest
 
 from generator import explain as miss_reasons
 from generator.model.units import fmt
-from labs import records, runner, session
+from labs.records import folder as records
+from labs import runner, session
 from tests.labs import synthetic
 
 SEED = ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum")
@@ -47,8 +48,8 @@ def test_why_then_explain_then_the_evidence(tmp_path):
 def _cpu_plan_with_fake_probes(tmp_path, monkeypatch):
     """A CPU plan (no catalogue entry) whose probes and ops are numbers, not jax: ``calls`` counts
     how often the probes are measured."""
-    from labs import evidence, timing
-    from labs import ops as lab_ops
+    from labs.measure import probes, timing
+    from labs.measure import ops as lab_ops
 
     plan = synthetic.plan(tmp_path, synthetic.device("cpu", "cpu"), size=128)
     probed = synthetic.probed_for(plan, 2e11, 1.5e10, fixed_cost_s=3e-6)
@@ -63,7 +64,7 @@ def _cpu_plan_with_fake_probes(tmp_path, monkeypatch):
         synthetic.write_traces(m, "cpu", lab_ops.OPS[name].module_name())
         return runner.OpResult(m, None)
 
-    monkeypatch.setattr(evidence, "measure_probes", measure_probes)
+    monkeypatch.setattr(probes, "measure_probes", measure_probes)
     monkeypatch.setattr(runner, "_measure_op", measure_op)
     monkeypatch.setattr(timing, "dispatch_overhead_s", lambda: 5e-6)
     return plan, probed, calls
@@ -101,9 +102,9 @@ def test_predictions_read_before_the_datasheet_was_shown_are_not_made_from_it(tm
 
 
 def test_a_catalogued_chip_measures_no_probes_before_the_predictions(tmp_path, monkeypatch):
-    from labs import evidence
+    from labs.measure import probes
 
-    monkeypatch.setattr(evidence, "measure_probes", lambda *a, **k: pytest.fail("probed a catalogued chip"))
+    monkeypatch.setattr(probes, "measure_probes", lambda *a, **k: pytest.fail("probed a catalogued chip"))
     shown: list[str] = []
     assert session.measured_datasheet(synthetic.plan(tmp_path), shown.append) is None and shown == []
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from labs import records
-from labs.ops import SEED_OPS
+from labs.records import folder as records
+from labs.measure.ops import SEED_OPS
 from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
@@ -200,7 +200,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     path = folder / runs["three"].name
     rec = records.load(path)
     from generator import explain as miss_reasons
-    from labs import evidence
+    from labs.records import evidence
 
     found = {r["op"]: miss_reasons.explanations(evidence.op_evidence(rec, r["op"])) for r in rec["ops"]
              if r["verdict"] == "miss"}

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from generator.io.termsafe import visible, visible_lines
-from labs import records
+from labs.records import folder as records
 from tests.labs import synthetic
 
 HOSTILE = "NVIDIA H200\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m\r\x1b[2K"

@@ -8,7 +8,8 @@ import pytest
 
 from drills.site import build, data
 from generator.model import catalogue
-from labs import gate, records
+from labs.gate import verdict as gate
+from labs.records import folder as records
 from tests.conftest import REPO
 from tests.labs import synthetic
 from tests.site.conftest import ARTIFACTS

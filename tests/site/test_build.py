@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from drills.site import build, data, highlight, markdown, sections
 from generator.model import catalogue, costs
-from labs import ops as lab_ops
+from labs.measure import ops as lab_ops
 from tests.conftest import REPO, bound, invoke_drill
 from tests.procs import reap
 
@@ -26,7 +26,7 @@ def test_drill_site_builds_the_page(tmp_path):
     out = tmp_path / "site"
     res = invoke_drill("site", "-o", str(out), cwd=REPO)
     assert res.returncode == 0, res.stderr
-    from labs import gate
+    from labs.gate import verdict as gate
     expected = gate.evaluate(REPO / "bench").status  # the course's published records, judged by the gate's rules
     assert f"GATE 00 from bench: {expected}" in res.stdout
     page = (out / "index.html").read_text(encoding="utf-8")
@@ -404,7 +404,7 @@ def test_sources_and_readings_as_the_seed_has_them():
 
 
 def test_the_mastery_header_never_counts_the_courses_records(tmp_path):
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -423,14 +423,14 @@ def test_the_mastery_header_never_counts_the_courses_records(tmp_path):
     # the repo's published records: each says why it does not count
     page, _ = build.render(REPO / "bench", repo_url="")
     why = re.search(r'<ul id="gate-why">(.*?)</ul>\s*</section>', page, re.S).group(1)
-    judged = __import__("labs.gate", fromlist=["evaluate"]).evaluate(REPO / "bench")
+    judged = __import__("labs.gate.verdict", fromlist=["evaluate"]).evaluate(REPO / "bench")
     for row in judged.rows:
         for reason in row.why_not:
             assert __import__("html").escape(reason) in why
 
 
 def test_calibration_summarises_bias_spread_and_trend(tmp_path):
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -450,7 +450,7 @@ def test_the_page_and_drill_progress_show_one_trend(tmp_path):
 
     from drills import progress
     from drills.cmd_lab import progress as progress_cmd
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -558,7 +558,7 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
 
 def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
     """Issue 26: `drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
-    from labs import gate
+    from labs.gate import verdict as gate
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

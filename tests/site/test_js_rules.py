@@ -19,7 +19,7 @@ import pytest
 from drills.site import build, data
 from generator.model import catalogue, units
 from generator.model import roofline as model
-from labs import ops as lab_ops
+from labs.measure import ops as lab_ops
 from tests.js import run_node
 
 SITE_JS = build.ASSETS / "site.js"

@@ -9,7 +9,7 @@ module reads the protobuf wire format for exactly the fields the lab uses and
 skips every other field, as any protobuf reader must.
 
 The objects mirror ``ProfileData``'s view (xla/python/profiler/profile_data.cc)
-so ``labs.profile`` reads either one the same way:
+so ``labs.measure.profile`` reads either one the same way:
 - ``XSpace.planes`` -> ``Plane(name, lines)`` -> ``Line(name, events)``;
 - ``Event.name`` is its event metadata's name ("" when absent);
 - ``Event.start_ns = offset_ps // 1000 + line.timestamp_ns`` and

@@ -23,8 +23,8 @@ from typing import Any
 
 from generator.model import costs, roofline
 from generator.model.units import DTYPE_BYTES
-from labs import measure, ops
-from labs.device import DeviceInfo
+from labs.measure import calls as measure, ops
+from labs.measure.device import DeviceInfo
 
 # Matmul edge for the FLOP/s ceiling: big enough to fill an accelerator's units
 # (an H200 reaches its measured plateau around 8192^3); on a CPU, where bf16 is
@@ -39,7 +39,7 @@ PROBE_MAX_REPS = 10
 # Copy buffer: several times the cache so the copy streams from memory; float32
 # elements (see the module docstring for why not the lab's dtype). On a CPU the buffer is cut into
 # calls of CPU_COPY_CALL_BYTES (each read and written in place: twice that moved a call), rotated: the
-# same calls as the measured hierarchy's DRAM figure (labs.hierarchy.MAIN_CALL_BYTES).
+# same calls as the measured hierarchy's DRAM figure (labs.measure.hierarchy.MAIN_CALL_BYTES).
 COPY_DTYPE = "f32"
 COPY_CACHE_MULTIPLE = 8
 MIN_COPY_BYTES = 256 * 2**20

@@ -34,9 +34,9 @@ from typing import Any, Callable
 from generator.model import costs
 from generator.model.hierarchy import MEASURED, CallRate, ExpRate, FreshOutput, Hierarchy, Level, MatmulRate, OpRate
 from generator.model.units import DTYPE_BYTES, fmt
-from labs import calibrate, measure, timing
-from labs import ops as lab_ops
-from labs.device import DeviceInfo, cpu_cache_levels
+from labs.measure import calibrate, calls as measure, timing
+from labs.measure import ops as lab_ops
+from labs.measure.device import DeviceInfo, cpu_cache_levels
 
 COPY_DTYPE = "f32"
 BYTES_PER_CALL = 64 * 2**20  # each timed call moves at least this much (read + write)
@@ -254,7 +254,7 @@ def _largest_cache_bytes(device: DeviceInfo, levels: list[tuple[str, str, float 
 
 def _lab_rotation(device: DeviceInfo, op: str, size: int, dtype: str) -> int:
     """How many input sets the lab rotates this op's inputs through at this size
-    (``labs.ops.LabOp.rotation``), 2 where it could not hold one."""
+    (``labs.measure.ops.LabOp.rotation``), 2 where it could not hold one."""
     try:
         return lab_ops.OPS[op].rotation(size, dtype, device).sets
     except MemoryError:
@@ -520,7 +520,7 @@ def main_memory_total(device: DeviceInfo, largest_cache_bytes: float | None = No
 
 
 def _op_function(kind: str, dtype: str) -> Callable[..., Any]:
-    """The lab's own op (``labs.ops.function``), or for "convert" a change from ``dtype`` to the other dtype."""
+    """The lab's own op (``labs.measure.ops.function``), or for "convert" a change from ``dtype`` to the other dtype."""
     if kind != "convert":
         return lab_ops.function(kind)
     other = lab_ops.jax_dtype("f32" if dtype == "bf16" else "bf16")

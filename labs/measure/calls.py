@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from labs import profile, timing
+from labs.measure import profile, timing
 
 # XLA's count and the hand count "differ" when their ratio leaves [1/1.1, 1.1].
 XLA_AGREEMENT_FACTOR = 1.1
@@ -120,7 +120,7 @@ class Measurement:
         return ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The record's measured columns (JSON; ``labs.record_types.Measured`` reads them back typed)."""
+        """The record's measured columns (JSON; ``labs.records.types.Measured`` reads them back typed)."""
         out: dict[str, Any] = dict(self.wall.to_dict())
         d = self.device
         out.update({"device_median_s": d.p50_s if d else None, "device_min_s": d.min_s if d else None,

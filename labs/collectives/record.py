@@ -1,13 +1,13 @@
 """The collectives lab's record as typed objects: ``CollectivesRecord.from_dict`` validates,
 ``to_dict`` gives the dict back, ``report_lines`` reads it.
 
-The same pattern as LAB·0.1's ``labs.record_types`` and built from its parts (``Part``,
+The same pattern as LAB·0.1's ``labs.records.types`` and built from its parts (``Part``,
 ``VersionedRecord``, ``CallMeasured``, ``Ratios``, ``Within2x``): frozen dataclasses whose fields
-are the JSON keys of ``labs/collectives.schema.json`` (a test keeps the two in step, field for
+are the JSON keys of ``labs/collectives/collectives.schema.json`` (a test keeps the two in step, field for
 field), ``to_dict(from_dict(d)) == d`` exactly (stored key order, undeclared keys kept).
 Units are the schema's: seconds, bytes, bytes/s, FLOP/s.
 
-The lab (``labs.collectives.assemble``) builds the dict; ``parse`` checks it against the schema
+The lab (``labs.collectives.lab.assemble``) builds the dict; ``parse`` checks it against the schema
 and the types, ``save`` writes it once it does, and ``load`` reads a saved one back, validated.
 Pure Python: no jax.
 """
@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from generator.model.units import seconds, si
-from labs import records, score
-from labs.record_types import (CallMeasured, Graded, Part, Ratios, RecordError, VersionedRecord, Within2x,
+from labs.records import folder as records
+from labs import score
+from labs.records.types import (CallMeasured, Graded, Part, Ratios, RecordError, VersionedRecord, Within2x,
                                optional)
 
 SCHEMA_PATH = Path(__file__).with_name("collectives.schema.json")
@@ -130,7 +131,7 @@ class CollectivesSummary(Part):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CollectivesRecord(VersionedRecord):
-    """A collectives-lab record (``labs/collectives.schema.json``, versions ``SUPPORTED_VERSIONS``)."""
+    """A collectives-lab record (``labs/collectives/collectives.schema.json``, versions ``SUPPORTED_VERSIONS``)."""
     SCHEMA: ClassVar[str] = SCHEMA_NAME
     VERSIONS: ClassVar[tuple[int, ...]] = SUPPORTED_VERSIONS
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from generator.model import costs
 from generator.errors import DrillError
 from generator.model.units import DTYPE_BYTES, normalize_dtype
-from labs.timing import Rotation, plan_rotation
+from labs.measure.timing import Rotation, plan_rotation
 
 if TYPE_CHECKING:
     from jax import Array
 
-    from labs.device import DeviceInfo
+    from labs.measure.device import DeviceInfo
 
 # The seed's skinny matmul is [8, N] @ [N, N]; 8 rows is the lab's choice, not a chip figure.
 SKINNY_ROWS = 8

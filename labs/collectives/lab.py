@@ -17,21 +17,21 @@ Predictions, per row:
 - learner: a file mapping row ids (``all_gather@1MB``) to times, as in LAB·0.1.
 
 Device time comes from the profiler trace exactly as the single-chip lab reads it
-(``labs.measure.measure_call``). Records go to ``<out>/collectives-0.1-...json`` (schema
-``labs/collectives.schema.json``, typed as ``labs.collectives_record.CollectivesRecord``),
+(``labs.measure.calls.measure_call``). Records go to ``<out>/collectives-0.1-...json`` (schema
+``labs/collectives/collectives.schema.json``, typed as ``labs.collectives.record.CollectivesRecord``),
 beside LAB·0.1's records; GATE 00 does not read them.
 The counting rule is the gate's: only TPU/GPU records with two or more devices count;
 a CPU run (``XLA_FLAGS=--xla_force_host_platform_device_count=8``) is practice.
 
 Three modules, one job each: this one plans, predicts, fits, scores and assembles the record
-(pure Python: no jax); ``labs.collectives_run`` builds the mesh and the shard_map programs,
+(pure Python: no jax); ``labs.collectives.run`` builds the mesh and the shard_map programs,
 measures them and starts a multi-host run (jax, imported inside its functions, so ``drill lab
---collectives --help`` and a bad option stay light); ``labs.collectives_record`` is the
+--collectives --help`` and a bad option stay light); ``labs.collectives.record`` is the
 record's type, its validation, save and report. This one is over 400 lines because planning,
 predicting and fitting are one job: each prediction and each fit is the same model (generator's
 costs, roofline and collectives) called one way or inverted, and the round trips between them are
 tested together. Stems, the records folder, paths and the save are
-``labs.records``'s, shared with LAB·0.1.
+``labs.records.folder``'s, shared with LAB·0.1.
 """
 
 from __future__ import annotations
@@ -47,14 +47,15 @@ from generator.model import catalogue, costs, roofline
 from generator.model import collectives as C
 from generator.errors import DrillError
 from generator.model.units import si
-from labs import collectives_record as rec
-from labs import records, score
+from labs.collectives import record as rec
+from labs.records import folder as records
+from labs import score
 from labs.options import RunOptions
-from labs.record_types import RecordError
+from labs.records.types import RecordError
 
 if TYPE_CHECKING:
-    from labs.device import DeviceInfo
-    from labs.measure import Measurement
+    from labs.measure.device import DeviceInfo
+    from labs.measure.calls import Measurement
 
 RECORD_PREFIX = "collectives-0.1"
 LAB_NAME = "LAB·coll collectives on a device mesh"
@@ -102,7 +103,7 @@ class RowPlan:
 @dataclass
 class Plan:
     options: Options
-    device: Any  # labs.device.DeviceInfo (or a stand-in with its fields)
+    device: Any  # labs.measure.device.DeviceInfo (or a stand-in with its fields)
     mesh_shape: tuple[int, ...]
     chip: catalogue.Chip | None
     datasheet_note: str
@@ -361,8 +362,8 @@ def counted(platform: str, devices: int) -> bool:
 
 def assemble(plan: Plan, measured: dict[str, Measurement], local_matmul: Measurement | None,
              learner: dict[str, float], process_count: int) -> dict[str, Any]:
-    """The scored record (a dict of ``labs/collectives.schema.json``) from each row's measurement
-    (row id -> ``labs.measure.Measurement``) and the local matmul's (None: not measured)."""
+    """The scored record (a dict of ``labs/collectives/collectives.schema.json``) from each row's measurement
+    (row id -> ``labs.measure.calls.Measurement``) and the local matmul's (None: not measured)."""
     measured_s = {row_id: m.measured_s for row_id, m in measured.items()}
     local_s = local_matmul.measured_s if local_matmul is not None else None
     cal = fit_calibration(plan, measured_s, local_s)

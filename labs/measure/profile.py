@@ -1,7 +1,7 @@
 """Device time from a profiler trace, on every jax >= 0.4.30.
 
 Reading the trace: ``jax.profiler.ProfileData`` where this jax has it (0.7.1
-and later; 0.6.2 and 0.7.0 ship it as None), else ``labs.xplane``, a small
+and later; 0.6.2 and 0.7.0 ship it as None), else ``labs.measure.xplane``, a small
 reader of the same ``.xplane.pb`` file. Both give the same planes, lines and
 events (tests/labs/test_xplane.py checks it on real traces). No TensorBoard is
 needed. Which events count, per platform:
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 if TYPE_CHECKING:
-    from labs import hloproto
+    from labs.measure import hloproto
 
 _DEVICE_PLANE = re.compile(r"^/device:(GPU|TPU)", re.IGNORECASE)
 
@@ -62,7 +62,7 @@ def marker_name(module: str, call: int) -> str:
     return f"{MARKER_PREFIX} {module} {call}"
 
 
-# A trace as both readers give it (``jax.profiler.ProfileData`` and ``labs.xplane.XSpace``): planes of
+# A trace as both readers give it (``jax.profiler.ProfileData`` and ``labs.measure.xplane.XSpace``): planes of
 # lines of events, each event with a name, its times in nanoseconds and its (key, value) stats.
 class TraceEvent(Protocol):
     @property
@@ -166,7 +166,7 @@ def stop_trace() -> None:
 def reader_name() -> str:
     """Which reader ``load`` uses with this jax."""
     import jax  # optional dependency: jax loads only when a lab runs on a device
-    return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.xplane"
+    return "jax.profiler.ProfileData" if getattr(jax.profiler, "ProfileData", None) is not None else "labs.measure.xplane"
 
 
 # Traces are kept beside the record, gzip-compressed (``compress``); reading one is bounded three
@@ -175,7 +175,7 @@ def reader_name() -> str:
 COMPRESSED_SUFFIX = ".gz"
 TRACE_MAX_COMPRESSED_BYTES = 8 * 2**20  # the .gz file as stored
 TRACE_MAX_BYTES = 32 * 2**20  # what it inflates to (and a plain .xplane.pb's size)
-# The parse work: the XSpace reader (labs.xplane) refuses a trace of more protobuf fields than this
+# The parse work: the XSpace reader (labs.measure.xplane) refuses a trace of more protobuf fields than this
 # (real ones hold under 30,000; a 16 KiB gzip of empty events inflates to 8 million).
 TRACE_MAX_FIELDS = 200_000
 
@@ -213,7 +213,7 @@ def load(path: Path, reader: str = "auto") -> Trace:
         import jax  # optional dependency: jax loads only when a lab runs on a device
         profile: Trace = jax.profiler.ProfileData.from_serialized_xspace(data)
         return profile
-    from labs import xplane  # start-up: loaded only on the lab path that uses it
+    from labs.measure import xplane  # start-up: loaded only on the lab path that uses it
     return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
 
@@ -280,7 +280,7 @@ class ModuleTimes:
     device_lines: tuple[str, ...] = ()  # the line names of its device planes (device streams, not threads)
     timeline: tuple[tuple[float, float], ...] = ()  # (start, end) ns of the module's events, in time order
     program_ids: tuple[int, ...] = ()  # the XLA program ids the module's events ran (when they say)
-    compiled: tuple["hloproto.CompiledModule", ...] = ()  # labs.hloproto.CompiledModule: the trace's compiled modules of this name
+    compiled: tuple["hloproto.CompiledModule", ...] = ()  # labs.measure.hloproto.CompiledModule: the trace's compiled modules of this name
     # (start, stop) of the profiling session, Unix ns (the "Task Environment" plane; None: not said).
     # The events' times are relative to its start.
     session_unix_ns: tuple[int, int] | None = None
@@ -508,7 +508,7 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     result.program_ids = tuple(sorted({e.program for e in events if e.program is not None}))
     result.session_unix_ns = session_unix_ns(profile)
     if hasattr(profile, "planes") and all(hasattr(p, "event_metadata") for p in profile.planes):
-        from labs import hloproto  # start-up: the HLO reader loads only where a trace has compiled-module metadata
+        from labs.measure import hloproto  # start-up: the HLO reader loads only where a trace has compiled-module metadata
 
         result.compiled = tuple(m for m in hloproto.compiled_modules(profile) if _same_module(m.name, module))
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
@@ -554,7 +554,7 @@ class TraceSummary(_TraceNamed, total=False):
 
 def describe(trace_dir: Path, max_events: int = 6) -> TraceSummary:
     """A small summary of a trace's planes, lines and stat keys (to debug a new platform). It reads with
-    the project's own reader (``labs.xplane``): it looks at every line's first events, metadata planes
+    the project's own reader (``labs.measure.xplane``): it looks at every line's first events, metadata planes
     included, and converting some of their stats aborts the process inside jaxlib's ``ProfileData``
     binding on the newest jax (Python 3.12, jaxlib 0.12)."""
     files = trace_files(trace_dir)
@@ -609,7 +609,7 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
     """Lay a record's traces out as XProf reads them: ``logdir/plugins/profile/<op>-trace-<k>/host.xplane.pb``,
     uncompressed (XProf finds no ``.xplane.pb.gz``). Each op's (and probe's) trace is one run
     (``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe). A path that is there already is
-    refused (SafeIOError), never written over: ``labs.xprof_logdir`` chooses the logdir and clears its own.
+    refused (SafeIOError), never written over: ``labs.measure.xprof_logdir`` chooses the logdir and clears its own.
     Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
     from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
@@ -637,6 +637,6 @@ def xprof_command(logdir: Path, port: int = 6006) -> str:
 
 def xprof_hint(trace_dir: Path) -> str:
     """How to open the traces in XProf: ``drill xprof`` lays them out uncompressed in a folder of its own
-    (``labs.xprof_logdir``) and prints the command (on Colab: the notebook's XProf cell does the same)."""
+    (``labs.measure.xprof_logdir``) and prints the command (on Colab: the notebook's XProf cell does the same)."""
     return ("open the traces in XProf: drill xprof RECORD (lays them out uncompressed in a folder of its own, "
             "reused for the record, and prints the command; pip install xprof)")

@@ -1,7 +1,7 @@
 """The lab record as typed objects: ``LabRecord.from_dict`` validates, ``to_dict`` gives the dict back.
 
 In the manner of py-fsrs's ``Card``: frozen dataclasses whose fields are the JSON keys of
-``labs/record.schema.json`` (a test keeps the two in step, field for field, with the version
+``labs/records/record.schema.json`` (a test keeps the two in step, field for field, with the version
 each key became required in: ``records.V2_REQUIRED`` ...). Units are the schema's: seconds,
 bytes, FLOPs, FLOP/s, bytes/s.
 
@@ -16,7 +16,7 @@ the dict (``labs.runner``) and validate it with ``records.validate``. Pure Pytho
 Over 400 lines, one job: the record's one type, its parts declared beside the small reader
 that checks and rebuilds them.
 The reader, ``VersionedRecord`` and ``CallMeasured`` (a timed call's measurement) also build
-the collectives lab's record (``labs.collectives_record``).
+the collectives lab's record (``labs.collectives.record``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ MAX_ERRORS_SHOWN = 3  # as records.validate: the first few problems, then a coun
 
 
 class RecordError(DrillError, ValueError):
-    """A record that does not parse, has an unknown schema, or breaks the schema (``labs.records``
+    """A record that does not parse, has an unknown schema, or breaks the schema (``labs.records.folder``
     re-exports it: ``records.RecordError``)."""
 
 
@@ -343,7 +343,7 @@ class RooflinePrediction(Part):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class HierarchyPrediction(RooflinePrediction):
     """The measured hierarchy's prediction (s): the roofline at the op's own measured rates plus the
-    fixed cost and fresh-output cost it charges (``labs.evidence.hierarchy_prediction``); never graded."""
+    fixed cost and fresh-output cost it charges (``labs.records.evidence.hierarchy_prediction``); never graded."""
     fixed_cost_s: float
     fresh_output_s: float | None = optional()
 
@@ -368,7 +368,7 @@ class Predictions(Part):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CallMeasured(Part):
-    """One timed call's measurement (seconds), as ``labs.measure.Measurement.to_dict`` writes it:
+    """One timed call's measurement (seconds), as ``labs.measure.calls.Measurement.to_dict`` writes it:
     wall clock, device time from the traces, the noise verdict. Both labs' rows hold one (the
     collectives lab's as it is, LAB·0.1's with its buffer rotation: ``Measured``)."""
     wall_median_s: float
@@ -394,7 +394,7 @@ class CallMeasured(Part):
     trace_reader: str | None = optional()
     noisy: bool | None = since(2)
     noisy_why: tuple[str, ...] | None = since(2)
-    # When its traces were taken (Unix ns, labs.measure.Measurement.window_unix_ns); records
+    # When its traces were taken (Unix ns, labs.measure.calls.Measurement.window_unix_ns); records
     # written before the lab kept it have neither key.
     traced_from_unix_ns: int | None = optional()
     traced_until_unix_ns: int | None = optional()
@@ -569,7 +569,7 @@ class VersionedRecord(Part):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LabRecord(VersionedRecord):
-    """A LAB·0.1 record (``labs/record.schema.json``, versions ``records.SUPPORTED_VERSIONS``)."""
+    """A LAB·0.1 record (``labs/records/record.schema.json``, versions ``records.SUPPORTED_VERSIONS``)."""
     SCHEMA: ClassVar[str] = SCHEMA_NAME
     VERSIONS: ClassVar[tuple[int, ...]] = SUPPORTED_VERSIONS
 

@@ -3,14 +3,14 @@
 Each function returns why-not lines, each starting with the rule it names:
 - ``schema:`` a record older than the schema this tool writes is history, never counted;
 - ``traces:`` every device time (each op, each op kind's fixed-cost probe, the calibration's matmul and
-  copy) is re-derived from the kept traces (``labs.verify``: ``drill gate --verify`` is the
+  copy) is re-derived from the kept traces (``labs.gate.verify``: ``drill gate --verify`` is the
   verbose report of the same check);
 - ``device planes:`` the traces were made on the claimed platform: a GPU record's traces hold a
   ``/device:GPU`` plane, a TPU record's a ``/device:TPU`` plane, and that plane's lines are device
   streams, not host threads (``tf_XLA...``, ``python``: a CPU trace whose plane was renamed);
 - ``traces:`` also: every trace a record uses lies under its own ``traces/<name>/`` (its
   ``trace_dir``) in its records folder, and the traces of one measurement are each their own, never one trace copied (two
-  byte-identical, or with the module's events at the same times: ``labs.verify.derive``);
+  byte-identical, or with the module's events at the same times: ``labs.gate.verify.derive``);
 - ``traces:`` also: where a trace names its compiled modules (the profiler's ``/host:metadata``
   plane), the module it ran was compiled for that measurement's own shapes (an op's inputs at N,
   a fixed-cost probe's at its size, the calibration matmul's at its dim), never a probe's or another
@@ -18,7 +18,7 @@ Each function returns why-not lines, each starting with the rule it names:
   the traces of one measurement were taken one after another, and inside the measurement's
   recorded window (``traced_from_unix_ns``/``traced_until_unix_ns``, when the record has it);
 - ``trace times:`` the measurements' traces never overlap in time, all were taken before the record
-  was first saved, and an op's after its measurement began (``labs.verify.time_reasons``);
+  was first saved, and an op's after its measurement began (``labs.gate.verify.time_reasons``);
 - ``probes:`` / ``evidence:`` / ``predictions:`` the probe numbers agree with their own measurements,
   each op's stored evidence agrees with the probes and the constants, and its hierarchy prediction
   is what the record's probes and hierarchy give;
@@ -47,11 +47,11 @@ from typing import TYPE_CHECKING, Any
 
 from generator.model import catalogue, costs, roofline
 from generator.io.safeio import display_path
-from labs.record_types import LabRecord, as_record
+from labs.records.types import LabRecord, as_record
 
 if TYPE_CHECKING:  # annotations only: the record as JSON, read defensively here
-    from labs.records import RecordJSON
-    from labs.hloproto import Shape
+    from labs.records.folder import RecordJSON
+    from labs.measure.hloproto import Shape
 
 FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
 PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
@@ -94,7 +94,7 @@ def _whole(value: object) -> int | None:
 
 
 def schema_reasons(record: RecordJSON) -> list[str]:
-    from labs.records import SCHEMA_VERSION  # start-up: loaded only on the lab path that uses it
+    from labs.records.folder import SCHEMA_VERSION  # start-up: loaded only on the lab path that uses it
 
     version = record.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -106,14 +106,14 @@ def schema_reasons(record: RecordJSON) -> list[str]:
 def probe_measurements(record: RecordJSON) -> dict[str, tuple[dict[str, Any], str, tuple[Shape, ...] | None]]:
     """The probes' stored measurements: name -> (measurement dict, XLA module name, the entry
     parameters its module is compiled for: None where the record does not say)."""
-    from labs import verify  # start-up: loaded only on the lab path that uses it
-    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
+    from labs.gate import verify  # start-up: loaded only on the lab path that uses it
+    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     probes = _object(record.get("probes"))
     cal = _object(probes.get("calibration"))
     found: dict[str, tuple[dict[str, Any], str, tuple[Shape, ...] | None]] = {}
     # The fixed cost is measured per op kind: the same op at its smallest size, timed under the op's
-    # own XLA module name in its own trace folder (labs.evidence.fixed_cost_probes).
+    # own XLA module name in its own trace folder (labs.measure.probes.fixed_cost_probes).
     by_op = _object(probes.get("fixed_cost_by_op"))
     for op, entry in by_op.items():
         if op in OPS and isinstance(entry, dict) and isinstance(entry.get("measurement"), dict):
@@ -129,8 +129,8 @@ def probe_measurements(record: RecordJSON) -> dict[str, tuple[dict[str, Any], st
 
 def trace_reasons(record: RecordJSON, folder: Path, typed: LabRecord | None = None) -> list[str]:
     """``traces:``, ``device planes:`` and ``trace times:`` for one record in ``folder``."""
-    from labs import verify  # start-up: loaded only on the lab path that uses it
-    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
+    from labs.gate import verify  # start-up: loaded only on the lab path that uses it
+    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     typed = as_record(record) if typed is None else typed
     why: list[str] = []
@@ -269,7 +269,7 @@ def evidence_reasons(record: RecordJSON) -> list[str]:
 
 def _hierarchy_prediction_reasons(record: RecordJSON, probes: dict[str, Any], row: dict[str, Any]) -> list[str]:
     """A stored hierarchy prediction is what the record's own probes and hierarchy give."""
-    from labs import evidence  # start-up: loaded only on the lab path that uses it
+    from labs.records import evidence  # start-up: loaded only on the lab path that uses it
 
     stored = (row.get("predictions") or {}).get("hierarchy")
     if not isinstance(stored, dict):
@@ -286,7 +286,7 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     its work floor is the roofline at the probes' attained speeds (or the measured hierarchy's faster
     ones) for that op at the probe's size,
     its fixed cost is the time beyond that work, and ``fixed_cost_s`` is the smallest of them."""
-    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
+    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     by_op = probes.get("fixed_cost_by_op")
     if not isinstance(by_op, dict) or not by_op:
@@ -300,7 +300,7 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     if attained is not None and probes.get("hierarchy") is not None:
         from generator.model.hierarchy import Hierarchy, HierarchyError  # start-up: loaded only on the lab path that uses it
 
-        try:  # the work is taken at the fastest rates measured (labs.evidence.probes_dict)
+        try:  # the work is taken at the fastest rates measured (labs.measure.probes.probes_dict)
             attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)
         except HierarchyError as exc:
             why.append(f"probes: the hierarchy cannot be read ({exc}) (edited?)")
@@ -351,7 +351,7 @@ def _floor(record: RecordJSON, row: dict[str, Any]) -> tuple[float, float, float
 def physics_reasons(record: RecordJSON, typed: LabRecord | None = None) -> list[str]:
     """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
     (the catalogue's numbers, never the record's)."""
-    from labs.ops import OPS  # start-up: loaded only on the lab path that uses it
+    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     chip = catalogue.load().for_device_kind(str(record.get("device_kind")))
     if chip is None:

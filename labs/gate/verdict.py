@@ -29,7 +29,7 @@ measure, and is consistent:
     with the record stops it counting (``ledger:``);
 (d) it was made on real hardware (TPU or GPU), and its ``platform``, ``device_kind`` and
     ``chip`` agree with each other and the catalogue;
-(e) it is physically and internally consistent (``labs.consistency``): current schema,
+(e) it is physically and internally consistent (``labs.gate.consistency``): current schema,
     traces that re-derive every device time on the claimed platform's device planes,
     probe and evidence numbers that agree, the chip's datasheet constants, nothing faster
     than the chip's roofline floor, probes attaining a plausible share of its datasheet.
@@ -53,10 +53,11 @@ from typing import Any, TypedDict
 from generator.model import catalogue
 from generator.io.safeio import display_path
 from generator.io.termsafe import visible_lines
-from labs import records, score
-from labs.ops import OPS, SEED_OPS
-from labs.record_types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
-from labs.records import LedgerEntry, RecordJSON
+from labs.records import folder as records
+from labs import score
+from labs.measure.ops import OPS, SEED_OPS
+from labs.records.types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
+from labs.records.folder import LedgerEntry, RecordJSON
 
 GATE = "GATE 00"
 CRITERION = "Latency predictions for five ops within 2x of measured, every miss explained"
@@ -207,7 +208,7 @@ def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
 # ----------------------------------------------------------------- (b) device time, not noisy
 
 def _measured_reasons(name: str, m: Measured) -> list[str]:
-    from labs.measure import NOISY_SPREAD, noise_reasons, quantile  # start-up: loaded only on the lab path that uses it
+    from labs.measure.calls import NOISY_SPREAD, noise_reasons, quantile  # start-up: loaded only on the lab path that uses it
 
     if m.measured_from != "device":
         reason = m.measured_reason or m.device_grouping or "no device time"
@@ -301,7 +302,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     lacking: set[str] = set()
     odd: list[str] = []
     findings = findings if findings is not None else []
-    data = None  # the dict labs.evidence reads, made once and only for a miss
+    data = None  # the dict labs.records.evidence reads, made once and only for a miss
     for name in SEED_OPS:
         row = by_op.get(name)
         if row is None:
@@ -521,7 +522,7 @@ def _refusals_from_ledger(row: Row, stem: str, ledger: list[LedgerEntry] | None)
 
 def _evaluate(bench_dir: Path, loaded_all: list[records.Loaded], ledger: list[LedgerEntry] | None,
               skipped: list[Skipped]) -> GateResult:
-    from labs import consistency  # start-up: loaded only on the lab path that uses it
+    from labs.gate import consistency  # start-up: loaded only on the lab path that uses it
 
     rows = []
     present = {l.path.stem for l in loaded_all}

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from labs import xplane
+from labs.measure import xplane
 
 METADATA_PLANE = xplane.METADATA_PLANE
 HLO_PROTO_STATS = ("Hlo Proto", "hlo_proto")  # tsl StatType kHloProto's name (and its older spelling)

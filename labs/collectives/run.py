@@ -1,6 +1,6 @@
 """The collectives lab on the devices (jax): the mesh, one jitted shard_map program per op, the
 measurements, and the start of a multi-host run. The plan, the predictions, the scoring and the
-record are ``labs.collectives``'s (pure Python).
+record are ``labs.collectives.lab``'s (pure Python).
 
 The engine is JAX's own SPMD machinery, nothing home-made: a ``jax.sharding.Mesh`` over all
 local devices, inputs placed with ``NamedSharding``, each op a ``jax.shard_map`` body under
@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from labs.collectives import CollectivesLabError, Options, Plan, RowPlan, assemble, load_predictions, make_plan
+from labs.collectives.lab import CollectivesLabError, Options, Plan, RowPlan, assemble, load_predictions, make_plan
 
 MIN_JAX = (0, 4, 30)  # the single-chip lab's minimum (pyproject's lab extra): shard_map exists from there on
 INPUT_SETS = 2  # input sets per row, alternated: a call never reuses the previous call's buffers
@@ -113,11 +113,11 @@ def build(plan: Plan) -> tuple[Any, dict[str, Callable[..., Any]], Callable[[Row
 
 def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
     """The per-device matmul of the sharded matmul, alone on one device (for calibration):
-    a ``labs.measure.Measurement``."""
+    a ``labs.measure.calls.Measurement``."""
     import jax  # optional dependency: jax loads only when a lab runs on a device
     import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs import measure  # start-up: loaded only on the lab path that uses it
+    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     i, j, k = plan.matmul.shape
     dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
@@ -133,10 +133,10 @@ def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
 
 def run(plan: Plan, learner: dict[str, float] | None = None,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Measure every row and return the scored record (``labs.collectives.assemble``; not yet saved)."""
+    """Measure every row and return the scored record (``labs.collectives.lab.assemble``; not yet saved)."""
     import jax  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs import measure  # start-up: loaded only on the lab path that uses it
+    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     progress("build mesh")
@@ -205,7 +205,7 @@ def init_distributed(environ: dict[str, str] | None = None) -> bool:
 def prepare(options: Options, predictions: Path | None) -> tuple[Plan, dict[str, float]]:
     """``drill lab --collectives`` up to measuring: the multi-host start, the device, the plan (each
     process's own trace folder) and the learner's predictions file; CollectivesLabError (one line)."""
-    from labs.device import detect  # optional dependency: jax loads only when a lab runs on a device
+    from labs.measure.device import detect  # optional dependency: jax loads only when a lab runs on a device
 
     init_distributed()
     plan = make_plan(options, detect())
@@ -218,7 +218,7 @@ def run_and_save(plan: Plan, learner: dict[str, float],
                  progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Any, Path | None]:
     """Measure, validate and (process 0 only) save: (the record, it typed, its path or None on the other
     processes of a multi-host run). CollectivesLabError or RecordError (one line)."""
-    from labs import collectives_record  # start-up: loaded only on the lab path that uses it
+    from labs.collectives import record as collectives_record  # start-up: loaded only on the lab path that uses it
 
     record = run(plan, learner, progress)
     typed = collectives_record.parse(record)  # the record as written, validated

@@ -1,12 +1,12 @@
 """`drill gate --verify`: re-derive every measured device time from the traces kept beside the records.
 
-The gate runs the same check on every record before it counts it (``labs.consistency``);
+The gate runs the same check on every record before it counts it (``labs.gate.consistency``);
 ``--verify`` is its verbose report, one line per op.
 
 A record is self-reported JSON; its traces (``traces/<record>/<op>/trace-k/...xplane.pb.gz``,
 compressed, a few hundred kB per record) are what the profiler wrote. This reads each op's
-traces with ``labs.xplane`` (pure Python, no jax), groups the runs exactly as the lab did
-(``labs.profile.module_times``), and compares the device runs and their median with what
+traces with ``labs.measure.xplane`` (pure Python, no jax), groups the runs exactly as the lab did
+(``labs.measure.profile.module_times``), and compares the device runs and their median with what
 the record stores. Seconds throughout.
 """
 
@@ -21,14 +21,15 @@ from typing import TypedDict
 
 from generator.io.safeio import display_path
 from generator.io.termsafe import visible_lines
-from labs import hloproto, profile, records
-from labs.hloproto import Shape
-from labs.ops import OPS
-from labs.record_types import LabRecord, OpRow
+from labs.measure import hloproto, profile
+from labs.records import folder as records
+from labs.measure.hloproto import Shape
+from labs.measure.ops import OPS
+from labs.records.types import LabRecord, OpRow
 
 TOLERANCE = 1e-6  # the same integer nanoseconds read twice: only float noise may differ
-# Trace folders per measurement: the lab writes labs.measure.TRACES (3). Each trace's parse is
-# bounded (labs.profile); this bounds how many are parsed, so a record's reading stays bounded.
+# Trace folders per measurement: the lab writes labs.measure.calls.TRACES (3). Each trace's parse is
+# bounded (labs.measure.profile); this bounds how many are parsed, so a record's reading stays bounded.
 MAX_TRACE_FOLDERS = 16
 
 
@@ -198,7 +199,7 @@ def check_measured(m: Mapping[str, object], module: str, reps: int, folder: Path
     device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
     ``folder``, compiled for ``parameters``; the plane names of the traces read are added to ``planes``
     (``derive`` says what else is checked and collected)."""
-    from labs.measure import summarize_device  # start-up: loaded only on the lab path that uses it
+    from labs.measure.calls import summarize_device  # start-up: loaded only on the lab path that uses it
 
     stored = m.get("device_median_s")
     where = m.get("trace_dir")
@@ -231,7 +232,7 @@ def check_measured(m: Mapping[str, object], module: str, reps: int, folder: Path
 
 
 def op_parameters(op: str, size: object, dtype: object) -> tuple[Shape, ...] | None:
-    """The entry parameters an op's module is compiled for at ``size`` (its inputs: labs.ops);
+    """The entry parameters an op's module is compiled for at ``size`` (its inputs: labs.measure.ops);
     None when the size is not a whole number (the record's other rules say so)."""
     if isinstance(size, bool) or not isinstance(size, (int, float)) or not float(size).is_integer() or size < 1:
         return None

@@ -6,7 +6,7 @@ store); the course's published records are in the repository's ``bench/``
 and are read only when asked for (``--bench bench``).
 
 Over 400 lines, one job: the records folder as a small database (paths, the lock, the ledger,
-load and save); the rules that judge a record live in ``labs.gate`` and ``labs.consistency``.
+load and save); the rules that judge a record live in ``labs.gate.verdict`` and ``labs.gate.consistency``.
 
 The records folder is a small database: every save and explain holds an flock on its
 ``.lock`` (``folder_lock``) for its read-modify-write; the gate reads under a shared lock. Its
@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from generator.io import safeio
 from generator.io.termsafe import visible
-from labs.record_types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
+from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
 
 if TYPE_CHECKING:
     from generator.explain import OpEvidence
 
 SCHEMA_PATH = Path(__file__).with_name("record.schema.json")
-SCHEMA_VERSION = 4  # SCHEMA_NAME and SUPPORTED_VERSIONS: labs.record_types (the typed record)
+SCHEMA_VERSION = 4  # SCHEMA_NAME and SUPPORTED_VERSIONS: labs.records.types (the typed record)
 RECORD_PREFIX = "lab-0.1"
 RECORD_MAX_BYTES = 1024 * 1024  # a record is a few KiB (traces live beside it); 1 MiB is ample
 RECORD_MAX_DEPTH = 32  # a record nests about 5 levels deep
@@ -80,7 +80,7 @@ LEDGER_FIELDS = (("platform", "platform"), ("device_kind", "device_kind"), ("chi
                  ("size", "size"), ("schema_version", "schema_version"),
                  ("started_at", "measurement_started_at"))
 # A lab record as JSON, while it is built, checked against record.schema.json and written (``Any``: the
-# schema is its type; ``labs.record_types.LabRecord`` is the typed record it parses into).
+# schema is its type; ``labs.records.types.LabRecord`` is the typed record it parses into).
 RecordJSON = dict[str, Any]
 # A ledger line as read back: a JSON object of untrusted values (each is checked where it is used).
 LedgerEntry = dict[str, object]
@@ -177,7 +177,7 @@ def validate(record: Any) -> None:
 
 
 def parse(record: Any) -> LabRecord:
-    """The typed record (``labs.record_types.LabRecord``) of a dict that passes the schema, its
+    """The typed record (``labs.records.types.LabRecord``) of a dict that passes the schema, its
     version's required keys and the types; RecordError naming the first problems' field paths."""
     if not isinstance(record, dict):
         raise RecordError("not a JSON object")
@@ -752,7 +752,7 @@ def check_writable(directory: Path) -> None:
 
 
 def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
-    """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.evidence.op_evidence``)."""
-    from labs.evidence import op_evidence as build  # start-up: loaded only on the lab path that uses it
+    """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.records.evidence.op_evidence``)."""
+    from labs.records.evidence import op_evidence as build# start-up: loaded only on the lab path that uses it
 
     return build(record, op)

@@ -31,7 +31,7 @@ from typing import Any
 
 from generator.io import safeio
 from generator.errors import DrillError
-from labs import profile
+from labs.measure import profile
 
 MARK = ".drill-xprof.json"
 XPROF_KEEP = 3  # records whose temporary layouts are kept (each is tens of MB: 25 MB for a CPU run at N=1024)
