@@ -1,4 +1,4 @@
-"""The whole CPU lab at ``--size 1024``, end to end, per phase, against its 60 s budget (issue 22).
+"""The whole CPU lab at ``--size 1024``, end to end, per phase, against its 60 s budget.
 
 One real ``drill lab --size 1024 --predictions FILE --out TMP`` run, in this process through the
 click command itself (``CliRunner``), with a predictions file that gives every seed op a time

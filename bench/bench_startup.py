@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_RATIO = 2.0  # issue 18: the first prompt within 2x of `import click`
+TARGET_RATIO = 2.0  # the first prompt within 2x of `import click`
 FIRST_PROMPT = re.compile(r"^\[1/\d+\] ")
 
 

@@ -35,7 +35,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-TARGET_RATIO = 1.3  # issue 25: at 10^6 reviews, at most 1.3x the empty store
+TARGET_RATIO = 1.3  # at 10^6 reviews, at most 1.3x the empty store
 FIRST_PROMPT = re.compile(r"^\[1/\d+\] ")
 REVIEWS_PER_DAY = 500
 DEFAULT_SIZES = (0, 10_000, 100_000, 1_000_000)

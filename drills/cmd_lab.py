@@ -4,8 +4,8 @@ Thin commands: parse options, call ``labs``. jax is imported only inside
 ``drill lab`` (through ``labs.runner.run``), so ``gate`` and ``progress`` run
 without it.
 
-Over 400 lines, one topic: the four verbs (lab, explain, gate, progress) share the record
-folder, its checks and the prompts for predictions and explanations; each verb is one function.
+The four verbs (lab, explain, gate, progress) share the record folder, its checks and the prompts
+for predictions and explanations; each verb is one function.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _bench_folder(bench_dir: Path | None) -> None:
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.problems.answers import AnswerError, parse_number
+    from generator.model.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
         if not part:

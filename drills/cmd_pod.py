@@ -29,7 +29,7 @@ def _bytes(text: str) -> float:
     """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``), from
     one byte up to 1e21 B (UsageError otherwise)."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.problems.answers import AnswerError, parse_number
+    from generator.model.answers import AnswerError, parse_number
 
     try:
         value = parse_number(text, "B", "B")  # a bare number on the command line is bytes
@@ -264,7 +264,7 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 def _ask(plan: Plan) -> dict[str, float]:
     """Predict before you measure: one time per row at a terminal (blank skips)."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.problems.answers import AnswerError, parse_duration_seconds
+    from generator.model.answers import AnswerError, parse_duration_seconds
 
     click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")
     out: dict[str, float] = {}

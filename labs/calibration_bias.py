@@ -28,7 +28,7 @@ from typing import Any, TypeGuard
 from generator.model.units import fmt
 from labs.records.types import LabRecord
 
-WITHIN_FACTOR = 2.0  # the course's criterion, as labs.score.WITHIN_FACTOR
+WITHIN_FACTOR = 2.0  # the course's criterion, as labs.records.score.WITHIN_FACTOR
 TREND_FACTOR = 1.2  # the typical miss must shrink or grow by this much between the first and latest run
 
 

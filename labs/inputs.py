@@ -1,7 +1,7 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
 YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers, by the one answer grammar (``generator.problems.answers``: "700us", "1.2 ms",
+quiz answers, by the one answer grammar (``generator.model.answers``: "700us", "1.2 ms",
 "2*4096**3/9.9e14 s"), imported only here and only when a file or a prompt
 needs it: a bare number is refused ("70 what?"), never taken as seconds; a YAML
 date or boolean is refused, and so is a key given twice (naming its line).
@@ -18,14 +18,10 @@ from pathlib import Path
 from typing import Any, TypedDict, Union
 
 from generator.io import safeio
-from generator.errors import DrillError
 from generator.io.yamlio import safe_load
 from labs.measure import ops as lab_ops
+from labs.records.predictions import InputError as InputError, parse_prediction as parse_prediction  # its errors, re-exported
 from labs.runner import LearnerPrediction
-
-
-class InputError(DrillError, ValueError):
-    pass
 
 
 class ExplanationEntry(TypedDict):
@@ -97,23 +93,6 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
     if name not in chosen:
         raise InputError(f"{what}: '{shown}' is not among this run's ops ({', '.join(chosen)})")
     return name
-
-
-def parse_prediction(text: str) -> float:
-    """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
-    # start-up: loaded only on the lab path that uses it
-    from generator.problems.answers import AnswerError, NeedsUnitError, parse_duration_seconds
-
-    text = str(text).strip()
-    try:
-        value = parse_duration_seconds(text, None)  # no unit stated: a bare number is refused
-    except NeedsUnitError:
-        raise InputError(f"{text} what? e.g. {text} us, {text} ms or {text} s") from None
-    except AnswerError as exc:
-        raise InputError(f"'{text}': {exc}") from None
-    if not value > 0:
-        raise InputError(f"'{text}': a predicted time must be positive")
-    return value
 
 
 def predictions_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],

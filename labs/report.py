@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.model.units import seconds, si
-from labs import score
+from labs.records import score
 from labs.records.types import LabRecord, XlaCost, as_record
 
 # The fidelity target: for ops of 1 ms or more, wall median within 15% of device time.

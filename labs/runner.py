@@ -7,7 +7,7 @@ The caller supplies the learner's predictions and a callback told each step
 as it starts (a progress bar); ``explain`` then attaches the learner's
 sentence to each miss. Predictions all come from ``generator.model.roofline.estimate``
 over ``generator.model.costs``; calibrated ones use ``roofline.Ceilings`` built from
-the device's measured speeds. (Over 400 lines, one job: the one LAB·0.1 run, from plan to record.)
+the device's measured speeds.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from generator.model.costs import OpCost
 from generator.errors import DrillError
 from labs.measure import ops as lab_ops
 from labs.records import folder as records
-from labs import score
+from labs.records import score
 from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError
 from labs.records.folder import RecordJSON
 from labs.measure.device import DeviceInfo
@@ -136,7 +136,7 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     rotations = {}
     for name in options.ops:
         try:
-            rotations[name] = lab_ops.OPS[name].rotation(options.size, dtype, device)
+            rotations[name] = lab_ops.rotation(lab_ops.OPS[name], options.size, dtype, device)
         except MemoryError as exc:
             raise LabError(f"--size {options.size} is too large for {name} on this device: {exc}") from None
 

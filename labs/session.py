@@ -13,8 +13,8 @@ against the evidence, and only then the tables.
 Pure Python except ``measured_datasheet`` and ``measure_and_save`` (they run jax: ``labs.records.evidence``'s
 probes, ``labs.runner.run``).
 
-Over 400 lines, one job: the lab's one pipeline and its steps, for each of its front ends (``drill lab``
-through ``run_lab`` and a ``LabUI``, ``drill explain``, the notebook), which only show and ask.
+Its front ends (``drill lab`` through ``run_lab`` and a ``LabUI``, ``drill explain``, the notebook)
+only show and ask.
 """
 
 from __future__ import annotations

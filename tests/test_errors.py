@@ -77,7 +77,7 @@ def exception_classes() -> dict[str, type[BaseException]]:
 
 def test_the_walk_finds_the_project_exceptions(exception_classes):
     # A few from each package: a walk that lost a folder, nested classes or a module would fail here.
-    for wanted in ("generator.problems.answers.NeedsUnitError", "generator.io.safeio.RefusedTarget",
+    for wanted in ("generator.model.answers.NeedsUnitError", "generator.io.safeio.RefusedTarget",
                    "drills.store.files.StoreError", "drills.quiz.session._Quit", "labs.records.folder.FolderLocked",
                    "labs.session.NeedPredictions"):
         assert wanted in exception_classes
@@ -98,7 +98,7 @@ def test_the_internal_list_names_real_internal_exceptions(exception_classes):
 
 def test_older_bases_are_kept_for_callers_that_catch_them():
     from drills.store.files import StoreError
-    from generator.problems.answers import AnswerError
+    from generator.model.answers import AnswerError
     from generator.problems.families import FamilyPackageError
     from generator.io.safeio import SafeIOError
     from labs.records.folder import FolderLocked
@@ -126,7 +126,7 @@ def test_drill_error_shows_one_line_with_its_exit_code():
 
 
 def test_a_subclass_message_reads_as_before():
-    from generator.problems.answers import NeedsUnitError
+    from generator.model.answers import NeedsUnitError
     from generator.problems.generate import UnknownFamilyError
 
     unknown = UnknownFamilyError("nope")

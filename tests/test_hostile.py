@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.problems import answers
+from generator.model import answers
 from drills.store.repository import ReviewRecord, Store
 from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
@@ -233,7 +233,7 @@ DAMAGE = {
     "header then random bytes": (_random_after_header, "not a usable drill store"),
 }
 
-# Damage in the review log: opening a store reads no history (issue 25), so these are found by the
+# Damage in the review log: opening a store reads no history, so these are found by the
 # full check, `drill store check` or `drill stats --check`, which names the row.
 REVIEW_DAMAGE = {
     "bad reviewed_at": (_damage("UPDATE reviews SET reviewed_at = 'soon' WHERE id = 2"), "reviews row 2"),
@@ -389,7 +389,7 @@ def test_bounds_are_stated_in_help():
 ])
 def test_stdout_on_dev_full_is_one_line_exit_1(tmp_path, args):
     store = healthy_store(tmp_path / "s.db")
-    (tmp_path / "empty").mkdir()  # a --bench folder that does not exist is a usage error (issue 18)
+    (tmp_path / "empty").mkdir()  # a --bench folder that does not exist is a usage error
     args = [a.replace("{store}", str(store)).replace("{empty}", str(tmp_path / "empty")) for a in args]
     with open(scratch_device(tmp_path, "full"), "wb") as full:
         proc = run(args, stdout=full)
@@ -413,7 +413,7 @@ def test_quiz_whose_stdout_closes_exits_quietly_with_its_reviews_saved(tmp_path)
     finally:
         reap(proc)
     assert first["given"] == "1us"
-    # quiet, as on any closed pipe (issue 26): the quiz's own text (on stderr with --json) and nothing else
+    # quiet, as on any closed pipe: the quiz's own text (on stderr with --json) and nothing else
     assert code == 141 and "Traceback" not in err and "error" not in err and "broken pipe" not in err, err
     with Store.open(store) as s:
         assert [r["given"] for r in s.reviews()][:2] == ["1us", "2us"]  # the unprinted answer was saved too
@@ -482,7 +482,7 @@ def test_explain_in_a_read_only_directory_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
-    # issue 19: the write target is checked before any long work starts, so nothing is measured
+    # the write target is checked before any long work starts, so nothing is measured
     # that cannot be saved (the old behaviour measured, then warned)
     import jax  # noqa: F401  (the test extra installs the lab extra: a missing jax fails here, never skips)
     locked = tmp_path / "locked"
@@ -541,7 +541,7 @@ def test_parse_choice_refuses_non_text(value):
         answers.parse_choice(value, ("compute", "memory"))
 
 
-# == Issue 19: the second round ==================================================================
+# == hostile input, second round ==============================================================
 # One real-process test (or parametrised test) per class, each with a time bound and a damage check:
 # 1. undo across two quiz processes; 2. the file policy (site targets, store side files, read-only
 # stores, YAML alias bombs, endless input lines); 3. locks; 4. damaged rows when a card comes due;
@@ -692,7 +692,7 @@ def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
 
 @pytest.mark.parametrize("sub", ["site", "a/b/site"])
 def test_site_in_a_read_only_folder_creates_no_sub_folder_even_for_root(tmp_path, sub):
-    """`drill site -o RO/site` with RO at 0555 (issue 26): root could write there; the tool does not."""
+    """`drill site -o RO/site` with RO at 0555: root could write there; the tool does not."""
     ro = tmp_path / "RO"
     ro.mkdir()
     (tmp_path / "empty-bench").mkdir()
@@ -931,7 +931,7 @@ def test_export_dash_is_stdout_and_an_empty_name_is_a_usage_error(tmp_path, monk
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["quiz", "--help"], ["chips"],
                                   ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048"]])
 def test_output_into_a_closed_pipe_exits_141_quietly(args):
-    """`drill roofline ... | head` (issue 26): like other Unix tools, no message, status 141."""
+    """`drill roofline ... | head`: like other Unix tools, no message, status 141."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before drill writes a byte: every write is EPIPE
     try:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from drills.quiz import grading
-from generator.problems import answers, misconceptions
+from generator.problems import misconceptions
+from generator.model import answers
 from generator.problems.families import mistakes as named_mistakes
 from generator.problems.problem import Problem
 from generator.model.units import fmt

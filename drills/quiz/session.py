@@ -7,8 +7,7 @@ asking for two chips gets the nearest other chip's skill once one is right, revi
 with the selection from then on), the rest in teaching order (the generator's
 order, taking the chips asked for in turn and, on each chip, the families in
 turn, so two chips are both seen from the first day); at most ``count``
-problems. A review avoids its skill's last problem where the skill has another. (Over 400 lines, one job: the session loop and its planning share the
-session's state; the reading and grading live in ``drills.quiz.assess``.) A clock behind the newest review is the
+problems. A review avoids its skill's last problem where the skill has another. The reading and grading live in ``drills.quiz.assess``. A clock behind the newest review is the
 clock's fault (``drills.store.clock``): the session says so in one line, runs on
 the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
 a seeded shuffle of the selected skills and leaves the schedule alone.

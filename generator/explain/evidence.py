@@ -58,6 +58,10 @@ class OpEvidence:
     cost_op: str = ""  # generator.model.costs op name ("matmul", "add", ...) for the misconception check
     shape: tuple[int, ...] = ()  # the op's shape as generator.model.costs counts it
     lacking: tuple[str, ...] = field(default=())  # evidence the record does not have (older schema)
+    # (misconception id, name, the time that wrong method gives, its step): the misconception catalogue's own
+    # wrong answers to this op's floor problem, priced by its builder (``generator.problems.record_mistakes``);
+    # derived from the model, not a number of the record, so never in ``to_dict``
+    wrong_methods: tuple[tuple[str, str, float, str], ...] = field(default=(), compare=False)
     noisy_probes: tuple[str, ...] = field(default=())
     emulated_from: str = ""
     working_set_bytes: float | None = None
@@ -126,7 +130,7 @@ class OpEvidence:
         return self.ratio > 1
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "wrong_methods"}
         for name in ("shape", "lacking", "noisy_probes"):
             out[name] = list(out[name])
         out["level_rates"] = [list(r) for r in self.level_rates]
@@ -134,7 +138,7 @@ class OpEvidence:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "OpEvidence":
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"wrong_methods"}
         kwargs = {k: v for k, v in d.items() if k in known}
         kwargs["shape"] = tuple(int(x) for x in kwargs.get("shape") or ())
         kwargs["lacking"] = tuple(str(x) for x in kwargs.get("lacking") or ())

@@ -25,7 +25,6 @@ from generator.explain.reading import (HEDGES, WORKING_TOLERANCE, CorrectedError
                                             corrected_from_sentence, is_shrug, reason_id, split_reasons)
 from generator.explain.reasons import BY_ID, _log_off, _t, band, find
 from generator.explain.search import explanations
-from generator.model.units import fmt
 
 # --- judging ----------------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 last '=' (the working between them is ``derivation``'s).
 
 Only names are read as reasons (ids, or each reason's listed synonyms); no other word of the
-sentence adds or denies one. Numbers are read with ``generator.problems.answers`` (parsed, never
+sentence adds or denies one. Numbers are read with ``generator.model.answers`` (parsed, never
 evaluated).
 """
 
@@ -95,7 +95,7 @@ def parse_corrected(text: str) -> float:
     """Seconds from a corrected time with a unit ("59 us", "21us + 38us"); CorrectedError otherwise:
     a bare number asks for a unit, a rate or a size says it is not a time."""
     # start-up: only this path needs it
-    from generator.problems.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds
+    from generator.model.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds
 
     text = str(text).strip()
     try:
@@ -123,7 +123,7 @@ def corrected_from_sentence(text: str) -> float | None:
             continue
         if m.group(2) is None:
             return parse_corrected(m.group(1))  # "= 59": what unit? (CorrectedError)
-        from generator.problems.answers import AnswerError, parse_unit  # start-up: only this path needs it
+        from generator.model.answers import AnswerError, parse_unit  # start-up: only this path needs it
 
         try:
             parse_unit(m.group(2))

@@ -8,30 +8,22 @@ line giving its corrected time in words, and two small functions of an ``OpEvide
 A probe's spread widens the band a corrected time is judged in (``band``); it never vetoes.
 ``unexplainable`` says, with the numbers, when no set of reasons explains a miss.
 
-Over 400 lines, one job: the reasons, each a small pair of functions beside its line of data,
-and the search that combines them.
+Each reason is a small pair of functions beside its line of data.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
-from generator.model import costs, hierarchy
-from generator.problems import misconceptions
-from generator.problems.families import mistakes, ops
+from generator.model import hierarchy
 from generator.explain.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
                                              MATCH_TOLERANCE, MAX_COMBINED, TRAFFIC_FACTOR, Estimate, Finding,
                                              OpEvidence, start)
-from generator.model.units import fmt, normalize_dtype
+from generator.model.units import fmt
 
-if TYPE_CHECKING:  # annotations only: the catalogue is imported where a record's one is built
-    from generator.model.catalogue import Catalogue
 
 @dataclass(frozen=True)
 class MissReason:
@@ -72,65 +64,14 @@ def _probe_ok(ev: OpEvidence, value: float | None, probe: str, unit: str) -> tup
     return True, f"the {probe} probe attains {fmt(value, unit)}"
 
 
-RECORD_CHIP = "lab-record"  # the name of the one-chip catalogue a record's own peaks make
-RECORD_CASE = "lab-record"  # the op case of the floor problem a record's op makes (no spec case: the record's shape)
-
-
-def _record_catalogue(ev: OpEvidence) -> Catalogue:
-    return _peaks_catalogue(ev.dtype, float(ev.peak_flops_per_s), float(ev.peak_bytes_per_s))
-
-
-@functools.lru_cache(maxsize=None)  # kept alive: generator.model.catalogue indexes a catalogue by its id()
-def _peaks_catalogue(dtype: str, peak_flops_per_s: float, peak_bytes_per_s: float) -> Catalogue:
-    """A one-chip catalogue whose chip has the record's peaks (the figures the floor was computed
-    from, datasheet or calibrated), so ``generator.problems.misconceptions`` prices its wrong methods on them."""
-
-    from generator.model import catalogue  # start-up: only this path needs it
-
-    ev = SimpleNamespace(dtype=dtype, peak_flops_per_s=peak_flops_per_s, peak_bytes_per_s=peak_bytes_per_s)
-
-    cat = catalogue.load()
-    base = cat.chips[0]
-    source = catalogue.Source("lab-record", "this lab record's own constants", "", "")
-    chip = dataclasses.replace(
-        base, name=RECORD_CHIP, display="the record's device", kind="tpu", aliases=(), device_kinds=(),
-        peak_flops={ev.dtype: catalogue.Figure(ev.peak_flops_per_s, source)},
-        # the record's device: its own HBM rate, and no core count borrowed from the chip it is copied from
-        figures={**{k: f for k, f in base.figures.items() if k != "tensorcores_per_chip"},
-                 "hbm_bytes_per_s": catalogue.Figure(ev.peak_bytes_per_s, source)})
-    return catalogue.Catalogue((chip,), cat.sources, cat.facts)
-
-
-def wrong_methods(ev: OpEvidence) -> list[tuple[str, float, str]]:
-    """(misconception id, the time that wrong method gives, the step) for this op: the misconception
-    catalogue's own wrong answers to this op's floor problem (``generator.problems.families.mistakes.wrong_answers``
-    on a floor problem with the record's shape, dtype and peaks); empty when the record lacks them."""
-    if not (ev.cost_op and ev.shape) or ev.peak_flops_per_s <= 0 or ev.peak_bytes_per_s <= 0:
-        return []
-    from generator.problems.problem import Answer, Problem  # start-up: only this path needs it
-
-    try:
-        dtype = normalize_dtype(ev.dtype)
-        costs.cost(ev.cost_op, tuple(ev.shape), dtype)
-    except (ValueError, KeyError, TypeError):
-        return []
-    params: ops.FloorParams = {"chip": RECORD_CHIP, "op": ev.cost_op, "case": RECORD_CASE, "shape": list(ev.shape),
-                               "dtype": dtype, "quantity": "floor"}
-    problem = Problem(family="floor", skill="floor:record", id="floor:record", prompt="",
-                      answer=Answer(value=ev.floor_seconds, unit="s"), tolerance=MATCH_TOLERANCE, solution=(),
-                      params=dict(params))
-    return [(w.misconception.id, float(w.value), w.step)
-            for w in mistakes.wrong_answers(problem, _record_catalogue(ev))
-            if isinstance(w.value, (int, float))]
-
-
 def matching_misconception(ev: OpEvidence) -> tuple[str, str] | None:
-    """(misconception name, step) of the wrong method that reproduces the learner's number, or None."""
+    """(misconception name, step) of the wrong method (``ev.wrong_methods``) that reproduces the learner's
+    number, or None."""
     if not ev.predicted_seconds:
         return None
-    for mid, value, step in wrong_methods(ev):
+    for _mid, name, value, step in ev.wrong_methods:
         if value > 0 and abs(ev.predicted_seconds - value) <= MATCH_TOLERANCE * value:
-            return misconceptions.BY_ID[mid].name, f"{step}: {_t(value)}"
+            return name, f"{step}: {_t(value)}"
     return None
 
 

@@ -3,8 +3,7 @@
 Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
 another one at each review (``generator.export.rotation``); the card itself is ``generator.export.card``, its data
 ``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
-`drill deck --fixed`). (Over 400 lines, one job: both deck forms share the note types, the renderers of a
-problem's answer, working and mistakes, and the package writer.)
+`drill deck --fixed`).
 
 Design, against how Anki imports (checked with the official ``anki`` package):
 
@@ -341,7 +340,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "242a203ecf86bb93"
+VARIANT_MODEL_FINGERPRINT = "f9250c3f035fa442"
 
 
 def variant_model_fingerprint() -> str:

@@ -5,8 +5,8 @@ Python writes every variant complete, as HTML, into the note (``front_html`` and
 mistakes); all but the first carry ``hidden``, so a client that runs no script
 shows the first variant, complete. The data the script needs (``SkillNote.to_dict``:
 ids, keys, scales, tolerances, wrong answers) sits in a ``<script type="application/json">``.
-(Over 400 lines, one job: the card's HTML and its script are one template; the script is the
-Python rule of ``generator.export.rotation`` and ``generator.problems.answers`` written out for the card.)
+The script is the Python rule of ``generator.export.rotation`` and ``generator.model.answers`` written
+out for the card.
 
 The script (``SCRIPT``, inline in the front template; Anki puts the front into the
 back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:
@@ -30,7 +30,7 @@ back through ``{{FrontSide}}``) only chooses, carries and compares, it computes 
 - **No MathJax:** the shipped text holds no backslash before a parenthesis or bracket (a
   regex's literal parenthesis is written ``[(]``), so Anki's MathJax detector never fires on
   the card.
-- **Checking** a typed answer, on the back, as ``drill check`` reads it: ``generator.problems.answers``'
+- **Checking** a typed answer, on the back, as ``drill check`` reads it: ``generator.model.answers``'
   grammar written out (numbers, thousands separators, units, workings such as ``2*3 us`` or
   ``(172.4)``, a full stop), its patterns and unit table (``READER``: ``answers.card_reader``)
   generated, so nothing is typed twice; a plain number is read in the variant's unit; right when
@@ -52,7 +52,8 @@ import html
 import json
 from typing import TYPE_CHECKING, Callable
 
-from generator.problems import answers, misconceptions
+from generator.problems import misconceptions
+from generator.model import answers
 from generator.export import rotation
 from generator.export.variants import SkillNote, Variant
 from generator.problems.families.base import show
@@ -108,7 +109,7 @@ CONTEXT_WAIT_MS = 1500
 
 # The whole card logic; plain ES5 so old AnkiDroid/AnkiMobile webviews run it. No formula and no
 # unit typed here: the note's data says what the answer, scales, tolerances and wrong answers are,
-# READER (generated from generator.problems.answers.card_reader) what the units are, and the rotation is
+# READER (generated from generator.model.answers.card_reader) what the units are, and the rotation is
 # generator.export.rotation's, step for step.
 SCRIPT = r"""(function () {
   var R = {{READER}};
@@ -256,7 +257,7 @@ SCRIPT = r"""(function () {
     st.l = st.l && typeof st.l === "object" ? st.l : {};
     st.l[skill] = id; setNamed(st);
   }
-  // --- reading a typed answer: generator.problems.answers' grammar, step for step (its patterns from READER) ---
+  // --- reading a typed answer: generator.model.answers' grammar, step for step (its patterns from READER) ---
   var NO = {};  // thrown where answers raises AnswerError: the answer is not read
   var NUMBER = new RegExp("^" + R.number), WORD = new RegExp("^" + R.word), STOP = new RegExp(R.stop);
   var PLAIN = new RegExp("^[+-]?" + R.number + "$");

@@ -106,5 +106,5 @@ def pick(seed: int, day: int, k: int, last: int | None = None) -> int:
 
 
 def old_pick(offset: int, day: int, k: int) -> int:
-    """The rule before issue 24: (day + offset) mod K (for the benchmark's comparison)."""
+    """The older rule, (day + offset) mod K: kept for the benchmark's comparison."""
     return (day + offset) % k

@@ -20,7 +20,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from generator.problems import answers, bulk, misconceptions
+from generator.problems import bulk, misconceptions
+from generator.model import answers
 from generator.export import rotation
 from generator.problems.families import mistakes
 from generator.problems.families.base import Skill
@@ -59,7 +60,7 @@ class Variant:
     ``unit``: the unit a typed plain number is read in, as written on the card ("µs";
     "" for plain counts and for choices); ``unit_scale``/``base_scale``: what one typed
     unit and one unit of the answer are in base SI (the card computes typed x unit_scale /
-    base_scale, as ``generator.problems.answers.parse_number`` does); ``good_rel``: grading's
+    base_scale, as ``generator.model.answers.parse_number`` does); ``good_rel``: grading's
     tolerance; ``diagnose_rel``: the misconception match's; ``wrong``: the classic wrong
     answers in ``mistakes.wrong_answers`` order.
     """

@@ -30,9 +30,6 @@ its owner.
 Folders (``writable_dir``, ``check_creatable_dir``, ``make_dirs``): the same rule,
 a folder with no write bit gets no new file and no new sub-folder, root included.
 
-Over 400 lines: one job, the file policy; reading, writing and folders share the same
-checks (stat, fstat, the write-bit rule), so splitting them would copy those checks.
-
 Every refusal is a ``SafeIOError`` (an ``OSError``) whose message is one line
 naming the path. Pure Python, standard library only: usable by generator,
 labs and drills alike.

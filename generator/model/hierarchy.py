@@ -9,8 +9,6 @@ each figure with its spread). ``level_for`` names the level an op's working set 
 which is what the miss reasons read; ``prediction`` is an op's time at its own measured rates.
 Units: bytes, bytes/s, FLOP/s, exponentials/s.
 
-Over 400 lines, one job: one device's hierarchy, its parts each beside its reader, and the time it
-predicts for an op.
 """
 
 from __future__ import annotations

@@ -20,10 +20,6 @@ first use, keyed by the content of the generator's files), and ``FAMILIES`` impo
 on first use, so a warm quiz's first prompt parses no YAML and imports only the family it draws.
 Any other spec directory is parsed from its YAML.
 
-Over 400 lines: one job, the registry's draws. Selecting skills, drawing a seeded fair problem, and
-reusing within one request what a draw already solved (``Registry._solved``, the probe verdicts) all
-share the registry's state, and splitting them would hand that state between modules.
-
 Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
 by any chip filter. Every answer is computed by ``generator.model.costs`` /
 ``generator.model.roofline`` / ``generator.model.transformer`` from catalogue figures.

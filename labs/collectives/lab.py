@@ -49,7 +49,7 @@ from generator.errors import DrillError
 from generator.model.units import si
 from labs.collectives import record as rec
 from labs.records import folder as records
-from labs import score
+from labs.records import score
 from labs.options import RunOptions
 from labs.records.types import RecordError
 
@@ -417,7 +417,8 @@ def _median(values: list[float | None]) -> float | None:
 def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
     """A YAML/JSON file: row id (``all_gather@1MB``, ``sharded_matmul``) -> time with units (seconds)."""
     # start-up: loaded only on the lab path that uses it
-    from labs.inputs import InputError, parse_prediction, read_mapping
+    from labs.inputs import read_mapping
+    from labs.records.predictions import InputError, parse_prediction  # start-up: as above
 
     try:
         data = read_mapping(Path(path), "predictions")

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from generator.model.units import seconds, si
 from labs.records import folder as records
-from labs import score
+from labs.records import score
 from labs.records.types import (CallMeasured, Graded, Part, Ratios, RecordError, VersionedRecord, Within2x,
                                optional)
 

@@ -34,8 +34,6 @@ Bounds and their sources: the published H200 run (bench/NOTES-h200.md, 2026-11-2
 A tenth of the datasheet is far below any healthy accelerator's probe (cuBLAS and XLA reach
 70-90%) and far above a CPU's. The 10% over the floor allows the datasheet's rounding and clock
 boost; faster than that is not physically possible on the claimed chip. Pure Python: no jax.
-
-Over 400 lines, one job: the rules a counted record must pass, each a small function of the record.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from generator.model import catalogue
 from generator.io.safeio import display_path
 from generator.io.termsafe import visible_lines
 from labs.records import folder as records
-from labs import score
+from labs.records import score
 from labs.measure.ops import OPS, SEED_OPS
 from labs.records.types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
 from labs.records.folder import LedgerEntry, RecordJSON
@@ -171,7 +171,7 @@ def _close(a: float, b: float) -> bool:
 
 def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
     """Why the learner's predictions cannot prove they came first (empty: they can)."""
-    from labs.inputs import InputError, parse_prediction  # start-up: loaded only on the lab path that uses it
+    from labs.records.predictions import InputError, parse_prediction  # start-up: loaded only on the lab path that uses it
 
     lacking = [n for n in SEED_OPS if n in by_op and not by_op[n].predictions.learner]
     if lacking or record.graded != "learner":

@@ -14,9 +14,6 @@ HBM from the catalogue, a TPU's HBM) each level's rate is an in-place negate siz
 many passes inside one call. The matmul rates are the lab's own shapes (the square N^3 and the
 skinny 8xNxN) in each dtype; the exp rate per dtype is the compute a softmax's exps need.
 Device time from traces where a folder is given. The result is a ``generator.model.hierarchy.Hierarchy``.
-
-Over 400 lines: one job, the measured hierarchy; the sweep, its plateaus and the per-level probes
-share the same probe machinery (``_Probe``, ``settle``) and are read by nothing else.
 """
 from __future__ import annotations
 
@@ -256,7 +253,7 @@ def _lab_rotation(device: DeviceInfo, op: str, size: int, dtype: str) -> int:
     """How many input sets the lab rotates this op's inputs through at this size
     (``labs.measure.ops.LabOp.rotation``), 2 where it could not hold one."""
     try:
-        return lab_ops.OPS[op].rotation(size, dtype, device).sets
+        return lab_ops.rotation(lab_ops.OPS[op], size, dtype, device).sets
     except MemoryError:
         return 2
 

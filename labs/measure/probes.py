@@ -110,7 +110,7 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
         count = 1
         if device is not None:
             try:
-                count = lab_ops.OPS[name].rotation(edge, dtype, device).sets
+                count = lab_ops.rotation(lab_ops.OPS[name], edge, dtype, device).sets
             except MemoryError:
                 count = 1
         sets = [make_inputs(seed) for seed in range(count)]

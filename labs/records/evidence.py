@@ -14,6 +14,7 @@ from typing import Any
 from generator.model import costs, roofline
 from generator import explain as miss_reasons
 from generator.model.hierarchy import CallRate, Hierarchy, HierarchyError, Level
+from generator.problems import record_mistakes
 
 
 def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
@@ -123,7 +124,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         fresh_s = measured_hierarchy.fresh_output_s(cost.bytes_written) if fresh is not None else None
     op_rate = (measured_hierarchy.op_rate_for(cost.op, cost.dtype, working)
                if (measured_hierarchy is not None and cost is not None and working) else None)
-    return miss_reasons.OpEvidence(
+    return record_mistakes.priced(miss_reasons.OpEvidence(
         op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
         predicted_seconds=float(learner["seconds"]) if learner else None,
         measured_seconds=float(measured["measured_s"]), floor_seconds=floor_s,
@@ -142,6 +143,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         shape_flops_per_s=rate.flops_per_s if rate else None, shape_spread=rate.spread if rate else None,
         f32_shape_flops_per_s=f32_rate.flops_per_s if f32_rate else None,
         catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
+        wrong_methods=(),  # priced by record_mistakes.priced, around this call
         **_probe_counts(per_op, op, str(record["dtype"])),
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
@@ -151,7 +153,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         output_bytes=float(cost.bytes_written) if cost else None,
         op_rate_bytes_per_s=op_rate.bytes_per_s if op_rate else None,
         op_rate_spread=op_rate.spread if op_rate else None, op_rate_level=op_rate.level if op_rate else "",
-        level_rates=_level_rates(measured_hierarchy))
+        level_rates=_level_rates(measured_hierarchy)))
 
 
 def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float, float | None], ...]:
@@ -187,7 +189,7 @@ def _working_set_bytes(row: dict[str, Any]) -> float | None:
 def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | None:
     """What ``generator.model.costs`` counts for this op kind's fixed-cost probe (the op at the probe's size),
     or None where the record lacks the probe."""
-    from labs.measure import ops as lab_ops  # start-up: loaded only on the lab path that uses it
+    from labs.records import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     size = per_op.get("size")
     if op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:

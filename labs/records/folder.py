@@ -5,8 +5,7 @@ else ``lab-records`` in the platformdirs user data directory, beside the quiz
 store); the course's published records are in the repository's ``bench/``
 and are read only when asked for (``--bench bench``).
 
-Over 400 lines, one job: the records folder as a small database (paths, the lock, the ledger,
-load and save); the rules that judge a record live in ``labs.gate.verdict`` and ``labs.gate.consistency``.
+The rules that judge a record live in ``labs.gate.verdict`` and ``labs.gate.consistency``.
 
 The records folder is a small database: every save and explain holds an flock on its
 ``.lock`` (``folder_lock``) for its read-modify-write; the gate reads under a shared lock. Its
@@ -68,7 +67,7 @@ V3_MEASURED_REQUIRED = ("device_runs_s",)
 # and every attempt), and the evidence keeps its numbers but not which reasons they support.
 V4_MISS_REQUIRED = ("corrected_s", "revealed", "attempts")
 # It also holds the ledger line's SHA-256 and identity (``ledger_line``), and the first-run slot
-# is per device kind at a counted size (issue 23).
+# is per device kind at a counted size.
 LEDGER_NAME = "ledger.jsonl"
 LOCK_NAME = ".lock"
 LOCK_WAIT_S = 30.0  # a save or explain holds the lock for milliseconds; longer means a stuck process

@@ -13,8 +13,6 @@ present is kept (``_keys``), so absent and null round-trip apart. Lists are tupl
 
 Readers (gate, verify, progress, report, ``drill lab``) take the typed record; writers build
 the dict (``labs.runner``) and validate it with ``records.validate``. Pure Python: no jax.
-Over 400 lines, one job: the record's one type, its parts declared beside the small reader
-that checks and rebuilds them.
 The reader, ``VersionedRecord`` and ``CallMeasured`` (a timed call's measurement) also build
 the collectives lab's record (``labs.collectives.record``).
 """

@@ -1,4 +1,4 @@
-"""Issue 26's answer key's edges: a GiB slip near another edition's figure, the bare-number hint's
+"""The answer key's edges: a GiB slip near another edition's figure, the bare-number hint's
 scale, wrong answers that went unnamed, a named mistake quoted with its value, int8's accumulate type."""
 
 from __future__ import annotations

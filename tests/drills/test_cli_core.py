@@ -81,7 +81,7 @@ def test_help_lists_options():
     assert res.returncode == 0 and "--shape" in res.stdout and "--json" in res.stdout
 
 
-# ---------------------------------------------------------------- drill transformer: known model shapes (issue 26)
+# ---------------------------------------------------------------- drill transformer: known model shapes
 
 SEED_STEP = ["--batch", "8", "--seq", "4096", "--chip", "v5e"]
 

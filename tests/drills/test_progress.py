@@ -180,7 +180,7 @@ def _with_misses(record, entries):
     for op, (reasons, text, accepted) in entries.items():
         row = next(r for r in record["ops"] if r["op"] == op)
         assert row["verdict"] == "miss"
-        if accepted is None:  # re-predicted with the reasons' own corrected time (issue 22)
+        if accepted is None:  # re-predicted with the reasons' own corrected time
             from generator import explain as miss_reasons
             from generator.model.units import fmt
             ev = records.op_evidence(record, op)

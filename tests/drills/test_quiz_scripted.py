@@ -247,7 +247,7 @@ def test_feedback_formatting() -> None:
     assert until(t + timedelta(days=9), t) == "in 9 days"
 
 
-# -- two chips, one seen; the clock that ran ahead; odd time zones (issue 26) ------------------------
+# -- two chips, one seen; the clock that ran ahead; odd time zones ------------------------
 
 def test_two_chips_are_both_introduced_from_the_first_day(tmp_path: Path) -> None:
     """`--chip v5e --chip v6e` at 5 new a day: both chips, and several families, on day 1 (and each day)."""

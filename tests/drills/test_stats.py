@@ -97,7 +97,7 @@ def test_today_is_the_calendar_day_of_now(tmp_path: Path) -> None:
     assert stats["reviews_today"] == 0 and stats["streak_days"] == 1
 
 
-# -- a full disk (issue 26): a real one, a small tmpfs, where this machine lets root mount one ------
+# -- a full disk: a real one, a small tmpfs, where this machine lets root mount one ------
 
 @pytest.fixture
 def full_disk(tmp_path: Path):

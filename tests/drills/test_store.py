@@ -377,7 +377,7 @@ def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
         assert s.count_reviews() == 1
 
 
-# -- a full disk says so (issue 26) ----------------------------------------------------------------
+# -- a full disk says so ----------------------------------------------------------------
 
 class _Vfs:
     def __init__(self, free: int):
@@ -410,7 +410,7 @@ def test_no_space_to_create_the_store_folder_says_the_disk_is_full(tmp_path: Pat
     assert "\n" not in str(caught.value)
 
 
-# -- read-only folders, root included (issue 26) --------------------------------------------------
+# -- read-only folders, root included --------------------------------------------------
 
 def test_a_store_under_a_read_only_folder_is_refused_and_no_folder_is_made(tmp_path: Path) -> None:
     """As root the permission bits are bypassed, so the write bit is read by hand: RO/sub is never made."""

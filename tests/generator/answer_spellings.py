@@ -15,7 +15,7 @@ reading of these may be graded; each must be "needs-unit".
 
 from __future__ import annotations
 
-from generator.problems import answers
+from generator.model import answers
 from generator.model import catalogue
 from generator.export.variants import Variant
 

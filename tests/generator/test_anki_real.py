@@ -207,7 +207,7 @@ def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
 
 
 def test_reimport_updates_the_card_in_place_and_what_it_does_to_tags(col, tmp_path):
-    """Issue 24, item 5, with the real importer: a newer variant deck replaces the note type's
+    """With the real importer: a newer variant deck replaces the note type's
     templates and CSS in place (same id, no "+" copy), keeps flags and scheduling, and replaces the
     note's tags with the package's, whether the package ships tags or none: the learner's own tags
     ("marked", "leech", "my::exam-week") can not survive a re-import. The README and docs/anki.md say so and name

@@ -25,7 +25,8 @@ from anki.collection import Collection  # noqa: I001  (anki's own import order)
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator.problems import answers, generate as gen
+from generator.problems import generate as gen
+from generator.model import answers
 from generator.export import rotation
 from generator.problems.families.base import show
 from anki.frontend_pb2 import SchedulingStatesWithContext

@@ -1,4 +1,4 @@
-"""Issue 17's answer key: ids round-trip, the book's worked answers are right, fair draws, vocabulary.
+"""The answer key: ids round-trip, the book's worked answers are right, fair draws, vocabulary.
 
 The sweep covers every family and chip with several seeds (the fast set uses fewer seeds than
 the slow one; both check 100% of ids)."""
@@ -37,7 +37,7 @@ def test_no_vocabulary_prompt_gives_its_term_away():
 
 # --- the scaling book's own worked answers, typed with the book's numbers, are graded right ---------------
 # Sources: jax-ml/scaling-book (February 2025 edition, tpus.md / sharding.md / roofline.md / inference.md at
-# commit 0819a7d); the sentences quoted are in docs/out-answer-key notes (the closing note of issue 17).
+# commit 0819a7d); the sentences quoted are in docs/out-answer-key notes.
 
 def _solve(skill_id: str, **params):
     reg = generate.registry()

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.problems import answers
-from generator.problems.answers import (
+from generator.model import answers
+from generator.model.answers import (
     AnswerError,
     NeedsUnitError,
     WrongDimensionError,
@@ -294,7 +294,7 @@ def test_fuzz_choices(text: str, choices: list[str]) -> None:
         assert picked in choices
 
 
-# --- issue 17: what people type ----------------------------------------------------------------
+# --- what people type ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text, unit, value", [
     ("3 terabytes", "B", 3e12), ("2 petabytes", "B", 2e15), ("2 gibibytes", "B", 2 * 2**30),

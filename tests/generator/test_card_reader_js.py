@@ -1,6 +1,6 @@
 """The card's answer reader under Node against `drill check`: what the grammar reads, the card reads.
 
-``generator.export.card``'s script writes ``generator.problems.answers``' grammar out in JavaScript. Here it runs,
+``generator.export.card``'s script writes ``generator.model.answers``' grammar out in JavaScript. Here it runs,
 as the deck ships it, on typed answers to real generated problems of every family, and each verdict
 is compared with ``drills.quiz.assess`` called as ``drill check`` calls it (a bare number read in the card's
 unit): right, wrong (and the mistake named), "needs-unit", or not read ("none", for every answer the
@@ -25,7 +25,8 @@ import pytest
 
 from drills.quiz import assess
 from drills.cmd_generate import card_rules
-from generator.problems import answers, families
+from generator.problems import families
+from generator.model import answers
 from generator.problems import generate as gen
 from generator.problems.families import mistakes as named_mistakes
 from generator.export import card

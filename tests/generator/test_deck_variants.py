@@ -109,8 +109,8 @@ def test_the_script_holds_no_formula():
 
 
 def test_the_cards_unit_table_is_answers_own():
-    """The reader data in the script is generator.problems.answers.card_reader(), every entry what parse_unit says."""
-    from generator.problems import answers
+    """The reader data in the script is generator.model.answers.card_reader(), every entry what parse_unit says."""
+    from generator.model import answers
 
     table = answers.card_reader()
     assert json.dumps(table, ensure_ascii=True, separators=(",", ":")) in card.script()
@@ -131,7 +131,7 @@ def test_variant_note_type_id_changes_with_its_fields():
 
 def test_card_unit_follows_the_prompt():
     from drills.quiz.assess import stated_unit
-    from generator.problems import answers
+    from generator.model import answers
 
     for n in NOTES:
         for v in n.variants:

@@ -1,4 +1,4 @@
-"""Issue 8: no giveaways and no questions that cannot be judged fairly, over every exported problem.
+"""No giveaways and no questions that cannot be judged fairly, over every exported problem.
 
 The scan generates every family on every chip, ``COUNT`` problems per skill, for
 ``SEEDS`` seeds (what ``drill export`` would write), and checks each problem

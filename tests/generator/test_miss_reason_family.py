@@ -182,7 +182,7 @@ def test_the_case_builder_command(tmp_path, capsys):
 
 
 def test_every_explanation_a_case_supports_is_graded_right():
-    """Issue 26: a case whose numbers support two explanations (the skinny matmul below peak
+    """A case whose numbers support two explanations (the skinny matmul below peak
     bandwidth as well as below peak compute) accepts both; no supported explanation is a named mistake."""
     from drills.quiz import grading
     from generator import explain as miss_reasons

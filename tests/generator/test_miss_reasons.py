@@ -12,6 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from generator import explain as mr
+from generator.problems import record_mistakes
 
 CONTRACT_IDS = {"learner-arithmetic", "fixed-cost", "below-peak-bandwidth", "below-peak-compute",
                 "extra-traffic", "less-traffic", "emulated-dtype", "cache-level", "shape-rate", "op-rate", "exp-rate"}
@@ -334,7 +335,7 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
                           params={"chip": "v5e", "op": op, "shape": list(shape), "dtype": "bf16", "quantity": "floor"})
         theirs = sorted((w.misconception.id, round(float(w.value), 15)) for w in mistakes.wrong_answers(problem)
                         if w.misconception.id != "wrong-dtype-peak")
-        mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
+        mine = sorted((mid, round(value, 15)) for mid, _name, value, _ in record_mistakes.wrong_methods(ev))
         assert mine == theirs and mine, op
 
 
@@ -343,8 +344,8 @@ def test_a_wrong_method_matches_within_ten_percent_only():
     that slip, 15% off it is no method's number."""
     from generator.problems import misconceptions
 
-    ev = evidence()
-    (slip,) = [v for mid, v, _ in mr.wrong_methods(ev) if mid == "unit-slip-1000" and v > ev.floor_seconds]
+    ev = record_mistakes.priced(evidence())
+    (slip,) = [v for mid, _name, v, _ in ev.wrong_methods if mid == "unit-slip-1000" and v > ev.floor_seconds]
     name = misconceptions.BY_ID["unit-slip-1000"].name
     for factor in (0.95, 1.05):
         found = mr.matching_misconception(dataclasses.replace(ev, predicted_seconds=slip * factor))

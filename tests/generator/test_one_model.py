@@ -1,4 +1,4 @@
-"""Issue 25 item 1: every number from one formula. Replace the model (``costs`` / ``roofline``) with a
+"""Every number from one formula. Replace the model (``costs`` / ``roofline``) with a
 perturbed one and every family's answer and every named mistake's value follows it: nothing is
 computed a second time by hand.
 

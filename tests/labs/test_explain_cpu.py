@@ -1,4 +1,4 @@
-"""Explaining misses on CPU records made by the lab (issue 22's done-when), judged without jax.
+"""Explaining misses on CPU records made by the lab, judged without jax.
 
 The two records under tests/labs/fixtures/ are `drill lab --size 128|256 --reps 10 --predictions
 tests/labs/fixtures/predictions-cpu-issue22.yaml` runs on this 2-core machine (jax 0.10.2), shared

@@ -1,4 +1,4 @@
-"""The forgeries of issue 23, made from a record the real CPU lab writes: none counts, and each
+"""The forgeries, made from a record the real CPU lab writes: none counts, and each
 `why_not` names the rule that stops it (real jax: slow)."""
 
 from __future__ import annotations

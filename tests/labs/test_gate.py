@@ -72,7 +72,7 @@ def test_one_miss_with_an_accepted_explanation_is_a_counted_fail(tmp_path):
 
 
 def test_all_five_three_times_off_explained_with_x_never_passes(tmp_path):
-    # issue 15: the gate once passed this record (five misses, each "explained" by any sentence)
+    # the gate once passed this record (five misses, each "explained" by any sentence)
     ops = ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum")
     rec = synthetic.record(tmp_path, {op: 3.0 for op in ops}, explanations={op: "x" for op in ops})
     _save(rec, tmp_path / "bench", "lab-0.1-gpu")

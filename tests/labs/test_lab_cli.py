@@ -194,7 +194,7 @@ def test_bad_predictions_and_unwritable_output(tmp_path):
 
 @pytest.mark.parametrize("target", ["--out", "--trace-dir", "--plot"])
 def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, target):
-    """Issue 19: a read-only folder (read-only for root too) is one line, exit 2, nothing measured."""
+    """A read-only folder (read-only for root too) is one line, exit 2, nothing measured."""
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)

@@ -1,5 +1,5 @@
 """The lab on an old jax (0.5.2 and 0.4.30: no ProfileData, no ProfileOptions) still reads device time
-for every op (issue 15 item 8: on 0.4.30 the runtime threads hold only zero-duration instants).
+for every op (on 0.4.30 the runtime threads hold only zero-duration instants).
 
 .ci/run makes a second small venv with jax==0.5.2 (CPU) and exports its python as
 $DRILL_OLD_JAX_PYTHON. In CI (CI set) a missing venv fails this test; elsewhere it
@@ -25,7 +25,7 @@ OLD_JAX = "0.5.2"
 OLDEST_JAX_ENV = "DRILL_OLDEST_JAX_PYTHON"
 OLDEST_JAX = "0.4.30"
 # jax 0.6.2 has ProfileOptions but no ProfileData, and its profiler logs "Can't import
-# tensorflow.python.profiler.trace" on every start and stop (issue 18 item 8).
+# tensorflow.python.profiler.trace" on every start and stop.
 NOISY_JAX_ENV = "DRILL_JAX_0_6_PYTHON"
 NOISY_JAX = "0.6.2"
 

@@ -1,7 +1,7 @@
 """jax 0.4.30 on a CPU (a real trace recorded by the lab on this machine, matmul at N=256, 3 timed runs
 +1 dropped): the XLA runtime threads hold only zero-duration instants (ThreadpoolListener::StartRegion
 ...), which are not device time; the real execution is TfrtCpuExecutable::ExecuteHelper on the calling
-thread. Issue 15 item 8. Pure Python (labs.measure.xplane): no jax needed."""
+thread. Pure Python (labs.measure.xplane): no jax needed."""
 
 import gzip
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 18 item 8: the profiler's "Can't import tensorflow.python.profiler.trace" lines never reach the
+"""The profiler's "Can't import tensorflow.python.profiler.trace" lines never reach the
 learner's screen; anything else written to stderr meanwhile still does."""
 
 import os

@@ -7,7 +7,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from labs.measure import calls as measure, timing
-from labs import score
+from labs.records import score
 
 positive = st.floats(min_value=1e-9, max_value=1e3, allow_nan=False, allow_infinity=False)
 

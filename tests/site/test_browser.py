@@ -168,7 +168,7 @@ def test_can_you_ticks_survive_a_reload(page, site):
 def _bench(tmp_path, kind):
     bench = tmp_path / kind / "bench"
     bench.mkdir(parents=True)
-    if kind == "pass":  # GATE 00 as the seed words it: all five within 2x (issue 15)
+    if kind == "pass":  # GATE 00 as the seed words it: all five within 2x
         records.save(synthetic.record(tmp_path / kind, {"softmax": 1.5}), bench, "lab-0.1-gpu")
     elif kind == "fail":
         records.save(synthetic.record(tmp_path / kind, {"softmax": 3.0}), bench, "lab-0.1-gpu")
@@ -361,7 +361,7 @@ BROKEN_WORDS_JS = """() => {
 
 @pytest.mark.parametrize("width", (1280, 1024))
 def test_the_gate_table_breaks_no_word_at_desktop_widths(browser, tmp_path, width):
-    """Issue 26: at 1280 px the gate table broke "pract/ice" and "2026-/11-29"."""
+    """At 1280 px the gate table broke "pract/ice" and "2026-/11-29"."""
     out = tmp_path / "s"
     build.build(out, REPO / "bench")
     context = browser.new_context(viewport={"width": width, "height": 900})

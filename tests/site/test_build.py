@@ -444,7 +444,7 @@ def test_calibration_summarises_bias_spread_and_trend(tmp_path):
 
 
 def test_the_page_and_drill_progress_show_one_trend(tmp_path):
-    """Issue 26: progress said "further" while the page said "40% -> 60%" (within 2x went up while the
+    """Progress said "further" while the page said "40% -> 60%" (within 2x went up while the
     typical miss grew). Both now show drills.progress.trend: the same word, the same line."""
     from click.testing import CliRunner
 
@@ -557,7 +557,7 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
 
 
 def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
-    """Issue 26: `drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
+    """`drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
     from labs.gate import verdict as gate
 
     elsewhere = tmp_path / "elsewhere"

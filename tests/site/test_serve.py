@@ -1,4 +1,4 @@
-"""`drill site --serve` under attack (issue 26): a swapped link, a hard link, stalled clients.
+"""`drill site --serve` under attack: a swapped link, a hard link, stalled clients.
 
 Each test runs the real `drill site --serve` in its own process and talks to it over
 raw sockets; every wait is bounded, and the server is stopped with SIGINT afterwards.

@@ -28,7 +28,7 @@ ORDER = 120  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_112  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # "Can you" item 7: what shows it (drill progress)
 MASTERY = {7: Mastery("a collective inside a slice right")}
-# Fair draws (issue 17): assuming or ignoring wraparound misses by more than 5% (an axis of 2, where ring and line coincide, is redrawn where it can be). Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: assuming or ignoring wraparound misses by more than 5% (an axis of 2, where ring and line coincide, is redrawn where it can be). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"wrong-hops": 0.05}
 BOUNDS = ("bandwidth", "latency")
@@ -168,7 +168,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: CollectivePara
                    spec.hints[skill.variant].format(**fields), (f"dtype::{dtype}",))
 
 
-# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+# --- named wrong methods (the misconception catalogue's ids), for the grader to recognise -----------------
 
 def gb_gib_moves(cat: Catalogue, params: CollectiveParams) -> bool:
     """Whether a GB/GiB slip moves the answer: a bandwidth-bound collective moves; a latency-bound one does not."""

@@ -34,7 +34,7 @@ from generator.model.units import DTYPE_BYTES, normalize_dtype, sci
 NAME = "critical_batch"
 ORDER = 50  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_105  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): where the exact form is asked, the B << D shortcut misses it by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: where the exact form is asked, the B << D shortcut misses it by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"shortcut-not-exact": 0.05}
 FORMS = ("approx", "exact")

@@ -20,7 +20,7 @@ from generator.problems.specs import Checker, FamilySpec
 NAME = "floor"
 ORDER = 40  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_104  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): T_math + T_comms differs from max(T_math, T_comms) by more than 10%, and the output write left out misses by more than 5%, where a draw allows (a compute-bound floor does not move without the write). Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: T_math + T_comms differs from max(T_math, T_comms) by more than 10%, and the output write left out misses by more than 5%, where a draw allows (a compute-bound floor does not move without the write). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
 QUANTITIES = ("floor", "t_math", "t_comms")

@@ -28,7 +28,7 @@ from generator.model.units import sci, seconds
 NAME = "host_link"
 ORDER = 140  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_114  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures. Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10, "forgot-output-write": 0.05}
 LINKS = ("pcie", "dcn")

@@ -19,7 +19,7 @@ from generator.problems.specs import FamilySpec
 NAME = "intensity"
 ORDER = 20  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_102  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): the output write left out misses the key by more than 5% (skinny matmuls whose output is a sliver of the bytes are redrawn). Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: the output write left out misses the key by more than 5% (skinny matmuls whose output is a sliver of the bytes are redrawn). Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"forgot-output-write": 0.05}
 PROMPTS = {"value": {"chip", "op", "label"}}

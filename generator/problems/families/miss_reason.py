@@ -27,6 +27,7 @@ from generator.io import safeio, startcache
 from generator.model.catalogue import Catalogue
 from generator.problems.families.base import Mastery, Skill, make_skill, problem
 from generator.problems.problem import Answer, Problem
+from generator.problems import record_mistakes
 from generator.problems.specs import Checker, FamilySpec
 from generator.model.units import fmt
 
@@ -88,7 +89,7 @@ def explanations(ev: miss_reasons.OpEvidence) -> tuple[tuple[str, ...], ...]:
 def other_explanations(case: dict[str, Any], tolerance: float) -> list[tuple[tuple[str, ...], float]]:
     """Every other set of reasons the case's numbers support as well (``drill explain`` would accept
     it), with its corrected time, where that time lies outside the key's tolerance: each is right too
-    (issue 26: a case with two supported answers accepts both)."""
+    (a case with two supported answers accepts both)."""
     ev = case["ev"]
     found = explanations(ev)
     if not found:
@@ -161,7 +162,7 @@ def check_params(spec: FamilySpec, check: Checker) -> dict[str, Any]:
         if not isinstance(raw["id"], str) or ":" in raw["id"] or " " in raw["id"] or raw["id"] in cases:
             check.fail(where, f"{name}: case {i}: a unique id without ':' or spaces, got {raw['id']!r}")
         try:
-            ev = miss_reasons.OpEvidence.from_dict(raw["evidence"])
+            ev = record_mistakes.priced(miss_reasons.OpEvidence.from_dict(raw["evidence"]))
         except (TypeError, ValueError, KeyError) as exc:
             check.fail(where, f"{name}: case {raw['id']}: unusable evidence: {exc}")
         cases[raw["id"]] = {**raw, "ev": ev}

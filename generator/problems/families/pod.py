@@ -155,7 +155,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: PodParams) -> 
                    spec.hints[variant].format(**fields))
 
 
-# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+# --- named wrong methods (the misconception catalogue's ids), for the grader to recognise -----------------
 
 DROPS_ONLY_WITHIN_TOLERANCE = True  # ``misconceptions`` drops only answers within the tolerance
 

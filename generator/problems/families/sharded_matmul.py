@@ -32,7 +32,7 @@ from generator.model.units import sci, seconds
 NAME = "sharded_matmul"
 ORDER = 150  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_115  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): the max (overlap assumed) misses the no-overlap sum by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: the max (overlap assumed) misses the no-overlap sum by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"max-not-sum": 0.05}
 VARIANTS = ("gather_time", "allreduce_time", "reducescatter_time", "split_bound")
@@ -146,7 +146,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: ShardedMatmulP
     return problem(spec, skill, key, prompt, answer, steps, dict(params), spec.hints[v].format(**fields))
 
 
-# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+# --- named wrong methods (the misconception catalogue's ids), for the grader to recognise -----------------
 
 DROPS_ONLY_WITHIN_TOLERANCE = True  # ``misconceptions`` drops only answers within the tolerance
 

@@ -24,7 +24,7 @@ from generator.model.units import DTYPE_BYTES, sci, seconds
 NAME = "transfer"
 ORDER = 130  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_113  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
-# Fair draws (issue 17): assuming or ignoring wraparound misses by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: assuming or ignoring wraparound misses by more than 5%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"wrong-hops": 0.05}
 VARIANTS = ("time", "hops", "first_byte")
@@ -162,7 +162,7 @@ def solve(spec: FamilySpec, cat: Catalogue, skill: Skill, params: TransferParams
                    spec.hints[skill.variant].format(**fields), (f"dtype::{params['dtype']}",))
 
 
-# --- named wrong methods (issue 8's misconception ids), for the grader to recognise -----------------
+# --- named wrong methods (the misconception catalogue's ids), for the grader to recognise -----------------
 
 def gb_gib_moves(cat: Catalogue, params: TransferParams) -> bool:
     """Whether a GB/GiB slip moves the answer: a transfer's total time moves; hops and first bytes do not."""

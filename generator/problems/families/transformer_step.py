@@ -35,7 +35,7 @@ ORDER = 80  # place in the course (decks, skills, --family lists): ascending
 DECK_ID = 1_739_240_108  # the Anki deck, fixed forever (a new family gets a new id, never a reused one)
 # "Can you" item 5: what shows it (drill progress)
 MASTERY = {5: Mastery("a transformer step-time floor right")}
-# Fair draws (issue 17): T_math + T_comms differs from the floor by more than 10%. Mistake id -> least relative miss of the key; the registry redraws
+# Fair draws: T_math + T_comms differs from the floor by more than 10%. Mistake id -> least relative miss of the key; the registry redraws
 # (same rng) until each holds, and a solution notes any named mistake that still lands inside the tolerance.
 TEACHES = {"sum-not-max": 0.10}
 PROMPTS = {phase: {"chip", "model", "batch", "seq", "dtype", "fit"} for phase in transformer.PHASES}
