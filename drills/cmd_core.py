@@ -6,6 +6,7 @@ import json
 
 import click
 
+from generator.errors import UsageError
 from generator.model import catalogue, costs
 from generator.model import roofline as model
 from generator.model.units import json_ready, si
@@ -54,7 +55,7 @@ def _bounded_shape(ctx: click.Context, param: click.Parameter, value: str) -> st
     """The --shape text, once every dimension is a positive integer within physical bounds (exit 2 otherwise)."""
     try:
         dims = costs.parse_shape(value)
-    except (costs.CostError, ValueError) as exc:
+    except costs.CostError as exc:
         raise click.BadParameter(" ".join(str(exc).split())[:300]) from None
     product = 1
     for dim in dims:
@@ -107,10 +108,8 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
             extra["rhs_dtype"] = rhs_dtype
         cost = costs.cost(op_name, costs.parse_shape(shape), dtype, **extra)
         est = model.estimate(_over(target, over, cost.dtype, link_bw, bidirectional), cost)
-    except (costs.CostError, ValueError) as exc:
+    except (costs.CostError, UsageError) as exc:
         raise click.UsageError(str(exc)) from None
-    except KeyError as exc:
-        raise click.UsageError(exc.args[0]) from None
     if as_json:
         data = est.to_dict()
         if not (over == "hbm" and link_bw is None):
@@ -158,5 +157,5 @@ def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None,
     try:
         return collectives.link_ceilings(target, over, dtype, link_bw, bidirectional)
     except collectives.TopologyError as exc:
-        raise ValueError(str(exc)) from None
+        raise click.UsageError(str(exc)) from None
 

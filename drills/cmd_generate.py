@@ -15,7 +15,8 @@ import click
 from drills.cmd_core import resolve_chip
 from drills.progress_bar import Bar
 from generator.problems import bulk
-from generator.model import catalogue
+from generator.errors import UsageError
+from generator.model import catalogue, costs
 from generator.model import transformer as tmodel
 from generator.model.units import fmt
 from generator.export import ExportError, check_writable
@@ -293,7 +294,7 @@ MAX_TOKENS = 2**24  # batch and sequence length: 16,777,216
 def _count(ctx: click.Context, param: click.Parameter, value: str) -> int:
     try:
         return tmodel.parse_count(value)
-    except ValueError as exc:
+    except tmodel.TransformerInputError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
@@ -330,10 +331,8 @@ def transformer(params: int, layers: int | None, d_model: int | None, kv_d_model
     model, assumed = _model(params, layers, d_model, kv_d_model)
     try:
         step, est = tmodel.estimate(target, model, phase, batch, seq, dtype)
-    except ValueError as exc:
+    except (costs.CostError, UsageError) as exc:
         raise click.UsageError(str(exc)) from None
-    except KeyError as exc:
-        raise click.UsageError(exc.args[0]) from None
     if as_json:
         click.echo(json.dumps({**tmodel.to_dict(step, est, target), "assumed": assumed}, indent=2))
         return

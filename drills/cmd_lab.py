@@ -73,7 +73,7 @@ def _check_sizes(sizes: str) -> None:
             continue
         try:
             value = parse_number(part, "B", "B")
-        except (AnswerError, ValueError) as exc:
+        except AnswerError as exc:
             raise click.UsageError(f"--sizes '{part}': {exc}") from None
         if not 0 < value < 1e21:
             raise click.UsageError(f"--sizes: each size must be a positive number of bytes below 1e21, got '{part}'")
@@ -283,7 +283,7 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
                       save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.explain import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.explain import BY_ID, UnknownReasonError  # start-up: `drill` loads a command's dependencies only when it runs
     from generator.model.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
     from labs import runner  # start-up: the lab's modules load only for the command that runs them
 
@@ -305,8 +305,8 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
                     break
                 try:
                     judgement = runner.judge_explanation(record, row["op"], text)
-                except KeyError as exc:
-                    click.echo(f"    {exc.args[0]} (known: {', '.join(BY_ID)})")
+                except UnknownReasonError as exc:
+                    click.echo(f"    {exc} (known: {', '.join(BY_ID)})")
                     continue
                 runner.record_judgement(record, row["op"], judgement)
                 save(row["op"], judgement)

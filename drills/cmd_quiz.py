@@ -62,13 +62,14 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     # start-up: `drill` loads a command's dependencies only when it runs
     from drills.quiz.session import QuizOptions, Session, select_skills
     from drills.quiz.terminal import QuizIO  # start-up: `drill` loads a command's dependencies only when it runs
+    from generator.model.catalogue import UnknownChipError  # start-up: as above
     from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     options = QuizOptions(families=families or None, chips=chips or None, count=count,
                           new_per_day=new_per_day, cram=cram, seed=seed)
     try:
         selected = select_skills(options)
-    except (generate.UnknownFamilyError, LookupError) as exc:
+    except (generate.UnknownFamilyError, UnknownChipError) as exc:
         raise click.UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None

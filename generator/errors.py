@@ -37,3 +37,14 @@ class DrillError(Exception):
         """Print ``PROG: error: MESSAGE`` as one line on ``file`` (stderr by default)."""
         stream = sys.stderr if file is None else file
         stream.write(f"{prog}: error: {self.format_message()}\n")
+
+
+class UsageError(DrillError):
+    """A value the user gave (a chip, a dtype, a quantity, a count) that the model cannot take as given;
+    the message names what it accepts. Exit status 2, as for a usage error; a command shows it as its
+    own usage error. Its text is the message itself, also where a subclass keeps ``KeyError`` as a base."""
+
+    exit_code = 2
+
+    def __str__(self) -> str:
+        return self.message

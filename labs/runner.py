@@ -123,8 +123,8 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     if chip is not None:
         try:
             datasheet = roofline.Ceilings.from_chip(chip, dtype)
-        except KeyError as exc:
-            raise LabError(f"{exc.args[0]}; use --dtype bf16 or --calibrate with --chip auto") from None
+        except roofline.UnpublishedFigureError as exc:
+            raise LabError(f"{exc}; use --dtype bf16 or --calibrate with --chip auto") from None
 
     calibrate, reason = options.calibrate, "asked for (--calibrate)" if options.calibrate else ""
     if chip is None:

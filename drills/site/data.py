@@ -97,12 +97,12 @@ def op_entry(name: str) -> dict[str, Any]:
 
 def ceilings_entry(chip: catalogue.Chip) -> dict[str, Any]:
     """Per dtype: the two speeds and their source, or the CLI's error when no peak is published."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for dtype in units.COMPUTE_DTYPES:
         try:
             c = model.Ceilings.from_chip(chip, dtype)
-        except KeyError as exc:
-            out[dtype] = {"error": exc.args[0]}
+        except model.UnpublishedFigureError as exc:
+            out[dtype] = {"error": str(exc)}
             continue
         out[dtype] = {"name": c.name, "dtype": c.dtype, "peak_flops_per_s": c.peak_flops_per_s,
                       "hbm_bytes_per_s": c.hbm_bytes_per_s, "source": c.source}
@@ -130,8 +130,8 @@ def python_case(chip: str, op: str, n: int, dtype: str) -> dict[str, Any]:
     cost = lab_ops.OPS[op].cost(n, dtype)
     try:
         est = model.estimate(target, cost)
-    except KeyError as exc:
-        return {"error": exc.args[0]}
+    except model.UnpublishedFigureError as exc:
+        return {"error": str(exc)}
     summary = dict(line.split(": ", 1) for line in model.summary_lines(est))
     dims = ",".join(str(d) for d in cost.shape)
     return {

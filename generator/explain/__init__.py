@@ -24,7 +24,7 @@ from generator.explain.reading import (HEDGES, SHRUGS, WORKING_TOLERANCE, Correc
                                             corrected_from_sentence, is_shrug, parse_corrected, reason_id,
                                             split_reasons)
 from generator.explain.reasons import (BY_ID, BY_NAME, EMULATED_RATE_SHARE, MAX_WIDENING, REASONS,
-                                            SHAPE_RATE_DIFFERS, MissReason, _log_off, band, corrected_time, find,
+                                            SHAPE_RATE_DIFFERS, MissReason, UnknownReasonError, _log_off, band, corrected_time, find,
                                             matching_misconception, spread)
 from generator.explain.search import (Candidate, assess, best, candidates, explains, explanations,
                                            supported_reasons, unexplainable)
@@ -36,7 +36,7 @@ __all__ = [
     "ARITHMETIC_FACTOR", "BY_ID", "BY_NAME", "CORRECTED_FACTOR", "EMULATED_RATE_SHARE", "EXAMPLE",
     "FORMULA_TOLERANCE", "HEDGES", "MATCH_TOLERANCE", "MAX_COMBINED", "MAX_SECONDS", "MAX_WIDENING",
     "REASONS", "SHAPE_RATE_DIFFERS", "SHRUGS", "TRAFFIC_FACTOR", "WITHIN_FACTOR",
-    "WORKING_TOLERANCE", "CorrectedError", "Estimate", "Finding", "Judgement", "MissReason", "OpEvidence",
+    "WORKING_TOLERANCE", "CorrectedError", "UnknownReasonError", "Estimate", "Finding", "Judgement", "MissReason", "OpEvidence",
     "_log_off", "Candidate", "best", "candidates", "Derived", "RuleError", "derive", "REASON_QUANTITIES",
     "Quantity", "quantities", "DerivationError", "evaluate", "assess", "band", "check_seconds",
     "corrected_from_sentence", "corrected_time", "explains", "explanations", "find", "is_shrug", "judge",

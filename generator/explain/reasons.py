@@ -18,11 +18,16 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
+from generator.errors import UsageError
 from generator.model import hierarchy
 from generator.explain.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,
                                              MATCH_TOLERANCE, MAX_COMBINED, TRAFFIC_FACTOR, Estimate, Finding,
                                              OpEvidence, start)
 from generator.model.units import fmt
+
+
+class UnknownReasonError(UsageError, KeyError):
+    """A reason id that is not in the catalogue; the message lists the known ones."""
 
 
 @dataclass(frozen=True)
@@ -360,11 +365,11 @@ BY_NAME = {name: r.id for r in REASONS for name in (r.id, *r.synonyms)}
 
 
 def find(reason_id: str) -> MissReason:
-    """The reason with this id; KeyError naming the known ids for an unknown one."""
+    """The reason with this id; ``UnknownReasonError`` (a ``KeyError``) naming the known ids for an unknown one."""
     try:
         return BY_ID[reason_id]
     except KeyError:
-        raise KeyError(f"unknown miss reason '{reason_id}'; known: {', '.join(BY_ID)}") from None
+        raise UnknownReasonError(f"unknown miss reason '{reason_id}'; known: {', '.join(BY_ID)}") from None
 
 
 def corrected_time(ev: OpEvidence, reason_ids: Iterable[str]) -> float:

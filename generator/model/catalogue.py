@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import DrillError
+from generator.model.roofline import UnpublishedFigureError
 
 CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
 
@@ -98,7 +99,7 @@ class Chip:
         try:
             return float(self.peak_flops[dtype].value)
         except KeyError:
-            raise KeyError(
+            raise UnpublishedFigureError(
                 f"{self.name} has no published {dtype} peak; published: {', '.join(self.peak_flops)}"
             ) from None
 
@@ -125,7 +126,7 @@ class Chip:
         """The figure ``key``, which the caller needs (a family's required figure); KeyError if unpublished."""
         fig = self.figure(key)
         if fig is None:
-            raise KeyError(f"{self.name} has no published {key}")
+            raise UnpublishedFigureError(f"{self.name} has no published {key}")
         return fig
 
     def value(self, key: str, default: Any = None) -> Any:

@@ -197,7 +197,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     for p in parts:
         if not p.lstrip("+-").isdigit():
             raise CostError(f"malformed shape '{text}': '{p}' is not an integer")
-        value = int(p)
+        try:
+            value = int(p)
+        except ValueError:  # more digits than Python converts (4,300): no size is that long
+            raise CostError(f"shape: a dimension of {len(p)} digits is out of range") from None
         if value <= 0:
             raise CostError(f"shape '{text}': every dimension must be positive, got {value}")
         dims.append(value)

@@ -17,6 +17,15 @@ from typing import Any, Callable, Mapping, Protocol
 from generator.model.costs import OpCost
 from generator.model.records import evolve
 from generator.model.units import fmt, sci, seconds, si
+from generator.errors import UsageError
+
+
+class UnpublishedFigureError(UsageError, KeyError):
+    """A figure a chip does not publish (a dtype's peak, a link's bandwidth); the message names what it does."""
+
+
+class UnknownQuantityError(UsageError, KeyError):
+    """A roofline quantity that is not one of ``QUANTITIES``."""
 
 
 class _Source(Protocol):
@@ -86,7 +95,7 @@ class Ceilings:
     def from_chip(cls, chip: ChipFigures, dtype: str = "bf16") -> "Ceilings":
         peak = chip.peak_flops[dtype] if dtype in chip.peak_flops else None
         if peak is None:
-            raise KeyError(
+            raise UnpublishedFigureError(
                 f"{chip.name} has no published {dtype} peak; published: {', '.join(chip.peak_flops)}")
         bw = chip.figures["hbm_bytes_per_s"]
         cited = {peak.source.cite(), bw.source.cite()}
@@ -143,7 +152,7 @@ class Estimate:
             return self.bound
         value = _QUANTITY.get(name)
         if value is None:
-            raise KeyError(f"unknown quantity '{name}'; known: {', '.join(QUANTITIES)}")
+            raise UnknownQuantityError(f"unknown quantity '{name}'; known: {', '.join(QUANTITIES)}")
         return value(self)
 
     @property

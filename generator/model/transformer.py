@@ -26,6 +26,11 @@ from typing import Any
 from generator.model import costs, roofline
 from generator.model.catalogue import Chip
 from generator.model.units import DTYPE_BYTES, normalize_dtype, sci, si
+from generator.errors import UsageError
+
+
+class TransformerInputError(UsageError, ValueError):
+    """A transformer step the model cannot take: a phase, a count or a size out of range."""
 
 PHASES = ("prefill", "decode")
 MODELS_PATH = Path(__file__).with_name("models.yaml")
@@ -111,11 +116,11 @@ def hbm_footprint_bytes(model: Model, batch: int, seq: int, dtype: str = "bf16")
 def step_cost(model: Model, phase: str, batch: int, seq: int, dtype: str = "bf16") -> StepCost:
     """FLOPs and bytes of a prefill over B×S tokens, or of one decode step with S tokens of context."""
     if phase not in PHASES:
-        raise ValueError(f"unknown phase '{phase}'; accepted: {', '.join(PHASES)}")
+        raise TransformerInputError(f"unknown phase '{phase}'; accepted: {', '.join(PHASES)}")
     for name, value in (("params", model.params), ("layers", model.layers), ("d_model", model.d_model),
                         ("kv_d_model", model.kv_width), ("batch", batch), ("seq", seq)):
         if value <= 0:
-            raise ValueError(f"{name} must be positive, got {value}")
+            raise TransformerInputError(f"{name} must be positive, got {value}")
     dtype = normalize_dtype(dtype)
     b, L, D = DTYPE_BYTES[dtype], model.layers, model.d_model
     queries = seq if phase == "prefill" else 1
@@ -179,13 +184,13 @@ def parse_count(text: str) -> int:
     """``"7B"`` -> 7_000_000_000; also ``7e9``, ``1.3b``, ``6738415616``, ``70M``. Parsed, never evaluated."""
     match = _COUNT.match(str(text))
     if not match:
-        raise ValueError(f"'{text}' is not a count: write e.g. 7e9, 7B, 1.3B or 6738415616")
+        raise TransformerInputError(f"'{text}' is not a count: write e.g. 7e9, 7B, 1.3B or 6738415616")
     mantissa, exponent, suffix = match.groups()
     if abs(int(exponent or 0)) > 30:
-        raise ValueError(f"'{text}' is out of range: a parameter count between 1 and 1e16")
+        raise TransformerInputError(f"'{text}' is out of range: a parameter count between 1 and 1e16")
     value = float(mantissa) * 10 ** int(exponent or 0) * _SUFFIX[suffix.lower()]
     if not value >= 1 or value > 1e16:
-        raise ValueError(f"'{text}' is out of range: a parameter count between 1 and 1e16")
+        raise TransformerInputError(f"'{text}' is out of range: a parameter count between 1 and 1e16")
     return int(round(value))
 
 

@@ -10,6 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from generator.errors import UsageError
+
+
+class UnknownDtypeError(UsageError, ValueError):
+    """A dtype name the model does not know; the message lists the accepted ones."""
+
 # Bytes per element. "int8" also stands for the scaling book's int8 OP/s.
 DTYPE_BYTES: dict[str, int] = {"f32": 4, "bf16": 2, "fp8": 1, "int8": 1, "int32": 4}
 
@@ -36,7 +42,7 @@ def normalize_dtype(name: str) -> str:
         return known
     key = name.strip().lower()
     if key not in DTYPE_ALIASES:
-        raise ValueError(f"unknown dtype '{name}'; accepted: {', '.join(sorted(set(DTYPE_ALIASES.values())))}")
+        raise UnknownDtypeError(f"unknown dtype '{name}'; accepted: {', '.join(sorted(set(DTYPE_ALIASES.values())))}")
     return DTYPE_ALIASES[key]
 
 

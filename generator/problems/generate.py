@@ -39,7 +39,7 @@ from generator.model import catalogue
 from generator.problems import drawplans, families
 from generator.io import startcache
 from generator.problems import families as families_mod  # ``skills`` takes a parameter named families
-from generator.errors import DrillError
+from generator.errors import DrillError, UsageError
 from generator.problems.families import FAMILIES
 from generator.problems.families.base import Skill
 from generator.problems.families.can_you import CanYouCheck, CanYouItem, can_you_items
@@ -72,6 +72,10 @@ class UnknownFamilyError(DrillError, ValueError):
     def __init__(self, name: str):
         self.name = name
         super().__init__(f"unknown family '{name}'; known families: {', '.join(FAMILIES)}")
+
+
+class BadCountError(UsageError, ValueError):
+    """A count of problems below 1."""
 
 
 class TooManyProblemsError(DrillError, ValueError):
@@ -375,7 +379,7 @@ class Registry:
         plans the searches made."""
         count = 1 if count is None else int(count)
         if count < 1:
-            raise ValueError(f"count must be at least 1, got {count}")
+            raise BadCountError(f"count must be at least 1, got {count}")
         if len(chosen) * count > MAX_PROBLEMS:
             raise TooManyProblemsError(
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "

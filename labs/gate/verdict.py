@@ -294,6 +294,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
     unexplained."""
     from generator import explain as miss_reasons  # start-up: loaded only on the lab path that uses it
+    from generator.model.roofline import UnpublishedFigureError  # start-up: as above
 
     misses: list[str] = []
     explained: list[str] = []
@@ -328,8 +329,8 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
                 continue
             j = miss_reasons.judge(text, ev, given_reasons or None, given_corrected_s)
             ok, why = j.accepted, j.why
-        except KeyError as exc:  # an unknown reason id or no roofline: not accepted
-            ok, why = False, f"refused: {exc.args[0]}"
+        except (miss_reasons.UnknownReasonError, UnpublishedFigureError) as exc:  # not accepted
+            ok, why = False, f"refused: {exc}"
         if ok and stored and stored.revealed:  # the answer was shown before it was given
             ok, why = False, "revealed (drill explain --show): a miss explained after seeing the answer does not count"
         if not ok and text and given_corrected_s is None and not stored_has_time(text):
