@@ -17,7 +17,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from generator.model import catalogue, costs, units
+from generator.model import catalogue, costs, formulas, units
 from generator.model import roofline as model
 from generator.errors import DrillError
 from labs.measure import ops as lab_ops
@@ -119,6 +119,8 @@ def playground_data() -> dict[str, Any]:
         "chips": [{"name": c.name, "display": c.display, "kind": c.kind, "ceilings": ceilings_entry(c)}
                   for c in cat.chips],
         "ops": [op_entry(name) for name in PAGE_OPS],
+        # the roofline's formulas, which the page evaluates (generator.model.formulas): it writes none itself
+        "formulas": formulas.to_json(),
         # generator.model.units.si's prefix table, so the page prints numbers as the CLI does
         "si_scale": [[f, p] for f, p in units._PREFIXES + units._SMALL[1:]],
     }

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from generator.model import formulas
 from generator.errors import DrillError
 from generator.model.records import evolve
 from generator.model.units import DTYPE_BYTES, normalize_dtype
@@ -55,7 +56,7 @@ class OpCost:
 
     @property
     def intensity_flops_per_byte(self) -> float:
-        return self.flops / self.bytes
+        return float(formulas.value("intensity", flops=self.flops, bytes=self.bytes))
 
     def to_dict(self) -> dict[str, Any]:
         return {

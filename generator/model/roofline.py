@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
+from generator.model import formulas
 from generator.model.costs import OpCost
 from generator.model.records import evolve
 from generator.model.units import fmt, sci, seconds, si
@@ -57,22 +58,22 @@ class ChipFigures(Protocol):
 
 def floor_seconds(t_math_s: float, t_comms_s: float) -> float:
     """The floor (lower bound), in seconds: compute and memory traffic overlap, so the larger term."""
-    return max(t_math_s, t_comms_s)
+    return float(formulas.value("floor", t_math=t_math_s, t_comms=t_comms_s))
 
 
 def upper_seconds(t_math_s: float, t_comms_s: float) -> float:
     """The upper bound, in seconds: no overlap at all, the two terms one after the other."""
-    return t_math_s + t_comms_s
+    return float(formulas.value("upper", t_math=t_math_s, t_comms=t_comms_s))
 
 
 def ridge_flops_per_byte(peak_flops_per_s: float, bytes_per_s: float) -> float:
     """The ridge (critical intensity), in FLOPs per byte: peak FLOP/s / memory-side bytes/s."""
-    return peak_flops_per_s / bytes_per_s
+    return float(formulas.value("ridge", peak=peak_flops_per_s, bw=bytes_per_s))
 
 
 def bound_of(intensity_flops_per_byte: float, ridge_flops_per_byte: float) -> str:
     """The verdict: "compute" when the intensity (FLOPs/byte) reaches the ridge, else "memory"."""
-    return "compute" if intensity_flops_per_byte >= ridge_flops_per_byte else "memory"
+    return str(formulas.value("verdict", intensity=intensity_flops_per_byte, ridge=ridge_flops_per_byte))
 
 
 def bound_of_seconds(t_math_s: float, t_comms_s: float) -> str:
@@ -157,8 +158,8 @@ class Estimate:
 
     @property
     def attainable_flops_per_s(self) -> float:
-        return min(self.ceilings.peak_flops_per_s,
-                   self.intensity_flops_per_byte * self.ceilings.hbm_bytes_per_s)
+        roof = formulas.value("memory_roof", intensity=self.intensity_flops_per_byte, bw=self.ceilings.hbm_bytes_per_s)
+        return float(formulas.value("attainable", peak=self.ceilings.peak_flops_per_s, memory_roof=roof))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON view of ``drill roofline --json`` (these keys are an interface)."""
@@ -196,8 +197,8 @@ def estimate(target: ChipFigures | Ceilings, cost: OpCost) -> Estimate:
     """The roofline estimate of ``cost`` on a chip (datasheet) or on measured ceilings."""
     ceilings = target if isinstance(target, Ceilings) else Ceilings.from_chip(target, cost.dtype)
     return Estimate(ceilings, cost,
-                    t_math_s=cost.flops / ceilings.peak_flops_per_s,
-                    t_comms_s=cost.bytes / ceilings.hbm_bytes_per_s)
+                    t_math_s=float(formulas.value("t_math", flops=cost.flops, peak=ceilings.peak_flops_per_s)),
+                    t_comms_s=float(formulas.value("t_comms", bytes=cost.bytes, bw=ceilings.hbm_bytes_per_s)))
 
 
 def summary_lines(est: Estimate) -> list[str]:
@@ -223,7 +224,7 @@ def worked_lines(est: Estimate) -> list[str]:
         f"T_math     = FLOPs / peak = {sci(c.flops)} / {sci(peak)} = {seconds(est.t_math_s)}",
         f"T_comms    = bytes / HBM bandwidth = {sci(c.bytes)} / {sci(bw)} = {seconds(est.t_comms_s)}",
         f"floor      = max(T_math, T_comms) = {seconds(est.floor_s)}   (upper bound: T_math + T_comms = {seconds(est.upper_s)})",
-        f"attainable = min(peak, intensity × bandwidth) = min({sci(peak)}, {sci(est.intensity_flops_per_byte * bw)}) = {si(est.attainable_flops_per_s, 'FLOP/s')}",
+        f"attainable = min(peak, intensity × bandwidth) = min({sci(peak)}, {sci(formulas.value('memory_roof', intensity=est.intensity_flops_per_byte, bw=bw))}) = {si(est.attainable_flops_per_s, 'FLOP/s')}",
         f"constants  : {k.name} {k.dtype} peak {sci(peak)} FLOP/s, HBM {sci(bw)} B/s — {k.source}",
         f"convention : {c.convention}",
     ]
