@@ -14,7 +14,6 @@ import click
 
 from drills.cmd_core import resolve_chip
 from drills.progress_bar import Bar
-from generator.problems import bulk
 from generator.errors import UsageError
 from generator.model import catalogue, costs
 from generator.model import transformer as tmodel
@@ -57,9 +56,8 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
-    with bulk.collector_paused():
-        return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
-                                                          on_item))
+    return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
+                                                      on_item))
 
 
 def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:
@@ -205,11 +203,11 @@ def _variant_deck(chips: tuple[str, ...], families: tuple[str, ...], k: int, see
     """The variant deck written to ``output`` (``course_deck.write_course_deck``): ``k`` problems per
     skill of the selection, or the one-line usage error of a bad selection (exit 2)."""
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export import course_deck, shares
+    from generator.export import course_deck
 
     report, _ = _drawn(specs_dir, lambda reg: course_deck.write_course_deck(
         reg, card_rules(), output, list(families) or None, list(chips) or None, k, seed, _descriptions(reg),
-        shares.workers_here(), on_built))
+        on_built))
     return report
 
 

@@ -267,7 +267,7 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('drills.cmd_generate', 'generator.export.variants:CardRules'),
     ('drills.cmd_generate', 'generator.export.variants:DEFAULT_VARIANTS'),
     ('drills.cmd_generate', 'generator.export:anki'),
-    ('drills.cmd_generate', 'generator.export:course_deck,shares'),
+    ('drills.cmd_generate', 'generator.export:course_deck'),
     ('drills.cmd_generate', 'generator.export:tabular,write_text'),
     ('drills.cmd_generate', 'generator.problems:generate'),
     ('drills.cmd_generate', 'generator.problems:generate'),

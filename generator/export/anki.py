@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Iterator
 
 import genanki
 
-from generator.problems import bulk, families, misconceptions
+from generator.problems import families, misconceptions
 from generator.model import catalogue
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
@@ -328,9 +328,8 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
                on_item: OnItem | None = None) -> DeckReport:
     """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    with bulk.collector_paused():
-        decks, media = build_decks(problems, descriptions, on_item)
-        return _write_decks(decks, media, path)
+    decks, media = build_decks(problems, descriptions, on_item)
+    return _write_decks(decks, media, path)
 
 
 # --- The variant deck (the default): one note per skill, K variants, another one at each review --------
@@ -411,16 +410,14 @@ def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str
                        on_item: OnItem | None = None) -> DeckReport:
     """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    with bulk.collector_paused():
-        decks, media = build_variant_decks(notes, descriptions, on_item)
-        return _write_decks(decks, media, path)
+    decks, media = build_variant_decks(notes, descriptions, on_item)
+    return _write_decks(decks, media, path)
 
 
 def write_variant_rows(rows: Iterable[NoteRow], media: dict[str, bytes], path: str,
                        descriptions: dict[str, str] | None = None) -> DeckReport:
     """Write rendered rows (``variant_row``) and their media as one .apkg at ``path`` (atomically)."""
-    with bulk.collector_paused():
-        return _write_decks(decks_of_rows(rows, descriptions), media, path)
+    return _write_decks(decks_of_rows(rows, descriptions), media, path)
 
 
 def _write_decks(decks: list[genanki.Deck], media: dict[str, bytes], path: str) -> DeckReport:

@@ -20,7 +20,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from generator.problems import bulk, misconceptions
+from generator.problems import misconceptions
 from generator.model import answers
 from generator.export import rotation
 from generator.problems.families import mistakes
@@ -192,6 +192,5 @@ def course_notes(registry: Registry, rules: CardRules, families: list[str] | Non
     the distances its fair draw measured, not worked out again. ``on_drawn``/``on_made(done, total)``:
     after each skill is drawn, after each note is made."""
     measured: dict[str, list[tuple[misconceptions.WrongAnswer, float]]] = {}
-    with bulk.collector_paused():
-        problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
-        return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)
+    problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
+    return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)

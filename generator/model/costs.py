@@ -14,12 +14,11 @@ Which convention is which:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from generator.model import formulas
 from generator.errors import DrillError
-from generator.model.records import evolve
 from generator.model.units import DTYPE_BYTES, normalize_dtype
 
 INDEX_DTYPE = "int32"
@@ -263,14 +262,14 @@ def as_elements(c: OpCost) -> OpCost:
 
 def inputs_only(c: OpCost) -> OpCost:
     """The same op with its output write left out of ``bytes`` (the forgot-output-write slip)."""
-    return evolve(c, bytes=c.bytes - c.bytes_written, bytes_written=0)
+    return replace(c, bytes=c.bytes - c.bytes_written, bytes_written=0)
 
 
 def in_dtype_bytes(c: OpCost, dtype: str) -> OpCost:
     """The same op with every operand counted at ``dtype``'s bytes per element (bf16 counted as f32's 4,
     the wrong-dtype-size slip); FLOPs and the compute dtype (whose peak applies) are unchanged."""
     other = cost(c.op, c.shape, dtype)
-    return evolve(c, bytes=other.bytes, bytes_written=other.bytes_written)
+    return replace(c, bytes=other.bytes, bytes_written=other.bytes_written)
 
 
 # The inputs of each op that has two, with the dims of each (indices into the op's shape).
@@ -283,10 +282,10 @@ def one_input_only(c: OpCost, kept: str) -> OpCost:
     inputs = TWO_INPUTS[c.op]
     dropped = sum(array_bytes([c.shape[i] for i in dims], c.operand_dtypes[name])
                   for name, dims in inputs.items() if name != kept)
-    return evolve(c, bytes=c.bytes - dropped)
+    return replace(c, bytes=c.bytes - dropped)
 
 
 def in_macs(c: OpCost) -> OpCost:
     """The same op with FLOPs counted as multiply-adds (FLOPs / ``FLOPS_PER_MAC``; macs-not-flops).
     ``flops`` may then be a float (an op with an odd FLOP count)."""
-    return evolve(c, flops=c.flops / FLOPS_PER_MAC)  # a wrong method's count: FLOPs / 2 may be fractional
+    return replace(c, flops=c.flops / FLOPS_PER_MAC)  # type: ignore[arg-type]  # a wrong method: FLOPs / 2 may be fractional

@@ -11,12 +11,11 @@ Formulas (scaling book, "Rooflines"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol
 
 from generator.model import formulas
 from generator.model.costs import OpCost
-from generator.model.records import evolve
 from generator.model.units import fmt, sci, seconds, si
 from generator.errors import UsageError
 
@@ -109,11 +108,11 @@ class Ceilings:
 
     def with_peak(self, peak_flops_per_s: float, dtype: str | None = None) -> "Ceilings":
         """The same ceilings with another peak (FLOP/s): a wrong method's peak (sparse, another dtype's)."""
-        return evolve(self, peak_flops_per_s=float(peak_flops_per_s), dtype=dtype or self.dtype)
+        return replace(self, peak_flops_per_s=float(peak_flops_per_s), dtype=dtype or self.dtype)
 
     def with_bandwidth(self, bytes_per_s: float) -> "Ceilings":
         """The same ceilings with another memory-side bandwidth (bytes/s): another edition's, a GiB slip."""
-        return evolve(self, hbm_bytes_per_s=float(bytes_per_s))
+        return replace(self, hbm_bytes_per_s=float(bytes_per_s))
 
 
 # What ``Estimate.quantity`` answers: the numbers a problem asks of a roofline (and "bound", a verdict).

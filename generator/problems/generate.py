@@ -30,13 +30,13 @@ from __future__ import annotations
 import functools
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from generator.model import catalogue
-from generator.problems import drawplans, families
+from generator.problems import families
 from generator.io import startcache
 from generator.problems import families as families_mod  # ``skills`` takes a parameter named families
 from generator.errors import DrillError, UsageError
@@ -44,7 +44,6 @@ from generator.problems.families import FAMILIES
 from generator.problems.families.base import Skill
 from generator.problems.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.problems.problem import Problem
-from generator.model.records import evolve
 from generator.problems.specs import FamilySpec, GradingBands, SpecError, load_dir
 
 if TYPE_CHECKING:  # annotations only: the wrong answers are imported where distances are needed
@@ -271,19 +270,18 @@ class Registry:
         ``memo``: see ``_solved``.
         """
         token = seed if isinstance(seed, str) else f"{seed:08x}"
-        p, drawn, found, _ = self._fair_draw(skill, token, memo)
+        p, drawn, found = self._fair_draw(skill, token, memo)
         return _finished(p, found, token), drawn, found
 
     def _fair_draw(self, skill: Skill, token: str, memo: _Memo | None
-                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]], int]:
+                   ) -> tuple[Problem, str, list[tuple[WrongAnswer, float]]]:
         """``_seeded``'s draw before its id takes the seed and its solution the notes (``_finished``):
-        the problem under its unseeded id, its params' repr, its named mistakes' distances and the
-        try its params came from (0: the first draw of the seed's rng)."""
+        the problem under its unseeded id, its params' repr and its named mistakes' distances."""
         family = FAMILIES[skill.family]
         rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
         teaches = getattr(family, "TEACHES", None) or {}
         tries = _FAIR_TRIES if teaches and self._teachable(skill, teaches, memo) else 1
-        for tried in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
+        for _ in range(tries):  # fair draws: redraw (same rng) while a taught mistake lands near the key
             params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
             p, found = self._solved(skill, params, memo, teaches if tries > 1 else None)
             if _fair(teaches, found):
@@ -291,18 +289,7 @@ class Registry:
         if found is None:  # every try unfair: the last is kept, and its solution needs every distance
             p, found = self._solved(skill, params, memo)
         assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
-        return p, repr(params), found, tried
-
-    def _redrawn(self, skill: Skill, token: str, tried: int) -> tuple[Problem, list[tuple[WrongAnswer, float]]]:
-        """The draw ``_fair_draw`` kept for ``token`` at try ``tried`` (a plan's: ``generator.problems.drawplans``),
-        with no fairness search: the seed's params drawn ``tried + 1`` times, solved and priced once."""
-        family = FAMILIES[skill.family]
-        rng = random.Random(f"{skill.id}{SEED_MARK}{token}")
-        for _ in range(tried + 1):
-            params = family.draw_params(self.specs[skill.family], self.catalogue, skill, rng)
-        p, found = self._solved(skill, params, None)
-        assert found is not None  # without ``teaches``, ``_solved`` prices every mistake
-        return p, found
+        return p, repr(params), found
 
     def resolve(self, check: CanYouCheck, n: int = 0) -> Problem:
         """The problem a "Can you" card asks: ``check`` = family, chip, variant, fixed params."""
@@ -367,16 +354,11 @@ class Registry:
         ``measured``, if given, is filled with each problem's named mistakes' distances (problem id ->
         ``_distances``), which the fair draws worked out (``mistakes.wrong_answers`` can read them)."""
         draws = self.start_draws(self.skills(families, chips), count, seed)
-        out = self.draw_skills(draws, draws.skills, on_item, measured)
-        self.save_draws(draws)
-        return out
+        return self.draw_skills(draws, draws.skills, on_item, measured)
 
     def start_draws(self, chosen: list[Skill], count: int | None, seed: int) -> Draws:
         """What drawing ``count`` problems of each ``chosen`` skill needs before the first draw: the
-        plans kept for this request (``generator.problems.drawplans``, default specs only) and, for the skills
-        without one, their probe verdicts. ``draw_skills`` then draws any of the skills (in any
-        process forked from this one: nothing is read or written there), ``save_draws`` writes the
-        plans the searches made."""
+        request checked and the skills' probe verdicts. ``draw_skills`` then draws any of the skills."""
         count = 1 if count is None else int(count)
         if count < 1:
             raise BadCountError(f"count must be at least 1, got {count}")
@@ -384,28 +366,19 @@ class Registry:
             raise TooManyProblemsError(
                 f"{len(chosen)} skills x {count} = {len(chosen) * count} problems is more than {MAX_PROBLEMS}; "
                 f"lower the count or select fewer families or chips")
-        inputs = index_inputs() if isinstance(self.specs, DefaultSpecs) else None
-        plans = drawplans.load(inputs, seed, count) if inputs is not None else {}
-        draws = Draws(list(chosen), count, seed, inputs, plans,
-                      {skill.id: {} for skill in chosen if skill.id not in plans}, {})
-        self._load_probes([skill for skill in chosen if skill.id not in plans], draws.memos)
+        draws = Draws(list(chosen), count, seed, {skill.id: {} for skill in chosen})
+        self._load_probes(chosen, draws.memos)
         return draws
 
     def draw_skills(self, draws: Draws, skills: Iterable[Skill], on_item: OnItem | None = None,
                     measured: dict[str, list[tuple[WrongAnswer, float]]] | None = None) -> list[Problem]:
-        """The problems of ``skills`` (some or all of ``draws.skills``, in the order given): each
-        rebuilt from its plan, or searched for and its plan put in ``draws.searched``. ``on_item``,
-        ``measured``: as ``generate``'s."""
+        """The problems of ``skills`` (some or all of ``draws.skills``, in the order given), each skill's
+        searched for (``_search``). ``on_item``, ``measured``: as ``generate``'s."""
         listed = list(skills)
         out: list[Problem] = []
         for done, skill in enumerate(listed, 1):
-            plan = draws.plans.get(skill.id)
-            if plan is None:
-                plan = draws.searched[skill.id] = []
-                kept = self._search(skill, draws.seed, draws.count, draws.memos.pop(skill.id, {}), plan)
-            else:  # the search's outcome is known: rebuild what it kept
-                kept = ((token, *self._redrawn(skill, token, tried)) for token, tried in plan)
-            for token, drawn_problem, found in kept:
+            for token, drawn_problem, found in self._search(skill, draws.seed, draws.count,
+                                                            draws.memos.pop(skill.id, {})):
                 p = _finished(drawn_problem, found, token)  # what ``_seeded`` gives for this seed
                 out.append(p)
                 if measured is not None:
@@ -414,16 +387,11 @@ class Registry:
                 on_item(done, len(listed))
         return out
 
-    def save_draws(self, draws: Draws) -> None:
-        """Write the plans ``draws``' searches made (``draw_skills``) for the next request to read."""
-        if draws.inputs is not None:
-            drawplans.store(draws.inputs, draws.seed, draws.count, draws.searched)
-
-    def _search(self, skill: Skill, seed: int, count: int, memo: _Memo, plan: drawplans.Plan
+    def _search(self, skill: Skill, seed: int, count: int, memo: _Memo
                 ) -> Iterator[tuple[str, Problem, list[tuple[WrongAnswer, float]]]]:
         """Up to ``count`` distinct fair draws of ``skill`` from ``Random(f"{seed}:{skill.id}")``, no two
         with the same numeric answer (``answer_key``): (seed token, problem, its named mistakes'
-        distances) each, until ``_PATIENCE`` draws in a row repeat a problem or an answer already kept. Each kept draw's token and try are appended to ``plan``."""
+        distances) each, until ``_PATIENCE`` draws in a row repeat a problem or an answer already kept."""
         rng = random.Random(f"{seed}:{skill.id}")
         seen_params: set[str] = set()
         seen: set[str] = set()
@@ -431,7 +399,7 @@ class Registry:
         repeats = 0
         while len(seen) < count and repeats < _PATIENCE:
             token = f"{rng.getrandbits(32):08x}"
-            drawn_problem, drawn, found, tried = self._fair_draw(skill, token, memo)
+            drawn_problem, drawn, found = self._fair_draw(skill, token, memo)
             base = drawn_problem.id  # unseeded: the same problem under another seed is a repeat
             answer = answer_key(drawn_problem)
             if drawn in seen_params or base in seen or answer in answered:
@@ -442,7 +410,6 @@ class Registry:
             seen.add(base)
             if answer is not None:
                 answered.add(answer)
-            plan.append([token, tried])
             yield token, drawn_problem, found
 
     def can_you(self) -> tuple[tuple[int, str, str], ...]:
@@ -466,17 +433,13 @@ _Memo = dict[str, _Solved]  # one skill's solved params, by their repr (``Regist
 
 @dataclass
 class Draws:
-    """One request's draws (``Registry.start_draws``): its skills, count and seed, the start-up cache's
-    inputs (None: not the default specs, nothing kept), the plans read, each unplanned skill's solved
-    params (``_Memo``), and the plans searched so far (skill id -> plan), to be saved."""
+    """One request's draws (``Registry.start_draws``): its skills, count and seed, and each skill's solved
+    params (``_Memo``) for its search."""
 
     skills: list[Skill]
     count: int
     seed: int
-    inputs: list[Path] | None
-    plans: dict[str, drawplans.Plan]
     memos: dict[str, _Memo]
-    searched: dict[str, drawplans.Plan]
 
 
 _PLAIN_LEAVES = frozenset((str, int, float, bool, type(None)))
@@ -546,7 +509,7 @@ def _too_near(teaches: dict[str, float], w: WrongAnswer, d: float) -> bool:
 def _finished(p: Problem, found: list[tuple[WrongAnswer, float]], token: str) -> Problem:
     """A fair draw as it is handed out: the inside-tolerance notes added, ``@token`` ending its id."""
     p = _with_inside_notes(p, found)
-    return evolve(p, id=f"{p.id}{SEED_MARK}{token}")
+    return replace(p, id=f"{p.id}{SEED_MARK}{token}")
 
 
 def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
@@ -561,7 +524,7 @@ def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Pr
             notes.append(f"note: here the classic mistake '{mid}' ({w.misconception.name}) gives "
                          f"{fmt(float(w.value), p.answer.unit)}, only {d:.1%} from the key, inside the "
                          f"{p.tolerance:.0%} tolerance: that answer is graded right, though the method is not")
-    return evolve(p, solution=p.solution + tuple(notes)) if notes else p
+    return replace(p, solution=p.solution + tuple(notes)) if notes else p
 
 
 def unseeded_id(problem_id: str) -> str:

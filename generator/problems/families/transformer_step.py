@@ -17,6 +17,7 @@ and that the floor assumes it did.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any, Iterator, TypedDict, cast
 
 from generator.model import catalogue, costs, roofline, transformer
@@ -26,7 +27,6 @@ from generator.problems.families import slips
 from generator.problems.families.slips import wrong
 from generator.problems.misconceptions import WrongAnswer
 from generator.problems.problem import Answer, Problem
-from generator.model.records import evolve
 from generator.problems.specs import Checker, FamilySpec
 from generator.model.units import DTYPE_BYTES, normalize_dtype, sci, si
 
@@ -130,27 +130,27 @@ def wrong_answers(problem: Problem, cat: Catalogue) -> Iterator[WrongAnswer]:
 
     yield wrong("sum-not-max", right.upper_s, "floor = T_math + T_comms instead of the max")
     if step.bytes_kv_cache:
-        yield wrong("kv-cache-left-out", floor(c=evolve(cost, bytes=cost.bytes - step.bytes_kv_cache)),
+        yield wrong("kv-cache-left-out", floor(c=replace(cost, bytes=cost.bytes - step.bytes_kv_cache)),
                     f"bytes without the K/V cache's {sci(step.bytes_kv_cache)}: weights and activations only")
     yield wrong("macs-not-flops", floor(c=costs.in_macs(cost)), "2·params FLOPs per token counted as params")
     if p["phase"] == "prefill" and step.flops_attention:
-        causal = evolve(step, flops_attention=step.flops_attention / 2)  # a wrong method's count: half an int FLOP count may be fractional
+        causal = replace(step, flops_attention=step.flops_attention / 2)  # type: ignore[arg-type]  # a wrong method: half may be fractional
         yield wrong("causal-halving", floor(c=causal.op_cost()),
                     f"attention FLOPs halved for the causal mask: {sci(causal.flops_attention)} "
                     f"instead of {sci(step.flops_attention)}")
     yield wrong("sparse-peak", floor(k=ceil.with_peak(slips.SPARSE_FACTOR * peak)), slips.sparse_step(chip, peak))
     for other, other_peak in slips.other_peaks(chip, step.dtype):
         yield wrong("wrong-dtype-peak", floor(k=ceil.with_peak(other_peak, other)), f"the {other} peak")
-    training = evolve(step, flops_weights=step.flops_weights * TRAINING_FLOPS_PER_PARAM // costs.FLOPS_PER_MAC)
+    training = replace(step, flops_weights=step.flops_weights * TRAINING_FLOPS_PER_PARAM // costs.FLOPS_PER_MAC)
     yield wrong("training-flops", floor(c=training.op_cost()),
                 f"weight FLOPs {TRAINING_FLOPS_PER_PARAM}·P per token (training) instead of {costs.FLOPS_PER_MAC}·P")
     if step.flops_attention:
-        no_attention = evolve(step, flops_attention=0)
+        no_attention = replace(step, flops_attention=0)
         yield wrong("attention-left-out", floor(c=no_attention.op_cost()),
                     f"attention FLOPs ({sci(step.flops_attention)}) left out: only the weights' {sci(step.flops_weights)}")
     if DTYPE_BYTES[step.dtype] == 2:  # bf16 counted at f32's 4 bytes an element, at the bf16 peak
         wide = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "f32").op_cost()
-        yield wrong("wrong-dtype-size", floor(c=evolve(cost, bytes=wide.bytes)),
+        yield wrong("wrong-dtype-size", floor(c=replace(cost, bytes=wide.bytes)),
                     f"bytes counted at 4 per element ({step.dtype} is {DTYPE_BYTES[step.dtype]})")
     if DTYPE_BYTES[step.dtype] != 1:
         elements = transformer.step_cost(model, p["phase"], p["batch"], p["seq"], "int8").op_cost()
