@@ -1,19 +1,8 @@
 """Miss reasons: the concrete reasons a measured time misses its prediction by more than 2x.
 
-"Explain every miss" is the third part of the course's habit (predict, measure, explain). An
-explanation is a *corrected estimate*: the learner names the reasons (ids before the sentence's
-first ':'), shows the working with the record's own numbers, and gives the corrected time after
-the last '='. One module a job:
-
-- ``evidence``: ``OpEvidence`` (one op of one lab record, every number from it) and the ``Estimate``
-  the reasons correct, computed through ``generator.model.roofline``;
-- ``reasons``: the catalogue (``REASONS``), each reason's test of the evidence and its correction,
-  the search for explanations, the noise band, and ``unexplainable``;
-- ``reading``: the names, numbers, arithmetic and corrected time read from a sentence;
-- ``judge``: the verdict on one explanation.
-
-Pure Python (no jax): the lab (``labs.records.evidence``) builds ``OpEvidence`` from a record;
-``drill miss-reasons`` lists the catalogue. Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+The package's public names, from one module a job: ``evidence``, ``reasons``, ``reading``,
+``derivation``, ``quantities``, ``search`` and ``judge``. Pure Python (no jax).
+Details: docs/internals.md.
 """
 
 from generator.explain.evidence import (ARITHMETIC_FACTOR, CORRECTED_FACTOR, FORMULA_TOLERANCE,

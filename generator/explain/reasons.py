@@ -1,14 +1,9 @@
-"""The catalogue of miss reasons: each a line of data plus its test of the evidence and its
-correction of the estimate, and the search for every set of reasons that explains a miss.
+"""The catalogue of miss reasons (``REASONS``): each a line of data plus its test of the evidence
+and its correction of the estimate.
 
-A ``MissReason`` is an id, one line of meaning, one line saying which numbers it needs, one
-line giving its corrected time in words, and two small functions of an ``OpEvidence``:
-``check``, whether the record's numbers allow it at all, and ``correct``, how it changes the
-``Estimate``. Reasons compose, applied in catalogue order (``learner-arithmetic`` first).
-A probe's spread widens the band a corrected time is judged in (``band``); it never vetoes.
-``unexplainable`` says, with the numbers, when no set of reasons explains a miss.
-
-Each reason is a small pair of functions beside its line of data.
+``corrected_time`` applies the named reasons to the estimate; ``band`` is the factor a corrected
+time is judged within. The search for explanations is ``generator.explain.search``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

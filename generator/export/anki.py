@@ -1,27 +1,9 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
-Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
-another one at each review (``generator.export.rotation``); the card itself is ``generator.export.card``, its data
-``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
-`drill deck --fixed`).
-
-Design, against how Anki imports (checked with the official ``anki`` package):
-
-- Note type and deck ids are fixed here. Anki matches an imported note type by
-  id and fields: adding, renaming or reordering fields of an existing note type
-  makes Anki create a second one ("... +") and leaves old notes unupdated. So a
-  change to ``FIELDS`` needs a new ``MODEL_ID`` (templates and CSS of a newer package are
-  replaced in place, test_anki_real checks it);
-  ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
-  when the two drift apart.
-- A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
-  deck), so the same problem or skill is the same note on every build: re-importing
-  updates its fields, keeps its review history.
-- Anki only updates a note when the incoming note is newer than its copy, so
-  packages carry the time they are written (never a fixed timestamp).
-- Media are imported only when a field references them, and a changed file
-  under an existing name would be renamed on import: media are named by their
-  content hash (``figures.media_name``).
+Two forms: the variant deck (``write_variant_deck``: one note per skill, the default) and the
+fixed deck (``write_deck``: one note per problem, `drill deck --fixed`). Note type and deck ids
+are fixed here.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,49 +1,9 @@
 """The variant card: its fields' HTML, its templates and the small inline script that picks a variant.
 
-Python writes every variant complete, as HTML, into the note (``front_html`` and
-``back_html``: prompt, hint, answer, worked solution with sources, figure, classic
-mistakes); all but the first carry ``hidden``, so a client that runs no script
-shows the first variant, complete. The data the script needs (``SkillNote.to_dict``:
-ids, keys, scales, tolerances, wrong answers) sits in a ``<script type="application/json">``.
-The script is the Python rule of ``generator.export.rotation`` and ``generator.model.answers`` written
-out for the card.
-
-The script (``SCRIPT``, read from ``card.js`` beside this module, inline in the front template; Anki puts the front into the
-back through ``{{FrontSide}}``) only chooses, carries and compares, it computes no formula:
-
-- **Choosing:** ``generator.export.rotation``'s rule, step for step. Where desktop Anki's
-  reviewer serves the card its scheduling context (a POST to
-  ``/_anki/getSchedulingStatesWithContext``, the call Anki's own custom-scheduling code makes;
-  the reply's ``context.seed`` is the card id term plus the review count), the review-count
-  rule; the card waits for it through Anki's ``onUpdateHook`` (at most ``WAIT`` ms), so the
-  problem shown is already the chosen one. Otherwise Anki's day's variant (the day starting at
-  4 am; blocks of K days, each in its own order), skipping the variant of the note's last
-  review where the client remembers it (``localStorage``, else the page's own
-  ``window.rudriteLast``, else ``window.name``). The back records what it showed as the
-  note's last.
-- **Carrying** the front's choice and typed answer to the back (the anki-persistence
-  pattern): a ``window`` property (desktop keeps one page), ``sessionStorage`` and
-  ``window.name`` (a page reloaded in the same webview); the back clears them. When none
-  arrives, the back applies the front's rule again (the same review count, or the same Anki
-  day and memory: the same pick) and says the typed answer could not be carried. Any failure
-  leaves the first variant showing.
-- **No MathJax:** the shipped text holds no backslash before a parenthesis or bracket (a
-  regex's literal parenthesis is written ``[(]``), so Anki's MathJax detector never fires on
-  the card.
-- **Checking** a typed answer, on the back, as ``drill check`` reads it: ``generator.model.answers``'
-  grammar written out (numbers, thousands separators, units, workings such as ``2*3 us`` or
-  ``(172.4)``, a full stop), its patterns and unit table (``READER``: ``answers.card_reader``)
-  generated, so nothing is typed twice; a plain number is read in the variant's unit; right when
-  ``drills.quiz.grading.grade`` would say so; "needs-unit" when a plain number is wrong read in the card's
-  unit but right read in the answer's base unit (``answers.parse_number``); when wrong, the closest
-  classic wrong answer within the misconception tolerance names the mistake. A choice is read as
-  ``answers.parse_choice`` does (case, a sentence's end, a trailing "bound", its aliases, a 2-D shape,
-  a unique prefix). Anything the grammar does not read is not checked (``data-verdict="none"``).
-
-Markup for tools and tests: ``.rk-front`` and ``.rk-back`` carry ``data-problem-id``
-(the shown variant's export id); ``.rk-back`` carries ``data-verdict``
-(right/wrong/needs-unit/none), ``data-misconception`` (an id or "") and ``data-carried`` (yes/no: whether
-the front's typed answer reached the back).
+``front_html`` and ``back_html`` write every variant complete; ``SCRIPT`` (``card.js`` beside this
+module) only chooses a variant, carries the front's answer to the back and checks a typed answer,
+following ``generator.export.rotation`` and ``generator.model.answers``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """The data of a variant card: one note per skill, K problems computed in Python, nothing left to the card.
 
-A ``SkillNote`` holds up to K ``Variant``s of one skill (the skills the quiz
-schedules). Each variant carries everything the card shows and checks, all
-computed here: the problem (prompt, answer, worked solution with sources, hint),
-the unit a typed number is read in and its scale, the two tolerances (grading's
-and the misconception match's) and the classic wrong answers with their
-misconception ids. The card's script only picks a variant and compares numbers.
-
-What a plain number means and how right is judged are the drill's own rules,
-which live above this package (``drills.quiz.assess.stated_unit``,
-``drills.quiz.grading``): the caller passes them in as ``CardRules`` so data keeps
-flowing one way (drills -> generator) and the card can not drift from
-``drill check``.
+A ``SkillNote`` holds up to K ``Variant``s of one skill; the drill's grading rules come in as
+``CardRules``, so data flows one way (drills -> generator).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,38 +1,9 @@
 """File I/O at the boundary: the one policy for every file the tool reads or writes.
 
-Reading (``read_bytes_bounded``, ``read_text_bounded``, ``read_json_bounded``):
-only a regular file is read. The path is ``stat``-ed first (a FIFO, a device, a
-socket or a directory is refused before it is opened), then opened with
-``O_NONBLOCK`` and ``fstat``-ed again (so a file swapped for a FIFO in between
-can not block us), and at most ``max_bytes`` are read. JSON is also bounded in
-nesting depth (checked by counting brackets before ``json.loads`` can recurse)
-and in integer length (a 5000-digit integer is refused, not handed to Python's
-int parser, which raises ``ValueError`` past 4300 digits). An object with a key
-given twice is refused (``json`` would keep the last one silently).
-
-Writing (``atomic_write``): the content goes to a temporary file beside the
-target and is renamed over it only when complete, so a failure never leaves a
-half-written file. It replaces only a regular file, or creates a new path:
-a device, a FIFO, a socket or a directory is refused, never replaced. A
-symlink is followed: the file it points to is replaced atomically and the link
-itself stays a link (``-o link`` writes where the link points); a link to nothing is
-refused, never turned into a new file where it points. A write given ``inside`` (a
-folder of the tool's own: the records folder) goes only to a regular file in that
-folder: the path, and every folder between it and ``inside``, must not be a link
-(``check_inside``). The existing
-file's mode (and, when we may set it, its owner) is kept. Permission bits are
-honoured even by root: a file or a directory with no write bit at all is
-read-only to this tool (root could write it; the learner marked it read-only
-on purpose). A file owned by another user is replaced only where its owner can
-be restored (as root); otherwise it is refused, since the rename would change
-its owner.
-
-Folders (``writable_dir``, ``check_creatable_dir``, ``make_dirs``): the same rule,
-a folder with no write bit gets no new file and no new sub-folder, root included.
-
-Every refusal is a ``SafeIOError`` (an ``OSError``) whose message is one line
-naming the path. Pure Python, standard library only: usable by generator,
-labs and drills alike.
+Bounded reads of regular files only (``read_bytes_bounded``, ``read_text_bounded``,
+``read_json_bounded``), atomic writes (``atomic_write``) and folder checks (``writable_dir``,
+``make_dirs``). Every refusal is a one-line ``SafeIOError``. Standard library only.
+Details (the file policy): docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,40 +1,9 @@
 """A start-up cache: what ``drill quiz`` would otherwise parse before its first prompt, kept as JSON.
 
-Nothing is checked in. ``cached(name, inputs, build)`` returns ``build()``'s value, reading it
-from ``<cache dir>/<name>-<key>.json`` when that file holds it, where ``key`` is a checksum over
-the names and bytes of ``inputs`` (the files the value is built from): edit any of them, even a
-comment, and the key changes, so a stale entry is never read. The value is built on first use
-and written atomically (``generator.io.safeio``).
-
-An entry is one header line, ``{"format": 2, "key": ..., "hash": ...}``, then the value's JSON;
-``hash`` is a checksum of those value bytes, so an entry whose value was edited or bit-flipped is
-not its own and is rebuilt, like one that can not be read, is not JSON or is not the expected
-shape: a damaged cache costs time, never correctness (the checksum notices damage and edits; it
-is not a defence against someone who can write the user's files). A value JSON can not keep
-exactly (a date, a non-text key) is used but not cached.
-
-No checksum stops a writer who can recompute it, so the defence is where the files live, as ssh's
-is for its keys: the cache folder is used only when this user owns it and no group or other user
-can write it (nor any folder above it, unless sticky like ``/tmp``), and an entry is read only when
-this user owns it and no one else can write it. Otherwise one line on stderr says so and the tool
-runs without the cache (``DRILL_CACHE_DIR`` pointing at a shared folder is that case). The cache
-makes its folder 0700 and its entries 0600, whatever the umask.
-
-The cache replaces only a file it wrote: a file at an entry's exact name that does not start with
-this module's header line for that key (a user's own file) is never read as an entry nor written
-over; every start then builds.
-
-The cache deletes only what it can prove it wrote: when a new entry is written, an older file of
-the same name is removed only if it is a regular file (not a link), named ``<name>-<hex key>.json``,
-untouched for ``STALE_AFTER_S``, and its content is an entry whose header names that same key and
-whose checksum matches (or an entry of the first format, an object of exactly ``format`` 1, that
-key and ``value``). A user's ``skills-matrix.json`` in the folder is never touched. A cache folder
-that is a symbolic link, or an entry that is one, is never followed: nothing is read from or
-written there, and every start builds.
-
-The cache directory is ``platformdirs.user_cache_dir("rudrite-kernels")``, or ``$DRILL_CACHE_DIR``
-when set (tests point it at a temporary folder). This module imports only ``safeio`` and
-``termsafe``, so any module may use it without an import cycle.
+``cached(name, inputs, build)`` returns ``build()``'s value, read from the user's cache folder
+when an entry keyed by the content of ``inputs`` holds it. Nothing is checked in; a damaged or
+unsafe cache costs time, never correctness.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

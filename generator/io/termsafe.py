@@ -1,18 +1,9 @@
 """Text from a record, a trace, a ledger or a store, made safe to print on a terminal.
 
-``visible(text)`` shows every character a terminal would act on instead of printing it:
-the C0 controls (ESC, BEL, CR, backspace, tab, newline...), DEL, the C1 controls
-(U+0080..U+009F, among them the 8-bit CSI and OSC), the bidirectional overrides and
-isolates that reorder a line (U+202A..U+202E, U+2066..U+2069), and the line and
-paragraph separators, each written as its Python escape (``\\x1b``, ``\\r``,
-``\\u202e``). Everything else, including non-ASCII letters, is kept. A device kind
-``"NVIDIA H200\\x1b]0;PWNED\\x07\\r\\x1b[2K"`` so prints as one visible line that can not
-set the title, erase the line or move the cursor, and the verdict after it stays on
-screen. The backslash itself is kept as it is: the escapes show what was there, and
-never decode back into a control. ``visible_lines`` applies it to each line of a report,
-``visible_text`` to each line of a message (its newlines kept), and ``json_visible``
-escapes what ``json.dumps(..., ensure_ascii=False)`` leaves raw (DEL, C1, bidi) as ``\\uXXXX``.
-Pure standard library, so drills, labs and generator can all use it.
+``visible(text)`` writes every character a terminal would act on as its Python escape;
+``visible_lines``, ``visible_text`` and ``json_visible`` apply it to reports, messages and JSON.
+Pure standard library.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

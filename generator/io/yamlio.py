@@ -1,13 +1,8 @@
 """Safe YAML reading, shared by the catalogue and the drill specs.
 
-Data only: the safe loader builds plain dicts, lists and scalars and never
-constructs Python objects, so a YAML file can not run code. Aliases are
-bounded before anything is built: a document whose aliases would expand it by
-more than ``MAX_ALIAS_NODES`` nodes (the "billion laughs" alias bomb: 409 bytes
-that print as gigabytes), or an alias that contains itself, is refused with a
-one-line ``YAMLBoundError`` that never shows the document. The bound is
-checked on the parsed node graph in time proportional to the file, not to
-what it would expand to.
+Data only (plain dicts, lists and scalars); a document whose aliases would expand it past
+``MAX_ALIAS_NODES`` nodes is refused with a one-line ``YAMLBoundError``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,9 @@
 """Answer parsing: what the learner typed -> a number in base SI units, or a choice.
 
-Parse, never evaluate: a small tokenizer and a recursive-descent parser accept
-numbers (``682.7``, ``1.97e14``), units with SI or binary prefixes (``87.2us``,
-``87.2 µs``, ``197 TFLOP/s``, ``1.6 TB/s``, ``16 GiB``, ``240 FLOPs/byte``), a
-bare prefix on a count (``2.4k``) and arithmetic (``+ - * /``, ``**`` or ``^``,
-parentheses) so a learner can type their working: ``2*2048**3/1.97e14``.
-
-A unit binds to the number (or parenthesised group) just before it, and units
-carry dimensions through the arithmetic (seconds, bytes, FLOPs), so
-``2*2048**3 FLOP / 197 TFLOP/s`` is a time. Write compound units without
-spaces (``TB/s``); ``(2*2048**3/1.97e14) s`` puts a unit on a whole working.
-A result with no unit at all, where the answer has a unit, is not guessed:
-``NeedsUnitError`` asks for one ("11.8 what?"), unless the question itself
-names the unit to answer in (``parse_number(..., stated_unit="us")``).
-What people type is accepted: ``12 microseconds``, ``12 US``, ``12 usec``,
-``12 µsec``, ``1,200 us`` (thousands separators), ``12 µs.`` (a full stop),
-``3 TBps``, ``~34.7 us`` (about); the ambiguous is refused with its reason (``12 MS``: ms or Ms?;
-``3 Tb/s``: b is bits; ``1,5 us``: a decimal comma).
-
-Limits keep every input cheap: at most ``MAX_INPUT_CHARS`` characters,
-``MAX_NESTING`` levels of parentheses and signs, exponents within
-``MAX_EXPONENT`` (so ``9**9**9`` is refused at once), and every intermediate
-value finite. Anything else raises ``AnswerError`` with one line for the learner.
-
-One module for one job (over 400 lines): the answer grammar. The tokenizer, the parser, the
-unit table and the limits are one grammar; the limits guard all of it at once.
+The answer grammar: a tokenizer and a recursive-descent parser for numbers, units and arithmetic,
+parsed, never evaluated (``parse_number``, ``parse_choice``). Bad input raises ``AnswerError``,
+one line for the learner.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

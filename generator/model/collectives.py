@@ -1,31 +1,8 @@
 """Beyond one chip: pod and slice totals, collective times and point-to-point transfers over ICI.
 
-Every formula here (and only here); the CLI, the families and the collectives lab call
-these. Figures come from ``chips.yaml`` (the scaling book, "All About TPUs"); the per-hop
-latency is the chapter's worked-problem figure (~1 µs), the book's assumption, not a spec.
-Units: bytes, bytes/s, seconds, FLOP/s.
-
-Collectives (the scaling book, "Sharding"), ``V`` = bytes of the full (gathered) array,
-one mesh axis of ``N`` chips per entry of ``axes``:
-
-- Wraparound (``wraps``): v5e/v6e only on an axis of 16; v4p/v5p only on slices made of whole
-  4x4x4 cubes (the optical switches), then on every axis; v3/TPU7x: the book states no rule.
-- AllGather, bandwidth term: with wraparound (a bidirectional ring) ``V / W_bidi`` per axis;
-  without wraparound the data crosses N−1 hops one way, ``(N−1)/N · V / W_one_way``.
-  Over several axes at once the axes share the work: ``V / Σ_k w_k`` with the effective
-  per-axis bandwidth ``w_k = W_bidi`` (wrap) or ``W_one_way · N/(N−1)`` (no wrap), so all
-  wrapped axes give the book's ``V / (W_bidi · n_axes)`` (the combination rule for mixed
-  axes is this model's, stated here).
-- ReduceScatter = AllGather; AllReduce = 2 × AllGather (a ReduceScatter then an AllGather);
-  AllToAll = ¼ AllGather on a bidirectional ring (the book's figure); on a line (no
-  wraparound) it is computed for a line: the middle link carries ⌊N/2⌋⌈N/2⌉/N² · V each way
-  at W_one_way (``axis_bandwidth``).
-- Latency term: hops × per-hop latency; hops per axis ⌊N/2⌋ with wraparound, N−1 without,
-  summed over axes (axes done one after another), doubled for AllReduce.
-- Time = max(bandwidth term, latency term), and the bound is the larger term.
-
-One module for one job (over 400 lines): the model beyond one chip. Its formulas share one
-topology (slice shapes, wraparound, hops, ports), so splitting them would split that too.
+Every formula for them lives here, and only here; the CLI, the families and the collectives lab
+call these. Figures come from ``chips.yaml``. Units: bytes, bytes/s, seconds, FLOP/s.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Op cost models: shapes and dtypes in, FLOPs and HBM bytes out.
 
-Every formula the tool uses for an op lives here, once. Conventions follow the
-scaling book ("Rooflines" chapter): bytes are the fewest HBM bytes the op must
-move, each input read once and each output written once.
-
-Which convention is which:
-- matmul, dot: the scaling book's (2BDF FLOPs; inputs read, output written).
-- add, softmax, reduce_sum: the course seed's LAB·0.1 ``predict()`` byte and
-  FLOP counts, reproduced exactly (softmax's 5 FLOPs per element is the seed's
-  count: max, subtract, exp, sum, divide).
-- embedding: a gather; the rows read, the int32 indices and the output written.
+Every formula the tool uses for an op lives here, once. Bytes are the fewest HBM bytes the op
+must move (the scaling book's convention).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The roofline's formulas as data: each a small expression over named quantities, in the order they
-are worked out. The model evaluates them here (``value``), and the page's playground evaluates the same
-data exported as JSON (``drills/site/data.py``, ``drills/site/assets/site.js``): no formula is written
-twice.
+"""The roofline's formulas as data: each a small expression over named quantities.
 
-An expression is a name (a quantity given, or one worked out above it), ``["str", text]`` (a literal),
-or ``[operator, a, b]`` with operator ``/``, ``*``, ``+``, ``max``, ``min`` or ``>=``; ``["if", test, a, b]``
-picks ``a`` where ``test`` holds. Given: ``flops``, ``bytes`` (one op's work and traffic), ``peak``
-(FLOP/s) and ``bw`` (the memory side's bytes/s).
+The model evaluates them here (``value``); the page's playground evaluates the same data, exported
+as JSON (``to_json``), so no formula is written twice.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """One device's memory hierarchy and compute rates, as EX·06 lays them out: pure data.
 
-A ``Hierarchy`` is the levels a working set can live in, smallest and fastest first and
-main memory (DRAM, HBM) last, each with its size, its bandwidth and where both come
-from, plus the matmul rates per dtype and shape. It comes either from the catalogue
-(``from_chip``: a catalogued chip's published figures, EX·06's page) or from a
-measurement on the device the lab runs on (``labs.measure.hierarchy``: "measured just now",
-each figure with its spread). ``level_for`` names the level an op's working set fits,
-which is what the miss reasons read; ``prediction`` is an op's time at its own measured rates.
-Units: bytes, bytes/s, FLOP/s, exponentials/s.
-
+A ``Hierarchy`` comes from the catalogue (``from_chip``) or from a measurement on the lab's device.
+``level_for`` names the level an op's working set fits; ``prediction`` is an op's time at its
+own measured rates.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Moving bytes off-chip: the time of one transfer over ICI, PCIe or DCN (the one transfer model).
 
-``drill transfer`` (``generator.model.collectives.Transfer``: the bandwidth of the source's links on a
-shortest path) and the interconnect family both call ``transfer_seconds`` and ``hops`` here.
-
-Formulas (scaling book, "All About TPUs"; the per-hop latency is the chapter's
-worked-problem figure, ``facts.ici_hop_latency_s`` in chips.yaml):
-- T = bytes / link bandwidth (bytes/s) + hops x per-hop latency (seconds)
-- hops between chips ``src`` and ``dst`` on an axis of ``n``: |src - dst| without
-  wraparound links, min(|src - dst|, n - |src - dst|) with them.
+``transfer_seconds`` (bytes over the link bandwidth, plus hops times the per-hop latency) and
+``hops``, called by `drill transfer` and the interconnect family.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

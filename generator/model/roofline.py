@@ -1,12 +1,8 @@
 """The roofline: one op's cost against a chip's two speeds.
 
-Formulas (scaling book, "Rooflines"):
-- T_math  = FLOPs / peak FLOP/s
-- T_comms = bytes / HBM bytes/s
-- floor (lower bound) = max(T_math, T_comms); upper bound = T_math + T_comms
-- intensity = FLOPs / bytes; ridge = peak FLOP/s / HBM bytes/s
-- verdict: compute-bound when intensity >= ridge, else memory-bound
-- attainable FLOP/s = min(peak, intensity x HBM bytes/s)
+``estimate`` gives an op's T_math, T_comms, floor, intensity, ridge and verdict on a chip,
+evaluated from ``generator.model.formulas``; ``worked_lines`` shows the working.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

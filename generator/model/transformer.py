@@ -1,18 +1,8 @@
 """The transformer step-time model: a forward pass's FLOPs and bytes from its sizes alone.
 
-Used by family 8 (``transformer_step``) and ``drill transformer``. Conventions:
-
-- FLOPs: 2 × params per token (every weight does one multiply-add per token:
-  the matmul rule 2·B·D·F summed over the weight matrices), plus attention's
-  two matmuls per layer, Q·Kᵀ and A·V, counted with ``costs.matmul`` over the
-  full context (no saving for the causal mask).
-  Prefill processes B·S tokens against S keys; one decode step B tokens against S.
-- bytes: weights read once (params × dtype bytes), each layer's input and
-  output activations (2·L·tokens·d_model elements), and the K and V cache
-  (2·L·B·S·kv_d_model elements: written by prefill, read by a decode step).
-  ``kv_d_model`` = KV heads × head dim (d_model for multi-head attention,
-  smaller with grouped-query attention).
-- T_math, T_comms, floor and the verdict come from ``generator.model.roofline``.
+Prefill and one decode step, priced with ``costs.matmul`` and ``generator.model.roofline``.
+Used by the ``transformer_step`` family and `drill transformer`.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
 """The problem generator: skills from the drill specs, seeded draws, whole problem sets.
 
-Public API (the quiz and the lab code against these names):
-
-- ``FAMILY_NAMES``: the families ``generator.problems.families`` finds, in course order (each module's ``ORDER``).
-- ``skills(families, chips)``: what a learner is trained on (``Skill``).
-- ``draw(skill_id, rng)``: a fresh problem for one skill, its numbers drawn from ``rng``.
-- ``generate(families, chips, count, seed)``: ``count`` distinct problems *per skill*, no two of
-  them with the same numeric answer to 3 significant figures (``answer_key``; fewer where a skill
-  has fewer distinct draws or answers, e.g. a chip's ridge), deterministic
-  for a seed; each skill draws from its own ``Random(f"{seed}:{skill.id}")`` so a
-  skill's problems do not change when other families or chips are selected.
-- ``problem(problem_id)``: the problem with that id (as ``drill export`` prints it), rebuilt.
-- ``grading_bands(family)``: the family's ``GradingBands`` from its spec.
-- ``CAN_YOU``: the seed's seven "Can you" items as ``(n, text, skill_id)``.
-
-Startup: for the default specs (``generator.problems.families.spec``) the registry reads the catalogue, the
-specs and the skill index from ``generator.io.startcache`` (JSON in the user cache directory, built on
-first use, keyed by the content of the generator's files), and ``FAMILIES`` imports a family module
-on first use, so a warm quiz's first prompt parses no YAML and imports only the family it draws.
-Any other spec directory is parsed from its YAML.
-
-Chip-independent skills (lattice, vocabulary) have ``chip=None`` and are kept
-by any chip filter. Every answer is computed by ``generator.model.costs`` /
-``generator.model.roofline`` / ``generator.model.transformer`` from catalogue figures.
+The public API the quiz and the lab use: ``FAMILY_NAMES``, ``skills``, ``draw``, ``generate``,
+``problem``, ``grading_bands`` and ``CAN_YOU``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

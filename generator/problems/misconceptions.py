@@ -1,16 +1,8 @@
 """Misconceptions: the catalogue of named wrong methods, and naming the one a wrong answer matches.
 
-A learner's wrong answer is rarely random: it is usually the right method with
-one classic step done wrong (bytes counted as elements, a multiply-add counted
-as one FLOP, the floor taken as T_math + T_comms ...). Each ``Misconception``
-here is such a step. What it gives on a problem is its family module's job
-(``generator.problems.families.base`` lists the hooks; ``generator.problems.families.mistakes``
-collects them): the family's own formula is re-evaluated with that one step
-changed, so the wrong answer is derived, never typed in.
-
-``diagnose_all`` compares a learner's answer with those wrong answers and names
-the mistakes it matches (within the problem's tolerance) when it does not match
-the key. This module imports no family: the families import it.
+Each ``Misconception`` is one classic step done wrong; ``diagnose_all`` names the ones a wrong
+answer matches. This module imports no family: the families import it.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Drill specs: the YAML files under ``generator/problems/specs/`` that declare each problem family.
 
-One file per family, ``NAME.yaml`` next to its module ``generator/problems/families/NAME.py``. Each declares the family's name, the chips it runs over,
-its parameter ranges, its prompt and hint templates (``{name}`` placeholders
-only), the tolerance counted right and the grading bands. Files are parsed
-with the safe loader (data only) and validated; a bad spec raises
-``SpecError`` whose message is one line: ``file:line: where: what is wrong``.
-
-Line numbers come from the composed YAML nodes, so errors found long after
-parsing (a family checking its own parameters) still point at the right line.
+Each spec is parsed with the safe loader and validated; a bad spec raises ``SpecError``, one
+line: ``file:line: where: what is wrong``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """The problem families, found rather than listed: a family is one module and one spec.
 
-To add a family, add exactly two files:
-
-- its module, ``generator/problems/families/NAME.py``: ``NAME``, ``ORDER`` (its place in the course),
-  ``DECK_ID`` (its Anki deck, never reused), ``PROMPTS``, ``check_params``, ``skills``,
-  ``draw_params``, ``params_of`` and ``solve``; where it has them, ``TEACHES`` (the fair-draw rule), its wrong
-  answers hook and ``MASTERY`` (which "Can you" items it shows). ``generator.problems.families.base``
-  says what each one is;
-- its spec, ``generator/problems/specs/NAME.yaml``.
-
-Nothing else names a family: the registry, the quiz, the decks and ``drill progress`` read these
-two files. A module of a family package is a family when a spec of its name is in the ``specs``
-folder next to the package (``base`` and ``ops`` here have none: they are helpers). The course
-order is ``ORDER`` ascending. Besides this package, ``$DRILL_FAMILY_PACKAGES`` may name more
-family packages (importable names, comma-separated; their specs in the ``specs`` folder next to
-each): the tests add a toy family that way.
-
-``FAMILIES`` maps a family's name to its module and imports a module the first time it is looked
-up (asking whether a name is a family imports nothing), so a quiz that draws one family's problem
-imports one family module; listing them all in course order imports them all the first time
-(then the order is read from the start-up cache).
+``FAMILIES`` maps a family's name to its module, imported the first time it is looked up.
+To add a family, add its module here and its spec, ``generator/problems/specs/NAME.yaml``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,8 @@
 """What every problem family shares: the Skill, ids, tags, how answers are written, mastery rules.
 
-A family module (``generator.problems.families`` finds it: one module plus its spec) provides:
-
-- ``NAME``; ``ORDER`` (its place in the course: decks, skills and lists sort by it) and
-  ``DECK_ID`` (its Anki deck's id, fixed forever so a re-imported deck updates in place);
-- ``PROMPTS`` (template name -> allowed ``{placeholders}``; the spec's ``prompts`` and ``hints``
-  must give exactly these templates);
-- ``check_params(spec, check) -> dict``: validate and normalise the spec's ``params``;
-- ``skills(spec, cat) -> list[Skill]`` (most are ``per_chip`` below);
-- ``draw_params(spec, cat, skill, rng) -> dict``: the random part (``rng`` is
-  the only source of randomness, never the global ``random``), a TypedDict of the family's
-  params (its keys and value types are exactly what a draw holds);
-- ``params_of(problem)``: a problem's params as that TypedDict, for every read of them;
-- ``solve(spec, cat, skill, params) -> Problem``: everything else, deterministic;
-
-and where it has them:
-
-- ``TEACHES``: mistake id -> least relative miss of the key (the fair-draw rule);
-- its wrong answers hook, read by ``generator.problems.families.mistakes``: ``wrong_answers(problem, cat)``
-  (yields ``WrongAnswer``), or ``misconceptions(spec, cat, params) -> {id: value}``, or for a
-  choice family ``wrong_choices(spec, cat, params) -> [(id, choice, step)]``; and
-  ``gb_gib_moves(cat, params) -> bool`` when a GB/GiB slip moves a numeric answer; and
-  ``DROPS_ONLY_WITHIN_TOLERANCE = True`` when ``misconceptions`` leaves out only the answers within the
-  tolerance of the key (``every`` keeps them), so a card reads its wrong answers from the fair draw's
-  distances (``mistakes.wrong_answers``; a test holds each such family to it);
-- ``MASTERY``: "Can you" item number -> ``Mastery``, what shows that item (``drill progress``).
+It also says what a family module provides (``NAME``, ``ORDER``, ``DECK_ID``, ``PROMPTS``,
+``check_params``, ``skills``, ``draw_params``, ``params_of``, ``solve``, and optional hooks).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Family 12 [collective]: time and bound of AllGather, ReduceScatter, AllReduce and AllToAll over ICI.
 
-Fair draws: assuming or ignoring wraparound misses by more than 5% (an axis of 2, where ring and line coincide, is redrawn where it can be).
-
-The model is ``generator.model.collectives.collective_time`` (the scaling book, "Sharding"):
-bandwidth term V / (W_bidi · n_axes) with wraparound, (N−1)/N · V / W_one_way per axis
-without; AllReduce = 2 × AllGather, ReduceScatter = AllGather, AllToAll = ¼ AllGather on a ring (computed for a line without wraparound);
-latency term hops × the book's ~1 µs per hop; time = the larger. The prompt names the
-slice shape, never whether an axis wraps: deciding that from the chip is the skill.
+Priced by ``generator.model.collectives.collective_time``. The prompt names the slice shape,
+never whether an axis wraps: deciding that from the chip is the skill.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Family 5 [critical_batch]: the batch size above which a matmul is compute-bound.
 
-Fair draws: where the exact form is asked, the B << D shortcut misses it by more than 5%.
-
-Derived from the one cost model: ``costs.matmul`` at B=1 and B=2 gives FLOPs per
-row of B, bytes per row of B and the fixed (weight) bytes, so
-intensity(B) = B·flops_row / (B·bytes_row + bytes_fixed). Setting it equal to
-the ridge R of the compute dtype:
-
-- exact form:   B* = R·bytes_fixed / (flops_row - R·bytes_row)
-- B << D, F:    B* = R·bytes_fixed / flops_row   (= R·w/2 for w weight bytes)
-
-An "exact" problem only uses widths (D, F) where the shortcut misses the exact
-answer by more than the family's tolerance (at least ``SHORTCUT_MISS`` = 5%),
-so answering with B << D, F is never graded right there.
+Derived from ``costs.matmul``; an "exact" problem uses widths where the B << D shortcut misses
+the exact answer by more than the tolerance (at least ``SHORTCUT_MISS``).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

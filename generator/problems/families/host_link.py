@@ -1,12 +1,7 @@
 """Family 14 [host_link]: rooflines over PCIe and DCN, and the critical batch over a link.
 
-Fair draws: a floor's T_math + T_link differs from the max by more than 10% and the output write left out misses by more than 5%; a verdict is the same under both editions' link figures.
-
-When an op's bytes cross a host link, that link replaces HBM as the "memory" side of the
-roofline (``generator.model.collectives.link_ceilings`` + ``generator.model.roofline``):
-ridge over the link = peak FLOP/s / link bytes/s; floor = max(T_math, bytes / link bytes/s).
-Critical batch (the scaling book, "Rooflines", B << D, F): a bf16 matmul whose weights
-cross the link each step has intensity ≈ B, so it is compute-bound once B > peak / link bytes/s.
+When an op's bytes cross a host link, that link replaces HBM as the roofline's memory side.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

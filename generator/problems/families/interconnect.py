@@ -1,18 +1,8 @@
 """Family 9 [interconnect]: moving bytes off-chip, and which link a transfer uses.
 
-- ICI between two chips on one axis, PCIe (host <-> chip), DCN (chip egress):
-  the transfer time and hop count of ``generator/model/links.py``, with the one-way
-  per-link ICI bandwidth, the PCIe or the DCN bandwidth of the chip.
-- Which link: ICI inside a pod (slice), DCN between pods, PCIe between host and chip.
-
-Every bandwidth and the hop latency are catalogue figures, cited in the solution.
-
-ICI problems obey the catalogue's wraparound rule (``ici_wraparound``: v5e/v6e wrap
-only on an axis of 16, v4p/v5p only in slices of whole 4x4x4 cubes; a chip without a
-stated rule gets a line), and use sizes where every term decides the answer:
-leaving out the bandwidth term, the latency, or using the other convention's hop
-count (wraparound ignored or assumed) each misses by more than the tolerance
-(at least ``TERM_SHARE`` = 5%).
+Transfer times and hop counts over ICI, PCIe and DCN from ``generator.model.links``, with the
+catalogue's figures, cited in the solution.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Family 16 [miss_reason]: a real lab run missed its prediction by more than 2x; re-predict it.
 
-Built from real recorded runs: each case is one missed op of a lab record (the course's
-``bench/`` records and this machine's CPU runs), with the op's evidence copied from the
-record (``labs.miss_reason_cases`` writes ``generator/problems/families/data/miss_reason_cases.json``).
-Explaining a miss is re-predicting it: the prompt gives the record's numbers and asks for the
-corrected time; the key is what the smallest set of reasons the numbers support gives
-(``generator.explain.explanations`` and ``corrected_time``, the very functions `drill explain`
-judges with), within 15%. Each wrong answer is the time another reason would give, and its feedback
-is why the record's numbers rule that reason out (``MissReason.allowed``) or why it falls short.
-
-One skill per op kind whose cases the evidence can explain (``miss_reason:softmax``); a draw picks
-one of its cases. Problem ids carry the case (``miss_reason:add:cpu-n1024-20261129T225540Z``).
-Only the cases the numbers explain are used: a miss no set of reasons accounts for is no drill.
+Each case is one missed op of a real lab record; the key is the corrected time the smallest
+set of reasons gives (``generator.explain``), within 15%.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

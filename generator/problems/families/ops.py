@@ -1,17 +1,8 @@
 """Op cases shared by the op-based families (intensity, bound, floor).
 
-A case is one of the seed's ops at realistic shapes, as declared in a spec::
-
-    matmul_skinny:
-      op: matmul
-      label: skinny matmul
-      dims: {B: [8, 16, 32], D: [4096, 8192], F: [4096, 8192]}
-      dtypes: [bf16]
-
-``dims`` names exactly the op's dims in ``generator.model.costs.OPS`` (B,D,F for
-matmul ...); a draw picks one value per dim and one dtype the chip publishes a
-peak for. FLOPs, bytes and the estimate always come from ``costs`` and
-``roofline``.
+A case is one of the seed's ops at realistic shapes, declared in a spec; FLOPs, bytes and the
+estimate come from ``costs`` and ``roofline``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Family 15 [sharded_matmul]: the scaling book's sharded-matmul strategies ("Sharding").
 
-Fair draws: the max (overlap assumed) misses the no-overlap sum by more than 5%.
-
-C[I, K] = A[I, J] · B[J, K] in bf16 over one mesh axis of N chips (wraparound from the chip's rule):
-
-- gather_time: A[I, J_X] · B[J, K]: AllGather A (V = 2IJ bytes), then the full matmul on
-  every chip (2IJK FLOPs): T = T_AllGather + T_math (the matmul waits for the gather).
-- allreduce_time: A[I, J_X] · B[J_X, K]: a local matmul (2IJK / N FLOPs), then AllReduce of
-  the partial C (V = 2IK bytes): T = T_math + T_AllReduce.
-- reducescatter_time: the same, ending with C sharded: ReduceScatter instead (half the comms).
-- split_bound: the AllReduce strategy on 2 chips: compute-bound when T_math >= T_AllReduce.
-
-Collective times are ``generator.model.collectives.chip_collective``; T_math = FLOPs / bf16 peak.
+A bf16 matmul over one mesh axis of N chips: gather first, all-reduce or reduce-scatter after,
+and when the split is compute-bound.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

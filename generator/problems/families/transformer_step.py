@@ -1,17 +1,8 @@
 """Family 8 [transformer_step]: step-time floor of a transformer forward pass from chip constants alone.
 
-Fair draws: T_math + T_comms differs from the floor by more than 10%.
-
-Prefill over B×S tokens (compute-bound at realistic sizes) and one decode step
-(weights plus K/V cache read: memory-bound), priced by ``generator.model.transformer``
-and ``generator.model.roofline``. Model sizes come from the spec (real model
-families, each with its source); ``fixed`` examples, such as the course seed's
-7B at batch 8, seq 4096 on one v5e, are skills of their own.
-
-A random draw is redrawn (up to ``_FIT_TRIES`` times, from the same rng) until
-the weights plus the K/V cache fit the HBM of the chip it names; a problem that
-still does not fit (the seed's 7B on one v5e is one) says so in its prompt,
-and that the floor assumes it did.
+Prefill and one decode step, priced by ``generator.model.transformer`` and
+``generator.model.roofline``; model sizes come from the spec.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Family 7 [vmem_fit]: do the blocks of a tiled matmul fit in a chip's VMEM?
 
-A tiled matmul keeps one (bm, bk) block of the lhs, one (bk, bn) block of the
-rhs and one (bm, bn) output block in VMEM; the inputs are double-buffered (the
-next blocks stream in while the MXU works on these), so
-
-    footprint = buffers·(bm·bk + bk·bn)·bytes + bm·bn·bytes
-
-with ``buffers`` from the spec (2). One copy of each block is exactly the
-bytes ``costs.matmul(bm, bk, bn)`` counts; the VMEM size is the catalogue's
-``vmem_bytes`` (only chips that publish it get these problems).
+The footprint counts double-buffered input blocks and one output block; only chips that publish
+``vmem_bytes`` get these problems.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Family 10 [vocabulary]: the working vocabulary, what lives where, and the seven "Can you" items.
 
-Cards are multiple choice so a quiz can grade them. Definitions are spec text
-whose figures are ``{placeholders}`` filled from the catalogue (MXU shapes,
-VMEM size, lattice ...), each cited; statements that are not catalogue figures
-cite a source the spec names (a catalogue source or one of the spec's own).
-
-Each "Can you" item is a card whose question is a real problem of another
-family (``check``: family, chip, variant and fixed params), solved by that
-family, so its answer comes from the same model as every other card.
+Multiple-choice cards whose figures come from the catalogue, each cited; a "Can you" card asks
+a real problem of another family.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
