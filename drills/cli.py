@@ -1,17 +1,8 @@
 """The ``drill`` command: a click group whose subcommands load on first use.
 
-Each verb is one click function in a module of its topic (``drills/cmd_*.py``;
-``COMMANDS`` below maps every verb to its module), imported only when it runs,
-so ``drill quiz`` never pays for the lab's imports (jax) and startup stays fast. Errors: usage problems exit 2 with one line on stderr,
-never a traceback.
-
-Standard streams: a closed stdin reads as empty; a closed stdout makes the
-first write fail with one line on stderr (exit 1), like any failed output; a
-closed stderr is silent; the closed descriptors are held on ``/dev/null`` so no
-file the tool opens can land on them. Characters the output encoding can not
-carry (``PYTHONIOENCODING=ascii`` or ``latin-1``) are written in ASCII
-spellings (``µs`` as ``us``, ``—`` as ``-``, ``·`` as ``.``), and bytes of a
-file name that are not UTF-8 as ``\\xNN``.
+``COMMANDS`` maps every verb to its module (``drills/cmd_*.py``), imported only when it runs,
+so startup stays fast. It also makes closed standard streams and narrow output encodings safe.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

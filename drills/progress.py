@@ -1,26 +1,7 @@
 """The chapter checklist behind ``drill progress``: "Can you" items, labs done, streak, gate.
 
-A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
-- the seven "Can you" items: ``generator.problems.generate.CAN_YOU`` ((n, text, skill_id));
-- a skill counts only once mastered (``drills.mastery``: right with no hint on a later day than
-  its first right answer, and still recalled with probability 0.9); one right but not yet so is
-  pending ("learned today: recall it on a later day to tick"), shown, never ticking;
-- an item ticks from *mastery of the skills it describes* (each family module's ``MASTERY``,
-  ``generator.problems.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
-  ridge skills right on at least two chips at their last review; item 2, bound
-  skills right within 60 s on two chips; item 6, a lab record whose every miss has an
-  explanation the tool accepted, see ``accepted_records``), or from its own "Can you" card
-  mastered (not item 6: only an accepted explanation shows that skill),
-  or by hand (``drill progress --tick N``); ``missing`` says what is still to do, in the quiz's
-  words (``drills.can_you_needs``), and ``command`` the command that ticks an unticked item
-  (``drill lab, then drill explain`` for item 6, which no quiz answer ticks; ``drill quiz --family
-  ridge --chip v5p`` for a ridge right on v6e alone);
-- labs done: the learner's lab records (``labs.records.folder.default_dir()``, or a folder
-  given): a record that counts toward GATE 00: done; records, none counted: practice;
-- the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
-- the gate: ``labs.gate.verdict.evaluate(bench)``;
-- the learner's calibration: ``labs.calibration_bias.prediction_bias`` over the same records
-  (median measured/predicted per op kind, fraction within 2x, trend over runs).
+A drill view: it reads the quiz store and the lab records (pure Python, no jax).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """One answer to one problem: read it, grade it, name the mistake, say it. The quiz and `drill check` share this.
 
-``assess(problem, text, ...)`` returns an ``Outcome`` whose ``status`` says
-whether the answer was graded:
-
-- ``graded``: read and rated (``drills.quiz.grading``); a wrong answer that matches a
-  named wrong method gets its ``misconception`` (``generator.problems.misconceptions``);
-- ``needs-unit``: a plain number where the answer has a unit and the prompt names
-  none ("11.8 what?"), or one that is wrong read in the prompt's unit but right read in
-  the base unit (the reason says both readings): not graded, ask again;
-- ``wrong-kind``: a readable answer of another kind (bytes where a time is
-  asked): not graded, ask again;
-- ``unreadable``: not an answer the grammar reads: not graded, ask again.
-
-Only ``graded`` outcomes are ever recorded.
+``assess(problem, text, ...)`` returns an ``Outcome``; only a ``graded`` outcome is ever recorded.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
 """Grading: is an answer right, and how did the right answer come? The one place the rules live.
 
-FSRS's four ratings mean: Again = forgot (wrong); Hard = recalled with serious
-difficulty; Good = recalled; Easy = recalled effortlessly. The drill maps them so:
-
-- **Correct** means the answer is within the problem's tolerance: for a number,
-  ``|G - E| / |E| <= tolerance`` (the family's ``good_rel`` when the problem sets
-  none); for a choice, the right choice. Nothing outside the tolerance is ever
-  correct. Tolerances are tight for quantities with an exact key (a few percent:
-  room for rounded constants, never for a factor-of-2 slip such as counting
-  elements for bf16 bytes or using a sparse peak); a question that is an
-  explicit *estimate* may be wider and says so in its prompt. "Within 2x" is the
-  course's test of a *prediction against a measurement* (the lab and the gate),
-  not of arithmetic with an exact answer.
-- **Again**: not correct.
-- Among correct answers, the rating says *how* the answer came:
-  - **Easy**: tight (relative error within ``easy_rel``; any right choice),
-    quick (within ``easy_seconds``) and unhinted;
-  - **Hard**: slow (more than ``hard_seconds``), or two or more hints taken;
-  - **Good**: every other right answer (including one hint, or time unknown).
-- Hints cap the best rating: no hint -> Easy possible; one hint -> at most Good;
-  two or three hints -> at most Hard. (A skip is not graded at all.)
-
-A wrong answer that matches a named wrong method is diagnosed by
-``generator.problems.misconceptions``; that changes the feedback, never the rating.
+Correct means within the problem's tolerance; a right answer is rated Easy, Good or Hard by how
+tight, how quick and how hinted it was; a wrong one is Again.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,34 +1,8 @@
 """The quiz session: plan which skills to review, draw a fresh problem for each, grade, record.
 
-Plan: skills due now come first, most overdue first; then new skills, at most
-``new_per_day`` introduced per calendar day: every other one a skill that a "Can you"
-item not yet ticked still needs (``drills.can_you_needs``; with ``--chip``, an item
-asking for two chips gets the nearest other chip's skill once one is right, reviewed
-with the selection from then on), the rest in teaching order (the generator's
-order, taking the chips asked for in turn and, on each chip, the families in
-turn, so two chips are both seen from the first day); at most ``count``
-problems. A review avoids its skill's last problem where the skill has another. The reading and grading live in ``drills.quiz.assess``. A clock behind the newest review is the
-clock's fault (``drills.store.clock``): the session says so in one line, runs on
-the store's time (scheduling from the newest review) and rewrites nothing. ``cram`` practises
-a seeded shuffle of the selected skills and leaves the schedule alone.
-
-Each answer is assessed (``drills.quiz.assess``: read, graded by ``drills.quiz.grading``,
-a wrong one diagnosed by ``generator.problems.misconceptions``); only graded answers are
-recorded and scheduled, each in its own transaction (``drills.store.repository``) before
-the next question, so Ctrl-C (exit 130), end of input (exit 0) or a kill loses
-nothing answered. During a question: ``?`` gives up to three progressive hints
-(the formula; the constants with their sources; the first worked step), each
-lowering the best rating a right answer can get; ``s`` skips (nothing recorded:
-the answer and the worked solution are shown, and the skill keeps its place);
-``u`` undoes the last graded answer of this session (its review removed and the
-skill's card restored, in one transaction) and asks that skill again with new
-numbers, so an answer read from the worked solution is not graded as recall
-(where the skill has no other numbers, a right answer after the solution was
-shown is rated at most Hard); it refuses, changing nothing, when the skill has
-been reviewed since by any session (another terminal's quiz on the same
-store); ``w`` shows the worked solution of the last answered question (also
-after a quick right answer, which shows none by itself); ``q`` quits. Talking to the
-terminal is ``drills.quiz.terminal``'s job.
+Reading and grading an answer live in ``drills.quiz.assess``, talking to the terminal in
+``drills.quiz.terminal``; each graded answer is recorded before the next question.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The playground's data: the catalogue and the op cost formulas, exported as JSON.
+"""The playground's data: the catalogue, the op cost formulas and the roofline's formulas, exported as JSON.
 
-The page computes EX·01 in JavaScript, but it restates no formula. For every
-(op, dtype) the FLOPs and bytes are read off ``generator.model.costs`` (through the
-lab's ops, ``labs.measure.ops``) as a polynomial in N: the builder evaluates the Python
-cost function at N = 1..4, solves for the coefficients exactly and checks the
-polynomial against more sizes, refusing to build if any disagrees. Likewise the
-"working" strings of the worked arithmetic are templates cut from the Python
-output, and the chips' two speeds (or the CLI's error for an unpublished dtype)
-come from ``generator.model.roofline.Ceilings``. The JavaScript evaluates these; the
-browser test checks it against the Python model case by case.
+The page computes EX·01 in JavaScript but restates no formula: every count, template and
+formula comes from the Python model.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

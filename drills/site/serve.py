@@ -1,17 +1,7 @@
 """`drill site --serve`: the built page on 127.0.0.1, and nothing else.
 
-Only the files the build writes (``index.html``, ``site.js``, ``site.css``) are
-served, each read through ``generator.io.safeio.read_entry_bounded``: opened with
-``O_NOFOLLOW`` relative to the folder's descriptor (held from the start), then
-checked on the opened descriptor, a regular file with one link on the folder's
-device. So a symlink or a hard link is 404 even while the entry is swapped
-between requests (no check-then-open race). ``/`` is ``index.html``. Anything
-else is 404: no directory listings, no dotfiles, no other files, no links out of
-the folder. A request whose path is not plain printable ASCII (a NUL byte, say,
-raw or %-encoded) is 400. A client gets ``CLIENT_TIMEOUT_S`` in all to send its
-request (silent or dripping a byte at a time, it is dropped then), so stalled
-connections do not hold threads. Errors are one line on stderr, never a traceback; each
-request's log line shows a client's control characters as escapes (``generator.io.termsafe``).
+Only the files the build writes are served (``/`` is ``index.html``); anything else is 404.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

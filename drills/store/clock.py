@@ -1,22 +1,8 @@
 """Times in the store, calendar days in any time zone, and the rule for a clock behind the store.
 
-Stored times are ISO 8601 strings in UTC with a fixed format, so they sort as text.
-
-Calendar days are computed from the zone's offset in seconds (``time.localtime``'s
-``tm_gmtoff``, or a given ``tzinfo``), never by building a ``timezone`` from it:
-glibc accepts ``TZ=UTC-24`` and ``TZ=UTC+24`` (offsets of a whole day), which
-``datetime.timezone`` refuses with ValueError.
-
-A clock behind the store: a review dated after now (a quiz made under the real
-clock, then a clock set back by a dead RTC battery or a restored VM snapshot; or
-a quiz under a clock set forward, then the real clock) is the clock's fault, never
-the store's. History is never rewritten because of a clock: the quiz and ``drill
-stats`` run on the store's time, the newest review's (``store_time``), so every
-skill is scheduled from the newest review, today is the newest review's day, and
-a one-line warning (``behind_warning``) says the clock is behind and that nothing
-was changed. A review made then is dated at the store's time, never before the
-newest review, so the log stays in order. ``clamp_card`` remains the reading of a
-card whose last review is after a given time, for callers that pass such a time.
+Stored times are ISO 8601 strings in UTC that sort as text. A clock behind the store is the
+clock's fault: the commands run on the store's time (``store_time``) and rewrite nothing.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """File safety for the review store: which paths may become a store, and the side files beside it.
 
-Every check here reads only (``stat``, the first 100 bytes through
-``generator.io.safeio``) and never blocks: a FIFO, a device, a directory or a
-link where the store or its ``-wal``/``-journal``/``-shm`` file belongs is
-refused and left as it is. A folder with no write bit is read-only for root
-too (root bypasses the permission bits, so the bits are read by hand): a store
-is never created in, nor a sub-folder made under, such a folder. The errors are
-one line naming the file (``StoreError``).
+Every check reads only and never blocks; a refusal is a one-line ``StoreError`` naming the file.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Waiting for another process's lock on the store, and naming that process.
 
-Two quizzes on one store (two terminals) queue for SQLite's write lock. A
-command waits at most ``LOCK_TIMEOUT_S`` seconds in total for it, then refuses
-with "in use by another process (PID n)", the PID read from ``/proc/locks``
-(read-only: opening and closing the store to ask would drop this process's own
-POSIX locks). ``store_error`` turns any ``sqlite3.Error`` into one line:
-damage gets the move-aside advice, a lock says who holds it, a full disk says
-the disk is full.
+A command waits at most ``LOCK_TIMEOUT_S`` seconds in total; ``store_error`` turns any
+``sqlite3.Error`` into one line.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,44 +1,9 @@
 """The review store: one SQLite file with the FSRS state of every skill and a log of every review.
 
-This module is the repository (what the quiz, stats and progress read and
-write); the other jobs live beside it: ``drills.store.files`` (which paths may
-be a store, the side files), ``drills.store.lock`` (waiting for another
-process's lock, naming it), ``drills.store.schema`` (the schema and its
-versioned migrations) and ``drills.store.integrity`` (what a readable row is,
-and the full check behind ``drill store check``); ``drills.store.clock`` holds
-the time rules.
-
-Nothing is lost: the file runs in WAL mode with ``synchronous=FULL``; each review
-is its own transaction, and the read-modify-write of a skill's FSRS card happens
-inside ``BEGIN IMMEDIATE``, so two quizzes on one store (two terminals) queue
-for the write lock instead of failing with "database is locked" or overwriting
-each other's update. A store locked by another process is waited for at most
-``LOCK_TIMEOUT_S`` seconds in total (5 s), then refused with "in use by another
-process (PID n)"; only a damaged file gets the advice to move it aside. Undo
-undoes only a review that is still the skill's latest (any session's review of
-the skill since makes it refuse, changing nothing). A process killed mid-quiz
-leaves every committed review in place.
-
-Opening costs the same whatever the length of the history: a file that is not
-a drill store (not a regular file, not SQLite, another program's database, a
-schema without its tables, or a ``cards`` row the tool can not read: every field
-the scheduler uses is checked with its range) raises ``StoreError`` naming the
-file, what is wrong and how to move it aside. The review log is not read at
-open: a row read later is checked as it is read, and ``drill store check``
-checks every row on demand. An existing file is never written before it is
-checked: it is checked through a read-only connection (``mode=ro``;
-``immutable=1`` when no journal shows another writer, so not even
-``-wal``/``-shm`` files appear), and only then opened for writing, when an older
-schema is migrated (``drills.store.schema``). Opening a healthy store at the
-current version writes nothing; ``Store.open(path, readonly=True)`` (``drill
-stats``) keeps the read-only connection, so a read never changes a byte, and
-refuses a path with no store instead of creating one. A store, or a folder it
-would go in, with no write bit is read-only even for root: refused before any
-question, and no folder is created under it.
-
-The module is over 400 lines and one job: every query the commands run against
-the store, in one place, next to the indexes and tallies they rely on
-(``drills.store.schema``), so a query that would scan the history is seen here.
+This module is the repository: every query the quiz, stats and progress run against the store
+(``Store``). The schema, file checks, lock, row checks and time rules live beside it in
+``drills.store``.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

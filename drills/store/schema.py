@@ -1,30 +1,8 @@
 """The store's schema and its migrations, versioned with SQLite's ``user_version``.
 
-A store is marked as ours by ``application_id`` and carries its schema version
-in ``user_version``. Each version after the first is reached by one function,
-``MIGRATIONS[v]`` taking a store at version ``v - 1`` to ``v``; opening a store
-for writing runs the missing steps in order, in one transaction, so a store is
-at one version or the next, never between. A read (``drill stats``) never
-migrates: it reads an older store as it is (``has_tallies`` says whether the
-version-3 summary is there).
-
-Versions:
-
-1. ``cards``, ``reviews``, ``ticks`` and the indexes by time and by skill (a
-   new or empty database, version 0, starts here).
-2. ``reviews.card_before``: the card before each review, what undo restores
-   (stores made before undo lack it; this step was once an ad-hoc check on the
-   first write).
-3. What keeps reads from growing with history: indexes on ``cards(due)`` and
-   ``reviews(session)``, a partial index of the recalls that retention counts,
-   and ``tallies``, the review and right-answer counts per family and chip, kept
-   by triggers on ``reviews`` (so every writer, and undo, keeps them true) and
-   filled from the log when the step runs.
-4. What mastery and Anki need: ``reviews.hints`` (hints taken before the answer; a worked
-   solution seen counts as ``SOLUTION_SEEN_HINTS``; NULL where an older drill did not record it),
-   ``reviews.source`` (NULL for the quiz, ``'anki'`` for a review imported from Anki's log) and
-   ``reviews.anki_revlog`` (Anki's revlog id, indexed: an import adds each Anki review once), and
-   ``fsrs_params``, the one row of fitted FSRS parameters the scheduler uses (none: the defaults).
+``MIGRATIONS[v]`` takes a store from version ``v - 1`` to ``v``; opening a store for writing
+runs the missing steps in one transaction, and a read never migrates.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
