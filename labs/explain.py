@@ -1,13 +1,10 @@
 """Explaining a miss: judging a learner's derivation against a record, keeping every attempt.
 
-An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
-"text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
-corrected time follows their last '='). ``judge`` hands it to ``generator.explain.judge``
-on the op's evidence (``labs.records.evidence.op_evidence``); ``apply`` stores the verdict in the op's
-``miss`` object (schema 4: ``reasons``, ``corrected_s``, ``text``, ``accepted``, ``why``,
-``revealed``, ``attempts``), appending the attempt so guessing leaves a trail; ``reveal``
-shows which reasons the numbers support after giving up and marks the miss revealed (it then
-never counts as explained). Pure Python (no jax).
+``judge`` hands an explanation to ``generator.explain.judge`` on the op's evidence; ``apply`` stores
+the verdict in the op's ``miss`` object, appending the attempt; ``reveal`` shows which reasons the
+numbers support after giving up. Pure Python (no jax).
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
-YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers, by the one answer grammar (``generator.model.answers``: "700us", "1.2 ms",
-"2*4096**3/9.9e14 s"), imported only here and only when a file or a prompt
-needs it: a bare number is refused ("70 what?"), never taken as seconds; a YAML
-date or boolean is refused, and so is a key given twice (naming its line).
-Explanations may give a corrected time (``corrected: "59 us"``, or after the
-sentence's last '='), read by ``generator.explain.parse_corrected``. Every
+YAML or JSON, read with the safe loader by ``load_predictions`` and ``load_explanations``. Every
 problem raises InputError with one line, before anything runs.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

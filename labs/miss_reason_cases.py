@@ -1,14 +1,9 @@
 """The ``miss_reason`` family's data: the misses of real lab records, with each op's evidence.
 
 ``python -m labs.miss_reason_cases RECORD.json ... -o generator/problems/families/data/miss_reason_cases.json``
-reads lab records (the course's ``bench/lab-*.json`` and this machine's CPU runs, checked in under
-``tests/generator/fixtures/miss_reason_records/``) and writes one case per op that missed its
-prediction by more than 2x: where it came from, what the learner saw (the op, the prediction, the
-measurement) and the op's evidence (``generator.explain.OpEvidence``, every number from the
-record). Which reasons a case supports is *not* stored: the family judges each case with the
-catalogue when it loads, so the quiz always agrees with ``drill explain``.
+writes one case per op that missed its prediction by more than 2x. Pure Python (no jax).
 
-Pure Python (no jax); labs imports generator, never the reverse, so the family reads the JSON.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The lab's roofline plot: log-log attainable FLOP/s against intensity (FLOPs/byte).
 
-Roofs: the datasheet's and the calibrated one, each min(peak, intensity x bandwidth)
-evaluated by ``generator.model.roofline.estimate`` on a synthetic op of each
-intensity (so the roof's formula is the roofline module's, not restated here).
-Points (``points``): each op at its hand-counted intensity, the model's predicted
-attainable FLOP/s (hollow), the learner's own prediction as FLOP/s = FLOPs / the
-seconds they predicted (a cross; absent where they predicted nothing) and the
-measured FLOP/s = FLOPs / measured seconds (filled). Ops with no FLOPs (embedding)
-have no place on a log axis and are listed in the legend.
+``plot_record`` draws the datasheet's and the calibrated roof and each op's points (``points``): the
+model's prediction, the learner's own and the measurement.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """LAB·0.1 end to end: detect, predict, calibrate, measure, score, record.
 
-``make_plan`` does every check that can fail (chip, dtype, op sizes against
-device memory, writable output) before anything is timed; ``run`` then
-measures and returns the record (a dict matching ``record.schema.json``).
-The caller supplies the learner's predictions and a callback told each step
-as it starts (a progress bar); ``explain`` then attaches the learner's
-sentence to each miss. Predictions all come from ``generator.model.roofline.estimate``
-over ``generator.model.costs``; calibrated ones use ``roofline.Ceilings`` built from
-the device's measured speeds.
+``make_plan`` does every check that can fail before anything is timed; ``run`` then measures and
+returns the record (a dict matching ``record.schema.json``); ``explain`` attaches the learner's
+sentence to each miss.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """The lab's one pipeline, plan -> datasheet -> predict -> measure -> save -> explain, as the notebook
-runs it (one cell per step) and as ``drill lab`` and ``drill explain`` call it (``measured_datasheet``,
-``measure_and_save``, ``save_explanations``): off the catalogue the probes first, shown as this
-device's datasheet; predict (all five, or practice), measure and save at once, "why?" judged
-against the evidence, and only then the tables.
+runs it (one cell per step) and as ``drill lab`` and ``drill explain`` call it (``run_lab``,
+``measured_datasheet``, ``measure_and_save``, ``save_explanations``). Pure Python except
+``measured_datasheet`` and ``measure_and_save`` (they run jax).
 
-    probed = session.measured_datasheet(plan)                          # None on a catalogued chip
-    learner, read = session.read_predictions(MY_PREDICTIONS)          # before any op is measured
-    record, path = session.measure_and_save(plan, learner, read, practice=PRACTICE, probed=probed)
-    print("\\n".join(session.why_questions(record)))                     # the misses, no table yet
-    print("\\n".join(session.explain(record, path, MY_EXPLANATIONS)))    # judged; evidence table after
-
-Pure Python except ``measured_datasheet`` and ``measure_and_save`` (they run jax: ``labs.records.evidence``'s
-probes, ``labs.runner.run``).
-
-Its front ends (``drill lab`` through ``run_lab`` and a ``LabUI``, ``drill explain``, the notebook)
-only show and ask.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,37 +1,10 @@
 """The collectives lab: AllGather, AllReduce (psum), ReduceScatter (psum_scatter), AllToAll and one
 sharded matmul on a JAX device mesh, predicted from the catalogue, measured, scored, recorded.
 
-Sizes: ``V`` is the bytes of the full array, as in ``drill collective``: AllGather assembles
-V on every device from V/n shards; AllReduce sums n per-device arrays of V bytes; ReduceScatter
-leaves V/n of such a sum on each; AllToAll moves an array of V bytes in total. The sharded
-matmul is the book's A[I, J_X] · B[J_X, K]: a local matmul, then psum of C (V = bytes of C).
+This module plans (``make_plan``), predicts, fits (``fit_calibration``), scores (``score_rows``) and
+assembles the record (``assemble``); pure Python, no jax. The run is ``labs.collectives.run``'s.
 
-Predictions, per row:
-- datasheet: ``generator.model.collectives`` with the catalogue chip's ICI figures and wraparound
-  rule applied to the mesh axes (a mesh axis is taken to be a torus axis of the same length;
-  on a real slice the runtime's device order decides that). GPUs have no link figure in the
-  catalogue (NVLink is not in the reference) and a CPU has no entry: no datasheet column.
-- calibrated (always): the same model with an effective ring bandwidth and per-hop latency
-  fitted to this device's own AllGather at the largest and smallest sizes (so those two
-  rows are fits, not checks), and the matmul's FLOP/s from the local matmul timed alone.
-- learner: a file mapping row ids (``all_gather@1MB``) to times, as in LAB·0.1.
-
-Device time comes from the profiler trace exactly as the single-chip lab reads it
-(``labs.measure.calls.measure_call``). Records go to ``<out>/collectives-0.1-...json`` (schema
-``labs/collectives/collectives.schema.json``, typed as ``labs.collectives.record.CollectivesRecord``),
-beside LAB·0.1's records; GATE 00 does not read them.
-The counting rule is the gate's: only TPU/GPU records with two or more devices count;
-a CPU run (``XLA_FLAGS=--xla_force_host_platform_device_count=8``) is practice.
-
-Three modules, one job each: this one plans, predicts, fits, scores and assembles the record
-(pure Python: no jax); ``labs.collectives.run`` builds the mesh and the shard_map programs,
-measures them and starts a multi-host run (jax, imported inside its functions, so ``drill lab
---collectives --help`` and a bad option stay light); ``labs.collectives.record`` is the
-record's type, its validation, save and report. This one is over 400 lines because planning,
-predicting and fitting are one job: each prediction and each fit is the same model (generator's
-costs, roofline and collectives) called one way or inverted, and the round trips between them are
-tested together. Stems, the records folder, paths and the save are
-``labs.records.folder``'s, shared with LAB·0.1.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The collectives lab's record as typed objects: ``CollectivesRecord.from_dict`` validates,
 ``to_dict`` gives the dict back, ``report_lines`` reads it.
 
-The same pattern as LAB·0.1's ``labs.records.types`` and built from its parts (``Part``,
-``VersionedRecord``, ``CallMeasured``, ``Ratios``, ``Within2x``): frozen dataclasses whose fields
-are the JSON keys of ``labs/collectives/collectives.schema.json`` (a test keeps the two in step, field for
-field), ``to_dict(from_dict(d)) == d`` exactly (stored key order, undeclared keys kept).
-Units are the schema's: seconds, bytes, bytes/s, FLOP/s.
+``parse`` checks a dict against ``collectives.schema.json`` and the types, ``save`` writes it once it
+does, and ``load`` reads a saved one back, validated. Pure Python: no jax.
 
-The lab (``labs.collectives.lab.assemble``) builds the dict; ``parse`` checks it against the schema
-and the types, ``save`` writes it once it does, and ``load`` reads a saved one back, validated.
-Pure Python: no jax.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

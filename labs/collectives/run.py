@@ -1,22 +1,9 @@
 """The collectives lab on the devices (jax): the mesh, one jitted shard_map program per op, the
-measurements, and the start of a multi-host run. The plan, the predictions, the scoring and the
-record are ``labs.collectives.lab``'s (pure Python).
+measurements, and the start of a multi-host run (``init_distributed``). The plan, the predictions,
+the scoring and the record are ``labs.collectives.lab``'s (pure Python). jax is imported inside
+each function, never at the top.
 
-The engine is JAX's own SPMD machinery, nothing home-made: a ``jax.sharding.Mesh`` over all
-local devices, inputs placed with ``NamedSharding``, each op a ``jax.shard_map`` body under
-``jax.jit`` calling ``jax.lax.all_gather`` / ``psum`` / ``psum_scatter`` / ``all_to_all``.
-Every collective runs over all mesh axes at once (``axis_name=("x", "y")`` on a 2-D mesh).
-
-
-Multi-host: on a TPU pod slice or several GPU hosts, run the same command on every host
-with ``DRILL_COORDINATOR=HOST:PORT DRILL_NUM_PROCESSES=N DRILL_PROCESS_ID=I`` in the
-environment (``init_distributed``: ``jax.distributed.initialize`` before any other jax
-call); the mesh then spans ``jax.devices()`` of all hosts, and only process 0 writes the
-record. On Cloud TPU, ``jax.distributed.initialize()`` needs no arguments
-(``DRILL_COORDINATOR=auto``).
-
-
-jax is imported inside each function, never at the top, so importing this module stays light.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

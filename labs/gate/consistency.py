@@ -1,39 +1,10 @@
 """Is a record physically and internally consistent? The rules the gate adds to counting.
 
-Each function returns why-not lines, each starting with the rule it names:
-- ``schema:`` a record older than the schema this tool writes is history, never counted;
-- ``traces:`` every device time (each op, each op kind's fixed-cost probe, the calibration's matmul and
-  copy) is re-derived from the kept traces (``labs.gate.verify``: ``drill gate --verify`` is the
-  verbose report of the same check);
-- ``device planes:`` the traces were made on the claimed platform: a GPU record's traces hold a
-  ``/device:GPU`` plane, a TPU record's a ``/device:TPU`` plane, and that plane's lines are device
-  streams, not host threads (``tf_XLA...``, ``python``: a CPU trace whose plane was renamed);
-- ``traces:`` also: every trace a record uses lies under its own ``traces/<name>/`` (its
-  ``trace_dir``) in its records folder, and the traces of one measurement are each their own, never one trace copied (two
-  byte-identical, or with the module's events at the same times: ``labs.gate.verify.derive``);
-- ``traces:`` also: where a trace names its compiled modules (the profiler's ``/host:metadata``
-  plane), the module it ran was compiled for that measurement's own shapes (an op's inputs at N,
-  a fixed-cost probe's at its size, the calibration matmul's at its dim), never a probe's or another
-  size's; where it says when it was taken (its session, Unix ns), its events lie inside that session,
-  the traces of one measurement were taken one after another, and inside the measurement's
-  recorded window (``traced_from_unix_ns``/``traced_until_unix_ns``, when the record has it);
-- ``trace times:`` the measurements' traces never overlap in time, all were taken before the record
-  was first saved, and an op's after its measurement began (``labs.gate.verify.time_reasons``);
-- ``probes:`` / ``evidence:`` / ``predictions:`` the probe numbers agree with their own measurements,
-  each op's stored evidence agrees with the probes and the constants, and its hierarchy prediction
-  is what the record's probes and hierarchy give;
-- ``datasheet:`` a catalogued chip's record carries that chip's datasheet constants;
-- ``datasheet floor:`` no op runs faster than the claimed chip's roofline floor by more than
-  ``FLOOR_SLACK`` (attained FLOP/s and bytes/s above the datasheet by more than 10%);
-- ``attained:`` the calibration probes (a large matmul, a large copy) attain between
-  ``PROBE_MIN_FRACTION`` and ``1 + FLOOR_SLACK`` of the chip's datasheet FLOP/s and bytes/s.
+Each function returns why-not lines, each starting with the rule it names (``schema:``, ``traces:``,
+``datasheet floor:`` ...); ``reasons`` runs them all. The bounds ``FLOOR_SLACK`` and
+``PROBE_MIN_FRACTION`` and their sources are in the doc page. Pure Python: no jax.
 
-Bounds and their sources: the published H200 run (bench/NOTES-h200.md, 2026-11-29) attained
-804 TFLOP/s (81% of the 989 TFLOP/s datasheet, bf16 dense) on an 8192^3 matmul and 4.28 TB/s
-(89% of 4.8 TB/s) on the copy; the issue's CPU record attains 34 GFLOP/s, 0.003% of an H200.
-A tenth of the datasheet is far below any healthy accelerator's probe (cuBLAS and XLA reach
-70-90%) and far above a CPU's. The 10% over the floor allows the datasheet's rounding and clock
-boost; faster than that is not physically possible on the claimed chip. Pure Python: no jax.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,45 +1,10 @@
 """GATE 00: "latency predictions for five ops within 2x of measured, every miss explained".
 
-Judged from lab records (pure Python, no jax): by default the learner's own
-(``records.default_dir()``), or any folder given (the course's ``bench/``).
+Judged from lab records (pure Python, no jax): by default the learner's own (``records.default_dir()``),
+or any folder given (the course's ``bench/``). ``evaluate`` gives each record's verdict (pass, fail,
+incomplete), whether it counts and why not; ``format_lines`` prints the gate's report.
 
-The verdict of a record graded on the learner's predictions, as the seed words it:
-- ``pass`` when all five predictions are within 2x of measured and nothing is unexplained;
-- ``fail`` when any prediction is more than 2x off and every miss has an accepted explanation;
-- ``incomplete`` while any miss lacks an accepted explanation (pass or fail, every miss needs
-  one: `drill explain`), or an op is missing.
-An explanation is a corrected estimate, accepted only when the record's own evidence reproduces
-it for the reasons it names (``generator.explain.judge``); the gate re-judges every stored
-explanation, and a miss whose answer was revealed (`drill explain --show`) never counts as explained.
-
-A record counts (``counted``) only when it shows the habit the gate is for, predict, then
-measure, and is consistent:
-(a) the learner's predictions for the five ops were read before the first measurement:
-    their SHA-256 over the texts (recomputed here), each prediction's seconds re-read from
-    its text, read before the measurement began;
-(b) every op was timed on the device: ``measured_from: device`` with device medians and
-    runs that give that median, and not noisy, the noise flags recomputed from the stored
-    runs (older records: from the stored quantiles, where they decide it);
-(c) it is the learner's first run with predictions on that device kind at a counted size
-    (``records.COUNTED_SIZES``: N=4096, the seed's, or 8192; other sizes are practice): the
-    records folder's ledger counts runs, so a later run stays practice even when the
-    first record is deleted or its save was interrupted; a run with no predictions is
-    practice and takes no slot; the ledger's lines for the run hold the record's SHA-256,
-    platform, device_kind, chip, N, schema version and start time, and any difference
-    with the record stops it counting (``ledger:``);
-(d) it was made on real hardware (TPU or GPU), and its ``platform``, ``device_kind`` and
-    ``chip`` agree with each other and the catalogue;
-(e) it is physically and internally consistent (``labs.gate.consistency``): current schema,
-    traces that re-derive every device time on the claimed platform's device planes,
-    probe and evidence numbers that agree, the chip's datasheet constants, nothing faster
-    than the chip's roofline floor, probes attaining a plausible share of its datasheet.
-The gate passes when a counted record passes, and fails otherwise when a record counts: a
-counted record that is ``incomplete`` has a miss, so explained it can only fail (its row says
-``incomplete`` until then). ``why_not`` lists every reason a record is not a counted pass
-(what blocks counting, then why it did not pass).
-
-One module for one job (over 400 lines): the verdict and the four counting rules are one
-decision about one record folder, and each rule's reason is worded where it is decided.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

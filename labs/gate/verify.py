@@ -1,13 +1,9 @@
 """`drill gate --verify`: re-derive every measured device time from the traces kept beside the records.
 
 The gate runs the same check on every record before it counts it (``labs.gate.consistency``);
-``--verify`` is its verbose report, one line per op.
+``--verify`` is its verbose report, one line per op (``verify_folder``). Pure Python, no jax.
 
-A record is self-reported JSON; its traces (``traces/<record>/<op>/trace-k/...xplane.pb.gz``,
-compressed, a few hundred kB per record) are what the profiler wrote. This reads each op's
-traces with ``labs.measure.xplane`` (pure Python, no jax), groups the runs exactly as the lab did
-(``labs.measure.profile.module_times``), and compares the device runs and their median with what
-the record stores. Seconds throughout.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

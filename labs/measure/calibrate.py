@@ -1,16 +1,9 @@
 """Measure the device's own two speeds: a large matmul for FLOP/s, a large copy for bytes/s.
 
-Units: FLOP/s and bytes/s. The matmul's FLOPs come from ``generator.model.costs``.
-The copy is ``-x`` with its input donated, so each call reads the buffer once
-and writes it back in place: its bytes are ``costs.in_place_pass_bytes``. Donation
-matters most on a CPU, where a fresh large output pays page faults on first
-touch and understates bandwidth. The copy's buffer is float32 whatever the
-lab's dtype: bytes are bytes, and on an H200 (2026-11-29, bench/probe_bandwidth.py)
-XLA's bf16 negate kernel moved only 3.36 TB/s, in place or not, where the f32
-negate moved 4.25-4.28 TB/s, a plain copy 4.21-4.23 and the lab's own bf16 add
-4.35-4.38: a bf16 probe understated the ceiling by a fifth. The result becomes a
-``roofline.Ceilings(..., source="calibrated on <device>")`` so every calibrated
-prediction goes through the same roofline as the datasheet one.
+``calibrate`` returns a ``Calibration``, whose ``ceilings()`` feed the same roofline as the datasheet.
+The copy is an in-place float32 negate whatever the lab's dtype: a bf16 copy understated the ceiling.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """EX·06 as a lab: measure the memory hierarchy, matmul, exp and op rates of the device jax runs on.
 
-On a CPU the levels come from a sweep (``sweep``): rotated in-place f32 negates over working sets
-from 16 KiB to well past the last cache, timed interleaved (``settle``: each round runs every probe
-in turn; a probe whose spread exceeds NOISY_SPREAD is re-measured once, then flagged). The levels
-are the sweep's plateaus (``plateaus``); the cache sizes sysfs lists only name them
-(``label_plateaus``), since a VM's L3 may be its host's. The order is checked (``out_of_order``):
-a level slower than the next one out beyond both spreads is re-measured once, then flagged and
-said in ``notes``. Main memory's figure is op-sized rotated calls (MAIN_CALL_BYTES, the lab's
-calibrated copy), never one pass over several GB. Each op kind (an add, a reduce, a softmax, and
-the bf16/f32 converts) is measured per dtype at sizes in main memory and in the largest cache
-(``op_rates``), fresh outputs and threads as the lab's ops have them. Elsewhere (a GPU's L2 and
-HBM from the catalogue, a TPU's HBM) each level's rate is an in-place negate sized to live in it,
-many passes inside one call. The matmul rates are the lab's own shapes (the square N^3 and the
-skinny 8xNxN) in each dtype; the exp rate per dtype is the compute a softmax's exps need.
-Device time from traces where a folder is given. The result is a ``generator.model.hierarchy.Hierarchy``.
+``measure_hierarchy`` gives a ``generator.model.hierarchy.Hierarchy``: on a CPU the levels are the
+plateaus of a sweep of working sets (``sweep``, ``plateaus``); elsewhere each level's rate is an
+in-place negate sized to live in it. Device time from traces where a folder is given.
+
+Details: docs/internals-labs.md.
 """
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """What a profiler trace says about the XLA modules it ran: their names, program ids and entry
 parameter shapes, read from the trace's ``/host:metadata`` plane (pure Python, no jax).
 
-The profiler writes one event metadata per compiled module on that plane (when its
-``enable_hlo_proto`` option is on: jax's default): its name is ``<module>(<program id>)`` and
-its ``Hlo Proto`` stat holds the module's serialized ``HloProto``
-(xla/service/hlo.proto). Of that proto this reads only the module's ``host_program_shape``:
-the entry computation's parameters, each an element type and dimensions
-(xla/xla_data.proto ``ProgramShapeProto`` / ``ShapeProto``). That is what the module was
-compiled for: the same jitted function at another size is another module with other
-parameters, and a trace of it names them. Malformed bytes raise ``XPlaneError`` (one line).
+``compiled_modules`` reads them; malformed bytes raise ``XPlaneError`` (one line).
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The probes a miss is explained with, measured on every device (CPU included), each with its spread.
 
-- the fixed cost per op kind: the same op at its smallest lattice-legal size, with the same number of
-  operands, as device time (``fixed_cost_probes``): what a call of that kind costs however little it does;
-- attained FLOP/s (a large matmul) and bytes/s (a large copy), ``labs.measure.calibrate``'s two measurements
-  (``calibration_probes``);
-- the converts in an op's optimized HLO (``compiled_dtype``): whether the dtype is emulated comes from the
-  compiled program, never from the platform name;
-- the measured hierarchy (``labs.measure.hierarchy``).
-A probe is re-measured while its spread is over 10% and its budget lasts; the spread left widens the band
-its reason is judged in, and never vetoes it. Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+``measure_probes`` runs them: the calibration (``calibration_probes``), each op kind's fixed cost
+(``fixed_cost_probes``) and the measured hierarchy; ``compiled_dtype`` reads the converts in an op's
+optimized HLO. Units: seconds, bytes, FLOPs, bytes/s, FLOP/s.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

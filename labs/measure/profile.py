@@ -1,37 +1,10 @@
 """Device time from a profiler trace, on every jax >= 0.4.30.
 
-Reading the trace: ``jax.profiler.ProfileData`` where this jax has it (0.7.1
-and later; 0.6.2 and 0.7.0 ship it as None), else ``labs.measure.xplane``, a small
-reader of the same ``.xplane.pb`` file. Both give the same planes, lines and
-events (tests/labs/test_xplane.py checks it on real traces). No TensorBoard is
-needed. Which events count, per platform:
-- TPU: a line named "XLA Modules" on the device plane has one event per
-  module execution;
-- GPU: kernel events on the device plane carry ``hlo_module`` stats;
-- CPU: the XLA thunks run on host threads and carry ``hlo_module`` and ``run_id``.
-  Before jax 0.6 (seen with jax 0.5.2 / jaxlib 0.5.1) CPU traces label no event
-  with its module; there the events on XLA's CPU runtime threads (lines named
-  ``tf_XLA...``: the client thread that runs the executable and its Eigen
-  workers) inside a call's step marker are that call's work: from the thread
-  picking the call up to "ThunkExecutor::Execute (wait for completion)". That
-  excludes Python dispatch and the wake-up, like device time on an accelerator.
+Starts and stops the trace, reads it (``jax.profiler.ProfileData`` or ``labs.measure.xplane``), picks
+the events that count on each platform and groups them into timed runs (``module_times``); also lays
+a record's traces out for XProf (``xprof_layout``).
 
-Telling runs apart, never by counting events:
-- each timed call runs inside a host-side step marker
-  (``jax.profiler.TraceAnnotation("lab-run <module> <k>")``); an event belongs
-  to the marker its time overlaps most. Events overlapping no marker are
-  strays: ignored and counted. A marker with no event makes the grouping
-  uncertain;
-- where the markers are missing and every event carries a ``run_id``, runs
-  are the run ids, and their number must equal the calls made;
-- otherwise (or when the count disagrees) the grouping is uncertain: no
-  device time, and the reason says why (the caller falls back to the wall clock).
-A run's device time is its span, first start to last end (on the CPU one run's
-thunks overlap across threads). The first run of every trace is dropped: it
-pays for the profiler's own first touches.
-
-One module for one job (over 400 lines): device time from a trace. The per-platform event
-rules and the grouping into runs are one reading of one trace, tested together on real traces.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Wall-clock timing: warm-up excluded, inputs rotated, every result blocked on.
 
-Units: seconds and bytes. Why each piece:
-- compile and warm-up are run before the clock starts (the first call pays for
-  XLA compilation and the allocator's first touches);
-- inputs rotate among enough buffer sets that their total exceeds twice the
-  cache in front of memory, so a memory-bound op cannot be served from cache
-  on every call (the seed's method reuses one buffer);
-- ``block_until_ready`` on every result: JAX dispatch is asynchronous and a
-  clock read without it times only the enqueue;
-- the garbage collector is paused during the timed loop.
+Units: seconds and bytes. ``time_calls`` times a call; ``plan_rotation`` sizes the rotated input sets.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

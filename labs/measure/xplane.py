@@ -1,23 +1,9 @@
 """A small reader of a profiler trace's ``.xplane.pb`` (an XSpace protobuf), for jax without ProfileData.
 
-Why hand-written: ``jax.profiler.ProfileData`` exists only from jax 0.7.1 (0.6.2
-and 0.7.0 ship it as None); no maintained package on PyPI ships the XPlane
-schema as Python (``xprof`` 2.24.2 bundles its own C++ reader and says in its
-source that ``xplane_pb2`` "is not exposed"; tensorflow is far too large for a
-lab). The schema is ``xla/tsl/profiler/protobuf/xplane.proto`` (proto3); this
-module reads the protobuf wire format for exactly the fields the lab uses and
-skips every other field, as any protobuf reader must.
+``parse`` and ``read_file`` give an ``XSpace`` whose planes, lines and events mirror ``ProfileData``'s
+view, so ``labs.measure.profile`` reads either one the same way. Malformed input raises ``XPlaneError``.
 
-The objects mirror ``ProfileData``'s view (xla/python/profiler/profile_data.cc)
-so ``labs.measure.profile`` reads either one the same way:
-- ``XSpace.planes`` -> ``Plane(name, lines)`` -> ``Line(name, events)``;
-- ``Event.name`` is its event metadata's name ("" when absent);
-- ``Event.start_ns = offset_ps // 1000 + line.timestamp_ns`` and
-  ``duration_ns = duration_ps // 1000`` (integer division, as ProfileData's C++ does);
-- ``Event.stats`` is a list of ``(stat name, value)``: a ref value becomes the
-  name of the stat metadata it points at; a stat with unknown metadata is
-  ``(None, None)``.
-Malformed input raises ``XPlaneError`` (one line), never reads out of bounds.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Where `drill xprof` lays a record's traces out: a logdir of one record's traces only, never a user's files.
 
-XProf shows every run under ``LOGDIR/plugins/profile`` as one list, so two records laid out in one logdir
-read as one run, and a trace written over a user's file loses it. So:
+``lay_out`` uses ``--logdir DIR`` only when it is new, empty or this tool's layout of the same record
+(its mark file, ``.drill-xprof.json``); without one, a folder of the tool's own in the system's
+temporary folder.
 
-- ``--logdir DIR``: DIR is used only when it is new, empty, or a folder this tool laid out for the same
-  record (its mark file, ``.drill-xprof.json``, names the record's trace folder and the files written). A
-  folder with anything else in it, another record's traces included, is refused in one line. Laying out
-  the same record again replaces only the files its mark lists; a file at a trace's path that the tool did
-  not write is refused, never replaced.
-- no ``--logdir``: a folder of the tool's own in the system's temporary folder,
-  ``drill-xprof-<uid>/<record>-<key>`` (the parent private to this user: 0700, owned by them, no link),
-  reused by the next `drill xprof` of the same record instead of writing its traces again; only the
-  ``XPROF_KEEP`` newest records' folders are kept there, older ones removed. The command's output names
-  the folder.
-
-The mark is written last, so a layout cut short has none and is done again.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

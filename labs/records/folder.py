@@ -1,23 +1,10 @@
 """Lab records: JSON files with a schema version, written by the lab, read by the gate.
 
-Where they live: the learner's own records are in ``default_dir()`` (``$DRILL_RECORDS``,
-else ``lab-records`` in the platformdirs user data directory, beside the quiz
-store); the course's published records are in the repository's ``bench/``
-and are read only when asked for (``--bench bench``).
+The records folder (``default_dir()``, or the course's ``bench/`` when asked for) as a small database:
+the lock (``folder_lock``), the ledger (``ledger_line``), validation, ``load``, ``save`` and ``update``.
+The rules that judge a record live in ``labs.gate``. Pure Python: no jax.
 
-The rules that judge a record live in ``labs.gate.verdict`` and ``labs.gate.consistency``.
-
-The records folder is a small database: every save and explain holds an flock on its
-``.lock`` (``folder_lock``) for its read-modify-write; the gate reads under a shared lock. Its
-``ledger.jsonl`` has, per run, a "pending" line written before the record and a "saved" line
-after it with the record's SHA-256 (``ledger_line``: platform, device_kind, chip, N, schema
-version, start time), and a "rewritten" line per stored explanation (``update``). A kill between
-the steps leaves a pending line that still takes the run's slot; temporary files a kill leaves
-are swept by the next locked command.
-
-Validation uses a small checker for the subset of JSON Schema that
-``record.schema.json`` uses (type, required, properties, items, enum), so the
-lab runs where the ``jsonschema`` package is absent. Pure Python: no jax.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations

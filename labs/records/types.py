@@ -1,20 +1,10 @@
 """The lab record as typed objects: ``LabRecord.from_dict`` validates, ``to_dict`` gives the dict back.
 
-In the manner of py-fsrs's ``Card``: frozen dataclasses whose fields are the JSON keys of
-``labs/records/record.schema.json`` (a test keeps the two in step, field for field, with the version
-each key became required in: ``records.V2_REQUIRED`` ...). Units are the schema's: seconds,
-bytes, FLOPs, FLOP/s, bytes/s.
+Frozen dataclasses whose fields are the JSON keys of ``labs/records/record.schema.json``, with
+``to_dict(from_dict(d)) == d`` exactly. Readers (gate, verify, progress, report, ``drill lab``) take
+the typed record; the collectives lab's record is built from the same parts. Pure Python: no jax.
 
-The ledger holds the SHA-256 of a record's bytes (``records.record_text``), so
-``to_dict(from_dict(d)) == d`` exactly: the keys in their stored order, a key the types do not
-declare kept as it is (``_extra``), a number kept as stored (an integral float in an integer
-field stays a float). A key a version does not require is None when absent; whether it was
-present is kept (``_keys``), so absent and null round-trip apart. Lists are tuples here.
-
-Readers (gate, verify, progress, report, ``drill lab``) take the typed record; writers build
-the dict (``labs.runner``) and validate it with ``records.validate``. Pure Python: no jax.
-The reader, ``VersionedRecord`` and ``CallMeasured`` (a timed call's measurement) also build
-the collectives lab's record (``labs.collectives.record``).
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
