@@ -161,7 +161,7 @@ class _PlainOutput(io.TextIOBase):
 
 
 def _standard_streams() -> None:
-    """Make closed standard streams safe (see the module docstring) and output encodable."""
+    """Make closed standard streams safe (docs/internals.md, drills/cli.py) and output encodable."""
     for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
         try:
             os.fstat(fd)

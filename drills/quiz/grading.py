@@ -65,7 +65,7 @@ def hint_cap(hints: int) -> Rating:
 
 
 def rate_right(tight: bool, seconds_taken: float | None, bands: Bands, hints: int = 0) -> Rating:
-    """The rating of a right answer: Easy, Good or Hard (see the module docstring)."""
+    """The rating of a right answer: Easy, Good or Hard (the bands: docs/internals.md)."""
     quick = seconds_taken is not None and seconds_taken <= bands.easy_seconds
     slow = seconds_taken is not None and seconds_taken > bands.hard_seconds
     if slow:

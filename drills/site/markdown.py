@@ -16,7 +16,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 _SAFE_URL = re.compile(r"^(https?://|#|\.{0,2}/|[A-Za-z0-9_.-]+(/|$|#))", re.I)
-# CommonMark rules outside the subset (see the module docstring): what they would match stays text.
+# CommonMark rules outside the subset (docs/internals.md): what they would match stays text.
 _OFF = ["html_block", "html_inline", "image", "blockquote", "hr", "lheading", "code", "reference", "autolink"]
 MAX_HEADING = 4  # "#####" and deeper are text, as a paragraph
 

@@ -53,7 +53,7 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-solution li { white-space: pre-wrap; overflow-wrap: anywhere; }
 .rk-figure img { background: #fff; max-width: 100%; }
 """ + card.NIGHT_CSS
-# sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
+# sha256 of the fields and templates MODEL_ID stands for (docs/internals.md, generator/export/anki.py).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
 # One subdeck per family, its id the family module's DECK_ID (generator.problems.families.deck_id), fixed forever.

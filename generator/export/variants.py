@@ -34,7 +34,7 @@ _SPELLED = {"us": "µs", "FLOP/byte": "FLOPs/byte"}  # how a stated unit is writ
 
 @dataclass(frozen=True)
 class CardRules:
-    """The drill's grading rules the card must follow (given by ``drills``; see the module docstring).
+    """The drill's grading rules the card must follow (given by ``drills``; see docs/internals.md).
 
     ``stated_unit(problem)``: the unit the prompt asks a bare number in, or None.
     ``good_rel(problem)``: the relative error ``drill check`` accepts as right.

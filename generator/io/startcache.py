@@ -242,7 +242,7 @@ def replace(name: str, inputs: list[Path], value: Any) -> None:
 
 
 def _write(path: Path, name: str, entry_key: str, value: Any) -> None:
-    """Store ``value`` under ``path`` when JSON keeps it exactly (see the module docstring)."""
+    """Store ``value`` under ``path`` when JSON keeps it exactly (docs/internals.md)."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a date, a set, a NaN key...: JSON can not keep it

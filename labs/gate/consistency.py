@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: the record as JSON, read defensively here
     from labs.measure.hloproto import Shape
 
 FLOOR_SLACK = 0.10  # faster than the datasheet floor by more than 10%: impossible on that chip
-PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (see the docstring)
+PROBE_MIN_FRACTION = 0.10  # a probe under a tenth of the datasheet: not that chip (docs/internals-labs.md)
 REL = 1e-9  # numbers copied from one another: only float noise may differ
 # Line names of host threads (XLA's CPU runtime, the Python thread that runs the lab, thread pools):
 # a device plane's lines are its streams ("Stream #13", "XLA Modules", "XLA Ops"), never these.

@@ -30,7 +30,7 @@ CPU_MATMUL_DIM = 512
 PROBE_MAX_REPS = 10
 
 # Copy buffer: several times the cache so the copy streams from memory; float32
-# elements (see the module docstring for why not the lab's dtype). On a CPU the buffer is cut into
+# elements (docs/internals-labs.md says why not the lab's dtype). On a CPU the buffer is cut into
 # calls of CPU_COPY_CALL_BYTES (each read and written in place: twice that moved a call), rotated: the
 # same calls as the measured hierarchy's DRAM figure (labs.measure.hierarchy.MAIN_CALL_BYTES).
 COPY_DTYPE = "f32"
