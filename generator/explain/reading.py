@@ -14,6 +14,7 @@ import re
 from generator.errors import DrillError
 from generator.explain.evidence import MAX_SECONDS
 from generator.explain.reasons import BY_NAME
+from generator.model.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds, parse_unit
 from generator.model.units import fmt
 
 # Words that name no reason: refused however they are dressed (compared after lowercasing and
@@ -94,8 +95,6 @@ def check_seconds(value: float, shown: str = "") -> float:
 def parse_corrected(text: str) -> float:
     """Seconds from a corrected time with a unit ("59 us", "21us + 38us"); CorrectedError otherwise:
     a bare number asks for a unit, a rate or a size says it is not a time."""
-    # start-up: only this path needs it
-    from generator.model.answers import AnswerError, NeedsUnitError, WrongDimensionError, parse_duration_seconds
 
     text = str(text).strip()
     try:
@@ -123,7 +122,6 @@ def corrected_from_sentence(text: str) -> float | None:
             continue
         if m.group(2) is None:
             return parse_corrected(m.group(1))  # "= 59": what unit? (CorrectedError)
-        from generator.model.answers import AnswerError, parse_unit  # start-up: only this path needs it
 
         try:
             parse_unit(m.group(2))

@@ -32,6 +32,7 @@ from generator.export.variants import SkillNote
 from generator.problems.families import mistakes, ridge
 from generator.problems.families.base import show
 from generator.problems.problem import Problem
+from generator.problems.generate import unseeded_id
 
 ROOT_DECK = "Rudrite Kernels::Stage 0"
 MODEL_ID = 1_739_240_001
@@ -73,7 +74,6 @@ def note_guid(problem: Problem) -> str:
     """The fixed note's GUID, from the problem id without its draw seed: the seed suffix
     (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
     problem of an older deck into a new note on re-import."""
-    from generator.problems.generate import unseeded_id  # the deck path has generated its problems already
     return str(genanki.guid_for(unseeded_id(problem.id)))
 
 

@@ -18,6 +18,7 @@ from generator.problems.families import mistakes
 from generator.problems.families.base import Skill
 from generator.problems.problem import Problem
 from generator.model.units import fmt
+from generator.problems.generate import answer_key
 
 if TYPE_CHECKING:  # annotations only
     from generator.problems.generate import Registry
@@ -107,7 +108,6 @@ class SkillNote:
 def repeats_an_answer(note: SkillNote) -> bool:
     """Whether two of a numeric note's variants give the same answer to 3 significant figures
     (``generate.answer_key``): a review with new numbers would then ask for a number already seen."""
-    from generator.problems.generate import answer_key  # the deck path has generated its problems already
 
     keys = [answer_key(v.problem) for v in note.variants]
     return keys[0] is not None and len(set(keys)) < len(keys)

@@ -14,6 +14,9 @@ from typing import Any
 
 from generator.errors import DrillError
 from generator.model.roofline import UnpublishedFigureError
+from generator.model import roofline
+from generator.io import startcache
+from generator.io.safeio import read_text_bounded
 
 CATALOGUE_PATH = Path(__file__).with_name("chips.yaml")
 
@@ -113,7 +116,6 @@ class Chip:
 
     def ridge_flops_per_byte(self, dtype: str = "bf16") -> float:
         """The ridge (critical intensity) on HBM, by the roofline's one formula (``roofline.ridge_flops_per_byte``)."""
-        from generator.model import roofline  # roofline imports nothing from here (it names what it reads: ChipFigures)
 
         return roofline.ridge_flops_per_byte(self.peak_flops_per_s(dtype), self.hbm_bytes_per_s)
 
@@ -306,14 +308,12 @@ def load(path: str | None = None) -> Catalogue:
     an entry built from today's ``chips.yaml`` bytes is there; otherwise the YAML is parsed (and cached).
     """
     if path is None:
-        from generator.io import startcache  # start-up: only this path needs it
 
         return parse(startcache.cached("catalogue", [CATALOGUE_PATH], lambda: _read_yaml(CATALOGUE_PATH)))
     return parse(_read_yaml(Path(path)))
 
 
 def _read_yaml(path: Path) -> Any:
-    from generator.io.safeio import read_text_bounded  # start-up: only this path needs it
     from generator.io.yamlio import safe_load  # start-up: only this path needs it
 
     return safe_load(read_text_bounded(path, 4 << 20))

@@ -17,6 +17,8 @@ from generator.model.catalogue import Catalogue, Chip, Figure
 from generator.model import links
 from generator.errors import DrillError
 from generator.model.links import hops as axis_hops
+from generator.model.units import sci, seconds
+from generator.model.roofline import Ceilings
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
 OP_LABELS = {"all_gather": "AllGather", "reduce_scatter": "ReduceScatter", "all_reduce": "AllReduce",
@@ -297,7 +299,6 @@ def chip_collective(cat: Catalogue, chip: Chip, op: str, nbytes: float, axes: tu
 
 def collective_lines(t: CollectiveTime) -> list[str]:
     """The worked arithmetic of one collective (numbers via ``generator.model.units``)."""
-    from generator.model.units import sci, seconds  # start-up: only this path needs it
 
     label = OP_LABELS[t.op]
     lines = []
@@ -438,7 +439,6 @@ def link_ceilings(chip: Chip, over: str, dtype: str = "bf16", bytes_per_s: float
     overrides the catalogue figure (for a link the catalogue lacks, e.g. NVLink). ICI is
     one way per link unless ``bidirectional`` (both directions' bytes counted).
     """
-    from generator.model.roofline import Ceilings  # start-up: only this path needs it
 
     if over not in LINK_FIGURES:
         raise TopologyError(f"--over must be one of {', '.join(LINK_FIGURES)}, got '{over}'")

@@ -17,6 +17,7 @@ from generator.model import costs, roofline
 from generator.model.catalogue import Chip
 from generator.model.units import DTYPE_BYTES, normalize_dtype, sci, si
 from generator.errors import UsageError
+from generator.io import safeio
 
 
 class TransformerInputError(UsageError, ValueError):
@@ -207,7 +208,6 @@ class KnownShape:
 @lru_cache(maxsize=1)
 def known_shapes() -> tuple[KnownShape, ...]:
     """The shapes in ``models.yaml`` (read through the file policy, parsed as plain YAML)."""
-    from generator.io import safeio  # start-up: only this path needs it
     from generator.io.yamlio import safe_load  # start-up: only this path needs it
 
     data = safe_load(safeio.read_text_bounded(MODELS_PATH))

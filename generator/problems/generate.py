@@ -20,11 +20,12 @@ from generator.problems import families
 from generator.io import startcache
 from generator.problems import families as families_mod  # ``skills`` takes a parameter named families
 from generator.errors import DrillError, UsageError
-from generator.problems.families import FAMILIES
+from generator.problems.families import FAMILIES, mistakes
 from generator.problems.families.base import Skill
 from generator.problems.families.can_you import CanYouCheck, CanYouItem, can_you_items
 from generator.problems.problem import Problem
 from generator.problems.specs import FamilySpec, GradingBands, SpecError, load_dir
+from generator.model.units import fmt
 
 if TYPE_CHECKING:  # annotations only: the wrong answers are imported where distances are needed
     from generator.problems.misconceptions import WrongAnswer
@@ -451,7 +452,6 @@ def _distances(p: Problem, teaches: dict[str, float] | None = None) -> list[tupl
     the mistakes after it not priced."""
     if p.answer.is_choice:
         return []
-    from generator.problems.families import mistakes  # start-up: only a fair draw of a numeric problem prices the wrong answers
 
     measured = []
     for w, d in mistakes.iter_distances(p):
@@ -494,7 +494,6 @@ def _finished(p: Problem, found: list[tuple[WrongAnswer, float]], token: str) ->
 
 def _with_inside_notes(p: Problem, found: list[tuple[WrongAnswer, float]]) -> Problem:
     """Where a named mistake lands within the tolerance anyway, the worked solution says so."""
-    from generator.model.units import fmt  # start-up: only this path needs it
 
     notes, seen = [], set()
     for w, d in found:

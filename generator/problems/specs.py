@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Mapping, NoReturn, Protocol
 from generator.model import catalogue
 from generator.io import safeio
 from generator.errors import DrillError
+from generator.model.units import normalize_dtype
 
 if TYPE_CHECKING:
     import yaml
@@ -206,7 +207,6 @@ class Checker:
 
     def dtype_list(self, value: Any, where: KeyPath) -> list[str]:
         """A non-empty list of dtype names, each normalized (``bfloat16`` -> ``bf16``)."""
-        from generator.model.units import normalize_dtype  # start-up: only this path needs it
 
         dtypes = []
         for i, name in enumerate(self.text_list(value, where)):

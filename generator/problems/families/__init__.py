@@ -17,9 +17,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
+from importlib.machinery import PathFinder
 from typing import Any, NamedTuple
 
 from generator.errors import DrillError
+from generator.io import startcache
+from generator.problems import specs
 
 EXTRA_PACKAGES_ENV = "DRILL_FAMILY_PACKAGES"
 
@@ -60,7 +63,6 @@ def package_dirs() -> list[tuple[str, Path]]:
 
 def _package_folder(name: str) -> Path:
     """The folder of the family package ``name``, found without importing it (FamilyPackageError)."""
-    from importlib.machinery import PathFinder  # start-up: asking whether a name is a family imports nothing
 
     where = f"${EXTRA_PACKAGES_ENV}: {ascii(name)}"
     if not all(part.isidentifier() for part in name.split(".")):
@@ -138,7 +140,6 @@ _modules: dict[str, ModuleType] = {}  # name -> its module, once ``module`` has 
 def names() -> tuple[str, ...]:
     """Every family in course order (``ORDER``, then name). Reading ``ORDER`` imports every family
     module, so the order is kept in ``generator.io.startcache``, keyed by the families' files."""
-    from generator.io import startcache  # start-up: asking whether a name is a family imports nothing
 
     def build() -> list[str]:
         return sorted(found(), key=lambda n: (module(n).ORDER, n))
@@ -157,7 +158,6 @@ def spec_files() -> list[Path]:
 def source_files() -> list[Path]:
     """What the families are made of: every file of every family package and of its specs folder
     (their modules and any data they read, e.g. ``families/data/*.json``), for cache keys."""
-    from generator.io import startcache  # start-up: asking whether a name is a family imports nothing
 
     out: list[Path] = []
     for _, folder in package_dirs():
@@ -192,7 +192,6 @@ def spec(name: str) -> Any:
     parsed = _specs.get(name)
     if parsed is None:
 
-        from generator.problems import specs  # start-up: asking whether a name is a family imports nothing
 
         if name not in found():
             raise KeyError(name)
@@ -212,7 +211,6 @@ _specs: dict[str, Any] = {}
 @functools.lru_cache(maxsize=1)
 def _documents() -> dict[str, str]:
     """name -> its spec's parsed document and key-path -> line map, as JSON text (each parsed when drawn)."""
-    from generator.io import startcache  # start-up: asking whether a name is a family imports nothing
 
     documents: dict[str, str] = startcache.cached("specs", spec_files(),
                                                   lambda: {n: _document(f.spec) for n, f in sorted(found().items())})
@@ -221,8 +219,6 @@ def _documents() -> dict[str, str]:
 
 def _document(path: Path) -> str:
 
-    from generator.problems import specs  # start-up: asking whether a name is a family imports nothing
-    from generator.io import startcache  # start-up: as above
 
     data, lines = specs.read_document(path)
     document = {"data": data, "lines": [[list(where), line] for where, line in lines.items()]}

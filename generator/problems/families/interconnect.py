@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterator, TypedDict, cast
 
-from generator.model import catalogue, costs
+from generator.model import catalogue, collectives, costs
 from generator.model.links import hops, transfer_seconds
 from generator.model.catalogue import Catalogue, Chip
 from generator.problems.families.base import Mastery, Skill, cite, figure_sentence, other_editions, per_chip, problem, show
@@ -145,7 +145,6 @@ def wraps(chip: catalogue.Chip, n: int) -> bool:
     """Whether an ICI axis of ``n`` chips has wraparound links, by the catalogue's rule
     (``collectives.wraps``; none when unstated). On v4p/v5p an axis of 4 may lie in a whole cube
     or in a 2x2x4: the model takes the line, and the prompt states it either way."""
-    from generator.model import collectives  # start-up: only this path needs it
 
     try:
         return bool(collectives.wraps(chip, n))
