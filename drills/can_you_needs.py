@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from generator.problems.families.base import Mastery, Skill
+from generator.problems.families.ops import with_article
 
 LAB_COMMAND = "drill lab, then drill explain"
 Row = Mapping[str, Any]  # a review row of the store (``Store.last_reviews``): correct, chip, seconds_taken, ...
@@ -37,7 +38,6 @@ class RuleStanding:
     def gaps(self) -> list[str]:
         """What is still short, in the quiz's words: its questions are headed by the family
         (``ridge · v6e``) and graded right or wrong."""
-        from generator.problems.families.ops import with_article  # start-up: the op families load only when an item names an op
 
         family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
         one = f"{with_article(self.rule.families[0]).split(' ', 1)[0]} {family}"  # "an 'interconnect'"

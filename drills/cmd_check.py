@@ -15,6 +15,10 @@ from typing import Any
 import click
 
 from generator.io.termsafe import json_visible, visible_text
+from generator.problems.misconceptions import CATALOGUE
+from generator.export.variants import card_unit
+from generator.problems import generate
+from drills.quiz import assess
 
 
 class Seconds(click.FloatRange):
@@ -47,8 +51,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     answer's own, as `drill export` shows it). Exit 0 when the answer was graded or the output
     says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
-    from drills.quiz import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         problem = generate.problem(problem_id)
@@ -56,7 +58,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
         raise click.UsageError(str(exc)) from None
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None
-    from generator.export.variants import card_unit  # start-up: the deck exporter loads only for a check
 
     # A bare number is read in the unit the problem's Anki card names: the card and `drill check` agree.
     unit = card_unit(problem, assess.stated_unit(problem)) or None
@@ -74,7 +75,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, name, families, explanation}.")
 def misconceptions(as_json: bool) -> None:
     """The named wrong methods the drill recognises in a wrong answer, and the families they apply to."""
-    from generator.problems.misconceptions import CATALOGUE  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in CATALOGUE], indent=1, ensure_ascii=False))

@@ -7,7 +7,7 @@ import json
 import click
 
 from generator.errors import UsageError
-from generator.model import catalogue, costs
+from generator.model import catalogue, collectives, costs
 from generator.model import roofline as model
 from generator.model.units import json_ready, si
 
@@ -152,7 +152,6 @@ def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None,
     """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/model/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target
-    from generator.model import collectives  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return collectives.link_ceilings(target, over, dtype, link_bw, bidirectional)

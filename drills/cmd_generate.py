@@ -18,14 +18,17 @@ from generator.errors import UsageError
 from generator.model import catalogue, costs
 from generator.model import transformer as tmodel
 from generator.model.units import fmt
-from generator.export import ExportError, check_writable
+from generator.export import ExportError, anki, check_writable, course_deck, tabular, write_text
 
 if TYPE_CHECKING:
     from generator.export.anki import DeckReport
-    from generator.export.variants import CardRules
     from generator.problems.generate import OnItem, Registry
     from generator.problems.problem import Problem
 from generator.problems.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
+from generator.export.variants import CardRules, DEFAULT_VARIANTS
+from click.core import ParameterSource
+from generator.problems import generate
+from drills.quiz import assess
 
 MAX_COUNT = 1_000_000
 T = TypeVar("T")
@@ -63,7 +66,6 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
 def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:
     """``draw(registry)`` for the spec directory and the registry, or the one-line usage error of a bad
     selection or spec (exit 2)."""
-    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         reg = generate.registry(specs_dir)
@@ -95,7 +97,6 @@ DEFAULT_DECK_VARIANTS = 16
 def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
     """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
     (exit 2), before any bar is drawn."""
-    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
@@ -115,10 +116,6 @@ def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
 def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
-    from drills.quiz import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.problems import generate  # start-up: `drill` loads a command's dependencies only when it runs
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export.variants import CardRules
 
     def good_rel(problem: Problem) -> float:
         # drills.quiz.grading.grade_number: the problem's tolerance, else the family's good_rel.
@@ -151,7 +148,6 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     """
     if not output.endswith(".apkg"):
         raise click.UsageError(f"the output must be an .apkg file, got '{output}'")
-    from click.core import ParameterSource  # start-up: `drill` loads a command's dependencies only when it runs
 
     count_given = ctx.get_parameter_source("count") != ParameterSource.DEFAULT
     if fixed and variants is not None:
@@ -159,8 +155,6 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     if not fixed and count_given:
         raise click.UsageError("--count is for --fixed decks; the default deck takes --variants K")
     _target(output)
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export.variants import DEFAULT_VARIANTS
 
     k = DEFAULT_VARIANTS if variants is None else variants
     report = _write_deck(chips, families, count if fixed else None, k, seed, specs_dir, output)
@@ -179,7 +173,6 @@ def _write_deck(chips: tuple[str, ...], families: tuple[str, ...], count: int | 
     (--fixed), or with ``count`` None one note per skill of ``k`` variants (built on this machine's
     cores: ``generator.export.course_deck``); the package written to ``output``. A bad selection is a
     usage error (exit 2), a refused target exits 1."""
-    from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
 
     skills = _skill_count(chips, families, specs_dir)
     with Bar("drill deck", 2 * skills + 1 if count is not None else skills + 1) as bar:
@@ -202,8 +195,6 @@ def _variant_deck(chips: tuple[str, ...], families: tuple[str, ...], k: int, see
                   output: str, on_built: OnItem) -> DeckReport:
     """The variant deck written to ``output`` (``course_deck.write_course_deck``): ``k`` problems per
     skill of the selection, or the one-line usage error of a bad selection (exit 2)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export import course_deck
 
     report, _ = _drawn(specs_dir, lambda reg: course_deck.write_course_deck(
         reg, card_rules(), output, list(families) or None, list(chips) or None, k, seed, _descriptions(reg),
@@ -236,8 +227,6 @@ def export(fmt: str, chips: tuple[str, ...], families: tuple[str, ...], count: i
         raise click.UsageError("-o/--output needs a file name (got an empty one); use '-' or leave it out for stdout")
     if output:
         _target(output)
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export import tabular, write_text
 
     skills = _skill_count(chips, families, specs_dir)
     with Bar("drill export", skills + 1) as bar:  # each skill drawn, then the text rendered

@@ -22,11 +22,22 @@ from generator.io import safeio
 from labs.records import folder as records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 from labs.records.types import LabRecord, OpRow, RecordError, as_record
+from labs.measure import ops, ops as lab_ops, profile, xprof_logdir
+from drills import progress as lab_progress
+from drills.store.repository import Store
+from labs.gate import verdict as lab_gate, verify as lab_verify
+from labs import inputs, runner, session
+from generator.model.units import seconds
+from generator.explain import BY_ID, UnknownReasonError
+from labs.runner import LearnerPrediction
+from drills.progress_bar import Bar, Steps
+from drills.cmd_pod import collectives_lab
+from generator.model.answers import AnswerError, parse_number
 
 if TYPE_CHECKING:  # annotations only: the lab's modules load only for the command that runs them
     from generator.explain import Judgement
     from labs.measure.probes import Probed
-    from labs.runner import LearnerPrediction, Plan, PredictionsRead
+    from labs.runner import Plan, PredictionsRead
     from labs.session import Save
 
 T = TypeVar("T")
@@ -65,8 +76,6 @@ def _bench_folder(bench_dir: Path | None) -> None:
 
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.model.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
         if not part:
@@ -130,8 +139,6 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs.measure import ops as lab_ops  # start-up: loaded only when this command runs
-    from labs import session  # start-up: as above
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -141,7 +148,6 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
         _check_sizes(sizes)
     _require_jax()
     if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives/lab.py
-        from drills.cmd_pod import collectives_lab  # start-up: loaded only when this command runs
         collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
         return
     request = session.LabRequest(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir,
@@ -191,8 +197,6 @@ class _ClickLabUI:
 def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | None:
     """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
     terminal; the bar's line ends before the datasheet is said."""
-    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     with Bar("probes", len(runner.probe_labels(plan))) as bar:
         steps = Steps(bar, runner.probe_labels(plan))
@@ -211,8 +215,6 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (a pipe, a log, CI) no progress is written."""
-    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     steps = runner.step_labels(plan)
 
@@ -232,9 +234,6 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
 
 
 def _ask_predictions(plan: Plan) -> Learner:
-    from labs import inputs  # start-up: the lab's modules load only for the command that runs them
-    from labs.measure import ops  # start-up: as above
-    from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
     out: Learner = {}
@@ -265,7 +264,6 @@ def _saved(path: Path, store: Callable[[], T]) -> T:
 
 def _judgement_saver(path: Path) -> Callable[[str, Judgement], dict[str, Any]]:
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
-    from labs import session  # start-up: loaded only when this command runs
 
     save = session.judgement_saver(path)
     return lambda op, judgement: _saved(path, lambda: save(op, judgement))
@@ -283,9 +281,6 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
                       save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
     every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.explain import BY_ID, UnknownReasonError  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.model.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner  # start-up: the lab's modules load only for the command that runs them
 
     click.echo("")
     click.echo(WHY_INTRO)
@@ -353,7 +348,6 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from labs import inputs, session  # start-up: loaded only when this command runs
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -420,7 +414,6 @@ def _say_skipped(folder: Path | None) -> None:
 
 
 def _newest_unexplained(folder: Path) -> Path:
-    from labs import runner  # start-up: loaded only when this command runs
 
     _say_skipped(folder)
     found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
@@ -455,7 +448,6 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     pending. Unreadable records are skipped, one line each on stderr naming
     the file and the field.
     """
-    from labs.gate import verdict as lab_gate  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
@@ -473,7 +465,6 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
 
 def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
     """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
-    from labs.gate import verify as lab_verify  # start-up: loaded only when this command runs
 
     report = lab_verify.verify_folder(bench_dir)
     if as_json:  # the JSON's "skipped" names each unreadable file and field
@@ -509,8 +500,6 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     records (or --bench DIR); the streak from the quiz store and Anki (drill anki-import); the
     gate as `drill gate` judges it.
     """
-    from drills.store.repository import Store  # start-up: `drill` loads a command's dependencies only when it runs
-    from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         for n in (*ticks, *unticks):
@@ -558,7 +547,6 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     inside the record's own folder is read, and only a few folders deep.
     """
 
-    from labs.measure import profile  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -577,7 +565,6 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     if home not in root.resolve().parents:
         raise click.ClickException(f"{record_path.name}: its trace folder {safeio.display_path(root)} is outside "
                                    f"its records folder {safeio.display_path(home)}; refusing to read it")
-    from labs.measure import xprof_logdir  # start-up: the lab's modules load only for the command that runs them
 
     try:  # a fresh or empty --logdir, or this record's own earlier layout; else the tool's folder, reused
         layout = xprof_logdir.lay_out(root, record_path.name, logdir)

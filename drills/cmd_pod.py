@@ -20,6 +20,10 @@ from generator.model import catalogue
 from generator.model import collectives as C
 from generator.io.termsafe import visible
 from generator.model.units import sci, seconds, si
+from generator.model.answers import AnswerError, parse_duration_seconds, parse_number
+from labs.records.types import RecordError
+from labs.records import folder as records
+from labs.collectives import lab, record as rec, run as on_devices
 
 if TYPE_CHECKING:
     from labs.collectives.lab import Plan
@@ -28,8 +32,6 @@ if TYPE_CHECKING:
 def _bytes(text: str) -> float:
     """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``), from
     one byte up to 1e21 B (UsageError otherwise)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.model.answers import AnswerError, parse_number
 
     try:
         value = parse_number(text, "B", "B")  # a bare number on the command line is bytes
@@ -227,12 +229,6 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
 
-    from labs.collectives import lab  # start-up: the lab's modules load only for the command that runs them
-    from labs.collectives import record as rec  # start-up: the lab's modules load only for the command that runs them
-    # start-up: the lab's modules load only for the command that runs them
-    from labs.collectives import run as on_devices
-    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
-    from labs.records.types import RecordError  # start-up: the lab's modules load only for the command that runs them
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, trace_dir=trace_dir,
@@ -263,8 +259,6 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 
 def _ask(plan: Plan) -> dict[str, float]:
     """Predict before you measure: one time per row at a terminal (blank skips)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.model.answers import AnswerError, parse_duration_seconds
 
     click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")
     out: dict[str, float] = {}

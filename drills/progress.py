@@ -14,13 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from drills import can_you_needs, mastery as mastery_rule
 from drills.store.clock import local_date
-from generator.problems import families
+from generator.problems import families, generate
 from generator.errors import DrillError
 from generator.problems.families.base import Mastery
 from generator.io.termsafe import visible_lines
 from labs import calibration_bias
 from labs.gate import verdict as lab_gate
 from labs.records.types import LabRecord, Miss
+from generator.model.units import fmt
+from labs.calibration_bias import prediction_bias
+from drills.stats import compute_stats
+from labs.records import folder as records
+from generator.problems.generate import CAN_YOU
+from generator import explain as miss_reasons
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
     from drills.store.repository import Store
@@ -88,8 +94,6 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     ("overhead") never counts."""
     if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
-    from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
@@ -104,8 +108,6 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
 def unexplainable(record: LabRecord, op: str) -> bool:
     """No set of reasons the record's evidence allows explains this miss (judged again, never read
     from the record's own flag): a finding, which asks nothing of the learner."""
-    from generator import explain as miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     try:
         return miss_reasons.unexplainable(records.op_evidence(record.to_dict(), op)) is not None
@@ -165,7 +167,6 @@ def mastered(rules: list[Mastery], last: dict[str, dict[str, Any]], lab_records:
 
 
 def can_you_items() -> list[tuple[int, str, str]]:
-    from generator.problems.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
     return list(CAN_YOU)
 
 
@@ -211,14 +212,12 @@ def can_you(store: Store, lab_records: LabRecords = (), now: datetime | None = N
 
 def _every_chip(names: tuple[str, ...]) -> list[Skill]:
     """Every skill of these families on every chip (the generator's order), for an item's command."""
-    from generator.problems import generate  # start-up: the problem generator loads only for the checklist
 
     return generate.skills(list(names), None)
 
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
     """(path, typed record) for each readable record in the folder (unreadable ones: the gate lists them)."""
-    from labs.records import folder as records  # start-up: the lab's modules load only for the command that runs them
 
     folder = records.default_dir() if bench_dir is None else Path(bench_dir)
     return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]
@@ -237,10 +236,7 @@ def lab_status(result: lab_gate.GateResult) -> dict[str, Any]:
 
 
 def checklist(store: Store, bench_dir: Path | None = None) -> dict[str, Any]:
-    from drills.stats import compute_stats  # start-up: `drill` loads a command's dependencies only when it runs
 
-    # start-up: the lab's modules load only for the command that runs them
-    from labs.calibration_bias import prediction_bias
 
     result = lab_gate.evaluate(bench_dir)
     loaded = load_records(bench_dir)
@@ -275,7 +271,6 @@ class Trend:
 
     def line(self) -> str:
         """``trend: further: ... (typical miss per record, oldest to newest: x1.2 → x2.5)``."""
-        from generator.model.units import fmt  # start-up: `drill` loads a command's dependencies only when it runs
 
         series = " → ".join(f"x{fmt(m, '')}" for m in self.typical_miss)
         return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"

@@ -17,6 +17,7 @@ from generator import explain as miss_reasons
 from generator.io.termsafe import visible
 from labs.records import evidence
 from labs.records.types import OpRow
+from generator.model.units import fmt
 
 if TYPE_CHECKING:  # annotations only: the record as JSON (a record being judged is edited in place)
     from labs.records.folder import RecordJSON
@@ -106,7 +107,6 @@ def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
     miss.setdefault("attempts", [])
     row["miss"] = miss
     ev = evidence.op_evidence(record, row["op"])
-    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     found = miss_reasons.explanations(ev)
     if not found:

@@ -18,6 +18,7 @@ from generator.io.yamlio import safe_load
 from labs.measure import ops as lab_ops
 from labs.records.predictions import InputError as InputError, parse_prediction as parse_prediction  # its errors, re-exported
 from labs.runner import LearnerPrediction
+from generator.explain import BY_ID, corrected_from_sentence, CorrectedError, parse_corrected
 
 
 class ExplanationEntry(TypedDict):
@@ -132,8 +133,6 @@ def explanations_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
     """op -> a sentence (reasons and the corrected time after its last '=' read from it), or
     op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
     ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
-    # start-up: loaded only on the lab path that uses it
-    from generator.explain import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
     out: dict[str, Explanation] = {}
     for key, value in data.items():

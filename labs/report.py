@@ -13,6 +13,7 @@ from typing import Any
 from generator.model.units import seconds, si
 from labs.records import score
 from labs.records.types import LabRecord, XlaCost, as_record
+from labs import explain as lab_explain
 
 # The issue's fidelity target: for ops of 1 ms or more, wall median within 15% of device time.
 WALL_DEVICE_TOLERANCE = 0.15
@@ -133,7 +134,6 @@ def _xla(x: XlaCost | None, key: str, flag: str) -> str:
 
 def finding_of(record: LabRecord, op: str) -> str | None:
     """Why no reason the record's evidence allows explains ``op``'s miss (judged again), or None."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.finding(record.to_dict(), op)
 

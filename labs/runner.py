@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING, Callable
 from generator.model import catalogue, roofline
 from generator.model.costs import OpCost
 from generator.errors import DrillError
-from labs.measure import ops as lab_ops
-from labs.records import folder as records
+from labs.measure import calls as measure, ops as lab_ops, probes as lab_probes, timing
+from labs.records import evidence, folder as records
 from labs.records import score
 from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError
 from labs.records.folder import RecordJSON
 from labs.measure.device import DeviceInfo
 from labs.options import RunOptions
 from labs.measure.timing import Rotation
+from labs import explain as lab_explain
 
 if TYPE_CHECKING:
     from generator import explain as miss_reasons
@@ -191,7 +192,6 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     the probes already measured (``labs.measure.probes.measure_probes``, shown as the device's
     datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs.measure import probes as lab_probes, timing  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     if learner and read is None:
@@ -236,7 +236,6 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
 
     ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
     the fixed cost and attained speeds (``labs.measure.probes.probes_dict``; None: the evidence lacks them)."""
-    from labs.records import evidence  # start-up: loaded only on the lab path that uses it
 
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
@@ -253,7 +252,6 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
     evidence.attach(rec)
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lab_explain.mark_findings(rec)  # before any "why?": a miss the evidence cannot explain is a finding
     rec["summary"] = _summary(rec["ops"], graded)
@@ -272,7 +270,6 @@ def typed_misses(record: LabRecord) -> list[OpRow]:
 
 def judge_explanation(record: RecordJSON, op: str, given: Given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.judge(record, op, given)
 
@@ -280,7 +277,6 @@ def judge_explanation(record: RecordJSON, op: str, given: Given) -> "miss_reason
 def record_judgement(record: RecordJSON, op: str, judgement: miss_reasons.Judgement) -> None:
     """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
     explanation never replaced by a later refused one); refresh the summary."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lab_explain.apply(next(r for r in record["ops"] if r["op"] == op), judgement)
     record["summary"] = _summary(record["ops"], record["graded"])
@@ -288,7 +284,6 @@ def record_judgement(record: RecordJSON, op: str, judgement: miss_reasons.Judgem
 
 def reveal(record: RecordJSON, op: str) -> list[str]:
     """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     lines = lab_explain.reveal(record, next(r for r in record["ops"] if r["op"] == op))
     record["summary"] = _summary(record["ops"], record["graded"])
@@ -302,7 +297,6 @@ def explain(record: RecordJSON, explanations: Mapping[str, Given]) -> RecordJSON
         given = explanations.get(row["op"])
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
-        from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
         if lab_explain.finding(record, row["op"]):
             continue  # unexplained by the evidence: nothing to judge
@@ -313,7 +307,6 @@ def explain(record: RecordJSON, explanations: Mapping[str, Given]) -> RecordJSON
 
 def accepted(row: RecordJSON | OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.accepted(row)
 
@@ -327,13 +320,11 @@ def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
-    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     cost = plan.costs[name]
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
     xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
-    from labs.measure import probes as lab_probes  # start-up: loaded only on the lab path that uses it
     compiled = lab_probes.compiled_dtype(fn, sets[0])
     trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
     meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
@@ -387,7 +378,6 @@ def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None
     row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
     row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
 
 

@@ -24,6 +24,7 @@ from labs import explain as lab_explain
 from labs.records.types import LabRecord, OpRow, RecordError, as_record
 from labs.records.folder import RecordJSON
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
+from generator.model.units import seconds
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
 
@@ -316,7 +317,6 @@ def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPredict
 
 def why_questions(record: RecordJSON) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
-    from generator.model.units import seconds  # start-up: loaded only on the lab path that uses it
 
     graded = record["graded"]
     whose = "your" if graded == "learner" else f"the {graded}"

@@ -18,12 +18,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from drills import can_you_needs, mastery
-from drills.quiz import grading
+from drills.quiz import assess as module, grading
 from drills.quiz.terminal import MAX_LINE_CHARS, EndOfInput, InputTooLong, QuizIO, until
 from drills.store.repository import ReviewRecord, Store, UndoRefused
 from drills.store.clock import behind_warning, iso, local_date, parse_iso, utc_now
 from drills.store.clock import start_of_day as _start_of_day
-from generator.problems import generate
+from generator.problems import families as families_mod, generate
 from generator.problems.problem import Problem
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ def _assess() -> _Assess:
     """``drills.quiz.assess`` (and with it the misconception catalogue and the answer grammar), imported
     when the first answer is read, not before the first question: the quiz's first prompt waits
     for nothing it does not show."""
-    from drills.quiz import assess as module  # start-up: `drill` loads a command's dependencies only when it runs
 
     return module
 
@@ -201,7 +200,6 @@ def _recall_checks(rules: dict[int, list[Any]], ticked: set[int], found: dict[st
 @functools.lru_cache(maxsize=1)
 def _mastery_rules() -> dict[int, list[Any]]:
     """The families' "Can you" rules (``generator.problems.families.mastery_rules``), read once a process."""
-    from generator.problems import families as families_mod  # start-up: the families load only when a quiz plans new skills
 
     return families_mod.mastery_rules()
 

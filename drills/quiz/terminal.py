@@ -19,6 +19,7 @@ import click
 
 from generator.problems.problem import Problem
 from generator.io.termsafe import json_visible, visible_text
+from generator.model.units import json_ready
 
 
 # Lone surrogates: bytes that did not decode (errors="surrogateescape") or were never text.
@@ -142,6 +143,5 @@ class QuizIO:
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.as_json:
-            from generator.model.units import json_ready  # a relative error past the float range prints null
 
             click.echo(json_visible(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)), file=self.stdout)

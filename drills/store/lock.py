@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from drills.store.files import StoreError, bad_file, disk_full, disk_full_error, one_line, shown
+from generator.io.lockinfo import lock_holder as holder
 
 LOCK_TIMEOUT_S = 5.0  # the longest a command waits, in total, for another process's lock on the store
 
@@ -73,7 +74,5 @@ def in_use(path: pathlib.Path) -> StoreError:
 def lock_holder(path: pathlib.Path) -> int | None:
     """The PID of another process holding a POSIX lock on the store or its ``-shm``, from ``/proc/locks``
     (``generator.io.lockinfo``); None where ``/proc/locks`` is missing or shows no one."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.io.lockinfo import lock_holder as holder
 
     return holder((path, pathlib.Path(f"{path}-shm")))

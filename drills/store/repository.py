@@ -22,7 +22,7 @@ from typing import Any, Callable
 from fsrs import Card, Rating, Scheduler
 
 from drills.store import integrity as store_integrity
-from drills.store.clock import clamp_card, iso, parse_iso, utc_now  # noqa: F401  (parse_iso: re-exported)
+from drills.store.clock import clamp_card, iso, parse_iso, store_time, utc_now  # noqa: F401  (parse_iso: re-exported)
 from drills.store.files import (APP_NAME, SIDE_SUFFIXES, SQLITE_MAGIC, STORE_FILENAME, StoreError,  # noqa: F401
                                 StoreMissing, bad_file, check_file, check_side_files, check_writable,
                                 default_store_path, disk_full, disk_full_error, fingerprint, journal_present,
@@ -216,7 +216,6 @@ class Store:
     def store_time(self, clock: datetime | None = None) -> datetime:
         """The time to schedule from: ``clock`` (default: now), or the newest review's time when the
         clock is behind it (``drills.store.clock.store_time``). Reads only; writes nothing."""
-        from drills.store.clock import store_time  # start-up: `drill` loads a command's dependencies only when it runs
 
         clock = clock or utc_now()
         return store_time(clock, self.newest_review_at())

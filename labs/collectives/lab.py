@@ -25,6 +25,8 @@ from labs.records import folder as records
 from labs.records import score
 from labs.options import RunOptions
 from labs.records.types import RecordError
+from labs.records.predictions import InputError, parse_prediction
+from labs.inputs import read_mapping
 
 if TYPE_CHECKING:
     from labs.measure.device import DeviceInfo
@@ -389,9 +391,6 @@ def _median(values: list[float | None]) -> float | None:
 
 def load_predictions(path: Path, plan: Plan) -> dict[str, float]:
     """A YAML/JSON file: row id (``all_gather@1MB``, ``sharded_matmul``) -> time with units (seconds)."""
-    # start-up: loaded only on the lab path that uses it
-    from labs.inputs import read_mapping
-    from labs.records.predictions import InputError, parse_prediction  # start-up: as above
 
     try:
         data = read_mapping(Path(path), "predictions")

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from labs.collectives.lab import CollectivesLabError, Options, Plan, RowPlan, assemble, load_predictions, make_plan
+from labs.collectives import record as collectives_record
+from labs.measure import calls as measure
 
 MIN_JAX = (0, 4, 30)  # the single-chip lab's minimum (pyproject's lab extra): shard_map exists from there on
 INPUT_SETS = 2  # input sets per row, alternated: a call never reuses the previous call's buffers
@@ -104,7 +106,6 @@ def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
     import jax  # optional dependency: jax loads only when a lab runs on a device
     import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     i, j, k = plan.matmul.shape
     dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
@@ -123,7 +124,6 @@ def run(plan: Plan, learner: dict[str, float] | None = None,
     """Measure every row and return the scored record (``labs.collectives.lab.assemble``; not yet saved)."""
     import jax  # optional dependency: jax loads only when a lab runs on a device
 
-    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     progress("build mesh")
@@ -205,7 +205,6 @@ def run_and_save(plan: Plan, learner: dict[str, float],
                  progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Any, Path | None]:
     """Measure, validate and (process 0 only) save: (the record, it typed, its path or None on the other
     processes of a multi-host run). CollectivesLabError or RecordError (one line)."""
-    from labs.collectives import record as collectives_record  # start-up: loaded only on the lab path that uses it
 
     record = run(plan, learner, progress)
     typed = collectives_record.parse(record)  # the record as written, validated

@@ -17,6 +17,11 @@ from typing import TYPE_CHECKING, Any
 from generator.model import catalogue, costs, roofline
 from generator.io.safeio import display_path
 from labs.records.types import LabRecord, as_record
+from labs.measure.ops import OPS
+from generator.model.hierarchy import Hierarchy, HierarchyError
+from labs.records import evidence
+from labs.gate import verify
+from labs.records.folder import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # annotations only: the record as JSON, read defensively here
     from labs.records.folder import RecordJSON
@@ -63,7 +68,6 @@ def _whole(value: object) -> int | None:
 
 
 def schema_reasons(record: RecordJSON) -> list[str]:
-    from labs.records.folder import SCHEMA_VERSION  # start-up: loaded only on the lab path that uses it
 
     version = record.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -75,8 +79,6 @@ def schema_reasons(record: RecordJSON) -> list[str]:
 def probe_measurements(record: RecordJSON) -> dict[str, tuple[dict[str, Any], str, tuple[Shape, ...] | None]]:
     """The probes' stored measurements: name -> (measurement dict, XLA module name, the entry
     parameters its module is compiled for: None where the record does not say)."""
-    from labs.gate import verify  # start-up: loaded only on the lab path that uses it
-    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     probes = _object(record.get("probes"))
     cal = _object(probes.get("calibration"))
@@ -98,8 +100,6 @@ def probe_measurements(record: RecordJSON) -> dict[str, tuple[dict[str, Any], st
 
 def trace_reasons(record: RecordJSON, folder: Path, typed: LabRecord | None = None) -> list[str]:
     """``traces:``, ``device planes:`` and ``trace times:`` for one record in ``folder``."""
-    from labs.gate import verify  # start-up: loaded only on the lab path that uses it
-    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     typed = as_record(record) if typed is None else typed
     why: list[str] = []
@@ -238,7 +238,6 @@ def evidence_reasons(record: RecordJSON) -> list[str]:
 
 def _hierarchy_prediction_reasons(record: RecordJSON, probes: dict[str, Any], row: dict[str, Any]) -> list[str]:
     """A stored hierarchy prediction is what the record's own probes and hierarchy give."""
-    from labs.records import evidence  # start-up: loaded only on the lab path that uses it
 
     stored = (row.get("predictions") or {}).get("hierarchy")
     if not isinstance(stored, dict):
@@ -255,7 +254,6 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     its work floor is the roofline at the probes' attained speeds (or the measured hierarchy's faster
     ones) for that op at the probe's size,
     its fixed cost is the time beyond that work, and ``fixed_cost_s`` is the smallest of them."""
-    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     by_op = probes.get("fixed_cost_by_op")
     if not isinstance(by_op, dict) or not by_op:
@@ -267,7 +265,6 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     except (KeyError, TypeError, ValueError):
         attained = None
     if attained is not None and probes.get("hierarchy") is not None:
-        from generator.model.hierarchy import Hierarchy, HierarchyError  # start-up: loaded only on the lab path that uses it
 
         try:  # the work is taken at the fastest rates measured (labs.measure.probes.probes_dict)
             attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)
@@ -320,7 +317,6 @@ def _floor(record: RecordJSON, row: dict[str, Any]) -> tuple[float, float, float
 def physics_reasons(record: RecordJSON, typed: LabRecord | None = None) -> list[str]:
     """``datasheet:``, ``datasheet floor:`` and ``attained:`` against the claimed chip's datasheet
     (the catalogue's numbers, never the record's)."""
-    from labs.measure.ops import OPS  # start-up: loaded only on the lab path that uses it
 
     chip = catalogue.load().for_device_kind(str(record.get("device_kind")))
     if chip is None:

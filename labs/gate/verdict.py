@@ -23,6 +23,11 @@ from labs.records import score
 from labs.measure.ops import OPS, SEED_OPS
 from labs.records.types import LabRecord, Measured, Miss, OpRow, RecordError, as_record
 from labs.records.folder import LedgerEntry, RecordJSON
+from labs.gate import consistency
+from generator.model.roofline import UnpublishedFigureError
+from generator import explain as miss_reasons
+from labs.measure.calls import noise_reasons, NOISY_SPREAD, quantile
+from labs.records.predictions import InputError, parse_prediction
 
 GATE = "GATE 00"
 CRITERION = "Latency predictions for five ops within 2x of measured, every miss explained"
@@ -136,7 +141,6 @@ def _close(a: float, b: float) -> bool:
 
 def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
     """Why the learner's predictions cannot prove they came first (empty: they can)."""
-    from labs.records.predictions import InputError, parse_prediction  # start-up: loaded only on the lab path that uses it
 
     lacking = [n for n in SEED_OPS if n in by_op and not by_op[n].predictions.learner]
     if lacking or record.graded != "learner":
@@ -173,7 +177,6 @@ def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
 # ----------------------------------------------------------------- (b) device time, not noisy
 
 def _measured_reasons(name: str, m: Measured) -> list[str]:
-    from labs.measure.calls import NOISY_SPREAD, noise_reasons, quantile  # start-up: loaded only on the lab path that uses it
 
     if m.measured_from != "device":
         reason = m.measured_reason or m.device_grouping or "no device time"
@@ -245,7 +248,6 @@ def _device_reasons(record: LabRecord) -> list[str]:
 
 def stored_has_time(text: str) -> bool:
     """Whether a stored sentence holds a corrected time (older explanations do not)."""
-    from generator import explain as miss_reasons  # start-up: loaded only on the lab path that uses it
 
     try:
         return miss_reasons.corrected_from_sentence(text) is not None
@@ -258,8 +260,6 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     """(misses, explained, unexplained, re-judged explanations, evidence lacking, inconsistencies);
     a miss no set of reasons the evidence allows explains goes to ``findings`` ("op: why"), never to
     unexplained."""
-    from generator import explain as miss_reasons  # start-up: loaded only on the lab path that uses it
-    from generator.model.roofline import UnpublishedFigureError  # start-up: as above
 
     misses: list[str] = []
     explained: list[str] = []
@@ -488,7 +488,6 @@ def _refusals_from_ledger(row: Row, stem: str, ledger: list[LedgerEntry] | None)
 
 def _evaluate(bench_dir: Path, loaded_all: list[records.Loaded], ledger: list[LedgerEntry] | None,
               skipped: list[Skipped]) -> GateResult:
-    from labs.gate import consistency  # start-up: loaded only on the lab path that uses it
 
     rows = []
     present = {l.path.stem for l in loaded_all}

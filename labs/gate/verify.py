@@ -22,6 +22,7 @@ from labs.records import folder as records
 from labs.measure.hloproto import Shape
 from labs.measure.ops import OPS
 from labs.records.types import LabRecord, OpRow
+from labs.measure.calls import summarize_device
 
 TOLERANCE = 1e-6  # the same integer nanoseconds read twice: only float noise may differ
 # Trace folders per measurement: the lab writes labs.measure.calls.TRACES (3). Each trace's parse is
@@ -195,7 +196,6 @@ def check_measured(m: Mapping[str, object], module: str, reps: int, folder: Path
     device measurement ``m`` of ``module`` timed ``reps`` runs per trace, in the record folder
     ``folder``, compiled for ``parameters``; the plane names of the traces read are added to ``planes``
     (``derive`` says what else is checked and collected)."""
-    from labs.measure.calls import summarize_device  # start-up: loaded only on the lab path that uses it
 
     stored = m.get("device_median_s")
     where = m.get("trace_dir")

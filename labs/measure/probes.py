@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from generator.model import roofline
+from generator.model import catalogue, hierarchy as model, roofline
 from generator.model.hierarchy import Hierarchy
+from generator.model.units import fmt
+from labs.measure import calibrate as cal, calls as measure, hierarchy as lab_hierarchy, ops as lab_ops
 
 if TYPE_CHECKING:
     from labs.measure.calibrate import Calibration
@@ -81,8 +83,6 @@ def remeasured(measure: Callable[[], "Measurement"], budget_s: float = PROBE_BUD
 def fixed_cost_edge(size: int, ops: tuple[str, ...] = ()) -> int:
     """The edge the fixed cost is measured at: the lattice's lane count (128), never above the run's N;
     with the skinny matmul among ``ops``, above its rows (its shape needs N > rows)."""
-    from generator.model import catalogue  # start-up: loaded only on the lab path that uses it
-    from labs.measure import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     lanes = int(catalogue.load().facts[FIXED_COST_EDGE_FACT].value[1])
     edge = max(1, min(size, lanes))
@@ -96,8 +96,6 @@ def fixed_cost_probes(ops: tuple[str, ...], size: int, dtype: str, reps: int,
     ``device``, each probe rotates its inputs through as many sets as the lab's op would at that size
     (``labs.measure.ops.LabOp.rotation``): one hot set reads a small call's cost low (2-3 µs of a 5 µs reduce_sum
     on this project's CPU)."""
-    from labs.measure import calls as measure  # start-up: loaded only on the lab path that uses it
-    from labs.measure import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     edge = fixed_cost_edge(size, ops)
     out: dict[str, tuple[Measurement, bool, int]] = {}
@@ -127,7 +125,6 @@ def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
     """``labs.measure.calibrate.calibrate``, run again while its matmul or copy spread is over TARGET_SPREAD and
     the budget lasts; the last run is kept (its traces are the ones on disk)."""
 
-    from labs.measure import calibrate as cal  # start-up: loaded only on the lab path that uses it
 
     started = time.monotonic()
     last = cal.calibrate(device, dtype, reps, trace_dir)
@@ -155,7 +152,6 @@ def probes_dict(fixed: dict[str, tuple["Measurement", bool, int]], calibration: 
     the fastest speeds the device showed (the calibration's, or a faster measured hierarchy level or
     matmul shape): what a call costs beyond its work, so floor + fixed cost does not count the work
     twice, and a slow big-matmul probe never hides a small matmul's fixed cost."""
-    from labs.measure import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     ceilings = calibration.ceilings() if hierarchy is None else hierarchy.fastest(calibration.ceilings())
     by_op: dict[str, dict[str, Any]] = {}
@@ -224,8 +220,6 @@ class Probed:
 def measure_probes(plan: ProbePlan, progress: Callable[[str], None] | None = None) -> Probed:
     """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
 
-    from labs.measure import calibrate as cal  # start-up: loaded only on the lab path that uses it
-    from labs.measure import hierarchy as lab_hierarchy  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     o = plan.options
@@ -257,7 +251,6 @@ def datasheet_constants(probed: Probed, stored_path: StoredPath) -> dict[str, An
 
 def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
     """This device's datasheet, measured just now: what to predict from where the catalogue has none."""
-    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     c = probed.calibration
     lines = [f"This device's datasheet ({device_kind}), measured just now (no catalogue entry):",
@@ -269,7 +262,6 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
         lines.append(f"  fixed cost of {article} {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
     if probed.hierarchy is not None:
-        from generator.model import hierarchy as model  # start-up: loaded only on the lab path that uses it
 
         lines.extend(model.lines(probed.hierarchy))
     lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
-if TYPE_CHECKING:
-    from labs.measure import hloproto
+from generator.io import safeio
+from labs.measure import hloproto, xplane
 
 _DEVICE_PLANE = re.compile(r"^/device:(GPU|TPU)", re.IGNORECASE)
 
@@ -157,7 +157,6 @@ def read_trace_bytes(path: Path) -> bytes:
     """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
     when it is too large, not gzip, or truncated."""
 
-    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
     limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
@@ -186,7 +185,6 @@ def load(path: Path, reader: str = "auto") -> Trace:
         import jax  # optional dependency: jax loads only when a lab runs on a device
         profile: Trace = jax.profiler.ProfileData.from_serialized_xspace(data)
         return profile
-    from labs.measure import xplane  # start-up: loaded only on the lab path that uses it
     return xplane.parse(data, max_events=TRACE_MAX_FIELDS)
 
 
@@ -201,7 +199,6 @@ def compress(trace_dir: Path) -> None:
     """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
     ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
 
-    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
         safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
@@ -481,7 +478,6 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     result.program_ids = tuple(sorted({e.program for e in events if e.program is not None}))
     result.session_unix_ns = session_unix_ns(profile)
     if hasattr(profile, "planes") and all(hasattr(p, "event_metadata") for p in profile.planes):
-        from labs.measure import hloproto  # start-up: the HLO reader loads only where a trace has compiled-module metadata
 
         result.compiled = tuple(m for m in hloproto.compiled_modules(profile) if _same_module(m.name, module))
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
@@ -584,7 +580,6 @@ def xprof_layout(trace_root: Path, logdir: Path) -> list[Path]:
     (``fixed_cost-<op>-trace-<k>`` for an op kind's fixed-cost probe). A path that is there already is
     refused (SafeIOError), never written over: ``labs.measure.xprof_logdir`` chooses the logdir and clears its own.
     Reading is bounded like the gate's (``read_trace_bytes``); returns the files written."""
-    from generator.io import safeio  # start-up: loaded only on the lab path that uses it
 
     written = []
     # An op's traces sit in OP/trace-K; a fixed-cost probe's one level deeper (fixed_cost/OP/trace-K).

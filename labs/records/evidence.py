@@ -15,6 +15,8 @@ from generator.model import costs, roofline
 from generator import explain as miss_reasons
 from generator.model.hierarchy import CallRate, Hierarchy, HierarchyError, Level
 from generator.problems import record_mistakes
+from generator.model.units import fmt
+from labs.records import ops as lab_ops
 
 
 def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
@@ -158,7 +160,6 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
 
 def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float, float | None], ...]:
     """Every rate the measured hierarchy holds: each level's, and main memory's by call size."""
-    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     if measured_hierarchy is None:
         return ()
@@ -189,7 +190,6 @@ def _working_set_bytes(row: dict[str, Any]) -> float | None:
 def _probe_cost(per_op: dict[str, Any], op: str, dtype: str) -> costs.OpCost | None:
     """What ``generator.model.costs`` counts for this op kind's fixed-cost probe (the op at the probe's size),
     or None where the record lacks the probe."""
-    from labs.records import ops as lab_ops  # start-up: loaded only on the lab path that uses it
 
     size = per_op.get("size")
     if op not in lab_ops.OPS or not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -245,7 +245,6 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
 
 def _level_name(level: Level | None, call: CallRate | None) -> str:
     """The level an op's working set lives in, with the call size its rate was swept at."""
-    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     if level is None:
         return ""
@@ -317,7 +316,6 @@ def shown(row: dict[str, Any]) -> bool:
 def table(record: dict[str, Any]) -> list[str]:
     """The evidence table for every op; which reasons explain a miss only where its explanation was
     accepted (or revealed with ``drill explain --show``)."""
-    from generator.model.units import fmt  # start-up: loaded only on the lab path that uses it
 
     def n(value: float | None, unit: str) -> str:
         return "-" if value is None else fmt(value, unit)

@@ -30,6 +30,9 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from generator.io import safeio
 from generator.io.termsafe import visible
 from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
+from labs.records.evidence import op_evidence as build
+from generator.model import catalogue
+from generator.io.lockinfo import lock_holder
 
 if TYPE_CHECKING:
     from generator.explain import OpEvidence
@@ -336,7 +339,6 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    from generator.io.lockinfo import lock_holder  # start-up: loaded only on the lab path that uses it
 
                     pid = lock_holder([path])
                     who = f" (PID {pid})" if pid else ""
@@ -498,7 +500,6 @@ def run_key(record: LabRecord | Mapping[str, object]) -> str:
     ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
     spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
 
-    from generator.model import catalogue  # start-up: loaded only on the lab path that uses it
 
     kind = str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
     chip = catalogue.load().for_device_kind(kind)
@@ -739,6 +740,5 @@ def check_writable(directory: Path) -> None:
 
 def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
     """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.records.evidence.op_evidence``)."""
-    from labs.records.evidence import op_evidence as build# start-up: loaded only on the lab path that uses it
 
     return build(record, op)

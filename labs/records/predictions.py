@@ -5,6 +5,7 @@ what?"), never taken as seconds. Records keep the text; the gate reads it again.
 from __future__ import annotations
 
 from generator.errors import DrillError
+from generator.model.answers import AnswerError, NeedsUnitError, parse_duration_seconds
 
 
 class InputError(DrillError, ValueError):
@@ -13,8 +14,6 @@ class InputError(DrillError, ValueError):
 
 def parse_prediction(text: str) -> float:
     """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
-    # start-up: loaded only on the lab path that uses it
-    from generator.model.answers import AnswerError, NeedsUnitError, parse_duration_seconds
 
     text = str(text).strip()
     try:
