@@ -37,7 +37,6 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     course page shows them. Takes well under a minute on a 2-core CPU."""
 
     if chip is not None:
-
         try:
             found = catalogue.get(chip)
         except catalogue.UnknownChipError as exc:
@@ -65,7 +64,6 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
 
 
 def _show(found: Hierarchy, as_json: bool) -> None:
-
     if as_json:
         click.echo(json.dumps(found.to_dict(), indent=1, ensure_ascii=False))
         return

@@ -234,7 +234,6 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
 
 
 def _ask_predictions(plan: Plan) -> Learner:
-
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
     out: Learner = {}
     for name in plan.options.ops:
@@ -414,7 +413,6 @@ def _say_skipped(folder: Path | None) -> None:
 
 
 def _newest_unexplained(folder: Path) -> Path:
-
     _say_skipped(folder)
     found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
              and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
@@ -546,7 +544,6 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     your records folder (or --bench); without it, the newest record there. Only a trace folder
     inside the record's own folder is read, and only a few folders deep.
     """
-
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()

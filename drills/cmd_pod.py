@@ -229,7 +229,6 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
 
-
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, trace_dir=trace_dir,
                           out_dir=out_dir if out_dir is not None else records.default_dir())  # the learner's folder

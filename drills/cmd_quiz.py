@@ -113,7 +113,6 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     if warning:
         click.echo(warning, err=True)
     if as_json:
-
         click.echo(json.dumps(json_ready(numbers), indent=2, allow_nan=False))
         return
     for line in summary_lines(numbers):

@@ -85,7 +85,6 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
 
 
 def _serve(out_dir: Path, port: int) -> None:
-
     try:
         server = make_server(out_dir, port)
     except OSError as exc:

@@ -236,8 +236,6 @@ def lab_status(result: lab_gate.GateResult) -> dict[str, Any]:
 
 
 def checklist(store: Store, bench_dir: Path | None = None) -> dict[str, Any]:
-
-
     result = lab_gate.evaluate(bench_dir)
     loaded = load_records(bench_dir)
     items = can_you(store, loaded)

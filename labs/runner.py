@@ -320,7 +320,6 @@ def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
-
     cost = plan.costs[name]
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]

@@ -143,5 +143,4 @@ class QuizIO:
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.as_json:
-
             click.echo(json_visible(json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)), file=self.stdout)

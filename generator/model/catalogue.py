@@ -308,7 +308,6 @@ def load(path: str | None = None) -> Catalogue:
     an entry built from today's ``chips.yaml`` bytes is there; otherwise the YAML is parsed (and cached).
     """
     if path is None:
-
         return parse(startcache.cached("catalogue", [CATALOGUE_PATH], lambda: _read_yaml(CATALOGUE_PATH)))
     return parse(_read_yaml(Path(path)))
 

@@ -106,7 +106,6 @@ def measure_local_matmul(plan: Plan, trace_dir: Path | None) -> Any:
     import jax  # optional dependency: jax loads only when a lab runs on a device
     import jax.numpy as jnp  # optional dependency: jax loads only when a lab runs on a device
 
-
     i, j, k = plan.matmul.shape
     dtype = jnp.bfloat16 if plan.options.dtype == "bf16" else jnp.float32
     a = jax.random.normal(jax.random.key(1), (i, j // plan.devices), dtype)
@@ -123,7 +122,6 @@ def run(plan: Plan, learner: dict[str, float] | None = None,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Measure every row and return the scored record (``labs.collectives.lab.assemble``; not yet saved)."""
     import jax  # optional dependency: jax loads only when a lab runs on a device
-
 
     progress = progress or (lambda label: None)
     progress("build mesh")

@@ -68,7 +68,6 @@ def _whole(value: object) -> int | None:
 
 
 def schema_reasons(record: RecordJSON) -> list[str]:
-
     version = record.get("schema_version")
     if version != SCHEMA_VERSION:
         return [f"schema: version {version} is older than {SCHEMA_VERSION}, the version this tool writes: "
@@ -265,7 +264,6 @@ def _fixed_cost_reasons(record: RecordJSON, probes: dict[str, Any]) -> list[str]
     except (KeyError, TypeError, ValueError):
         attained = None
     if attained is not None and probes.get("hierarchy") is not None:
-
         try:  # the work is taken at the fastest rates measured (labs.measure.probes.probes_dict)
             attained = Hierarchy.from_dict(probes["hierarchy"]).fastest(attained)
         except HierarchyError as exc:

@@ -177,7 +177,6 @@ def _learner_reasons(record: LabRecord, by_op: dict[str, OpRow]) -> list[str]:
 # ----------------------------------------------------------------- (b) device time, not noisy
 
 def _measured_reasons(name: str, m: Measured) -> list[str]:
-
     if m.measured_from != "device":
         reason = m.measured_reason or m.device_grouping or "no device time"
         return [f"{name}: wall clock, not device time ({reason})"]
@@ -488,7 +487,6 @@ def _refusals_from_ledger(row: Row, stem: str, ledger: list[LedgerEntry] | None)
 
 def _evaluate(bench_dir: Path, loaded_all: list[records.Loaded], ledger: list[LedgerEntry] | None,
               skipped: list[Skipped]) -> GateResult:
-
     rows = []
     present = {l.path.stem for l in loaded_all}
     for loaded in loaded_all:

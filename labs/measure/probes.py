@@ -125,7 +125,6 @@ def calibration_probes(device: "DeviceInfo", dtype: str, reps: int,
     """``labs.measure.calibrate.calibrate``, run again while its matmul or copy spread is over TARGET_SPREAD and
     the budget lasts; the last run is kept (its traces are the ones on disk)."""
 
-
     started = time.monotonic()
     last = cal.calibrate(device, dtype, reps, trace_dir)
     again = False
@@ -220,7 +219,6 @@ class Probed:
 def measure_probes(plan: ProbePlan, progress: Callable[[str], None] | None = None) -> Probed:
     """The probes of ``plan`` (a ``labs.runner.Plan``): calibration, then the fixed cost per op kind."""
 
-
     progress = progress or (lambda label: None)
     o = plan.options
     progress("calibrate" if plan.calibrate else "probes")
@@ -262,7 +260,6 @@ def datasheet_lines(probed: Probed, device_kind: str) -> list[str]:
         lines.append(f"  fixed cost of {article} {op} call (N={edge}, device time beyond its work): {fmt(net[op], 's')}"
                      + (" (noisy)" if meas.noisy_why else ""))
     if probed.hierarchy is not None:
-
         lines.extend(model.lines(probed.hierarchy))
     lines.append("Predict from these figures: floor = max(FLOPs / peak, bytes / bandwidth), plus the fixed cost "
                  "for a small op.")

@@ -157,7 +157,6 @@ def read_trace_bytes(path: Path) -> bytes:
     """A trace file's XSpace bytes (gunzipped when ``.gz``), bounded; OSError/ValueError (one line)
     when it is too large, not gzip, or truncated."""
 
-
     compressed = Path(path).name.endswith(COMPRESSED_SUFFIX)
     limit = TRACE_MAX_COMPRESSED_BYTES if compressed else TRACE_MAX_BYTES
     data = safeio.read_bytes_bounded(path, limit)
@@ -198,7 +197,6 @@ def trace_files(trace_dir: Path) -> list[Path]:
 def compress(trace_dir: Path) -> None:
     """Keep a trace small beside its record: gzip each ``.xplane.pb`` (XProf reads it after
     ``gunzip``) and drop the ``.trace.json.gz`` the profiler also writes (the same events again)."""
-
 
     for raw in Path(trace_dir).glob("plugins/profile/*/*.xplane.pb"):
         safeio.write_bytes(raw.with_name(raw.name + COMPRESSED_SUFFIX),
@@ -478,7 +476,6 @@ def module_times(trace_dir: Path, module: str, expected_runs: int, reader: str =
     result.program_ids = tuple(sorted({e.program for e in events if e.program is not None}))
     result.session_unix_ns = session_unix_ns(profile)
     if hasattr(profile, "planes") and all(hasattr(p, "event_metadata") for p in profile.planes):
-
         result.compiled = tuple(m for m in hloproto.compiled_modules(profile) if _same_module(m.name, module))
     result.grouping, result.uncertain, result.stray = grouping.how, grouping.uncertain, grouping.stray
     if grouping.uncertain:

@@ -339,7 +339,6 @@ def folder_lock(folder: Path, shared: bool = False, wait_s: float | None = None)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-
                     pid = lock_holder([path])
                     who = f" (PID {pid})" if pid else ""
                     raise FolderLocked(f"{safeio.display_path(folder)} is locked by another drill command{who} "
@@ -499,7 +498,6 @@ def run_key(record: LabRecord | Mapping[str, object]) -> str:
     """Runs compete for the one first-run slot per device kind (at a counted size). A record or a
     ledger line: the catalogued chip its ``device_kind`` names, else that name folded (NFKC, case,
     spaces), so "nvidia  h200 " or "NVIDIA H200 NVL" is the same slot as "NVIDIA H200"."""
-
 
     kind = str(record.device_kind if isinstance(record, LabRecord) else record.get("device_kind"))
     chip = catalogue.load().for_device_kind(kind)

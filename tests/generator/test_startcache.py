@@ -419,3 +419,25 @@ def test_drill_at_a_shared_cache_folder_gives_the_model_s_numbers_and_one_line(t
     assert again.stderr.count("start-up cache folder") == 1 and "not used" in again.stderr
     catalogue.load.cache_clear()
     generate.registry.cache_clear()
+
+
+def test_a_warm_start_reads_the_mastery_rules_without_importing_every_family(tmp_path):
+    """The quiz plans new skills by the "Can you" rules: warm, they come from the cache, and no family
+    module is imported to read them (the miss_reason family would bring the judge of explanations)."""
+    code = ("from generator.problems import families; "
+            "print(repr(sorted((k, [repr(r) for r in v]) for k, v in families.mastery_rules().items())))")
+    cold = _start(tmp_path / "cache", code)
+    assert "generator.problems.families.miss_reason" in cold
+    warm = _start(tmp_path / "cache", code)
+    assert not [m for m in warm if m.startswith("generator.problems.families.") and m.rsplit(".", 1)[1] in families.found()]
+    assert "generator.explain" not in warm
+
+
+def test_the_cached_mastery_rules_are_the_modules_own_and_a_bad_entry_is_rebuilt(cache, monkeypatch):
+    from generator.problems.families import base
+
+    from_modules = families.mastery_rules()  # the first call builds the entry
+    assert families.mastery_rules() == from_modules and 6 in from_modules
+    assert all(isinstance(r, base.Mastery) for rules in from_modules.values() for r in rules)
+    monkeypatch.setattr(startcache, "cached", lambda name, inputs, build: [[6, {"what": "forged"}]])
+    assert families.mastery_rules() == from_modules

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from generator.errors import DrillError
 from generator.io import startcache
 from generator.problems import specs
+from generator.problems.families import base
 
 EXTRA_PACKAGES_ENV = "DRILL_FAMILY_PACKAGES"
 
@@ -173,15 +174,36 @@ def deck_id(name: str) -> int:
 def mastery_rules() -> dict[int, list[Any]]:
     """The "Can you" item number -> the ``base.Mastery`` rules the families declare for it (``MASTERY``), each
     rule's ``families`` filled in with its own family when it names none. An item is mastered when
-    all of its rules hold."""
-
+    all of its rules hold. The rules come from ``generator.io.startcache`` when an entry built from the
+    families' files is there, so a quiz imports only the families it draws."""
+    rows = startcache.cached("mastery", source_files(), _mastery_rows)
+    if not _mastery_shaped(rows):
+        rows = _mastery_rows()  # not the shape this writes: read the modules, as without a cache
     out: dict[int, list[Any]] = {}
+    for item, row in rows:
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
+        rule = base.Mastery(**fields)
+        out.setdefault(int(item), []).append(rule)
+    return dict(sorted(out.items()))
+
+
+def _mastery_rows() -> list[list[Any]]:
+    """[item, the rule as a dict] for every family's ``MASTERY``, in family order (``mastery_rules``)."""
+    rows: list[list[Any]] = []
     for name in names():
         for item, rule in (getattr(module(name), "MASTERY", None) or {}).items():
             if not rule.families and not rule.lab:
                 rule = dataclasses.replace(rule, families=(name,))
-            out.setdefault(int(item), []).append(rule)
-    return dict(sorted(out.items()))
+            rows.append([int(item), {k: list(v) if isinstance(v, tuple) else v  # as JSON keeps it
+                                     for k, v in dataclasses.asdict(rule).items()}])
+    return rows
+
+
+def _mastery_shaped(rows: Any) -> bool:
+    fields = {f.name for f in dataclasses.fields(base.Mastery)}
+    return isinstance(rows, list) and all(
+        isinstance(r, list) and len(r) == 2 and type(r[0]) is int and isinstance(r[1], dict)
+        and set(r[1]) == fields for r in rows)
 
 
 def spec(name: str) -> Any:
@@ -191,8 +213,6 @@ def spec(name: str) -> Any:
     there, so a quiz imports no PyYAML and validates only the specs of the families it draws."""
     parsed = _specs.get(name)
     if parsed is None:
-
-
         if name not in found():
             raise KeyError(name)
         document = json.loads(_documents()[name])
@@ -218,8 +238,6 @@ def _documents() -> dict[str, str]:
 
 
 def _document(path: Path) -> str:
-
-
     data, lines = specs.read_document(path)
     document = {"data": data, "lines": [[list(where), line] for where, line in lines.items()]}
     try:
