@@ -23,8 +23,6 @@ from labs.records import folder as records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 from labs.records.types import LabRecord, OpRow, RecordError, as_record
 from labs.measure import ops, ops as lab_ops, profile, xprof_logdir
-from drills import progress as lab_progress
-from drills.store.repository import Store
 from labs.gate import verdict as lab_gate, verify as lab_verify
 from labs import inputs, runner, session
 from generator.model.units import seconds
@@ -498,6 +496,9 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     records (or --bench DIR); the streak from the quiz store and Anki (drill anki-import); the
     gate as `drill gate` judges it.
     """
+    # the quiz's store and its dependencies (fsrs) load only here: the GPU box runs the lab without them
+    from drills import progress as lab_progress
+    from drills.store.repository import Store  # as above
 
     try:
         for n in (*ticks, *unticks):

@@ -256,6 +256,8 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('drills.cli', 'generator.io.safeio:SafeIOError'),
     ('drills.cli', 'generator.io.safeio:SafeIOError,display_path'),
     ('drills.cli', 'importlib.util'),
+    ('drills.cmd_lab', 'drills.store.repository:Store'),
+    ('drills.cmd_lab', 'drills:progress'),
     ('drills.cmd_lab', 'jax'),
     ('drills.quiz.terminal', 'readline'),
     ('drills.store.files', 'platformdirs'),
