@@ -108,15 +108,20 @@ def report(rows: list[tuple[str, float, float, float, float]], records: int) -> 
           f"({shares[1] / len(rows):.0%})")
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", nargs="*", type=Path)
-    parser.add_argument("--fresh", action="store_true", help="make the records now, in this run")
+def add_fresh_options(parser: argparse.ArgumentParser) -> None:
+    """What a --fresh run is made of: sizes, dtypes, reps, busy processes, and where its records go."""
     parser.add_argument("--sizes", default="256,512,1024,2048")
     parser.add_argument("--dtypes", default="bf16,f32")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside a --fresh run")
     parser.add_argument("--out", type=Path, help="where --fresh keeps its records (default: a new temporary folder)")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="*", type=Path)
+    parser.add_argument("--fresh", action="store_true", help="make the records now, in this run")
+    add_fresh_options(parser)
     args = parser.parse_args(argv)
     if args.fresh:
         out_dir = args.out or Path(tempfile.mkdtemp(prefix="hierarchy-bench-"))

@@ -243,7 +243,6 @@ FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('bench.bench_lab_cpu', 'jax'),
     ('bench.bench_lab_cpu', 'labs.records:evidence'),
     ('bench.bench_lab_cpu', 'labs:runner'),
-    ('bench.bench_measurement_repeat', 'bench_hierarchy_predictions:fresh_records'),
     ('bench.bench_store', 'drills.store.repository:SCHEMA_VERSION'),
     ('bench.bench_store', 'drills.store.repository:Store,iso'),
     ('bench.bench_store', 'drills.store:schema'),
