@@ -92,9 +92,17 @@ def fresh_records(out_dir: Path, sizes: list[int], dtypes: list[str], reps: int,
     return paths
 
 
+def err(pred: float, meas: float) -> float:
+    """Relative error |predicted - measured| / measured."""
+    return abs(pred - meas) / meas
+
+
+def within(pred: float, meas: float, factor: float = 1.5) -> bool:
+    """Whether a prediction is within ``factor`` of measured, either way."""
+    return max(pred / meas, meas / pred) <= factor
+
+
 def report(rows: list[tuple[str, float, float, float, float]], records: int) -> None:
-    err = lambda pred, meas: abs(pred - meas) / meas  # noqa: E731
-    within = lambda pred, meas: max(pred / meas, meas / pred) <= 1.5  # noqa: E731
     print(f"{'op':<28} {'measured':>10} {'calibrated':>11} {'+fixed':>9} {'hierarchy':>10}")
     for label, meas, cal, cal_fixed, mine in rows:
         print(f"{label:<28} {meas * 1e6:>8.1f}us {err(cal, meas):>10.0%} {err(cal_fixed, meas):>8.0%} "
@@ -108,15 +116,20 @@ def report(rows: list[tuple[str, float, float, float, float]], records: int) -> 
           f"({shares[1] / len(rows):.0%})")
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", nargs="*", type=Path)
-    parser.add_argument("--fresh", action="store_true", help="make the records now, in this run")
+def add_fresh_options(parser: argparse.ArgumentParser) -> None:
+    """What a --fresh run is made of: sizes, dtypes, reps, busy processes, and where its records go."""
     parser.add_argument("--sizes", default="256,512,1024,2048")
     parser.add_argument("--dtypes", default="bf16,f32")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside a --fresh run")
     parser.add_argument("--out", type=Path, help="where --fresh keeps its records (default: a new temporary folder)")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="*", type=Path)
+    parser.add_argument("--fresh", action="store_true", help="make the records now, in this run")
+    add_fresh_options(parser)
     args = parser.parse_args(argv)
     if args.fresh:
         out_dir = args.out or Path(tempfile.mkdtemp(prefix="hierarchy-bench-"))

@@ -30,6 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
+from bench_hierarchy_predictions import add_fresh_options, err, fresh_records, within  # noqa: E402  (jax only inside --fresh)
+
 Key = tuple[str, int, str]
 
 
@@ -60,10 +62,8 @@ def pairs(runs: list[dict[Key, tuple[float, float]]]) -> dict[str, list[tuple[fl
 
 def summary(rows: list[tuple[float, float]]) -> tuple[float, float, int]:
     """(median relative error, share within 1.5x, rows) over rows with a prediction."""
-    rows = [(p, m) for p, m in rows if p == p and p > 0 and m > 0]
-    errors = [abs(p - m) / m for p, m in rows]
-    within = sum(max(p / m, m / p) <= 1.5 for p, m in rows)
-    return statistics.median(errors), within / len(rows), len(rows)
+    rows = [(p, m) for p, m in rows if p > 0 and m > 0]  # a missing prediction is nan: never > 0
+    return statistics.median(err(p, m) for p, m in rows), sum(within(p, m) for p, m in rows) / len(rows), len(rows)
 
 
 def main(argv: list[str]) -> int:
@@ -71,16 +71,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("runs", nargs="*", type=Path, help="folders, each one run's lab records")
     parser.add_argument("--fresh", action="store_true", help="make the runs now, one after another")
     parser.add_argument("--runs", dest="count", type=int, default=3, help="how many runs --fresh makes")
-    parser.add_argument("--sizes", default="256,512,1024,2048")
-    parser.add_argument("--dtypes", default="bf16,f32")
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--busy", type=int, default=0, help="busy processes beside a --fresh run")
-    parser.add_argument("--out", type=Path, help="where --fresh keeps its runs (default: a new temporary folder)")
+    add_fresh_options(parser)
     args = parser.parse_args(argv)
     dirs = list(args.runs)
     if args.fresh:
-        from bench_hierarchy_predictions import fresh_records  # jax, only for --fresh
-
         out = args.out or Path(tempfile.mkdtemp(prefix="measurement-repeat-"))
         for k in range(args.count):
             run_dir = out / f"run-{k + 1}"

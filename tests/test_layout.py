@@ -202,7 +202,6 @@ def test_the_misconception_catalogue_imports_no_family():
 FUNCTION_LEVEL_IMPORTS: tuple[tuple[str, str], ...] = (
     ('bench.bench_hierarchy', 'generator:hierarchy'),
     ('bench.bench_hierarchy_predictions', 'make_cpu_records:make_record'),
-    ('bench.bench_measurement_repeat', 'bench_hierarchy_predictions:fresh_records'),
     ('bench.bench_lab_cpu', 'click.testing:CliRunner'),
     ('bench.bench_lab_cpu', 'drills.cli:cli'),
     ('bench.bench_lab_cpu', 'jax'),
