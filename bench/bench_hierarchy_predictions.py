@@ -92,9 +92,17 @@ def fresh_records(out_dir: Path, sizes: list[int], dtypes: list[str], reps: int,
     return paths
 
 
+def err(pred: float, meas: float) -> float:
+    """Relative error |predicted - measured| / measured."""
+    return abs(pred - meas) / meas
+
+
+def within(pred: float, meas: float, factor: float = 1.5) -> bool:
+    """Whether a prediction is within ``factor`` of measured, either way."""
+    return max(pred / meas, meas / pred) <= factor
+
+
 def report(rows: list[tuple[str, float, float, float, float]], records: int) -> None:
-    err = lambda pred, meas: abs(pred - meas) / meas  # noqa: E731
-    within = lambda pred, meas: max(pred / meas, meas / pred) <= 1.5  # noqa: E731
     print(f"{'op':<28} {'measured':>10} {'calibrated':>11} {'+fixed':>9} {'hierarchy':>10}")
     for label, meas, cal, cal_fixed, mine in rows:
         print(f"{label:<28} {meas * 1e6:>8.1f}us {err(cal, meas):>10.0%} {err(cal_fixed, meas):>8.0%} "

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_hierarchy_predictions import add_fresh_options, fresh_records  # noqa: E402  (jax only inside --fresh)
+from bench_hierarchy_predictions import add_fresh_options, err, fresh_records, within  # noqa: E402  (jax only inside --fresh)
 
 Key = tuple[str, int, str]
 
@@ -62,10 +62,8 @@ def pairs(runs: list[dict[Key, tuple[float, float]]]) -> dict[str, list[tuple[fl
 
 def summary(rows: list[tuple[float, float]]) -> tuple[float, float, int]:
     """(median relative error, share within 1.5x, rows) over rows with a prediction."""
-    rows = [(p, m) for p, m in rows if p == p and p > 0 and m > 0]
-    errors = [abs(p - m) / m for p, m in rows]
-    within = sum(max(p / m, m / p) <= 1.5 for p, m in rows)
-    return statistics.median(errors), within / len(rows), len(rows)
+    rows = [(p, m) for p, m in rows if p > 0 and m > 0]  # a missing prediction is nan: never > 0
+    return statistics.median(err(p, m) for p, m in rows), sum(within(p, m) for p, m in rows) / len(rows), len(rows)
 
 
 def main(argv: list[str]) -> int:
