@@ -21,7 +21,7 @@ from drills.store.files import StoreError
 from generator.io import safeio
 from labs.records import folder as records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
-from labs.records.types import LabRecord, OpRow, RecordError, as_record
+from labs.records.types import LabRecord, OpRow, RecordError
 from labs.measure import ops, ops as lab_ops, profile, xprof_logdir
 from labs.gate import verdict as lab_gate, verify as lab_verify
 from labs import inputs, runner, session
@@ -158,7 +158,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps({"path": str(result.path), "plot": str(result.plot_path) if result.plot_path else None,
-                               "record": result.record}, indent=2))
+                               "record": result.record.to_dict()}, indent=2))
         return
     for line in session.result_lines(result):
         click.echo(line)
@@ -182,14 +182,14 @@ class _ClickLabUI:
         return _probe_with_progress(plan, self.say)
 
     def measure(self, plan: Plan, learner: Learner | None, read: PredictionsRead | None,
-                probed: Probed | None) -> tuple[dict[str, Any], Path]:
+                probed: Probed | None) -> tuple[LabRecord, Path]:
         return _run_with_progress(plan, learner, read, probed)
 
     def ask_predictions(self, plan: Plan) -> Learner:
         return _ask_predictions(plan)
 
-    def ask_why(self, record: dict[str, Any], pending: list[dict[str, Any]], save: Save, path: Path) -> None:
-        _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
+    def ask_why(self, record: LabRecord, pending: list[OpRow], save: Save, path: Path) -> LabRecord:
+        return _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
 
 
 def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | None:
@@ -209,14 +209,14 @@ def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | Non
 
 
 def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRead | None,
-                       probed: Probed | None = None) -> tuple[dict[str, Any], Path]:
+                       probed: Probed | None = None) -> tuple[LabRecord, Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (a pipe, a log, CI) no progress is written."""
 
     steps = runner.step_labels(plan)
 
-    def measure(progress: Callable[[str], None]) -> tuple[dict[str, Any], Path]:
+    def measure(progress: Callable[[str], None]) -> tuple[LabRecord, Path]:
         try:
             return session.measure_and_save(plan, learner, read, practice=not learner, progress=progress,
                                             require_all=False, probed=probed)
@@ -259,7 +259,7 @@ def _saved(path: Path, store: Callable[[], T]) -> T:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _judgement_saver(path: Path) -> Callable[[str, Judgement], dict[str, Any]]:
+def _judgement_saver(path: Path) -> Callable[[str, Judgement], LabRecord]:
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
 
     save = session.judgement_saver(path)
@@ -274,34 +274,34 @@ WHY_INTRO = ("Every miss over 2x needs a derivation: name the reasons first (ids
              "drill explain; give up: drill explain --show).")
 
 
-def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
-                      save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
+def _ask_explanations(record: LabRecord, missed: list[OpRow],
+                      save: Callable[[str, Judgement], LabRecord], path: Path | None = None) -> LabRecord:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
-    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
+    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock,
+    gives the record as stored). Returns the record as last stored."""
 
     click.echo("")
     click.echo(WHY_INTRO)
-    graded = record["graded"]
+    graded = record.graded
     whose = "your" if graded == "learner" else f"the {graded}"
     try:
         for row in missed:
-            ratio = row["ratios"][graded]
-            predicted = row["predictions"][graded]
+            ratio = row.ratios.get(graded)
+            predicted = row.predictions.get(graded)
             shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
-            measured = row["measured"]
-            question = (f"  {row['label']}: measured {seconds(measured['measured_s'])} ({measured['measured_from']} "
-                        f"time), {whose} prediction {seconds(predicted['seconds']) if predicted else '-'}: {shown}; why?")
+            measured = row.measured
+            question = (f"  {row.label}: measured {seconds(measured.measured_s)} ({measured.measured_from} "
+                        f"time), {whose} prediction {seconds(predicted.seconds) if predicted else '-'}: {shown}; why?")
             while True:
                 text = click.prompt(question, default="", show_default=False).strip()
                 if not text:
                     break
                 try:
-                    judgement = runner.judge_explanation(record, row["op"], text)
+                    judgement = runner.judge_explanation(record, row.op, text)
                 except UnknownReasonError as exc:
                     click.echo(f"    {exc} (known: {', '.join(BY_ID)})")
                     continue
-                runner.record_judgement(record, row["op"], judgement)
-                save(row["op"], judgement)
+                record = save(row.op, judgement)
                 click.echo(f"    {judgement.why}")
                 if judgement.accepted:
                     _show_supported(judgement)
@@ -311,6 +311,7 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
         if path is not None:
             click.echo(f"\nrecord saved: {path} (incomplete until every miss is explained: drill explain)", err=True)
         raise
+    return record
 
 
 def _show_supported(judgement: Judgement) -> None:
@@ -383,12 +384,9 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
 
 
 def _ask_pending(record: LabRecord, pending: list[OpRow], record_path: Path) -> LabRecord:
-    """Ask "why?" at the terminal for each pending miss, judged on the record's dict, each attempt saved
-    under the folder's lock; the record as it now is (typed)."""
-    data = record.to_dict()
-    rows = {row["op"]: row for row in data["ops"]}
-    _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
-    return as_record(data)
+    """Ask "why?" at the terminal for each pending miss, each attempt saved under the folder's lock;
+    the record as it now is."""
+    return _ask_explanations(record, pending, _judgement_saver(record_path), record_path)
 
 
 def _load_named(record_path: Path, folder: Path) -> tuple[Path, LabRecord]:
@@ -413,7 +411,7 @@ def _say_skipped(folder: Path | None) -> None:
 def _newest_unexplained(folder: Path) -> Path:
     _say_skipped(folder)
     found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
-             and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
+             and any(not runner.accepted(row) for row in runner.misses(l.record))]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
     return max(found)[1]

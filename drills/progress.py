@@ -97,7 +97,7 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
-        evidence = records.op_evidence(record.to_dict(), op)
+        evidence = records.op_evidence(record, op)
         corrected = entry.corrected_s  # schema 4: the corrected estimate (older records lack it: not accepted)
         return miss_reasons.judge(str(entry.text or ""), evidence, reasons,
                                   float(corrected) if corrected is not None else None).accepted
@@ -110,7 +110,7 @@ def unexplainable(record: LabRecord, op: str) -> bool:
     from the record's own flag): a finding, which asks nothing of the learner."""
 
     try:
-        return miss_reasons.unexplainable(records.op_evidence(record.to_dict(), op)) is not None
+        return miss_reasons.unexplainable(records.op_evidence(record, op)) is not None
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False
 

@@ -135,7 +135,7 @@ def _xla(x: XlaCost | None, key: str, flag: str) -> str:
 def finding_of(record: LabRecord, op: str) -> str | None:
     """Why no reason the record's evidence allows explains ``op``'s miss (judged again), or None."""
 
-    return lab_explain.finding(record.to_dict(), op)
+    return lab_explain.finding(record, op)
 
 
 def note_lines(record: LabRecord | Mapping[str, Any]) -> list[str]:

@@ -21,7 +21,7 @@ from generator.errors import DrillError
 from labs.measure import calls as measure, ops as lab_ops, probes as lab_probes, timing
 from labs.records import evidence, folder as records
 from labs.records import score
-from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError
+from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError, Summary
 from labs.records.folder import RecordJSON
 from labs.measure.device import DeviceInfo
 from labs.options import RunOptions
@@ -184,7 +184,7 @@ def step_labels(plan: Plan) -> list[str]:
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
         progress: Progress | None = None, read: PredictionsRead | None = None,
-        probed: Probed | None = None) -> RecordJSON:
+        probed: Probed | None = None) -> LabRecord:
     """Measure every op and return the record (not yet saved; misses not yet explained).
 
     ``read`` says when and where the learner's predictions were read; without it
@@ -212,11 +212,10 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
         measured[name] = _measure_op(plan, name)
     probes = lab_probes.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
                                   probed.hierarchy)
-    rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
-                   probes=probes)
-    if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
-        rec["constants"]["measured_datasheet"] = lab_probes.datasheet_constants(probed, plan.stored_path)
-    return rec
+    # No catalogue entry: the measured datasheet is what predictions were made from.
+    shown = lab_probes.datasheet_constants(probed, plan.stored_path) if plan.chip is None else None
+    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
+                    probes=probes, measured_datasheet=shown)
 
 
 @dataclass(frozen=True)
@@ -230,12 +229,14 @@ class OpResult:
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
              calibration: "Calibration | None", dispatch_s: float, *, read: PredictionsRead | None = None,
-             started_at: str | None = None, probes: RecordJSON | None = None) -> RecordJSON:
-    """The record from measurements: every prediction, ratio and verdict, and each op's evidence
-    (pure Python).
+             started_at: str | None = None, probes: RecordJSON | None = None,
+             measured_datasheet: RecordJSON | None = None) -> LabRecord:
+    """The typed record from measurements: every prediction, ratio and verdict, and each op's evidence
+    (pure Python; RecordError if what was measured does not make a valid record).
 
     ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
-    the fixed cost and attained speeds (``labs.measure.probes.probes_dict``; None: the evidence lacks them)."""
+    the fixed cost and attained speeds (``labs.measure.probes.probes_dict``; None: the evidence lacks them);
+    ``measured_datasheet``: the probes shown as the device's datasheet (a device with no catalogue entry)."""
 
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
@@ -246,77 +247,83 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
                    evidence.hierarchy_prediction(probes or {}, plan.options.dtype, row))
         rows.append(row)
     rec = _record(plan, rows, graded, calibration, dispatch_s)
+    if measured_datasheet is not None:
+        rec["constants"]["measured_datasheet"] = measured_datasheet
     rec["measurement_started_at"] = started_at or rec["date"]
     rec["learner_predictions"] = read.to_dict(learner) if (read is not None and learner) else None
     rec["probes"] = probes
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
-    evidence.attach(rec)
-
-    lab_explain.mark_findings(rec)  # before any "why?": a miss the evidence cannot explain is a finding
-    rec["summary"] = _summary(rec["ops"], graded)
-    return rec
+    typed = records.parse(rec)
+    typed, _ = lab_explain.mark_findings(evidence.attach(typed))  # before any "why?": a miss the evidence
+    return with_summary(typed)                                    # cannot explain is a finding
 
 
-def misses(record: RecordJSON) -> list[RecordJSON]:
-    """The op rows whose graded prediction missed by more than 2x (of the record being written)."""
-    return [row for row in record["ops"] if row["verdict"] == "miss"]
+def misses(record: LabRecord) -> list[OpRow]:
+    """The op rows whose graded prediction missed by more than 2x."""
+    return record.misses()
 
 
-def typed_misses(record: LabRecord) -> list[OpRow]:
-    """``misses`` of a typed record (one read from the records folder)."""
-    return [row for row in record.ops if row.verdict == "miss"]
-
-
-def judge_explanation(record: RecordJSON, op: str, given: Given) -> "miss_reasons.Judgement":
+def judge_explanation(record: LabRecord, op: str, given: Given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
 
     return lab_explain.judge(record, op, given)
 
 
-def record_judgement(record: RecordJSON, op: str, judgement: miss_reasons.Judgement) -> None:
-    """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
-    explanation never replaced by a later refused one); refresh the summary."""
+def record_judgement(record: LabRecord, op: str, judgement: miss_reasons.Judgement) -> LabRecord:
+    """The record with an attempt stored on a miss (``labs.explain.apply``: every attempt kept; an
+    accepted explanation never replaced by a later refused one), its summary refreshed."""
 
-    lab_explain.apply(next(r for r in record["ops"] if r["op"] == op), judgement)
-    record["summary"] = _summary(record["ops"], record["graded"])
-
-
-def reveal(record: RecordJSON, op: str) -> list[str]:
-    """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
-
-    lines = lab_explain.reveal(record, next(r for r in record["ops"] if r["op"] == op))
-    record["summary"] = _summary(record["ops"], record["graded"])
-    return lines
+    row = record.op(op)
+    if row is None:
+        raise KeyError(f"the record has no op '{op}'")
+    return with_summary(record.with_row(lab_explain.apply(row, judgement)))
 
 
-def explain(record: RecordJSON, explanations: Mapping[str, Given]) -> RecordJSON:
+def reveal(record: LabRecord, op: str) -> tuple[LabRecord, list[str]]:
+    """Which reasons explain ``op``'s miss: (the record with the miss marked revealed, so it never counts
+    as explained; the lines that show them)."""
+
+    row, lines = lab_explain.reveal(record, op)
+    return with_summary(record.with_row(row)), lines
+
+
+def explain(record: LabRecord, explanations: Mapping[str, Given]) -> LabRecord:
     """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons",
     "corrected", "text"}) against the record's evidence, store the attempt; refresh the summary."""
     for row in misses(record):
-        given = explanations.get(row["op"])
+        given = explanations.get(row.op)
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
 
-        if lab_explain.finding(record, row["op"]):
+        if lab_explain.finding(record, row.op):
             continue  # unexplained by the evidence: nothing to judge
-        record_judgement(record, row["op"], judge_explanation(record, row["op"], given))
-    record["summary"] = _summary(record["ops"], record["graded"])
-    return record
+        record = record_judgement(record, row.op, judge_explanation(record, row.op, given))
+    return with_summary(record)
 
 
-def accepted(row: RecordJSON | OpRow) -> bool:
+def accepted(row: OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
 
     return lab_explain.accepted(row)
 
 
+def with_summary(record: LabRecord) -> LabRecord:
+    """The record with its summary counted again from its rows."""
+    missed = [r.op for r in record.ops if r.verdict == "miss"]
+    unexplained = [r.op for r in record.ops if r.verdict == "miss" and not accepted(r)
+                   and not (r.miss is not None and r.miss.finding)]
+    summary = Summary.from_dict({
+        "graded": record.graded, "ops": len(record.ops), "within_2x": len(record.ops) - len(missed),
+        "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}, "$.summary")
+    return record.replace(summary=summary)
+
+
 def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
+    """The summary of rows just measured (none explained yet)."""
     missed = [r["op"] for r in rows if r["verdict"] == "miss"]
-    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)
-                   and not (r.get("miss") or {}).get("finding")]
     return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
-            "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}
+            "misses": missed, "unexplained": missed, "criterion_met": not missed}
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
@@ -412,6 +419,6 @@ def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibr
     }
 
 
-def save(plan: Plan, record: RecordJSON) -> Path:
+def save(plan: Plan, record: LabRecord) -> Path:
     """Save a new record (and its ledger entry): before any table is shown."""
     return records.save_run(record, plan.options.out_dir, plan.stem)

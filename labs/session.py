@@ -21,8 +21,7 @@ from labs import inputs, report, runner
 from labs.measure import ops
 from labs.measure import probes as lab_probes
 from labs import explain as lab_explain
-from labs.records.types import LabRecord, OpRow, RecordError, as_record
-from labs.records.folder import RecordJSON
+from labs.records.types import LabRecord, OpRow, RecordError
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
 from generator.model.units import seconds
 
@@ -74,13 +73,13 @@ class LabResult:
     """What a lab run left: the record as stored, its path, and the plot written (if any)."""
 
     plan: runner.Plan
-    record: RecordJSON
+    record: LabRecord
     path: Path
     plot_path: Path | None
 
 
 Say = Callable[[str], None]
-Save = Callable[[str, miss_reasons.Judgement], RecordJSON]
+Save = Callable[[str, miss_reasons.Judgement], LabRecord]
 
 
 class LabUI(Protocol):
@@ -96,14 +95,15 @@ class LabUI(Protocol):
         """``measured_datasheet(plan, ...)`` with the front end's progress shown."""
 
     def measure(self, plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
-                read: runner.PredictionsRead | None, probed: lab_probes.Probed | None) -> tuple[RecordJSON, Path]:
+                read: runner.PredictionsRead | None, probed: lab_probes.Probed | None) -> tuple[LabRecord, Path]:
         """``measure_and_save(plan, learner, read, ...)`` with the front end's progress shown."""
 
     def ask_predictions(self, plan: runner.Plan) -> dict[str, runner.LearnerPrediction]:
         """The learner's predictions, asked now (op -> ``runner.LearnerPrediction``; may be empty)."""
 
-    def ask_why(self, record: RecordJSON, pending: list[RecordJSON], save: Save, path: Path) -> None:
-        """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once."""
+    def ask_why(self, record: LabRecord, pending: list[OpRow], save: Save, path: Path) -> LabRecord:
+        """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once and gives
+        the record as stored. Returns the record as last stored."""
 
 
 def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
@@ -215,19 +215,19 @@ def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
     for line in finding_lines(record):
         ui.say(line)
     pending = [row for row in runner.misses(record) if not runner.accepted(row)
-               and not (row.get("miss") or {}).get("finding")]
+               and not (row.miss is not None and row.miss.finding)]
     if pending and prepared.explained is None and ui.interactive:
-        ui.ask_why(record, pending, judgement_saver(path), path)
+        record = ui.ask_why(record, pending, judgement_saver(path), path)
     return LabResult(plan, record, path, _plot(request, record, path, ui))
 
 
-def finding_lines(record: RecordJSON) -> list[str]:
+def finding_lines(record: LabRecord) -> list[str]:
     """One line per miss the evidence cannot explain: nothing is asked of it."""
-    return [f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}"
-            for row in runner.misses(record) if (row.get("miss") or {}).get("finding")]
+    return [f"{row.op}: unexplained by the evidence, nothing to ask: {row.miss.finding}"
+            for row in runner.misses(record) if row.miss is not None and row.miss.finding]
 
 
-def _plot(request: LabRequest, record: RecordJSON, path: Path, ui: LabUI) -> Path | None:
+def _plot(request: LabRequest, record: LabRecord, path: Path, ui: LabUI) -> Path | None:
     """The roofline plot, if asked; a plot that cannot be written is a warning (the record is saved)."""
     if request.plot is None:
         return None
@@ -294,7 +294,7 @@ def already_measured(plan: runner.Plan) -> str | None:
 def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
                      read: runner.PredictionsRead | None, *, practice: bool = False,
                      progress: runner.Progress | None = None, require_all: bool = True,
-                     probed: lab_probes.Probed | None = None) -> tuple[RecordJSON, Path]:
+                     probed: lab_probes.Probed | None = None) -> tuple[LabRecord, Path]:
     """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
     and save the record before anything is shown (an interrupted notebook keeps it).
     ``require_all=False`` (the CLI): some predictions are kept for teaching, graded on the model.
@@ -312,52 +312,50 @@ def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPredict
                                                and read.read_at > probed.shown_at)
     record = runner.run(plan, None if practice else learner, progress=progress, read=None if practice else read,
                         probed=probed)
-    return record, runner.save(plan, record)
+    path = runner.save(plan, record)
+    return records.load_typed(path)[0], path
 
 
-def why_questions(record: RecordJSON) -> list[str]:
+def why_questions(record: LabRecord) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
 
-    graded = record["graded"]
+    graded = record.graded
     whose = "your" if graded == "learner" else f"the {graded}"
     lines = []
     for row in runner.misses(record):
         if runner.accepted(row):
             continue
-        predicted = row["predictions"][graded]
-        finding = lab_explain.finding(record, row["op"])  # judged again on the record's numbers, never trusted
+        predicted, ratio = row.predictions.get(graded), row.ratios.get(graded)
+        numbers = (f"{row.op}: measured {seconds(row.measured.measured_s)}, {whose} prediction "
+                   f"{seconds(predicted.seconds) if predicted else '-'} = "
+                   f"{f'{ratio:.2f}x' if ratio is not None else '-'}")
+        finding = lab_explain.finding(record, row.op)  # judged again on the record's numbers, never trusted
         if finding:
-            lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
-                         f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: unexplained by the "
-                         f"evidence, nothing to ask: {finding}")
+            lines.append(f"{numbers}: unexplained by the evidence, nothing to ask: {finding}")
             continue
-        lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
-                     f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "
-                     "(a reason and your corrected time with a unit: `drill miss-reasons`)")
-    if record.get("practice"):
+        lines.append(f"{numbers}: why? (a reason and your corrected time with a unit: `drill miss-reasons`)")
+    if record.practice:
         lines.append(PRACTICE_TEXT)
     return lines
 
 
-def save_explanations(path: Path, given: Mapping[str, lab_explain.Given]) -> RecordJSON:
+def save_explanations(path: Path, given: Mapping[str, lab_explain.Given]) -> LabRecord:
     """Judge ``given`` (op -> sentence, or {"reasons", "text"}) on the record as it is on disk, under
     the records folder's lock, and store it (``records.update``): the one explain step the CLI's
     ``drill lab``/``drill explain`` and the notebook share. Returns the record as stored."""
     return records.update(path, lambda rec: runner.explain(rec, given))
 
 
-def explain(record: RecordJSON, path: Path, explanations: Mapping[Any, Any] | None) -> list[str]:
-    """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}), rewrite the record, and return
-    each judgement; then (the learner has answered) the tables and the evidence for every op."""
-    given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
+def explain(record: LabRecord, path: Path, explanations: Mapping[Any, Any] | None) -> tuple[LabRecord, list[str]]:
+    """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}) and rewrite the record: (the record
+    as stored, each judgement's line, then, the learner having answered, the tables and the evidence)."""
+    given = inputs.explanations_from_mapping(explanations, tuple(r.op for r in record.ops)) \
         if explanations else {}
-    fresh = save_explanations(path, given)
-    record.clear()
-    record.update(fresh)
-    lines = [f"{row['op']}: {row['miss']['why']}" for row in runner.misses(record) if row["op"] in given]
-    left = record["summary"]["unexplained"]
+    record = save_explanations(path, given)
+    lines = [f"{row.op}: {row.miss.why}" for row in runner.misses(record) if row.op in given and row.miss]
+    left = record.summary.unexplained
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
-    return [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
+    return record, [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
 
 
 # ----------------------------------------------------------------- drill explain
@@ -377,9 +375,8 @@ class Misses:
 def misses_to_explain(record: LabRecord) -> Misses:
     """The findings and the pending misses of a typed record (``labs.records.types.LabRecord``)."""
 
-    data = record.to_dict()
-    found = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
-    pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
+    found = {row.op: lab_explain.finding(record, row.op) for row in runner.misses(record)}
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)
                and not (row.miss is not None and row.miss.revealed) and not found.get(row.op)]
     return Misses({op: why for op, why in found.items() if why}, pending)
 
@@ -389,10 +386,12 @@ def reveal(path: Path, ops_to_reveal: list[str]) -> list[str]:
     revealed and return the lines that show which reasons explain it (``runner.reveal``)."""
     shown: list[str] = []
 
-    def reveal_all(rec: RecordJSON) -> None:
+    def reveal_all(rec: LabRecord) -> LabRecord:
         shown.clear()
         for op in ops_to_reveal:
-            shown.extend(runner.reveal(rec, op))
+            rec, lines = runner.reveal(rec, op)
+            shown.extend(lines)
+        return rec
     records.update(path, reveal_all)
     return shown
 
@@ -404,7 +403,7 @@ def explain_from_file(path: Path, given: Mapping[str, lab_explain.Given], pendin
     set of reasons the numbers support)."""
 
     wanted = {row.op for row in pending}
-    record = as_record(save_explanations(path, {op: text for op, text in given.items() if op in wanted}))
+    record = save_explanations(path, {op: text for op, text in given.items() if op in wanted})
     by_op = record.by_op()
     lines = []
     for op in (row.op for row in pending):
@@ -416,7 +415,7 @@ def explain_from_file(path: Path, given: Mapping[str, lab_explain.Given], pendin
                                         f"attempt{'s' if refused > 1 else ''}, kept in the record)")
         lines.append(visible(f"{op}: {row.miss.why}{trail}"))
         if row.miss.accepted:
-            found = miss_reasons.explanations(records.op_evidence(record.to_dict(), op))
+            found = miss_reasons.explanations(records.op_evidence(record, op))
             if found:
                 lines.append("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
     return record, lines
@@ -426,6 +425,6 @@ def explained_lines(record: LabRecord, path: Path, pending: list[OpRow]) -> list
     """After the learner has answered: the evidence for every op, and how many misses are explained."""
 
     left = record.summary.unexplained
-    return ["", *(visible(line) for line in evidence.table(record.to_dict())),
+    return ["", *(visible(line) for line in evidence.table(record)),
             f"{path}: {len(pending) - len(left)} miss(es) explained"
             + (f"; still unexplained: {', '.join(left)}" if left else "")]

@@ -267,7 +267,6 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
     lacking: set[str] = set()
     odd: list[str] = []
     findings = findings if findings is not None else []
-    data = None  # the dict labs.records.evidence reads, made once and only for a miss
     for name in SEED_OPS:
         row = by_op.get(name)
         if row is None:
@@ -282,8 +281,7 @@ def _judge_misses(record: LabRecord, by_op: dict[str, OpRow], graded: str, findi
         given_reasons = list(stored.reasons if stored else ())
         given_corrected_s = stored.corrected_s if stored else None
         try:
-            data = record.to_dict() if data is None else data
-            ev = records.op_evidence(data, name)
+            ev = records.op_evidence(record, name)
             lacking.update(ev.lacking)
             finding = miss_reasons.unexplainable(ev)
             if finding:

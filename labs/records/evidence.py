@@ -9,6 +9,7 @@ seconds, bytes, FLOPs, bytes/s, FLOP/s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from generator.model import costs, roofline
@@ -17,6 +18,7 @@ from generator.model.hierarchy import CallRate, Hierarchy, HierarchyError, Level
 from generator.problems import record_mistakes
 from generator.model.units import fmt
 from labs.records import ops as lab_ops
+from labs.records.types import Evidence, LabRecord, OpRow, Probes
 
 
 def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
@@ -33,33 +35,35 @@ def dtype_verdict(dtype: str, converts: int | None, xla_bytes: float | None,
     return None, "neither the optimized HLO nor XLA's bytes were recorded"
 
 
-def _graded_floor(row: dict[str, Any]) -> tuple[float, str, str] | None:
+def _graded_floor(row: OpRow) -> tuple[float, str, str] | None:
     """(floor seconds, bound, which constants) from the datasheet, else the calibration."""
-    for kind in ("datasheet", "calibrated"):
-        est = row["predictions"].get(kind)
+    for kind, est in (("datasheet", row.predictions.datasheet), ("calibrated", row.predictions.calibrated)):
         if est:
-            return float(est["seconds"]), str(est["bound"]), kind
+            return float(est.seconds), str(est.bound), kind
     return None
 
 
-def _peaks(record: dict[str, Any], kind: str) -> tuple[float, float]:
-    consts = record["constants"].get(kind) or {}
-    return float(consts.get("peak_flops_per_s") or 0.0), float(consts.get("hbm_bytes_per_s") or 0.0)
+def _peaks(record: LabRecord, kind: str) -> tuple[float, float]:
+    consts = record.constants.datasheet if kind == "datasheet" else record.constants.calibrated
+    if consts is None:
+        return 0.0, 0.0
+    return float(consts.peak_flops_per_s or 0.0), float(consts.hbm_bytes_per_s or 0.0)
 
 
-def _noisy_probes(record: dict[str, Any], op: str) -> tuple[str, ...]:
+def _noisy_probes(probes: Probes | None, op: str) -> tuple[str, ...]:
     """The probes this op's evidence may not rest on: noisy (older records: their stored flags)."""
-    probes = record.get("probes") or {}
-    if isinstance(probes.get("noisy"), list):
-        noisy = [str(p) for p in probes["noisy"] if p != "fixed cost"]
-        fixed = (probes.get("fixed_cost_by_op") or {}).get(op) or {}
+    if probes is None:
+        return ()
+    if probes.noisy is not None:
+        noisy = [str(p) for p in probes.noisy if p != "fixed cost"]
+        fixed = (probes.fixed_cost_by_op or {}).get(op) or {}
         if fixed.get("noisy"):
             noisy.insert(0, "fixed cost")
         return tuple(noisy)
     noisy = []  # version 3: the probes' own measurement dicts carry their noise flags
-    if (probes.get("fixed_cost") or {}).get("noisy"):
+    if (probes.fixed_cost or {}).get("noisy"):
         noisy.append("fixed cost")
-    cal = probes.get("calibration") or {}
+    cal = probes.calibration or {}
     if (cal.get("copy") or {}).get("noisy"):
         noisy.append("copy")
     if (cal.get("matmul") or {}).get("noisy"):
@@ -67,12 +71,12 @@ def _noisy_probes(record: dict[str, Any], op: str) -> tuple[str, ...]:
     return tuple(noisy)
 
 
-def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
+def op_evidence(record: LabRecord, op: str) -> miss_reasons.OpEvidence:
     """The ``OpEvidence`` of one op of ``record``, from the record's own numbers.
 
     A record from an older schema is judged on what it has: missing numbers are None
     and ``lacking`` names them. KeyError for an op the record does not have."""
-    row = next((r for r in record["ops"] if r["op"] == op), None)
+    row = record.op(op)
     if row is None:
         raise KeyError(f"the record has no op '{op}'")
     lacking = []
@@ -81,45 +85,45 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         raise KeyError(f"the record has no roofline prediction for '{op}'")
     floor_s, bound, kind = floor
     peak_flops, peak_bytes = _peaks(record, kind)
-    xla = row.get("xla_cost") or {}
-    if not row.get("xla_cost"):
+    xla = row.xla_cost
+    if not xla:
         lacking.append("XLA cost analysis")
-    probes = record.get("probes") or {}
-    per_op = (probes.get("fixed_cost_by_op") or {}).get(op) or {}
-    fixed = per_op.get("fixed_cost_s", probes.get("fixed_cost_s"))
+    probes = record.probes
+    per_op = ((probes.fixed_cost_by_op if probes else None) or {}).get(op) or {}
+    fixed = per_op.get("fixed_cost_s", probes.fixed_cost_s if probes else None)
     if fixed is None:
         lacking.append("fixed cost (this op kind's device time at its smallest size)")
     elif not per_op:
         lacking.append("fixed cost per op kind (older record: a trivial op's time stands in)")
-    cal = record["constants"].get("calibrated") or {}
-    attained_b = probes.get("attained_bytes_per_s", cal.get("hbm_bytes_per_s"))
-    attained_f = probes.get("attained_flops_per_s", cal.get("peak_flops_per_s"))
+    cal = record.constants.calibrated
+    attained_b = probes.attained_bytes_per_s if probes else (cal.hbm_bytes_per_s if cal else None)
+    attained_f = probes.attained_flops_per_s if probes else (cal.peak_flops_per_s if cal else None)
     if attained_b is None or attained_f is None:
         lacking.append("calibration probes (attained bytes/s and FLOP/s)")
-    compiled = row.get("compiled") or {}
+    compiled = row.compiled or {}
+    dtype = str(record.dtype)
     if "converts" in compiled:
-        emulated, how = dtype_verdict(record["dtype"], compiled.get("converts"), xla.get("bytes_accessed"),
-                                      float(row["bytes"]))
+        emulated, how = dtype_verdict(dtype, compiled.get("converts"), xla.bytes_accessed if xla else None,
+                                      float(row.bytes))
     else:
         emulated, how = None, ""
-        if record["dtype"] == "f32":
+        if dtype == "f32":
             emulated, how = False, "f32 needs no conversion"
         else:
             lacking.append("the optimized HLO's converts (whether the dtype is emulated)")
-    measured = row.get("measured") or {}
-    working = _working_set_bytes(row)
-    cache = (record.get("device") or {}).get("cache_bytes")
-    learner = row["predictions"].get("learner") if record.get("graded") == "learner" else None
-    measured_hierarchy = _hierarchy(probes, lacking)
+    working = _working_set(row.measured.buffer_sets, row.measured.buffer_set_bytes)
+    cache = record.device.cache_bytes
+    learner = row.predictions.learner if record.graded == "learner" else None
+    measured_hierarchy = _hierarchy((probes.hierarchy if probes else None) or {}, lacking)
     level = measured_hierarchy.level_for(working) if (measured_hierarchy and working) else None
-    call = level.for_call(float(row["bytes"])) if level is not None else None  # main memory, by call size
-    shape = tuple(int(x) for x in row.get("shape") or ())
-    is_matmul = str(row.get("cost_op") or "") == "matmul"
-    rate = measured_hierarchy.rate(record["dtype"], shape) if (measured_hierarchy and is_matmul) else None
+    call = level.for_call(float(row.bytes)) if level is not None else None  # main memory, by call size
+    shape = tuple(int(x) for x in row.shape)
+    is_matmul = row.cost_op == "matmul"
+    rate = measured_hierarchy.rate(dtype, shape) if (measured_hierarchy and is_matmul) else None
     f32_rate = measured_hierarchy.rate("f32", shape) if (measured_hierarchy and is_matmul) else None
-    calibration = probes.get("calibration") or {}
-    exp_rate = measured_hierarchy.exp_rate(str(record["dtype"])) if measured_hierarchy else None
-    cost = _row_cost(row, str(record["dtype"]))
+    calibration = (probes.calibration if probes else None) or {}
+    exp_rate = measured_hierarchy.exp_rate(dtype) if measured_hierarchy else None
+    cost = _row_cost(row.cost_op, shape, dtype)
     fresh, fresh_s = None, None
     if measured_hierarchy is not None and cost is not None:
         fresh = measured_hierarchy.fresh_output_for(cost.bytes_written)
@@ -127,16 +131,16 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
     op_rate = (measured_hierarchy.op_rate_for(cost.op, cost.dtype, working)
                if (measured_hierarchy is not None and cost is not None and working) else None)
     return record_mistakes.priced(miss_reasons.OpEvidence(
-        op=op, bound=bound, platform=record["platform"], dtype=record["dtype"],
-        predicted_seconds=float(learner["seconds"]) if learner else None,
-        measured_seconds=float(measured["measured_s"]), floor_seconds=floor_s,
-        model_flops=float(row["flops"]), model_bytes=float(row["bytes"]),
-        xla_flops=xla.get("flops"), xla_bytes=xla.get("bytes_accessed"),
+        op=op, bound=bound, platform=record.platform, dtype=dtype,
+        predicted_seconds=float(learner.seconds) if learner else None,
+        measured_seconds=float(row.measured.measured_s), floor_seconds=floor_s,
+        model_flops=float(row.flops), model_bytes=float(row.bytes),
+        xla_flops=xla.flops if xla else None, xla_bytes=xla.bytes_accessed if xla else None,
         fixed_cost_seconds=fixed, attained_bytes_per_s=attained_b, attained_flops_per_s=attained_f,
         peak_bytes_per_s=peak_bytes, peak_flops_per_s=peak_flops, emulated_dtype=emulated,
-        prediction_text=str(learner["text"]) if learner else "",
-        cost_op=str(row.get("cost_op") or ""), shape=tuple(int(x) for x in row.get("shape") or ()),
-        lacking=tuple(lacking), noisy_probes=_noisy_probes(record, op), emulated_from=how,
+        prediction_text=str(learner.text) if learner else "",
+        cost_op=str(row.cost_op or ""), shape=shape,
+        lacking=tuple(lacking), noisy_probes=_noisy_probes(probes, op), emulated_from=how,
         working_set_bytes=working, cache_bytes=float(cache) if cache else None,
         level_name=_level_name(level, call), level_size_bytes=level.size_bytes if level else None,
         level_bytes_per_s=(call.bytes_per_s if call else level.bytes_per_s) if level else None,
@@ -146,7 +150,7 @@ def op_evidence(record: dict[str, Any], op: str) -> miss_reasons.OpEvidence:
         f32_shape_flops_per_s=f32_rate.flops_per_s if f32_rate else None,
         catalogued=kind == "datasheet", hierarchy_measured=measured_hierarchy is not None,
         wrong_methods=(),  # priced by record_mistakes.priced, around this call
-        **_probe_counts(per_op, op, str(record["dtype"])),
+        **_probe_counts(per_op, op, dtype),
         fixed_cost_spread=_number(per_op.get("spread")),
         copy_spread=_spread_of(calibration.get("copy")), matmul_spread=_spread_of(calibration.get("matmul")),
         exps=float(costs.transcendentals(cost)) if cost else None, exp_per_s=exp_rate.per_s if exp_rate else None,
@@ -172,18 +176,17 @@ def _level_rates(measured_hierarchy: Hierarchy | None) -> tuple[tuple[str, float
     return tuple(out)
 
 
-def _row_cost(row: dict[str, Any], dtype: str) -> costs.OpCost | None:
-    """What ``generator.model.costs`` counts for the row's op at its shape (None where the row cannot say)."""
+def _row_cost(cost_op: Any, shape: Any, dtype: str) -> costs.OpCost | None:
+    """What ``generator.model.costs`` counts for an op row's op at its shape (None where the row cannot say)."""
     try:
-        return costs.cost(str(row["cost_op"]), tuple(int(x) for x in row["shape"]), dtype)
+        return costs.cost(str(cost_op), tuple(int(x) for x in shape), dtype)
     except (ValueError, KeyError, TypeError):
         return None
 
 
-def _working_set_bytes(row: dict[str, Any]) -> float | None:
-    """The row's rotated inputs in all (its buffer sets times a set's bytes), or None where not recorded."""
-    measured = row.get("measured") or {}
-    sets, set_bytes = measured.get("buffer_sets"), measured.get("buffer_set_bytes")
+def _working_set(sets: Any, set_bytes: Any) -> float | None:
+    """A row's rotated inputs in all (its buffer sets times a set's bytes), or None where not recorded."""
+    sets, set_bytes = _number(sets), _number(set_bytes)
     return float(sets * set_bytes) if sets and set_bytes else None
 
 
@@ -210,7 +213,7 @@ def _probe_counts(per_op: dict[str, Any], op: str, dtype: str) -> dict[str, floa
     return {"probe_seconds": seconds, "probe_bytes": float(cost.bytes), "probe_flops": float(cost.flops)}
 
 
-def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]) -> dict[str, Any] | None:
+def hierarchy_prediction(probes: Mapping[str, Any], dtype: str, row: Mapping[str, Any]) -> dict[str, Any] | None:
     """The measured hierarchy's prediction for one op row (``generator.model.hierarchy.Hierarchy.prediction``):
     the roofline at the op's own measured rates (its working set's level at its call size, its matmul
     shape's rate, its exps at the exp rate; the probes' attained speeds elsewhere) plus its kind's fixed
@@ -224,10 +227,11 @@ def hierarchy_prediction(probes: dict[str, Any], dtype: str, row: dict[str, Any]
         measured_hierarchy = Hierarchy.from_dict(stored)
     except HierarchyError:
         return None
-    cost = _row_cost(row, dtype)
+    cost = _row_cost(row.get("cost_op"), row.get("shape"), dtype)
     if cost is None:
         return None
-    working = _working_set_bytes(row) or float(cost.bytes)
+    measured = row.get("measured") or {}
+    working = _working_set(measured.get("buffer_sets"), measured.get("buffer_set_bytes")) or float(cost.bytes)
     per_op = (probes.get("fixed_cost_by_op") or {}).get(str(row["op"])) or {}
     probe_cost = _probe_cost(per_op, str(row["op"]), dtype)
     device_s, work_s = _number(per_op.get("device_s")), _number(per_op.get("work_floor_s"))
@@ -263,9 +267,8 @@ def _spread_of(measurement: Any) -> float | None:
     return device if device is not None else _number(measurement.get("wall_spread"))
 
 
-def _hierarchy(probes: dict[str, Any], lacking: list[str]) -> Hierarchy | None:
+def _hierarchy(stored: Mapping[str, Any], lacking: list[str]) -> Hierarchy | None:
     """The record's measured hierarchy (its probes' ``hierarchy``), or None (``lacking`` says so)."""
-    stored = probes.get("hierarchy")
     if not stored:
         lacking.append("the measured hierarchy (cache levels and matmul rates per shape)")
         return None
@@ -276,11 +279,12 @@ def _hierarchy(probes: dict[str, Any], lacking: list[str]) -> Hierarchy | None:
         return None
 
 
-def attach(record: dict[str, Any]) -> dict[str, Any]:
+def attach(record: LabRecord) -> LabRecord:
     """Each op's ``evidence``: the numbers the reasons are decided on, and no verdict on them."""
-    for row in record["ops"]:
-        ev = op_evidence(record, row["op"])
-        row["evidence"] = {
+    rows = []
+    for row in record.ops:
+        ev = op_evidence(record, row.op)
+        rows.append(row.replace(evidence=Evidence.from_dict({
             "xla_flops": ev.xla_flops, "xla_bytes": ev.xla_bytes, "fixed_cost_s": ev.fixed_cost_seconds,
             "attained_bytes_per_s": ev.attained_bytes_per_s, "attained_flops_per_s": ev.attained_flops_per_s,
             "peak_bytes_per_s": ev.peak_bytes_per_s, "peak_flops_per_s": ev.peak_flops_per_s,
@@ -290,30 +294,29 @@ def attach(record: dict[str, Any]) -> dict[str, Any]:
             "level": ev.level_name or None, "level_bytes_per_s": ev.level_bytes_per_s,
             "shape_flops_per_s": ev.shape_flops_per_s, "f32_shape_flops_per_s": ev.f32_shape_flops_per_s,
             "lacking": list(ev.lacking),
-        }
-    return record
+        }, f"$.ops[{row.op}].evidence")))
+    return record.replace(ops=tuple(rows))
 
 
 _IN_COLUMNS = frozenset({"floor_seconds", "fixed_cost_seconds", "xla_bytes", "model_bytes", "attained_bytes_per_s",
                          "attained_flops_per_s"})
 
 
-def _more_quantities(record: dict[str, Any], row: dict[str, Any]) -> str:
+def _more_quantities(record: LabRecord, row: OpRow) -> str:
     """The op's other quantities a derivation may use (those the table's columns do not show), as printed."""
     try:
-        ev = op_evidence(record, row["op"])
+        ev = op_evidence(record, row.op)
     except KeyError:
         return ""
     return "; ".join(f"{q.label} {q.shown}" for q in miss_reasons.quantities(ev) if q.key not in _IN_COLUMNS)
 
 
-def shown(row: dict[str, Any]) -> bool:
+def shown(row: OpRow) -> bool:
     """Which reasons the numbers support may be shown: after an accepted explanation, or revealed."""
-    miss = row.get("miss")
-    return isinstance(miss, dict) and bool(miss.get("accepted") or miss.get("revealed"))
+    return row.miss is not None and bool(row.miss.accepted or row.miss.revealed)
 
 
-def table(record: dict[str, Any]) -> list[str]:
+def table(record: LabRecord) -> list[str]:
     """The evidence table for every op; which reasons explain a miss only where its explanation was
     accepted (or revealed with ``drill explain --show``)."""
 
@@ -323,21 +326,22 @@ def table(record: dict[str, Any]) -> list[str]:
     head = (f"{'op':<20} {'floor':>9} {'fixed':>9} {'XLA bytes':>10} {'counted':>10} {'attained B/s':>13} "
             f"{'attained FLOP/s':>16}  dtype")
     lines = [head, "-" * len(head)]
-    for row in record["ops"]:
-        e = row.get("evidence") or {}
-        dtype = {True: "upcast", False: "native", None: "-"}[e.get("emulated_dtype")]
-        lines.append(f"{row['label']:<20} {n(e.get('floor_s'), 's'):>9} {n(e.get('fixed_cost_s'), 's'):>9} "
-                     f"{n(e.get('xla_bytes'), 'B'):>10} {n(row['bytes'], 'B'):>10} "
-                     f"{n(e.get('attained_bytes_per_s'), 'B/s'):>13} {n(e.get('attained_flops_per_s'), 'FLOP/s'):>16}"
+    for row in record.ops:
+        e = row.evidence or Evidence(xla_flops=None, xla_bytes=None, fixed_cost_s=None, attained_bytes_per_s=None,
+                                     attained_flops_per_s=None)
+        dtype = {True: "upcast", False: "native", None: "-"}[e.emulated_dtype]
+        lines.append(f"{row.label:<20} {n(e.floor_s, 's'):>9} {n(e.fixed_cost_s, 's'):>9} "
+                     f"{n(e.xla_bytes, 'B'):>10} {n(row.bytes, 'B'):>10} "
+                     f"{n(e.attained_bytes_per_s, 'B/s'):>13} {n(e.attained_flops_per_s, 'FLOP/s'):>16}"
                      f"  {dtype}")
         more = _more_quantities(record, row)
         if more:
             lines.append(f"    also: {more}")
-        if row.get("verdict") == "miss" and shown(row):
-            ev = op_evidence(record, row["op"])
+        if row.verdict == "miss" and shown(row):
+            ev = op_evidence(record, row.op)
             found = miss_reasons.explanations(ev)
             lines.append(f"    explained by: {'; '.join(' + '.join(c) for c in found) or 'nothing the evidence holds'}")
-    noisy = sorted({p for row in record["ops"] for p in (row.get("evidence") or {}).get("noisy_probes") or []})
+    noisy = sorted({p for row in record.ops for p in (row.evidence.noisy_probes if row.evidence else None) or ()})
     if noisy:
         lines.append(f"noisy even re-measured (their spread widens the band a corrected time is judged in): "
                      f"{', '.join(noisy)}")

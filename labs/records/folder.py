@@ -10,7 +10,6 @@ Details: docs/internals-labs.md.
 from __future__ import annotations
 
 import contextlib
-import copy
 import datetime as _dt
 import fcntl
 import hashlib
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from generator.io import safeio
 from generator.io.termsafe import visible
-from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError
+from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError, Run
 from labs.records.evidence import op_evidence as build
 from generator.model import catalogue
 from generator.io.lockinfo import lock_holder
@@ -203,9 +202,17 @@ def parse(record: Any) -> LabRecord:
     return LabRecord.from_dict(record)  # the types check each field again (a test keeps them and the schema in step)
 
 
-def record_text(record: RecordJSON) -> str:
+def record_text(record: LabRecord | Mapping[str, Any]) -> str:
     """The bytes a record is stored as (its SHA-256 in the ledger is over exactly these)."""
-    return json.dumps(record, indent=2, sort_keys=False) + "\n"
+    data = record.to_dict() if isinstance(record, LabRecord) else record
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def checked_text(record: LabRecord) -> str:
+    """``record_text`` of a record that passes ``validate`` (RecordError naming the first problems)."""
+    data = record.to_dict()
+    validate(data)
+    return record_text(data)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -447,36 +454,32 @@ def _append_ledger(folder: Path, entry: LedgerLine) -> None:
         raise RecordError(f"ledger: {exc}") from None
 
 
-def ledger_line(record: RecordJSON, stem: str, state: str, sha256: str | None) -> LedgerLine:
+def ledger_line(record: LabRecord, stem: str, state: str, sha256: str | None) -> LedgerLine:
     """A ledger line: the run's identity as the record states it, and the record's SHA-256.
 
     ``state``: "pending" (written before the record), "saved" (after it), "rewritten" (an
     explanation stored under the lock)."""
-    return {"stem": stem, "state": state, "platform": record.get("platform"),
-            "device_kind": record.get("device_kind"), "chip": record.get("chip"), "size": record.get("size"),
-            "schema_version": record.get("schema_version"), "started_at": record.get("measurement_started_at"),
-            "practice": bool(record.get("practice")), "sha256": sha256,
-            "predictions_sha256": (record.get("learner_predictions") or {}).get("sha256"),
+    return {"stem": stem, "state": state, "platform": record.platform,
+            "device_kind": record.device_kind, "chip": record.chip, "size": record.size,
+            "schema_version": record.schema_version, "started_at": record.measurement_started_at,
+            "practice": bool(record.practice), "sha256": sha256,
+            "predictions_sha256": record.learner_predictions.sha256 if record.learner_predictions else None,
             "refused_attempts": refused_attempts(record), "at": _utc_now()}
 
 
-def _attempts(record: RecordJSON) -> dict[str, list[Any]]:
+def _attempts(record: LabRecord) -> dict[str, list[Any]]:
     """op -> its miss's attempts, as stored."""
-    out: dict[str, list[Any]] = {}
-    for row in record.get("ops") or []:
-        miss = row.get("miss") if isinstance(row, dict) else None
-        if isinstance(miss, dict) and isinstance(miss.get("attempts"), list):
-            out[str(row.get("op"))] = miss["attempts"]
-    return out
+    return {row.op: [a.to_dict() for a in row.miss.attempts] for row in record.ops
+            if row.miss is not None and row.miss.attempts is not None}
 
 
-def refused_attempts(record: RecordJSON) -> dict[str, int]:
+def refused_attempts(record: LabRecord) -> dict[str, int]:
     """op -> how many of its miss's attempts were refused (the ledger keeps the count too)."""
-    return {op: sum(1 for a in attempts if isinstance(a, dict) and a.get("verdict") == "refused")
+    return {op: sum(1 for a in attempts if a.get("verdict") == "refused")
             for op, attempts in _attempts(record).items() if attempts}
 
 
-def check_attempts_kept(before: RecordJSON, after: RecordJSON) -> None:
+def check_attempts_kept(before: LabRecord, after: LabRecord) -> None:
     """RecordError unless every attempt ``before`` holds is still in ``after``, first and in order:
     attempts are append-only (guessing leaves a trail no rewrite erases)."""
     now = _attempts(after)
@@ -522,14 +525,14 @@ def slot_runs(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     return runs
 
 
-def save(record: RecordJSON, out_dir: Path, stem: str) -> Path:
+def save(record: LabRecord, out_dir: Path, stem: str) -> Path:
     """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
 
     An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
     A current-schema record is a new run: it also gets its lines in the folder's ledger
     (``save_run``); older records (published ones being copied) are written as they are."""
-    validate(record)
-    if record.get("schema_version") == SCHEMA_VERSION:
+    checked_text(record)
+    if record.schema_version == SCHEMA_VERSION:
         return save_run(record, out_dir, stem)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -549,7 +552,7 @@ def save_new(text: str, out_dir: Path, stem: str) -> Path:
     return path
 
 
-def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
+def save_run(record: LabRecord, out_dir: Path, stem: str) -> Path:
     """Save a new run: under the folder's lock, a "pending" ledger line, then the record, then a
     "saved" line with the record's SHA-256.
 
@@ -565,7 +568,7 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     one line on stderr names the problem (``ledger_problem_line``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    validate(record)
+    checked_text(record)
     problem = ""
     lock = contextlib.ExitStack()
     try:
@@ -581,19 +584,20 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
         # The plan chose ``stem`` and made its trace folder; another run may have taken it since.
         stem = free_stem(out_dir, stem, {str(e.get("stem")) for e in entries}, traces=False)
         path = out_dir / f"{stem}.json"
-        practice = bool(record.get("practice")) or not counted_size(record.get("size"))
+        practice = bool(record.practice) or not counted_size(record.size)
         earlier = [str(e.get("stem")) for e in slot_runs(entries) if run_key(e) == run_key(record)]
-        record["run"] = {"ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
-                         "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}
-        validate(record)
+        record = record.replace(run=Run.from_dict({
+            "ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
+            "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}, "$.run"))
+        checked_text(record)
         if not problem:
             try:
                 _append_ledger(out_dir, ledger_line(record, stem, "pending", None))
             except RecordError as exc:
                 problem = str(exc)
         if problem:
-            record["run"] = None  # no ledger line vouches for this run
-        text = record_text(record)
+            record = record.replace(run=None)  # no ledger line vouches for this run
+        text = checked_text(record)
         _write_record(path, text)
         if not problem:
             try:
@@ -605,13 +609,12 @@ def save_run(record: RecordJSON, out_dir: Path, stem: str) -> Path:
     return path
 
 
-def _save_unlocked(record: RecordJSON, out_dir: Path, stem: str, problem: str) -> Path:
+def _save_unlocked(record: LabRecord, out_dir: Path, stem: str, problem: str) -> Path:
     """A measured run whose folder lock could not be taken at the save: written under a free name with no
     ledger line (``run`` None: the gate never counts it), and the lock's problem said in one line."""
-    record["run"] = None
-    validate(record)
+    text = checked_text(record.replace(run=None))
     path = out_dir / f"{free_stem(out_dir, stem, traces=False)}.json"
-    _write_record(path, record_text(record))
+    _write_record(path, text)
     sys.stderr.write(visible(f"drill: the record is saved as {safeio.display_path(path)}, but the folder's lock "
                              f"could not be taken ({problem}), so no ledger line vouches for it and the gate "
                              "will not count it") + "\n")
@@ -626,24 +629,22 @@ def ledger_problem_line(path: Path, problem: str) -> str:
                    "aside before the next run")
 
 
-def update(path: Path, change: Callable[[RecordJSON], object]) -> RecordJSON:
-    """Read-modify-write one record under its folder's lock: ``change(record)`` is applied to the
-    record as it is on disk now (so two explains never lose each other's work), the record is
-    rewritten atomically, and, when the ledger vouched for the bytes it replaced, a "rewritten"
-    line gives the new SHA-256. A record changed outside drill stays unvouched. Returns it."""
+def update(path: Path, change: Callable[[LabRecord], LabRecord]) -> LabRecord:
+    """Read-modify-write one record under its folder's lock: ``change(record)`` gives the new record
+    from the one on disk now (so two explains never lose each other's work), it is written
+    atomically, and, when the ledger vouched for the bytes it replaced, a "rewritten" line gives
+    the new SHA-256. A record changed outside drill stays unvouched. Returns the new record."""
     path = Path(path)
     check_own_file(path)
     check_own_file(path.parent / LEDGER_NAME)
     with folder_lock(path.parent):
-        record, before = load_with_sha(path)
-        kept = copy.deepcopy(_attempts(record))
-        change(record)
-        check_attempts_kept({"ops": [{"op": op, "miss": {"attempts": a}} for op, a in kept.items()]}, record)
-        validate(record)
-        text = record_text(record)
+        before_record, before = load_typed(path)
+        record = change(before_record)
+        check_attempts_kept(before_record, record)
+        text = checked_text(record)
         _write_record(path, text)
-        if record.get("schema_version") == SCHEMA_VERSION:
-            stem = (record.get("run") or {}).get("stem") or path.stem
+        if record.schema_version == SCHEMA_VERSION:
+            stem = (record.run.stem if record.run else None) or path.stem
             try:
                 mine = [e for e in read_ledger(path.parent) if e.get("stem") == stem and e.get("sha256")]
             except RecordError:
@@ -670,20 +671,20 @@ def check_own_file(path: Path, folder: Path | None = None) -> None:
         raise RecordError(str(exc)) from None
 
 
-def rewrite(record: RecordJSON, path: Path) -> Path:
+def rewrite(record: LabRecord, path: Path) -> Path:
     """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure).
     No ledger line: a saved run's record is changed with ``update``."""
-    validate(record)
+    text = checked_text(record)
     path = Path(path)
     check_own_file(path)
     if path.exists() and not path.is_symlink():
         try:
-            on_disk = load_with_sha(path)[0]
+            on_disk: LabRecord | None = load_typed(path)[0]
         except (OSError, RecordError):
             on_disk = None  # an unreadable record holds no attempts to keep
         if on_disk is not None:
             check_attempts_kept(on_disk, record)
-    _write_record(path, record_text(record))
+    _write_record(path, text)
     return path
 
 
@@ -736,7 +737,7 @@ def check_writable(directory: Path) -> None:
         raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None
 
 
-def op_evidence(record: RecordJSON, op: str) -> "OpEvidence":
+def op_evidence(record: LabRecord, op: str) -> "OpEvidence":
     """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.records.evidence.op_evidence``)."""
 
     return build(record, op)

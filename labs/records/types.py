@@ -72,6 +72,12 @@ class Part:
                 out[key] = copy.deepcopy(self._extra[key])
         return out
 
+    def replace(self: P, **changes: Any) -> P:
+        """A copy with ``changes`` (field name -> value); a field the stored object lacked is added
+        after its stored keys, so ``to_dict`` writes it."""
+        keys = self._keys + tuple(k for k in changes if self._keys and k not in self._keys)
+        return dataclasses.replace(self, _keys=keys, **changes)
+
     def has(self, key: str) -> bool:
         """Whether the stored object holds ``key`` (a None field may be absent or null)."""
         return key in self._keys if self._keys else getattr(self, key, None) is not None or key in self._extra
@@ -595,6 +601,14 @@ class LabRecord(VersionedRecord):
 
     def by_op(self) -> dict[str, OpRow]:
         return {row.op: row for row in self.ops}
+
+    def with_row(self, row: OpRow) -> LabRecord:
+        """A copy with ``row`` in place of the row of the same op."""
+        return self.replace(ops=tuple(row if r.op == row.op else r for r in self.ops))
+
+    def misses(self) -> list[OpRow]:
+        """The op rows whose graded prediction missed by more than 2x."""
+        return [row for row in self.ops if row.verdict == "miss"]
 
     @property
     def started(self) -> str:
