@@ -254,7 +254,7 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     rec["probes"] = probes
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
-    typed = records.parse(rec)
+    typed = LabRecord.from_dict(rec)
     typed, _ = lab_explain.mark_findings(evidence.attach(typed))  # before any "why?": a miss the evidence
     return with_summary(typed)                                    # cannot explain is a finding
 
@@ -385,6 +385,7 @@ def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
     row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
+    row["evidence"] = None  # labs.records.evidence.attach, once the record is whole
 
 
 def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibration | None,

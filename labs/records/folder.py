@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from generator.io import safeio
 from generator.io.termsafe import visible
-from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError, Run
+from labs.records.types import SCHEMA_NAME, SUPPORTED_VERSIONS, LabRecord, RecordError, Run, as_record
 from labs.records.evidence import op_evidence as build
 from generator.model import catalogue
 from generator.io.lockinfo import lock_holder
@@ -525,12 +525,13 @@ def slot_runs(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     return runs
 
 
-def save(record: LabRecord, out_dir: Path, stem: str) -> Path:
+def save(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) -> Path:
     """Validate, then write ``out_dir/<stem>.json`` atomically (never a half-written record).
 
     An existing record is never replaced: the name takes a ``-2``, ``-3`` ... suffix instead.
     A current-schema record is a new run: it also gets its lines in the folder's ledger
     (``save_run``); older records (published ones being copied) are written as they are."""
+    record = as_record(record)
     checked_text(record)
     if record.schema_version == SCHEMA_VERSION:
         return save_run(record, out_dir, stem)
@@ -552,7 +553,7 @@ def save_new(text: str, out_dir: Path, stem: str) -> Path:
     return path
 
 
-def save_run(record: LabRecord, out_dir: Path, stem: str) -> Path:
+def save_run(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) -> Path:
     """Save a new run: under the folder's lock, a "pending" ledger line, then the record, then a
     "saved" line with the record's SHA-256.
 
@@ -568,6 +569,7 @@ def save_run(record: LabRecord, out_dir: Path, stem: str) -> Path:
     one line on stderr names the problem (``ledger_problem_line``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    record = as_record(record)
     checked_text(record)
     problem = ""
     lock = contextlib.ExitStack()
@@ -671,9 +673,10 @@ def check_own_file(path: Path, folder: Path | None = None) -> None:
         raise RecordError(str(exc)) from None
 
 
-def rewrite(record: LabRecord, path: Path) -> Path:
+def rewrite(record: LabRecord | Mapping[str, Any], path: Path) -> Path:
     """Validate, then replace the record at ``path`` atomically (the old one stays whole on failure).
     No ledger line: a saved run's record is changed with ``update``."""
+    record = as_record(record)
     text = checked_text(record)
     path = Path(path)
     check_own_file(path)
@@ -737,7 +740,8 @@ def check_writable(directory: Path) -> None:
         raise RecordError(f"cannot write to {directory}: {exc.strerror or exc}") from None
 
 
-def op_evidence(record: LabRecord, op: str) -> "OpEvidence":
-    """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.records.evidence.op_evidence``)."""
+def op_evidence(record: LabRecord | Mapping[str, Any], op: str) -> "OpEvidence":
+    """The ``generator.explain.OpEvidence`` of one op of ``record`` (``labs.records.evidence.op_evidence``);
+    a record read as JSON is validated first (RecordError)."""
 
-    return build(record, op)
+    return build(as_record(record), op)

@@ -139,7 +139,7 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
            wall_ops: tuple[str, ...] = (), noisy_ops: tuple[str, ...] = (),
            read: runner.PredictionsRead | None = None, started_at: str | None = None, mine: bool = True,
            probes: dict | None | str = "default", **options) -> dict:
-    """A record whose ops measure ``ratio`` x their graded prediction (default 1.0).
+    """A record, as its JSON, whose ops measure ``ratio`` x their graded prediction (default 1.0).
 
     ``mine`` (default): without ``learner``, the learner predicted exactly the model's
     floors (so the record can count); ``mine=False``: no learner predictions at all.
@@ -177,4 +177,4 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
         probes = probes_for(p, 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
                             peaks.hbm_bytes_per_s / 3 if peaks else 1e11)
     rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
-    return runner.explain(rec, explanations or {})
+    return runner.explain(rec, explanations or {}).to_dict()  # as stored: tests edit it as a forger would
