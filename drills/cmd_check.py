@@ -7,7 +7,6 @@ would (``drills.quiz.assess``), and nothing is recorded.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from typing import Any

@@ -1,8 +1,8 @@
 """LAB·0.1 end to end: detect, predict, calibrate, measure, score, record.
 
 ``make_plan`` does every check that can fail before anything is timed; ``run`` then measures and
-returns the record (a dict matching ``record.schema.json``); ``explain`` attaches the learner's
-sentence to each miss.
+returns the typed record (``LabRecord``); ``explain`` returns it with the learner's derivation of
+each miss judged and stored.
 
 Details: docs/internals-labs.md.
 """

@@ -14,6 +14,7 @@ from drills.store.repository import ReviewRecord, Store
 from drills import progress
 from labs.records import folder as records
 from labs import runner
+from labs.records.types import as_record
 from tests.labs import synthetic
 
 
@@ -178,7 +179,7 @@ def _with_misses(record, entries):
     """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None
     (the text's {bytes} and {rate} then filled with the op's own counted bytes and copy-probe rate)."""
     for op, (reasons, text, accepted) in entries.items():
-        row = next(r for r in record["ops"] if r["op"] == op)
+        row = next(r for r in record["ops"] if r["op"] == op)  # the JSON, as a hand edits it
         assert row["verdict"] == "miss"
         if accepted is None:  # re-predicted with the reasons' own corrected time
             from generator import explain as miss_reasons
@@ -186,8 +187,9 @@ def _with_misses(record, entries):
             ev = records.op_evidence(record, op)
             text = text.format(bytes=fmt(ev.model_bytes, "B"), rate=fmt(ev.attained_bytes_per_s or 0, "B/s"))
             corrected = miss_reasons.corrected_time(ev, reasons) if reasons else None
-            runner.record_judgement(record, op, runner.judge_explanation(record, op, {
-                "reasons": reasons, "text": text, "corrected_s": corrected}))
+            typed = as_record(record)
+            record = runner.record_judgement(typed, op, runner.judge_explanation(typed, op, {
+                "reasons": reasons, "text": text, "corrected_s": corrected})).to_dict()
         else:  # written by hand: what an edited record says
             row["miss"] = {"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "edited",
                            "corrected_s": None, "revealed": False, "attempts": []}
@@ -209,7 +211,7 @@ STREAMS = (["below-peak-bandwidth"], "it streams {bytes} / the copy probe's {rat
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
                        {"add": (*STREAMS, None), "softmax": (*STREAMS, None)})
-    assert all(row["miss"]["accepted"] for row in runner.misses(rec))  # the tool accepted both
+    assert all(row.miss and row.miss.accepted for row in runner.misses(as_record(rec)))  # the tool accepted both
     item = _item_six(tmp_path, rec)
     assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
 

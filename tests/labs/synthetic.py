@@ -178,3 +178,15 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
                             peaks.hbm_bytes_per_s / 3 if peaks else 1e11)
     rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
     return runner.explain(rec, explanations or {}).to_dict()  # as stored: tests edit it as a forger would
+
+
+def json_edit(edit):
+    """``records.update``'s change for an ``edit`` that mutates the record's JSON in place (as a hand
+    editing the file would): the stored record's dict, edited, read back as a typed record."""
+    from labs.records.types import as_record
+
+    def change(record):
+        data = record.to_dict()
+        edit(data)
+        return as_record(data)
+    return change

@@ -14,6 +14,7 @@ from labs.gate import verdict as gate
 from labs.records import folder as records
 from labs.measure.ops import SEED_OPS
 from tests.conftest import run_drill
+from tests.labs import synthetic
 
 pytestmark = pytest.mark.slow
 
@@ -275,7 +276,7 @@ def test_an_op_given_copies_of_its_probes_real_traces_never_counts(tmp_path, cpu
     def borrow(r):
         (m,) = [o["measured"] for o in r["ops"] if o["op"] == "matmul"]
         m.update({k: v for k, v in probe.items() if k in m and k != "trace_dir"})
-    records.update(path, borrow)
+    records.update(path, synthetic.json_edit(borrow))
     (gated,) = gate.evaluate(folder).rows
     assert any(w.startswith("traces: matmul: cannot re-derive: trace-1: its jit_lab_matmul ran program") and
                "compiled for bf16[128,128], bf16[128,128], not this measurement's bf16[256,256], bf16[256,256]" in w

@@ -376,7 +376,7 @@ def test_any_edit_of_a_predictions_seconds_is_caught(clean_record, op, factor):
 def _why_of(tmp_path, rec, edit=None):
     path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:  # an edit made through drill's own update (the ledger vouches for the new bytes)
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     _, row = _only_row(tmp_path / "bench")
     assert not row.counted
     return row.why_not
@@ -515,7 +515,7 @@ def _why_not(tmp_path, rec, edit=None) -> list[str]:
     """The gate's reasons against ``rec`` saved by drill (and ``edit``-ed through drill's own update)."""
     path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     return _only_row(tmp_path / "bench")[1].why_not
 
 

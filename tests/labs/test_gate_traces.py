@@ -34,7 +34,7 @@ def _rewrite(tmp_path, rec, op, **written):
 def _row_of(tmp_path, rec, edit=None):
     path = records.save_run(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:  # an edit made through drill's own update (the ledger vouches for the new bytes)
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     (row,) = gate.evaluate(tmp_path / "bench").rows
     return row
 

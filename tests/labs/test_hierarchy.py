@@ -21,7 +21,9 @@ from generator.model import hierarchy as model
 from generator import explain as mr
 from labs.records import evidence, folder as records
 from labs import explain, runner, session
+from labs.records.types import as_record
 from tests.conftest import invoke_drill
+from tests.labs import synthetic
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
 RECORDS = sorted(FIXTURES.glob("lab-*.json"))
@@ -108,7 +110,7 @@ def test_an_unexplainable_miss_is_said_to_be_so_before_any_why():
         if row["op"] == op:
             assert row["miss"]["finding"] and row["miss"]["why"].startswith(explain.UNEXPLAINED_BY_EVIDENCE)
     assert op not in rec["summary"]["unexplained"]
-    lines = session.why_questions(rec)
+    lines = session.why_questions(as_record(rec))
     mine = [line for line in lines if line.startswith(f"{op}:")]
     assert mine and "unexplained by the evidence, nothing to ask" in mine[0] and "why?" not in mine[0]
 
@@ -141,7 +143,7 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
                 row["miss"]["attempts"] = []
 
     with pytest.raises(records.RecordError, match="append-only"):
-        records.update(target, erase)
+        records.update(target, synthetic.json_edit(erase))
 
     def reword(r: dict) -> None:
         for row in r["ops"]:
@@ -149,7 +151,7 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
                 row["miss"]["attempts"][0]["verdict"] = "accepted"
 
     with pytest.raises(records.RecordError, match="append-only"):
-        records.update(target, reword)
+        records.update(target, synthetic.json_edit(reword))
     stored = _load(target)
     assert [a["verdict"] for a in next(r for r in stored["ops"] if r["op"] == op)["miss"]["attempts"]][-1] == "refused"
     with pytest.raises(records.RecordError, match="append-only"):
@@ -158,9 +160,8 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
 
 def test_a_ledger_line_keeps_the_count_of_refused_attempts():
     path, rec, op, ev = next(m for m in _misses() if mr.explanations(m[3]))
-    data = json.loads(json.dumps(rec))
-    runner.record_judgement(data, op, mr.judge("fixed-cost: lorem ipsum = 1 us", ev))
-    assert records.ledger_line(data, "stem", "rewritten", None)["refused_attempts"] == {op: 1}
+    judged = runner.record_judgement(as_record(rec), op, mr.judge("fixed-cost: lorem ipsum = 1 us", ev))
+    assert records.ledger_line(judged, "stem", "rewritten", None)["refused_attempts"] == {op: 1}
 
 
 def test_the_catalogue_hierarchy_is_ex06_from_the_catalogue():
@@ -426,7 +427,7 @@ def test_a_softmax_bound_by_its_exps_is_explained_with_the_measured_exp_rate():
     assert ev.is_miss and ev.exps == 1024 * 1024 and ev.exp_per_s
     assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
     t = ev.exps / ev.exp_per_s
-    j = runner.judge_explanation(rec, "softmax", f"exp-rate: each exp costs what the hierarchy "
+    j = runner.judge_explanation(as_record(rec), "softmax", f"exp-rate: each exp costs what the hierarchy "
                                                  f"measured, {ev.exps:.4g} exps x {ev.seconds_per_exp * 1e12:.4g} ps/exp "
                                                  f"= {t * 1e6:.4g} us")
     assert j.accepted, j.why

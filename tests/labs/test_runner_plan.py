@@ -5,6 +5,7 @@ import pytest
 from generator.model import catalogue, costs, roofline
 from labs.measure import ops
 from labs import runner
+from labs.records.types import as_record
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
@@ -91,7 +92,7 @@ def test_assemble_scores_every_prediction(tmp_path):
 
 def test_explain_attaches_sentences_only_to_misses(tmp_path):
     rec = synthetic.record(tmp_path, {"matmul": 2.5})
-    runner.explain(rec, {"matmul": "  cuBLAS picked a\nsmall tile. ", "add": "not a miss"})
+    rec = runner.explain(as_record(rec), {"matmul": "  cuBLAS picked a\nsmall tile. ", "add": "not a miss"}).to_dict()
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["matmul"]["miss"]["text"] == "cuBLAS picked a small tile."
     assert rows["add"]["explanation"] is None and rows["add"]["miss"] is None
@@ -99,7 +100,7 @@ def test_explain_attaches_sentences_only_to_misses(tmp_path):
     assert rows["matmul"]["miss"]["reasons"] == [] and not rows["matmul"]["miss"]["accepted"]
     assert "name your reasons first" in rows["matmul"]["miss"]["why"] and len(rows["matmul"]["miss"]["attempts"]) == 1
     # named, but a sentence without a corrected time re-predicts nothing: refused, both attempts kept
-    runner.explain(rec, {"matmul": "below-peak-compute: cuBLAS picked a\nsmall tile."})
+    rec = runner.explain(as_record(rec), {"matmul": "below-peak-compute: cuBLAS picked a\nsmall tile."}).to_dict()
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["matmul"]["miss"]["text"] == "below-peak-compute: cuBLAS picked a small tile."
     assert rows["matmul"]["miss"]["reasons"] == ["below-peak-compute"] and not rows["matmul"]["miss"]["accepted"]
