@@ -219,14 +219,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_with_sha(path: Path) -> tuple[RecordJSON, str]:
-    """(the validated record at ``path`` as a dict, SHA-256 of its bytes); RecordError when it
-    cannot be used. For a read-modify-write (``update``); readers take ``load_typed``."""
-    record, digest = read_json(path)
-    validate(record)
-    return record, digest
-
-
 def load_typed(path: Path) -> tuple[LabRecord, str]:
     """(the typed record at ``path``, SHA-256 of its bytes); RecordError when it cannot be used."""
     record, digest = read_json(path)
@@ -250,8 +242,11 @@ def read_json(path: Path) -> tuple[Any, str]:
 
 
 def load(path: Path) -> RecordJSON:
-    """A validated record from ``path``; RecordError when it cannot be used."""
-    return load_with_sha(path)[0]
+    """A validated record's JSON from ``path``, as stored (tools and tests that read the bytes' fields);
+    RecordError when it cannot be used. The lab reads ``load_typed``."""
+    record, _ = read_json(path)
+    validate(record)
+    return record
 
 
 @dataclass(frozen=True)

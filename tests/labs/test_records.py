@@ -267,7 +267,7 @@ def test_a_record_with_a_key_given_twice_is_refused(tmp_path, gpu_record):
     twice = tmp_path / "lab-twice.json"
     twice.write_text(text.replace('"size": ', '"size": 1024,\n  "size": ', 1), encoding="utf-8")
     assert twice.read_text(encoding="utf-8").count('"size": ') == text.count('"size": ') + 1
-    for reader in (records.load_typed, records.load_with_sha):
+    for reader in (records.load_typed, records.load):
         with pytest.raises(records.RecordError, match="the key \"size\" is given twice"):
             reader(twice)
     nested = tmp_path / "lab-nested.json"
