@@ -246,7 +246,7 @@ def load(path: Path) -> RecordJSON:
     RecordError when it cannot be used. The lab reads ``load_typed``."""
     record, _ = read_json(path)
     validate(record)
-    return record
+    return dict(record)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,10 @@ def test_an_items_own_card_ticks_it_once_recalled_on_a_later_day(tmp_path):
 
 
 def test_a_recall_with_a_hint_or_on_the_same_day_or_long_forgotten_does_not_tick(tmp_path):
-    now = datetime.now(timezone.utc)
+    # Yesterday's local noon: two reviews two hours and one hour before it share its calendar day at any
+    # time of day the test runs (from the real now, they straddle midnight in the night's first hours).
+    now = (datetime.now().astimezone().replace(hour=12, minute=0, second=0, microsecond=0)
+           - timedelta(days=1)).astimezone(timezone.utc)
     cases = {"same day": [(now - timedelta(hours=2), 0), (now - timedelta(hours=1), 0)],
              "hinted": [(now - timedelta(days=2), 0), (now - timedelta(days=1), 1)],
              "unrecorded hints, rated Good": [(now - timedelta(days=2), None), (now - timedelta(days=1), None)]}
@@ -79,13 +82,13 @@ def test_a_recall_with_a_hint_or_on_the_same_day_or_long_forgotten_does_not_tick
         with Store.open(path) as store:
             for when, hints in reviews:
                 store.record_review(dataclasses.replace(_review("vocabulary:can-you-1", True), hints=hints), now=when)
-            assert not progress.can_you(store)[0].ticked, name
-            assert progress.can_you(store)[0].pending, name
+            assert not progress.can_you(store, now=now)[0].ticked, name
+            assert progress.can_you(store, now=now)[0].pending, name
     path = tmp_path / "forgotten.sqlite3"
     with Store.open(path) as store:
         for when, hints in [(now - timedelta(days=2), 0), (now - timedelta(days=1), 0)]:
             store.record_review(_review("vocabulary:can-you-1", True), now=when)
-        assert progress.can_you(store)[0].ticked
+        assert progress.can_you(store, now=now)[0].ticked
         assert not progress.can_you(store, now=now + timedelta(days=400))[0].ticked  # retrievability below 0.9
 
 
