@@ -205,7 +205,11 @@ class Store:
 
     def newest_review_at(self) -> datetime | None:
         """The time of the newest review in the log (by ``reviewed_at``, through its index), checked as read."""
-        row = self._query("SELECT id, reviewed_at FROM reviews ORDER BY reviewed_at DESC LIMIT 1")
+        return self._first_review_time("reviewed_at DESC")
+
+    def _first_review_time(self, order: str) -> datetime | None:
+        """The ``reviewed_at`` of the first review in ``order`` (a fixed ORDER BY clause), checked as read."""
+        row = self._query(f"SELECT id, reviewed_at FROM reviews ORDER BY {order} LIMIT 1")
         if not row:
             return None
         try:
@@ -454,13 +458,7 @@ class Store:
 
     def last_review_at(self) -> datetime | None:
         """When the latest logged review was made (checked as it is read)."""
-        row = self._query("SELECT id, reviewed_at FROM reviews ORDER BY id DESC LIMIT 1")
-        if not row:
-            return None
-        try:
-            return _aware(row[0][1])
-        except ValueError as exc:
-            raise bad_file(self.path, f"reviews row {row[0][0]}: {one_line(exc)}") from None
+        return self._first_review_time("id DESC")
 
     def count_reviews(self, session: str | None = None) -> int:
         if session is None:
