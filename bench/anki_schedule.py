@@ -31,7 +31,7 @@ from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
 from anki.scheduler_pb2 import CardAnswer
 
 from generator.export import rotation
-from generator.generate import ANSWER_FIGURES
+from generator.problems.generate import ANSWER_FIGURES
 
 IF_NEWER = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
 # The options Anki's import dialog defaults to: update notes and note types "if newer".
@@ -124,7 +124,7 @@ def review_days(package: Path, scratch: Path, fsrs: bool, reviews: int = 10, see
 
 def _answer(variant: dict) -> str | None:
     """A variant's answer as the card's data holds it, to 3 significant figures with its unit (None: a choice),
-    as ``generator.generate.answer_key`` writes it."""
+    as ``generator.problems.generate.answer_key`` writes it."""
     return None if "c" in variant else f"{float(variant['k']):.{ANSWER_FIGURES - 1}e} {variant['bu']}"
 
 

@@ -2,7 +2,7 @@
 did not write, on lab records.
 
 For every op whose graded prediction missed by more than 2x (the record's verdict), the smallest
-set of reasons with a derivation that reaches measured (``generator.miss_reasons.explanations``),
+set of reasons with a derivation that reaches measured (``generator.explain.explanations``),
 else "unexplained by the evidence". Prints a line per miss, the count per cause and the share
 explained; then, over the same misses, the share of honest derivations within 1.5x that the judge
 accepts (target >= 90%), the games it accepts (target 0) and the misses that cycling reason ids with
@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from generator import miss_reasons  # noqa: E402  (after the path: the repository's own packages)
-from labs import records  # noqa: E402
+from generator import explain as miss_reasons  # noqa: E402  (after the path: the repository's own packages)
+from labs.records import folder as records  # noqa: E402
 from bench import explain_suites  # noqa: E402
 
 UNEXPLAINED = "unexplained by the evidence"

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.families import ops  # noqa: E402
-from generator.generate import generate, registry  # noqa: E402
-from generator.problem import Problem  # noqa: E402
+from generator.problems.families import ops  # noqa: E402
+from generator.problems.generate import generate, registry  # noqa: E402
+from generator.problems.problem import Problem  # noqa: E402
 
 # Generating a problem may cost at most this many times building a plain one with random.
 # A judgement, not a measurement: a real problem evaluates the roofline and formats worked

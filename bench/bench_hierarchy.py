@@ -7,7 +7,7 @@ Each round runs, in fresh processes and interleaved so a busy stretch hits both 
 - the baseline: ``python -c "import jax"`` (what any lab command pays first).
 It prints each round's wall time, the median ratio hierarchy / baseline, the budget (30 s on 2
 cores) and, from the last round's hierarchy, each level's bandwidth and spread and how many
-levels differ by more than their spreads (``generator.hierarchy.separated_levels``). The load
+levels differ by more than their spreads (``generator.model.hierarchy.separated_levels``). The load
 average is printed with it: on a shared machine the wall time says as much about the neighbours.
 
     python bench/bench_hierarchy.py [--rounds 3]
@@ -40,7 +40,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    from generator import hierarchy as model  # start-up: only this benchmark step needs it
+    from generator.model import hierarchy as model  # start-up: only this benchmark step needs it
 
     ratios, runs, last = [], [], ""
     for n in range(args.rounds):

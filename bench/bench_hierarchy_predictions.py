@@ -3,9 +3,9 @@
 For every op of every lab record given (default: the idle CPU set under bench/cpu-records/quiet/,
 made by bench/make_cpu_records.py with the lab's pipeline), three predictions of the same op:
 - calibrated: the record's own calibrated floor (one big matmul's FLOP/s, one big copy's bytes/s),
-  through ``generator.roofline.estimate``;
-- hierarchy: what the lab stores as the hierarchy's prediction (``labs.evidence.hierarchy_prediction``
-  over ``generator.hierarchy.Hierarchy.prediction``): the floor at this op's own measured rates (its
+  through ``generator.model.roofline.estimate``;
+- hierarchy: what the lab stores as the hierarchy's prediction (``labs.records.evidence.hierarchy_prediction``
+  over ``generator.model.hierarchy.Hierarchy.prediction``): the floor at this op's own measured rates (its
   matmul shape's rate in its dtype, the stream rate of the level its rotated working set lives in at
   its call size, its exps at the exp rate), plus this op kind's fixed cost and its fresh output's cost,
   except for a matmul timed at its own shape (that rate is a whole call's);
@@ -38,8 +38,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from generator import costs, roofline  # noqa: E402  (after the path: the repository's own packages)
-from labs import evidence  # noqa: E402
+from generator.model import costs, roofline  # noqa: E402  (after the path: the repository's own packages)
+from labs.records import evidence  # noqa: E402
 
 
 def predictions(record: dict) -> list[tuple[str, float, float, float, float]]:

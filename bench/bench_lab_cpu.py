@@ -1,11 +1,11 @@
-"""The whole CPU lab at ``--size 1024``, end to end, per phase, against its 60 s budget (issue 22).
+"""The whole CPU lab at ``--size 1024``, end to end, per phase, against its 60 s budget.
 
 One real ``drill lab --size 1024 --predictions FILE --out TMP`` run, in this process through the
 click command itself (``CliRunner``), with a predictions file that gives every seed op a time
 with a unit. The phases are timed by wrapping the functions the command calls, so the command
 runs unchanged:
 - start-up: importing the CLI, jax and the lab modules (what a fresh ``drill lab`` pays first);
-- probes: ``labs.evidence.measure_probes`` (on a CPU, the device's datasheet: matmul FLOP/s,
+- probes: ``labs.measure.probes.measure_probes`` (on a CPU, the device's datasheet: matmul FLOP/s,
   copy bandwidth, the fixed cost per op kind), shown before the predictions;
 - measure: ``labs.runner.run`` (dispatch overhead and the five ops, compiled, rotated, traced);
 - save: ``labs.runner.save`` (the record and the ledger entry);
@@ -71,7 +71,8 @@ def lab_run(size: int, reps: int) -> dict:
     from drills.cli import cli  # start-up: only this benchmark step needs it
     import jax  # noqa: F401  (the command imports it too; here it is counted as start-up)
 
-    from labs import evidence, runner  # start-up: only this benchmark step needs it
+    from labs.records import evidence  # start-up: only this benchmark step needs it
+    from labs import runner  # start-up: as above
     phases["start-up"] = time.perf_counter() - start
 
     _timed(evidence, "measure_probes", phases).label = "probes"

@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.units import seconds  # noqa: E402
-from labs import measure, ops, timing  # noqa: E402
-from labs.device import detect  # noqa: E402
+from generator.model.units import seconds  # noqa: E402
+from labs.measure import calls as measure, ops, timing  # noqa: E402
+from labs.measure.device import detect  # noqa: E402
 
 WAYS = ("naive", "rotated", "traced")
 

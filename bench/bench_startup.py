@@ -14,7 +14,7 @@ temporary directory, warmed by one untimed run; the tree is not touched).
 
     python bench/bench_startup.py [--runs 15] [--as-is] [--no-cold] [--json]
 
-Start-up cache: ``generator.startcache`` keeps the parsed catalogue, the parsed specs and the skill
+Start-up cache: ``generator.io.startcache`` keeps the parsed catalogue, the parsed specs and the skill
 index as JSON in the user cache directory, built on first use and keyed by the content of the files
 they come from. *Warm* runs share one cache directory (warmed by the untimed run): the target is for
 them. *Cold* runs each get an empty one, so they parse the YAML, import every family module, build
@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_RATIO = 2.0  # issue 18: the first prompt within 2x of `import click`
+TARGET_RATIO = 2.0  # the first prompt within 2x of `import click`
 FIRST_PROMPT = re.compile(r"^\[1/\d+\] ")
 
 

@@ -35,7 +35,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-TARGET_RATIO = 1.3  # issue 25: at 10^6 reviews, at most 1.3x the empty store
+TARGET_RATIO = 1.3  # at 10^6 reviews, at most 1.3x the empty store
 FIRST_PROMPT = re.compile(r"^\[1/\d+\] ")
 REVIEWS_PER_DAY = 500
 DEFAULT_SIZES = (0, 10_000, 100_000, 1_000_000)
@@ -53,10 +53,10 @@ def build_store(path: Path, reviews: int, now: datetime) -> float:
     """A store of ``reviews`` review rows (and, if any, a card per skill); the seconds it took."""
     from fsrs import Card, Rating, Scheduler  # start-up: only this benchmark step needs it
 
-    from drills.store import Store, iso  # start-up: only this benchmark step needs it
-    from generator import generate  # start-up: only this benchmark step needs it
+    from drills.store.repository import Store, iso  # start-up: only this benchmark step needs it
+    from generator.problems import generate  # start-up: only this benchmark step needs it
 
-    from drills import store_schema  # start-up: only this benchmark step needs it
+    from drills.store import schema as store_schema  # start-up: only this benchmark step needs it
 
     started = time.perf_counter()
     if not reviews:
@@ -167,7 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         env = {k: v for k, v in os.environ.items() if k not in ("DRILL_STORE", "PYTHONDONTWRITEBYTECODE")}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        from drills.store import SCHEMA_VERSION  # start-up: only this benchmark step needs it
+        from drills.store.repository import SCHEMA_VERSION  # start-up: only this benchmark step needs it
 
         folder = args.cache or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

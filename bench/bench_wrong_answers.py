@@ -1,9 +1,9 @@
 """Benchmark: classic wrong answers, graded as `drill check` grades them: never right, and named.
 
-Draws problems of every family (``generator.generate``), works each one's classic wrong answers
+Draws problems of every family (``generator.problems.generate``), works each one's classic wrong answers
 *here*, apart from the misconception code (the family's own ``solve`` on a tweaked catalogue or a
 patched dtype size, or the key scaled the way the slip scales it), keeps those at least
-``AWAY`` x the tolerance from the key, and grades each with ``drills.assess`` (the quiz's and
+``AWAY`` x the tolerance from the key, and grades each with ``drills.quiz.assess`` (the quiz's and
 `drill check`'s path). Per family and per kind of mistake it prints:
 
 - graded right: a wrong answer marked right (target 0);
@@ -37,13 +37,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from drills import assess  # noqa: E402
-from generator import catalogue, costs, generate, transformer, units  # noqa: E402
-from generator.catalogue import Catalogue  # noqa: E402
-from generator.families import FAMILIES, ops, spec  # noqa: E402
-from generator.misconceptions import CONFUSABLE  # noqa: E402  (data: the terms a learner swaps)
-from generator.problem import Problem  # noqa: E402
-from generator.units import fmt  # noqa: E402
+from drills.quiz import assess  # noqa: E402
+from generator.model import catalogue, costs, transformer, units  # noqa: E402
+from generator.problems import generate  # noqa: E402
+from generator.model.catalogue import Catalogue  # noqa: E402
+from generator.problems.families import FAMILIES, ops, spec  # noqa: E402
+from generator.problems.misconceptions import CONFUSABLE  # noqa: E402  (data: the terms a learner swaps)
+from generator.problems.problem import Problem  # noqa: E402
+from generator.model.units import fmt  # noqa: E402
 
 AWAY = 1.2  # a sampled wrong answer lies at least this many tolerances from the key
 LINK_FIGURES = ("ici_bytes_per_s_one_way", "ici_bytes_per_s_bidi", "pcie_bytes_per_s", "dcn_bytes_per_s")
@@ -364,7 +365,7 @@ def samples(count: int, seed: int = 0, from_issue: bool = False) -> list[Sample]
 
 
 def grade(sample: Sample) -> Graded:
-    """``drills.assess`` on the wrong answer written as a learner would (the card's formatter)."""
+    """``drills.quiz.assess`` on the wrong answer written as a learner would (the card's formatter)."""
     p = sample.problem
     if isinstance(sample.value, str):
         text = sample.value

@@ -54,7 +54,7 @@ done
 # One trace's layout, so a platform whose device time did not parse can be fixed from here.
 first_trace=$(ls -d "$OUT"/bench/traces/*/matmul/trace-1 2>/dev/null | head -n 1)
 if [ -n "$first_trace" ]; then
-  "$PY" -c 'import json, sys; from pathlib import Path; from labs import profile
+  "$PY" -c 'import json, sys; from pathlib import Path; from labs.measure import profile
 print(json.dumps(profile.describe(Path(sys.argv[1])), indent=1))' "$first_trace" > "$OUT/trace-summary.json" 2>>"$LOG"
 fi
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from generator.miss_reasons.derivation import DerivationError, evaluate
-from generator.miss_reasons.evidence import OpEvidence
-from generator.miss_reasons.reasons import BY_ID
-from generator.units import fmt
+from generator.explain.derivation import DerivationError, evaluate
+from generator.explain.evidence import OpEvidence
+from generator.explain.reasons import BY_ID
+from generator.model.units import fmt
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 For each dtype (bf16, f32) and N (128, 256, 1024): the lab's pipeline (``labs.session``, as the
 notebook and ``drill lab`` run it) probes this device and shows its measured datasheet and
 hierarchy; each op is then predicted as its floor from that datasheet (the two-number roofline of
-the calibrated peak FLOP/s and copy bandwidth, ``generator.roofline.estimate``), the predictions are
+the calibrated peak FLOP/s and copy bandwidth, ``generator.model.roofline.estimate``), the predictions are
 read, and the ops are measured and saved. The records go to OUT_DIR (default: a new temporary folder,
 printed), ready for ``bench/bench_hierarchy_predictions.py OUT_DIR/lab-*.json``.
 
@@ -20,9 +20,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from generator import roofline  # noqa: E402  (after the path: the repository's own packages)
-from generator.units import seconds  # noqa: E402
-from labs import device, runner, session  # noqa: E402
+from generator.model import roofline  # noqa: E402  (after the path: the repository's own packages)
+from generator.model.units import seconds  # noqa: E402
+from labs.measure import device  # noqa: E402
+from labs import runner, session  # noqa: E402
 
 
 def make_record(out_dir: Path, size: int, dtype: str, reps: int) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from labs import measure
+from labs.measure import calls as measure
 
 
 def probes(n_bytes: int):

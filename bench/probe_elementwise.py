@@ -7,7 +7,7 @@ ways on this CPU, wall time, inputs rotated through 64 arrays, interleaved round
   over (as the copy probe does: no page of a new buffer to touch for the first time);
 run once with XLA's default threads and once with one (``--threads 1`` re-runs this script under
 ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``).
-It prints each variant's bytes/s (``generator.costs``' count: two reads and a write) and the ratios that
+It prints each variant's bytes/s (``generator.model.costs``' count: two reads and a write) and the ratios that
 split the gap: dtype, fresh output and threads. ``bench/NOTES-cpu-hierarchy.md`` holds this machine's run.
 
     python bench/probe_elementwise.py [--size 1024] [--rounds 5]
@@ -33,8 +33,8 @@ def measure(size: int, rounds: int) -> dict[str, float]:
     import jax  # start-up: only the child runs import jax (the parent only starts them)
     import jax.numpy as jnp  # start-up: as above
 
-    from generator import costs  # start-up: as above
-    from labs import timing  # start-up: as above
+    from generator.model import costs  # start-up: as above
+    from labs.measure import timing  # start-up: as above
 
     out: dict[str, list[float]] = {}
     variants = []

@@ -1,18 +1,8 @@
 """Anki's review log into the review store (``drill anki-import``): studying the deck in Anki counts.
 
-What is read: an Anki ``collection.anki2`` (a profile folder's, or the folder itself) or a
-``.colpkg`` export, never opened in place. Its bytes are read (``generator.safeio``, bounded) with
-its ``-wal`` beside it, and read again until two reads agree (Anki may be writing: a copy that kept
-changing is refused, never half-read); SQLite then opens that private copy in a temporary folder.
-A modern ``.colpkg`` holds ``collection.anki21b``, a zstd-compressed collection (decompressed with
-``zstandard``, bounded); an older one ``collection.anki21`` or ``collection.anki2``.
-
-What is imported: each revlog entry of a card whose note is this course's, found by the note's
-GUID (``generator.export.anki.skill_guid``) or by a field that names a skill (the ``Skill`` field,
-``ridge:v6e:bf16 · ...``), becomes a scheduled review of that skill at Anki's time: ease 2-4 right,
-1 a lapse, the rating Anki's ease, no hint (``drills.store.Store.import_reviews``). Anki's revlog
-id keeps it idempotent. Entries of other notes, of deleted cards, and Anki's manual reschedules
-(ease 0) are ignored and counted.
+Reads a private copy of an Anki collection or ``.colpkg``, and imports each review of this
+course's notes as a scheduled review of its skill, once.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -28,8 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from drills.store import ReviewRecord
-from generator import generate, safeio
+from drills.store.repository import ReviewRecord
+from generator.problems import generate
+from generator.io import safeio
 from generator.errors import DrillError
 from generator.export.anki import skill_guid
 

@@ -1,25 +1,8 @@
 """What each "Can you" item still needs from the quiz, said in the quiz's own words, and which skills give it.
 
-An item's skill rules (each family's ``MASTERY``, ``generator.families.mastery_rules``) count the
-skills whose *last* review was right (``standing``). ``drill progress`` shows what a rule still
-lacks (``RuleStanding.gaps``) and the command that ticks the item (``command``); the quiz draws the
-skills that close the gaps of the items not yet ticked (``needs``) before the rest of its new
-skills, so a first week reaches the checklist:
-
-- a gap is closed greedily, in the quiz's teaching order: a skill carrying a missing word of
-  ``must_include`` first, then one on a chip not yet counted, then any skill the rule counts;
-  a skill already started counts as on its way (it comes back due), so no second one is drawn
-  for the same gap;
-- a rule that asks for more chips than the quiz's ``--chip`` selection has (``min_chips``) gets,
-  once one of its skills is right on a selected chip, the skill of the same kind on the nearest
-  other chip in the catalogue's order (``ridge:v5p:bf16`` for a ``--chip v6e`` quiz); while the item
-  needs it (not yet ticked), that skill is also reviewed when due, though its chip was not asked
-  for; no other skill off the selection is asked, due or not;
-- an item ticked already (by its skills, its own "Can you" card or by hand) needs nothing, and an
-  item shown by a lab record (``lab``) needs no quiz skill at all: ``command`` names the lab.
-
-Pure functions over the store's last reviews (``Store.last_reviews``) and the generator's skills:
-nothing here reads the whole review log or imports the lab.
+``standing`` counts a rule's skills, ``needs`` the skills the quiz draws first, and ``command``
+the command that ticks an item. Pure functions over the store's last reviews.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -27,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from generator.families.base import Mastery, Skill
+from generator.problems.families.base import Mastery, Skill
+from generator.problems.families.ops import with_article
 
 LAB_COMMAND = "drill lab, then drill explain"
 Row = Mapping[str, Any]  # a review row of the store (``Store.last_reviews``): correct, chip, seconds_taken, ...
@@ -54,7 +38,6 @@ class RuleStanding:
     def gaps(self) -> list[str]:
         """What is still short, in the quiz's words: its questions are headed by the family
         (``ridge · v6e``) and graded right or wrong."""
-        from generator.families.ops import with_article  # start-up: the op families load only when an item names an op
 
         family = " or ".join(f"'{f.replace('_', ' ')}'" for f in self.rule.families)
         one = f"{with_article(self.rule.families[0]).split(' ', 1)[0]} {family}"  # "an 'interconnect'"
@@ -158,7 +141,7 @@ class Needs:
     outside: frozenset[str] = frozenset()
     item_of: Mapping[str, int] = field(default_factory=dict)
     gap_of: Mapping[str, str] = field(default_factory=dict)  # an outside skill drawn new -> the gap it closes
-    recall: tuple[str, ...] = ()  # pending skills asked again on a later day (``drills.quiz.item_needs``)
+    recall: tuple[str, ...] = ()  # pending skills asked again on a later day (``drills.quiz.session.item_needs``)
 
 
 def ticked_items(rules: Mapping[int, list[Mastery]], can_you: Iterable[tuple[int, str, str]],

@@ -1,17 +1,8 @@
 """The ``drill`` command: a click group whose subcommands load on first use.
 
-Each verb is one click function in a module of its topic (``drills/cmd_*.py``;
-``COMMANDS`` below maps every verb to its module), imported only when it runs,
-so ``drill quiz`` never pays for the lab's imports (jax) and startup stays fast. Errors: usage problems exit 2 with one line on stderr,
-never a traceback.
-
-Standard streams: a closed stdin reads as empty; a closed stdout makes the
-first write fail with one line on stderr (exit 1), like any failed output; a
-closed stderr is silent; the closed descriptors are held on ``/dev/null`` so no
-file the tool opens can land on them. Characters the output encoding can not
-carry (``PYTHONIOENCODING=ascii`` or ``latin-1``) are written in ASCII
-spellings (``µs`` as ``us``, ``—`` as ``-``, ``·`` as ``.``), and bytes of a
-file name that are not UTF-8 as ``\\xNN``.
+``COMMANDS`` maps every verb to its module (``drills/cmd_*.py``), imported only when it runs,
+so startup stays fast. It also makes closed standard streams and narrow output encodings safe.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -170,7 +161,7 @@ class _PlainOutput(io.TextIOBase):
 
 
 def _standard_streams() -> None:
-    """Make closed standard streams safe (see the module docstring) and output encodable."""
+    """Make closed standard streams safe (docs/internals.md, drills/cli.py) and output encodable."""
     for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
         try:
             os.fstat(fd)
@@ -202,8 +193,8 @@ def _standard_streams() -> None:
 
 def _is_output_error(exc: OSError) -> bool:
     """A raw write error of the kind stdout gives. Files the tool writes go through
-    generator.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
-    from generator.safeio import SafeIOError  # start-up: `drill` loads a command's dependencies only when it runs
+    generator.io.safeio (SafeIOError, no errno) and the store through sqlite3, so these come from printing."""
+    from generator.io.safeio import SafeIOError  # start-up: `drill` loads a command's dependencies only when it runs
 
     return exc.errno in _OUTPUT_ERRNOS and not isinstance(exc, SafeIOError)
 
@@ -264,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         if _is_output_error(exc):
             _output_failed("", exc)
-        # A file the tool could not read or write (generator.safeio refusals included): one line, exit 1.
+        # A file the tool could not read or write (generator.io.safeio refusals included): one line, exit 1.
         _say_error(f"drill: error: {_os_error_text(exc)}")
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
@@ -272,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _os_error_text(exc: OSError) -> str:
     # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.safeio import SafeIOError, display_path
+    from generator.io.safeio import SafeIOError, display_path
 
     if isinstance(exc, SafeIOError) or not exc.strerror:
         return " ".join(str(exc).split())

@@ -9,7 +9,7 @@ import click
 
 from drills import anki_import as reader
 from drills.cmd_quiz import STORE_HELP, open_store
-from drills.store_files import StoreError
+from drills.store.files import StoreError
 
 
 @click.command("anki-import")

@@ -2,19 +2,22 @@
 
 `drill check` is what other tools call (an Anki add-on, a web page, a tutor):
 the problem is rebuilt from its id, the answer assessed exactly as the quiz
-would (``drills.assess``), and nothing is recorded.
+would (``drills.quiz.assess``), and nothing is recorded.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from typing import Any
 
 import click
 
-from generator.termsafe import json_visible, visible_text
+from generator.io.termsafe import json_visible, visible_text
+from generator.problems.misconceptions import CATALOGUE
+from generator.export.variants import card_unit
+from generator.problems import generate
+from drills.quiz import assess
 
 
 class Seconds(click.FloatRange):
@@ -47,8 +50,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
     answer's own, as `drill export` shows it). Exit 0 when the answer was graded or the output
     says why not (status wrong-kind or unreadable); exit 2 for an unknown problem id.
     """
-    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         problem = generate.problem(problem_id)
@@ -56,7 +57,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
         raise click.UsageError(str(exc)) from None
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None
-    from generator.export.variants import card_unit  # start-up: the deck exporter loads only for a check
 
     # A bare number is read in the unit the problem's Anki card names: the card and `drill check` agree.
     unit = card_unit(problem, assess.stated_unit(problem)) or None
@@ -74,7 +74,6 @@ def check(problem_id: str, answer_text: str, seconds: float | None, hints: int, 
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of {id, name, families, explanation}.")
 def misconceptions(as_json: bool) -> None:
     """The named wrong methods the drill recognises in a wrong answer, and the families they apply to."""
-    from generator.misconceptions import CATALOGUE  # start-up: `drill` loads a command's dependencies only when it runs
 
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in CATALOGUE], indent=1, ensure_ascii=False))

@@ -6,9 +6,10 @@ import json
 
 import click
 
-from generator import catalogue, costs
-from generator import roofline as model
-from generator.units import json_ready, si
+from generator.errors import UsageError
+from generator.model import catalogue, collectives, costs
+from generator.model import roofline as model
+from generator.model.units import json_ready, si
 
 
 def resolve_chip(name: str) -> catalogue.Chip:
@@ -54,7 +55,7 @@ def _bounded_shape(ctx: click.Context, param: click.Parameter, value: str) -> st
     """The --shape text, once every dimension is a positive integer within physical bounds (exit 2 otherwise)."""
     try:
         dims = costs.parse_shape(value)
-    except (costs.CostError, ValueError) as exc:
+    except costs.CostError as exc:
         raise click.BadParameter(" ".join(str(exc).split())[:300]) from None
     product = 1
     for dim in dims:
@@ -107,10 +108,8 @@ def roofline(chip: str, op_name: str, shape: str, dtype: str, rhs_dtype: str | N
             extra["rhs_dtype"] = rhs_dtype
         cost = costs.cost(op_name, costs.parse_shape(shape), dtype, **extra)
         est = model.estimate(_over(target, over, cost.dtype, link_bw, bidirectional), cost)
-    except (costs.CostError, ValueError) as exc:
+    except (costs.CostError, UsageError) as exc:
         raise click.UsageError(str(exc)) from None
-    except KeyError as exc:
-        raise click.UsageError(exc.args[0]) from None
     if as_json:
         data = est.to_dict()
         if not (over == "hbm" and link_bw is None):
@@ -150,13 +149,12 @@ def _ici_direction(bidirectional: bool, link_bw: float | None) -> str:
 
 def _over(target: catalogue.Chip, over: str, dtype: str, link_bw: float | None,
           bidirectional: bool = False) -> catalogue.Chip | model.Ceilings:
-    """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/collectives.py)."""
+    """The chip's ceilings, or with --over a link's bandwidth as the memory side (generator/model/collectives.py)."""
     if over == "hbm" and link_bw is None:
         return target
-    from generator import collectives  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return collectives.link_ceilings(target, over, dtype, link_bw, bidirectional)
     except collectives.TopologyError as exc:
-        raise ValueError(str(exc)) from None
+        raise click.UsageError(str(exc)) from None
 

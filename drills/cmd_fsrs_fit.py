@@ -9,7 +9,7 @@ import click
 
 from drills import fsrs_fit as fitting  # the optimizer: this module loads only when `drill fsrs-fit` runs
 from drills.cmd_quiz import STORE_HELP, open_store
-from drills.store_files import StoreError
+from drills.store.files import StoreError
 
 
 @click.command("fsrs-fit")

@@ -1,7 +1,7 @@
 """`drill transformer`, `drill deck` and `drill export`: the step-time calculator and the problem exports.
 
-Thin commands: they parse options and call ``generator.transformer``,
-``generator.generate`` and ``generator.export``. Nothing here imports jax or numpy.
+Thin commands: they parse options and call ``generator.model.transformer``,
+``generator.problems.generate`` and ``generator.export``. Nothing here imports jax or numpy.
 """
 
 from __future__ import annotations
@@ -14,17 +14,21 @@ import click
 
 from drills.cmd_core import resolve_chip
 from drills.progress_bar import Bar
-from generator import bulk, catalogue
-from generator import transformer as tmodel
-from generator.units import fmt
-from generator.export import ExportError, check_writable
+from generator.errors import UsageError
+from generator.model import catalogue, costs
+from generator.model import transformer as tmodel
+from generator.model.units import fmt
+from generator.export import ExportError, anki, check_writable, course_deck, tabular, write_text
 
 if TYPE_CHECKING:
     from generator.export.anki import DeckReport
-    from generator.export.variants import CardRules
-    from generator.generate import OnItem, Registry
-    from generator.problem import Problem
-from generator.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
+    from generator.problems.generate import OnItem, Registry
+    from generator.problems.problem import Problem
+from generator.problems.generate import FAMILY_NAMES, MAX_PROBLEMS, SpecError, TooManyProblemsError, UnknownFamilyError
+from generator.export.variants import CardRules, DEFAULT_VARIANTS
+from click.core import ParameterSource
+from generator.problems import generate
+from drills.quiz import assess
 
 MAX_COUNT = 1_000_000
 T = TypeVar("T")
@@ -44,7 +48,7 @@ def _selection(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Random seed: the same seed and selection give the same problems."),
         click.option("--specs", "specs_dir", type=click.Path(file_okay=False), default=None,
-                     help="Directory of drill spec YAML files (default: each family's own, generator/specs)."),
+                     help="Directory of drill spec YAML files (default: each family's own, generator/problems/specs)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -55,15 +59,13 @@ def _generate(chips: tuple[str, ...], families: tuple[str, ...], count: int, see
               on_item: OnItem | None = None) -> tuple[list[Problem], Registry]:
     """Problems for the selection, or a one-line usage error (exit 2); ``on_item(done, total)``
     after each skill is drawn."""
-    with bulk.collector_paused():
-        return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
-                                                          on_item))
+    return _drawn(specs_dir, lambda reg: reg.generate(list(families) or None, list(chips) or None, count, seed,
+                                                      on_item))
 
 
 def _drawn(specs_dir: str | None, draw: Callable[[Registry], T]) -> tuple[T, Registry]:
     """``draw(registry)`` for the spec directory and the registry, or the one-line usage error of a bad
     selection or spec (exit 2)."""
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         reg = generate.registry(specs_dir)
@@ -95,7 +97,6 @@ DEFAULT_DECK_VARIANTS = 16
 def _skill_count(chips: tuple[str, ...], families: tuple[str, ...], specs_dir: str | None) -> int:
     """Skills in the selection (the bar's length), or the one-line usage error of a bad selection
     (exit 2), before any bar is drawn."""
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     try:
         return len(generate.skills(list(families) or None, list(chips) or None, specs_dir=specs_dir))
@@ -115,13 +116,9 @@ def _scaled(bar: Bar, steps: int) -> Callable[[int, int], None]:
 def card_rules() -> CardRules:
     """The drill's own rules for reading and grading an answer, for the variant cards (``CardRules``):
     the cards check a typed answer exactly as `drill check` does."""
-    from drills import assess  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export.variants import CardRules
 
     def good_rel(problem: Problem) -> float:
-        # drills.grading.grade_number: the problem's tolerance, else the family's good_rel.
+        # drills.quiz.grading.grade_number: the problem's tolerance, else the family's good_rel.
         return problem.tolerance if problem.tolerance > 0 else generate.grading_bands(problem.family).good_rel
 
     return CardRules(stated_unit=assess.stated_unit, good_rel=good_rel)
@@ -151,7 +148,6 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     """
     if not output.endswith(".apkg"):
         raise click.UsageError(f"the output must be an .apkg file, got '{output}'")
-    from click.core import ParameterSource  # start-up: `drill` loads a command's dependencies only when it runs
 
     count_given = ctx.get_parameter_source("count") != ParameterSource.DEFAULT
     if fixed and variants is not None:
@@ -159,8 +155,6 @@ def deck(ctx: click.Context, chips: tuple[str, ...], families: tuple[str, ...], 
     if not fixed and count_given:
         raise click.UsageError("--count is for --fixed decks; the default deck takes --variants K")
     _target(output)
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export.variants import DEFAULT_VARIANTS
 
     k = DEFAULT_VARIANTS if variants is None else variants
     report = _write_deck(chips, families, count if fixed else None, k, seed, specs_dir, output)
@@ -179,7 +173,6 @@ def _write_deck(chips: tuple[str, ...], families: tuple[str, ...], count: int | 
     (--fixed), or with ``count`` None one note per skill of ``k`` variants (built on this machine's
     cores: ``generator.export.course_deck``); the package written to ``output``. A bad selection is a
     usage error (exit 2), a refused target exits 1."""
-    from generator.export import anki  # start-up: `drill` loads a command's dependencies only when it runs
 
     skills = _skill_count(chips, families, specs_dir)
     with Bar("drill deck", 2 * skills + 1 if count is not None else skills + 1) as bar:
@@ -202,12 +195,10 @@ def _variant_deck(chips: tuple[str, ...], families: tuple[str, ...], k: int, see
                   output: str, on_built: OnItem) -> DeckReport:
     """The variant deck written to ``output`` (``course_deck.write_course_deck``): ``k`` problems per
     skill of the selection, or the one-line usage error of a bad selection (exit 2)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export import course_deck, shares
 
     report, _ = _drawn(specs_dir, lambda reg: course_deck.write_course_deck(
         reg, card_rules(), output, list(families) or None, list(chips) or None, k, seed, _descriptions(reg),
-        shares.workers_here(), on_built))
+        on_built))
     return report
 
 
@@ -236,8 +227,6 @@ def export(fmt: str, chips: tuple[str, ...], families: tuple[str, ...], count: i
         raise click.UsageError("-o/--output needs a file name (got an empty one); use '-' or leave it out for stdout")
     if output:
         _target(output)
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.export import tabular, write_text
 
     skills = _skill_count(chips, families, specs_dir)
     with Bar("drill export", skills + 1) as bar:  # each skill drawn, then the text rendered
@@ -292,14 +281,14 @@ MAX_TOKENS = 2**24  # batch and sequence length: 16,777,216
 def _count(ctx: click.Context, param: click.Parameter, value: str) -> int:
     try:
         return tmodel.parse_count(value)
-    except ValueError as exc:
+    except tmodel.TransformerInputError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
 @click.command()
 @click.option("--params", "params", required=True, callback=_count, metavar="P",
               help="Parameter count: 7e9, 7B, 1.3B or 6738415616 (1 to 1e16). A known model's count "
-                   "(7B, 13B, 70B: Llama 2, generator/models.yaml) fills in --layers and --d-model.")
+                   "(7B, 13B, 70B: Llama 2, generator/model/models.yaml) fills in --layers and --d-model.")
 @click.option("--layers", type=click.IntRange(1, MAX_LAYERS), default=None,
               help=f"Transformer layers (L), 1 to {MAX_LAYERS:,}. Default: the known model's.")
 @click.option("--d-model", "d_model", type=click.IntRange(1, MAX_WIDTH), default=None,
@@ -329,10 +318,8 @@ def transformer(params: int, layers: int | None, d_model: int | None, kv_d_model
     model, assumed = _model(params, layers, d_model, kv_d_model)
     try:
         step, est = tmodel.estimate(target, model, phase, batch, seq, dtype)
-    except ValueError as exc:
+    except (costs.CostError, UsageError) as exc:
         raise click.UsageError(str(exc)) from None
-    except KeyError as exc:
-        raise click.UsageError(exc.args[0]) from None
     if as_json:
         click.echo(json.dumps({**tmodel.to_dict(step, est, target), "assumed": assumed}, indent=2))
         return

@@ -11,9 +11,12 @@ import click
 
 from drills.cmd_lab import _require_jax
 from drills.progress_bar import Bar, Steps
+from generator.model import catalogue, hierarchy as model
+from labs.measure.device import detect
+from labs.measure import hierarchy as lab_hierarchy, ops as lab_ops
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
-    from generator.hierarchy import Hierarchy
+    from generator.model.hierarchy import Hierarchy
 
 CPU_SIZE = 1024  # N of the lab's matmul shapes on a CPU (the lab's CPU default)
 ACCELERATOR_SIZE = 4096
@@ -32,18 +35,14 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     every cache level sysfs lists, then DRAM; GPU: L2 and HBM; TPU: HBM), and the matmul FLOP/s
     of the lab's shapes in each dtype. With --chip, the catalogue's figures for that chip, as the
     course page shows them. Takes well under a minute on a 2-core CPU."""
-    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
 
     if chip is not None:
-        from generator import catalogue  # start-up: `drill` loads a command's dependencies only when it runs
-
         try:
             found = catalogue.get(chip)
         except catalogue.UnknownChipError as exc:
             raise click.UsageError(str(exc)) from None
         _show(model.from_chip(found, catalogue.load()), as_json)
         return
-    from labs import ops as lab_ops  # start-up: the lab's modules load only for the command that runs them
 
     try:
         chosen = tuple(dict.fromkeys(lab_ops.check_dtype(d.strip()) for d in dtypes.split(",") if d.strip()))
@@ -52,8 +51,6 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
     if not chosen:
         raise click.UsageError("--dtype: name at least one dtype (bf16, f32)")
     _require_jax()
-    from labs import hierarchy as lab_hierarchy  # start-up: the lab's modules load only for the command that runs them
-    from labs.device import detect  # start-up: the lab's modules load only for the command that runs them
 
     device = detect()
     n = size or (CPU_SIZE if device.platform == "cpu" else ACCELERATOR_SIZE)
@@ -67,8 +64,6 @@ def hierarchy(chip: str | None, size: int | None, dtypes: str, as_json: bool) ->
 
 
 def _show(found: Hierarchy, as_json: bool) -> None:
-    from generator import hierarchy as model  # start-up: `drill` loads a command's dependencies only when it runs
-
     if as_json:
         click.echo(json.dumps(found.to_dict(), indent=1, ensure_ascii=False))
         return

@@ -4,8 +4,8 @@ Thin commands: parse options, call ``labs``. jax is imported only inside
 ``drill lab`` (through ``labs.runner.run``), so ``gate`` and ``progress`` run
 without it.
 
-Over 400 lines, one topic: the four verbs (lab, explain, gate, progress) share the record
-folder, its checks and the prompts for predictions and explanations; each verb is one function.
+The four verbs (lab, explain, gate, progress) share the record folder, its checks and the prompts
+for predictions and explanations; each verb is one function.
 """
 
 from __future__ import annotations
@@ -13,20 +13,29 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import click
 
-from drills.store_files import StoreError
-from generator import safeio
-from labs import records
+from drills.store.files import StoreError
+from generator.io import safeio
+from labs.records import folder as records
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
-from labs.record_types import LabRecord, OpRow, RecordError, as_record
+from labs.records.types import LabRecord, OpRow, RecordError
+from labs.measure import ops, ops as lab_ops, profile, xprof_logdir
+from labs.gate import verdict as lab_gate, verify as lab_verify
+from labs import inputs, runner, session
+from generator.model.units import seconds
+from generator.explain import BY_ID, UnknownReasonError
+from labs.runner import LearnerPrediction
+from drills.progress_bar import Bar, Steps
+from drills.cmd_pod import collectives_lab
+from generator.model.answers import AnswerError, parse_number
 
 if TYPE_CHECKING:  # annotations only: the lab's modules load only for the command that runs them
-    from generator.miss_reasons import Judgement
-    from labs.evidence import Probed
-    from labs.runner import LearnerPrediction, Plan, PredictionsRead
+    from generator.explain import Judgement
+    from labs.measure.probes import Probed
+    from labs.runner import Plan, PredictionsRead
     from labs.session import Save
 
 T = TypeVar("T")
@@ -65,15 +74,13 @@ def _bench_folder(bench_dir: Path | None) -> None:
 
 def _check_sizes(sizes: str) -> None:
     """--collectives --sizes: each a positive size (the error names --sizes, not --bytes)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.answers import AnswerError, parse_number
 
     for part in (p.strip() for p in sizes.split(",")):
         if not part:
             continue
         try:
             value = parse_number(part, "B", "B")
-        except (AnswerError, ValueError) as exc:
+        except AnswerError as exc:
             raise click.UsageError(f"--sizes '{part}': {exc}") from None
         if not 0 < value < 1e21:
             raise click.UsageError(f"--sizes: each size must be a positive number of bytes below 1e21, got '{part}'")
@@ -121,7 +128,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
         plot: Path | None, collectives: bool = False, mesh: str = "auto", sizes: str | None = None) -> None:
     """LAB·0.1: predict each op's latency, measure it with JAX, score, record.
 
-    Predictions come from the roofline (generator/costs.py + generator/roofline.py)
+    Predictions come from the roofline (generator/model/costs.py + generator/model/roofline.py)
     on the chip's datasheet and, with --calibrate, on the device's measured
     speeds; yours come first. Each op is timed with jit (compile and warm-up
     excluded, inputs rotated past the cache, results blocked on) and read
@@ -130,7 +137,6 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
     2x asks for a one-sentence explanation. The record goes to --out
     (default: your records folder, see `drill gate`); `drill gate` judges it.
     """
-    from labs import ops as lab_ops, session  # start-up: loaded only when this command runs
 
     try:
         dtype = lab_ops.check_dtype(dtype)
@@ -139,8 +145,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
     if collectives and sizes is not None:
         _check_sizes(sizes)
     _require_jax()
-    if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives.py
-        from drills.cmd_pod import collectives_lab  # start-up: loaded only when this command runs
+    if collectives:  # the collectives lab lives in drills/cmd_pod.py and labs/collectives/lab.py
         collectives_lab(chip, mesh, sizes, reps, dtype, predictions, out_dir, trace_dir, as_json)
         return
     request = session.LabRequest(chip, ops_text, size, reps, dtype, predictions, explanations, calibrate, out_dir,
@@ -153,7 +158,7 @@ def lab(chip: str, ops_text: str, size: int | None, reps: int, dtype: str, predi
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps({"path": str(result.path), "plot": str(result.plot_path) if result.plot_path else None,
-                               "record": result.record}, indent=2))
+                               "record": result.record.to_dict()}, indent=2))
         return
     for line in session.result_lines(result):
         click.echo(line)
@@ -177,21 +182,19 @@ class _ClickLabUI:
         return _probe_with_progress(plan, self.say)
 
     def measure(self, plan: Plan, learner: Learner | None, read: PredictionsRead | None,
-                probed: Probed | None) -> tuple[dict[str, Any], Path]:
+                probed: Probed | None) -> tuple[LabRecord, Path]:
         return _run_with_progress(plan, learner, read, probed)
 
     def ask_predictions(self, plan: Plan) -> Learner:
         return _ask_predictions(plan)
 
-    def ask_why(self, record: dict[str, Any], pending: list[dict[str, Any]], save: Save, path: Path) -> None:
-        _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
+    def ask_why(self, record: LabRecord, pending: list[OpRow], save: Save, path: Path) -> LabRecord:
+        return _ask_explanations(record, pending, lambda op, judgement: _saved(path, lambda: save(op, judgement)), path)
 
 
 def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | None:
     """``labs.session.measured_datasheet`` with a progress bar and an ETA over the probes on a
     terminal; the bar's line ends before the datasheet is said."""
-    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     with Bar("probes", len(runner.probe_labels(plan))) as bar:
         steps = Steps(bar, runner.probe_labels(plan))
@@ -206,16 +209,14 @@ def _probe_with_progress(plan: Plan, say: Callable[[str], None]) -> Probed | Non
 
 
 def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRead | None,
-                       probed: Probed | None = None) -> tuple[dict[str, Any], Path]:
+                       probed: Probed | None = None) -> tuple[LabRecord, Path]:
     """Measure and save (``labs.session.measure_and_save``) with a progress bar and an ETA on a
     terminal (``drills.progress_bar``; the probes measured before, ``probed``, count as done);
     elsewhere (a pipe, a log, CI) no progress is written."""
-    from drills.progress_bar import Bar, Steps  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner, session  # start-up: the lab's modules load only for the command that runs them
 
     steps = runner.step_labels(plan)
 
-    def measure(progress: Callable[[str], None]) -> tuple[dict[str, Any], Path]:
+    def measure(progress: Callable[[str], None]) -> tuple[LabRecord, Path]:
         try:
             return session.measure_and_save(plan, learner, read, practice=not learner, progress=progress,
                                             require_all=False, probed=probed)
@@ -231,9 +232,6 @@ def _run_with_progress(plan: Plan, learner: Learner | None, read: PredictionsRea
 
 
 def _ask_predictions(plan: Plan) -> Learner:
-    from labs import inputs, ops  # start-up: the lab's modules load only for the command that runs them
-    from labs.runner import LearnerPrediction  # start-up: the lab's modules load only for the command that runs them
-
     click.echo("Predict before you measure: your latency for each op (e.g. 700us, 1.2 ms; blank skips).")
     out: Learner = {}
     for name in plan.options.ops:
@@ -261,9 +259,8 @@ def _saved(path: Path, store: Callable[[], T]) -> T:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _judgement_saver(path: Path) -> Callable[[str, Judgement], dict[str, Any]]:
+def _judgement_saver(path: Path) -> Callable[[str, Judgement], LabRecord]:
     """``save(op, judgement)``: store one judged attempt in the record on disk, under the lock."""
-    from labs import session  # start-up: loaded only when this command runs
 
     save = session.judgement_saver(path)
     return lambda op, judgement: _saved(path, lambda: save(op, judgement))
@@ -277,37 +274,34 @@ WHY_INTRO = ("Every miss over 2x needs a derivation: name the reasons first (ids
              "drill explain; give up: drill explain --show).")
 
 
-def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
-                      save: Callable[[str, Judgement], object], path: Path | None = None) -> None:
+def _ask_explanations(record: LabRecord, missed: list[OpRow],
+                      save: Callable[[str, Judgement], LabRecord], path: Path | None = None) -> LabRecord:
     """Ask "why?" for each miss until an explanation is accepted or the learner skips (blank);
-    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock)."""
-    from generator.miss_reasons import BY_ID  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.units import seconds  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import runner  # start-up: the lab's modules load only for the command that runs them
+    every attempt is judged and stored at once (``save(op, judgement)``, under the folder's lock,
+    gives the record as stored). Returns the record as last stored."""
 
     click.echo("")
     click.echo(WHY_INTRO)
-    graded = record["graded"]
+    graded = record.graded
     whose = "your" if graded == "learner" else f"the {graded}"
     try:
         for row in missed:
-            ratio = row["ratios"][graded]
-            predicted = row["predictions"][graded]
+            ratio = row.ratios.get(graded)
+            predicted = row.predictions.get(graded)
             shown = f"{ratio:.2f}x" if ratio is not None else "no ratio"
-            measured = row["measured"]
-            question = (f"  {row['label']}: measured {seconds(measured['measured_s'])} ({measured['measured_from']} "
-                        f"time), {whose} prediction {seconds(predicted['seconds']) if predicted else '-'}: {shown}; why?")
+            measured = row.measured
+            question = (f"  {row.label}: measured {seconds(measured.measured_s)} ({measured.measured_from} "
+                        f"time), {whose} prediction {seconds(predicted.seconds) if predicted else '-'}: {shown}; why?")
             while True:
                 text = click.prompt(question, default="", show_default=False).strip()
                 if not text:
                     break
                 try:
-                    judgement = runner.judge_explanation(record, row["op"], text)
-                except KeyError as exc:
-                    click.echo(f"    {exc.args[0]} (known: {', '.join(BY_ID)})")
+                    judgement = runner.judge_explanation(record, row.op, text)
+                except UnknownReasonError as exc:
+                    click.echo(f"    {exc} (known: {', '.join(BY_ID)})")
                     continue
-                runner.record_judgement(record, row["op"], judgement)
-                save(row["op"], judgement)
+                record = save(row.op, judgement)
                 click.echo(f"    {judgement.why}")
                 if judgement.accepted:
                     _show_supported(judgement)
@@ -317,6 +311,7 @@ def _ask_explanations(record: dict[str, Any], missed: list[dict[str, Any]],
         if path is not None:
             click.echo(f"\nrecord saved: {path} (incomplete until every miss is explained: drill explain)", err=True)
         raise
+    return record
 
 
 def _show_supported(judgement: Judgement) -> None:
@@ -351,7 +346,6 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
     attempt is kept in the record. The evidence table is shown after you answer. The
     record is rewritten in place, atomically; accepted explanations are kept as they are.
     """
-    from labs import inputs, session  # start-up: loaded only when this command runs
 
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
@@ -390,17 +384,14 @@ def explain(record_path: Path | None, explanations: Path | None, bench_dir: Path
 
 
 def _ask_pending(record: LabRecord, pending: list[OpRow], record_path: Path) -> LabRecord:
-    """Ask "why?" at the terminal for each pending miss, judged on the record's dict, each attempt saved
-    under the folder's lock; the record as it now is (typed)."""
-    data = record.to_dict()
-    rows = {row["op"]: row for row in data["ops"]}
-    _ask_explanations(data, [rows[row.op] for row in pending], _judgement_saver(record_path), record_path)
-    return as_record(data)
+    """Ask "why?" at the terminal for each pending miss, each attempt saved under the folder's lock;
+    the record as it now is."""
+    return _ask_explanations(record, pending, _judgement_saver(record_path), record_path)
 
 
 def _load_named(record_path: Path, folder: Path) -> tuple[Path, LabRecord]:
     """The record RECORD names (a path, or a file name in the records folder) and its path, typed
-    (``labs.record_types.LabRecord``); a record that cannot be read is a usage error naming the file."""
+    (``labs.records.types.LabRecord``); a record that cannot be read is a usage error naming the file."""
     if not record_path.exists() and not record_path.is_absolute() and (folder / record_path).exists():
         record_path = folder / record_path
     try:
@@ -418,11 +409,9 @@ def _say_skipped(folder: Path | None) -> None:
 
 
 def _newest_unexplained(folder: Path) -> Path:
-    from labs import runner  # start-up: loaded only when this command runs
-
     _say_skipped(folder)
     found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
-             and any(not runner.accepted(row) for row in runner.typed_misses(l.record))]
+             and any(not runner.accepted(row) for row in runner.misses(l.record))]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
     return max(found)[1]
@@ -453,7 +442,6 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
     pending. Unreadable records are skipped, one line each on stderr naming
     the file and the field.
     """
-    from labs import gate as lab_gate  # start-up: the lab's modules load only for the command that runs them
 
     _bench_folder(bench_dir)
     if verify:
@@ -471,7 +459,6 @@ def gate(bench_dir: Path | None, as_json: bool, verify: bool = False) -> None:
 
 def _gate_verify(bench_dir: Path | None, as_json: bool) -> None:
     """``drill gate --verify``: every device time re-derived from the kept traces; exit 1 on a disagreement."""
-    from labs import verify as lab_verify  # start-up: loaded only when this command runs
 
     report = lab_verify.verify_folder(bench_dir)
     if as_json:  # the JSON's "skipped" names each unreadable file and field
@@ -507,8 +494,9 @@ def progress(store_path: str | None, bench_dir: Path | None, ticks: tuple[int, .
     records (or --bench DIR); the streak from the quiz store and Anki (drill anki-import); the
     gate as `drill gate` judges it.
     """
-    from drills.store import Store  # start-up: `drill` loads a command's dependencies only when it runs
-    from drills import progress as lab_progress  # start-up: `drill` loads a command's dependencies only when it runs
+    # the quiz's store and its dependencies (fsrs) load only here: the GPU box runs the lab without them
+    from drills import progress as lab_progress
+    from drills.store.repository import Store  # as above
 
     try:
         for n in (*ticks, *unticks):
@@ -556,8 +544,6 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     inside the record's own folder is read, and only a few folders deep.
     """
 
-    from labs import profile  # start-up: the lab's modules load only for the command that runs them
-
     _bench_folder(bench_dir)
     folder = bench_dir if bench_dir is not None else records.default_dir()
     if record_path is None:
@@ -575,7 +561,6 @@ def xprof(record_path: Path | None, bench_dir: Path | None, logdir: Path | None,
     if home not in root.resolve().parents:
         raise click.ClickException(f"{record_path.name}: its trace folder {safeio.display_path(root)} is outside "
                                    f"its records folder {safeio.display_path(home)}; refusing to read it")
-    from labs import xprof_logdir  # start-up: the lab's modules load only for the command that runs them
 
     try:  # a fresh or empty --logdir, or this record's own earlier layout; else the tool's folder, reused
         layout = xprof_logdir.lay_out(root, record_path.name, logdir)

@@ -1,6 +1,6 @@
 """`drill pod`, `drill collective`, `drill transfer`: beyond one chip, as calculators.
 
-Thin commands over ``generator/collectives.py`` (every formula lives there); each prints
+Thin commands over ``generator/model/collectives.py`` (every formula lives there); each prints
 the worked arithmetic with the catalogue figures and their sources, or one JSON object.
 Bad input is one line and exit 2.
 """
@@ -16,20 +16,22 @@ from typing import TYPE_CHECKING
 import click
 
 from drills.cmd_core import resolve_chip
-from generator import catalogue
-from generator import collectives as C
-from generator.termsafe import visible
-from generator.units import sci, seconds, si
+from generator.model import catalogue
+from generator.model import collectives as C
+from generator.io.termsafe import visible
+from generator.model.units import sci, seconds, si
+from generator.model.answers import AnswerError, parse_duration_seconds, parse_number
+from labs.records.types import RecordError
+from labs.records import folder as records
+from labs.collectives import lab, record as rec, run as on_devices
 
 if TYPE_CHECKING:
-    from labs.collectives import Plan
+    from labs.collectives.lab import Plan
 
 
 def _bytes(text: str) -> float:
     """``--bytes``: a number of bytes, with or without a unit (``1e9``, ``1 GB``, ``2*4096**2``), from
     one byte up to 1e21 B (UsageError otherwise)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.answers import AnswerError, parse_number
 
     try:
         value = parse_number(text, "B", "B")  # a bare number on the command line is bytes
@@ -221,18 +223,11 @@ def transfer(chip: str, slice_text: str, src_text: str, dst_text: str, nbytes: s
 
 def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: str, predictions: Path | None,
                     out_dir: Path | None, trace_dir: Path | None, as_json: bool) -> None:
-    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives.py plans and
-    scores, labs/collectives_run.py measures, labs/collectives_record.py is the record).
+    """`drill lab --collectives`: the collectives lab on all local devices (labs/collectives/lab.py plans and
+    scores, labs/collectives/run.py measures, labs/collectives/record.py is the record).
 
     Called from `drill lab` when --collectives is given; jax is imported only here.
     """
-
-    from labs import collectives as lab  # start-up: the lab's modules load only for the command that runs them
-    from labs import collectives_record as rec  # start-up: the lab's modules load only for the command that runs them
-    # start-up: the lab's modules load only for the command that runs them
-    from labs import collectives_run as on_devices
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
-    from labs.record_types import RecordError  # start-up: the lab's modules load only for the command that runs them
 
     parsed = None if sizes is None else tuple(_bytes(s.strip()) for s in sizes.split(",") if s.strip())
     options = lab.Options(mesh=mesh, sizes=parsed, reps=reps, dtype=dtype, chip=chip, trace_dir=trace_dir,
@@ -263,8 +258,6 @@ def collectives_lab(chip: str, mesh: str, sizes: str | None, reps: int, dtype: s
 
 def _ask(plan: Plan) -> dict[str, float]:
     """Predict before you measure: one time per row at a terminal (blank skips)."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.answers import AnswerError, parse_duration_seconds
 
     click.echo("Predict before you measure: your time for each row (e.g. 120us; blank skips).")
     out: dict[str, float] = {}

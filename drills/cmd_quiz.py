@@ -10,8 +10,15 @@ import json
 
 import click
 
-from drills.store import Store
-from drills.store_files import StoreError
+from drills.store.repository import Store
+from drills.store.files import StoreError, bad_file
+from generator.model.units import json_ready
+from drills.store.clock import behind_warning, parse_iso
+from drills.stats import compute_stats, summary_lines
+from generator.problems import generate
+from generator.model.catalogue import UnknownChipError
+from drills.quiz.terminal import QuizIO
+from drills.quiz.session import QuizOptions, select_skills, Session
 
 STORE_HELP = "Review store (SQLite). Default: $DRILL_STORE, else drill.sqlite3 in your user data directory."
 
@@ -59,16 +66,12 @@ def quiz(chips: tuple[str, ...], families: tuple[str, ...], count: int, new_per_
     then refused ("in use by another process"); a store or folder with no write
     bit is refused before the first question.
     """
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from drills.quiz import QuizOptions, Session, select_skills
-    from drills.quiz_io import QuizIO  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator import generate  # start-up: `drill` loads a command's dependencies only when it runs
 
     options = QuizOptions(families=families or None, chips=chips or None, count=count,
                           new_per_day=new_per_day, cram=cram, seed=seed)
     try:
         selected = select_skills(options)
-    except (generate.UnknownFamilyError, LookupError) as exc:
+    except (generate.UnknownFamilyError, UnknownChipError) as exc:
         raise click.UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
     except generate.SpecError as exc:
         raise click.ClickException(f"bad drill spec: {exc}") from None
@@ -96,10 +99,6 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
 
     A clock behind the newest review is the clock's fault: the numbers are read at
     the newest review's time, and a one-line warning on stderr says so."""
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from drills.stats import compute_stats, summary_lines
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from drills.store_clock import behind_warning, parse_iso
 
     store = open_store(store_path, readonly=True)  # a read never writes, not even the header
     try:
@@ -114,8 +113,6 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
     if warning:
         click.echo(warning, err=True)
     if as_json:
-        from generator.units import json_ready  # start-up: `drill` loads a command's dependencies only when it runs
-
         click.echo(json.dumps(json_ready(numbers), indent=2, allow_nan=False))
         return
     for line in summary_lines(numbers):
@@ -124,7 +121,6 @@ def stats(store_path: str | None, as_json: bool, full_check: bool) -> None:
 
 def _refuse_damage(store: Store) -> int:
     """The full check: StoreError naming the first damaged row (and how many more); else the rows checked."""
-    from drills.store_files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
 
     problems = store.check()
     if problems:
@@ -159,7 +155,6 @@ def store_check(store_path: str | None) -> None:
             click.echo(line)
         if len(problems) > 50:
             click.echo(f"... and {len(problems) - 50} more")
-        from drills.store_files import bad_file  # start-up: `drill` loads a command's dependencies only when it runs
 
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise click.ClickException(str(bad_file(handle.path, f"{problems[0]}{more}")))

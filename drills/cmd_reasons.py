@@ -1,10 +1,12 @@
-"""`drill miss-reasons`: the concrete reasons a measurement misses its prediction (generator.miss_reasons)."""
+"""`drill miss-reasons`: the concrete reasons a measurement misses its prediction (generator.explain)."""
 
 from __future__ import annotations
 
 import json
 
 import click
+from generator.explain.quantities import COUNTS, FLOOR, LABELS
+from generator.explain import REASON_QUANTITIES, REASONS
 
 
 @click.command("miss-reasons")
@@ -22,9 +24,6 @@ def miss_reasons(as_json: bool) -> None:
     accepted when the working comes out as a time equal to the one written (within 2%)
     and that time is within 1.5x of measured (widened by a noisy probe's spread).
     """
-    # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.miss_reasons import REASON_QUANTITIES, REASONS
-    from generator.miss_reasons.quantities import COUNTS, FLOOR, LABELS  # start-up: as above
 
     free = [label for _, label, _ in (*COUNTS, *FLOOR)]
     if as_json:

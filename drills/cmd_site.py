@@ -7,13 +7,16 @@ import time
 from pathlib import Path
 
 import click
+from drills.site.serve import make_server
+from labs.records import folder as lab_records
+from drills.site.build import build, SiteError
+import labs
 
 
 def course_bench() -> Path | None:
     """The course's published records: the ``bench/`` folder beside the installed packages (a clone,
     or an editable install of one), wherever ``drill site`` runs from; None when this installation
     has none (a wheel installed without the repository)."""
-    import labs  # start-up: the lab's modules load only for the command that runs them
 
     folder = Path(labs.__file__).resolve().parent.parent / "bench"
     return folder if folder.is_dir() else None
@@ -50,7 +53,6 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
     from the chip catalogue, labs/stage-0/chapter.md, the notebook's site:show
     cells and the records in --bench; rebuild after any of them changes.
     """
-    from drills.site.build import SiteError, build  # start-up: `drill` loads a command's dependencies only when it runs
 
     source = click.get_current_context().get_parameter_source("port")
     if not serve and source is not None and source.name == "COMMANDLINE":
@@ -72,7 +74,6 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
         raise click.UsageError(str(exc)) from None
     elapsed_s = time.perf_counter() - started
     if records_dir is not None:  # the page leaves an unreadable record of yours out: say which, and why
-        from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
 
         for loaded in lab_records.scan(records_dir):
             if loaded.record is None:
@@ -84,8 +85,6 @@ def site(out_dir: Path, bench_dir: Path, records_dir: Path | None, repo_url: str
 
 
 def _serve(out_dir: Path, port: int) -> None:
-    from drills.site.serve import make_server  # start-up: `drill` loads a command's dependencies only when it runs
-
     try:
         server = make_server(out_dir, port)
     except OSError as exc:

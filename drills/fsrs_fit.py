@@ -1,25 +1,8 @@
 """`drill fsrs-fit`: FSRS parameters fitted to the learner's own reviews, kept only when they predict better.
 
-The optimizer is fsrs-rs (``fsrs_rs_python``, the engine Anki itself runs; Rust, no torch), imported
-only here, so the quiz never loads it. Reviews (the quiz's and Anki's, cram left out) become one
-history per skill; the interval of a review is the number of local calendar days since the one
-before (0 on the same day), as Anki counts them.
-
-Held-out score: each skill's history is split in time order, its first part to train on, the rest
-to score, every history cut at the same moment: the one that leaves ``TRAIN_SHARE`` (80%) of all
-reviews before it (``cutoff``). One moment for all, not the last 20% of each history counted
-separately: whether a review is the last of its history depends on its own outcome (a lapse comes
-back within days, a recall only after the data ends), so scoring each history's last reviews would
-score mostly recalls; a review after one moment is there whatever its outcome. A held-out review is scored when it came a day or more after the one
-before (a same-day review is a learning step, which FSRS predicts as certain; srs-benchmark scores
-the same). Its predicted recall is FSRS's retrievability (``fsrs.Scheduler.get_card_retrievability``)
-from the memory state fsrs-rs computes over every review before it, for the default parameters and
-for the fitted ones, on the same reviews. Two measures: log loss, and RMSE(bins) as srs-benchmark
-defines it (``rmse_bins``). The fit is kept (``Store.keep_fsrs_parameters``) only when its held-out
-log loss is lower than the defaults'.
-
-Too few reviews: fsrs-rs fits every parameter only from ``MIN_TRAINING_ITEMS`` training reviews a
-day or more apart (fewer: the defaults, or only the first four); below that it says how many more.
+Fits with fsrs-rs (imported only here), scores the fit and the defaults on the same held-out
+reviews, and keeps the fit only when its held-out log loss is lower.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -32,7 +15,7 @@ from typing import Any, Sequence
 import fsrs_rs_python as engine
 from fsrs import Card, Scheduler, State
 
-from drills.store_clock import local_date
+from drills.store.clock import local_date
 
 TRAIN_SHARE = 0.8  # the first 80% of each skill's history trains, the rest is held out
 # fsrs-rs (src/training.rs, compute_parameters): under 64 training items it returns the defaults

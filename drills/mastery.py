@@ -1,14 +1,8 @@
 """Mastery: a skill counts for a "Can you" tick only once it was recalled on a later day.
 
-A skill is *mastered* when its latest scheduled review was right, it was answered right with no
-hint and no worked solution seen at a review on a later calendar day (local time) than the day it
-was first answered right, and its FSRS retrievability now is at least ``MIN_RETRIEVABILITY``. A
-skill answered right but not yet so is *pending*: ``learned_today`` says whether its first right
-answer was today (``drill progress``: "learned today: recall it on a later day to tick").
-
-``ticking_rows`` turns the store's last reviews (``Store.last_reviews``) into the rows the
-"Can you" rules read (``drills.can_you_needs``): a row's ``correct`` is True only for a mastered
-skill. Reads two grouped queries and the cards; no whole-log read in Python, nothing heavy imported.
+``standings`` gives each skill's ``SkillMastery`` (mastered or pending); ``ticking_rows`` turns
+the store's last reviews into the rows the "Can you" rules read.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -17,10 +11,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from drills.store_clock import local_date, parse_iso
+from drills.store.clock import local_date, parse_iso
 
 if TYPE_CHECKING:
-    from drills.store import Store
+    from drills.store.repository import Store
 
 MIN_RETRIEVABILITY = 0.9  # the recall probability a mastered skill keeps now (FSRS's default target)
 PENDING_TODAY = "learned today: recall it on a later day to tick"

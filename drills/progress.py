@@ -1,26 +1,7 @@
 """The chapter checklist behind ``drill progress``: "Can you" items, labs done, streak, gate.
 
-A drill view (it reads the quiz store and the lab records; pure Python, no jax). Sources:
-- the seven "Can you" items: ``generator.generate.CAN_YOU`` ((n, text, skill_id));
-- a skill counts only once mastered (``drills.mastery``: right with no hint on a later day than
-  its first right answer, and still recalled with probability 0.9); one right but not yet so is
-  pending ("learned today: recall it on a later day to tick"), shown, never ticking;
-- an item ticks from *mastery of the skills it describes* (each family module's ``MASTERY``,
-  ``generator.families.mastery_rules``; every rule for the item must hold: e.g. item 1,
-  ridge skills right on at least two chips at their last review; item 2, bound
-  skills right within 60 s on two chips; item 6, a lab record whose every miss has an
-  explanation the tool accepted, see ``accepted_records``), or from its own "Can you" card
-  mastered (not item 6: only an accepted explanation shows that skill),
-  or by hand (``drill progress --tick N``); ``missing`` says what is still to do, in the quiz's
-  words (``drills.can_you_needs``), and ``command`` the command that ticks an unticked item
-  (``drill lab, then drill explain`` for item 6, which no quiz answer ticks; ``drill quiz --family
-  ridge --chip v5p`` for a ridge right on v6e alone);
-- labs done: the learner's lab records (``labs.records.default_dir()``, or a folder
-  given): a record that counts toward GATE 00: done; records, none counted: practice;
-- the streak: ``drills.stats.compute_stats(store)["streak_days"]``;
-- the gate: ``labs.gate.evaluate(bench)``;
-- the learner's calibration: ``labs.calibration_bias.prediction_bias`` over the same records
-  (median measured/predicted per op kind, fraction within 2x, trend over runs).
+A drill view: it reads the quiz store and the lab records (pure Python, no jax).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -32,18 +13,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drills import can_you_needs, mastery as mastery_rule
-from drills.store_clock import local_date
-from generator import families
+from drills.store.clock import local_date
+from generator.problems import families, generate
 from generator.errors import DrillError
-from generator.families.base import Mastery
-from generator.termsafe import visible_lines
+from generator.problems.families.base import Mastery
+from generator.io.termsafe import visible_lines
 from labs import calibration_bias
-from labs import gate as lab_gate
-from labs.record_types import LabRecord, Miss
+from labs.gate import verdict as lab_gate
+from labs.records.types import LabRecord, Miss
+from generator.model.units import fmt
+from labs.calibration_bias import prediction_bias
+from drills.stats import compute_stats
+from labs.records import folder as records
+from generator.problems.generate import CAN_YOU
+from generator import explain as miss_reasons
 
 if TYPE_CHECKING:  # annotations only: `drill` loads a command's dependencies only when it runs
-    from drills.store import Store
-    from generator.families.base import Skill
+    from drills.store.repository import Store
+    from generator.problems.families.base import Skill
 
 # (path, typed record) pairs of a records folder (``load_records``).
 LabRecords = Sequence[tuple[str, LabRecord]]  # read more than once
@@ -103,16 +90,14 @@ def missed_ops(record: LabRecord) -> list[str]:
 def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
     """The tool accepted this explanation, and still does: ``accepted: true`` in the record (an older
     record has no such field and never counts), and judging its text and reasons again against the
-    record's own evidence (``generator.miss_reasons.judge``) accepts it, so an edited flag or a shrug
+    record's own evidence (``generator.explain.judge``) accepts it, so an edited flag or a shrug
     ("overhead") never counts."""
     if entry.accepted is not True or entry.revealed:  # a revealed answer never ticks Can-you 6
         return False
-    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     reasons = [str(r) for r in entry.reasons] if entry.reasons else None
     try:
-        evidence = records.op_evidence(record.to_dict(), op)
+        evidence = records.op_evidence(record, op)
         corrected = entry.corrected_s  # schema 4: the corrected estimate (older records lack it: not accepted)
         return miss_reasons.judge(str(entry.text or ""), evidence, reasons,
                                   float(corrected) if corrected is not None else None).accepted
@@ -123,11 +108,9 @@ def accepted(record: LabRecord, op: str, entry: Miss) -> bool:
 def unexplainable(record: LabRecord, op: str) -> bool:
     """No set of reasons the record's evidence allows explains this miss (judged again, never read
     from the record's own flag): a finding, which asks nothing of the learner."""
-    from generator import miss_reasons  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     try:
-        return miss_reasons.unexplainable(records.op_evidence(record.to_dict(), op)) is not None
+        return miss_reasons.unexplainable(records.op_evidence(record, op)) is not None
     except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError):
         return False
 
@@ -184,7 +167,6 @@ def mastered(rules: list[Mastery], last: dict[str, dict[str, Any]], lab_records:
 
 
 def can_you_items() -> list[tuple[int, str, str]]:
-    from generator.generate import CAN_YOU  # start-up: `drill` loads a command's dependencies only when it runs
     return list(CAN_YOU)
 
 
@@ -230,14 +212,12 @@ def can_you(store: Store, lab_records: LabRecords = (), now: datetime | None = N
 
 def _every_chip(names: tuple[str, ...]) -> list[Skill]:
     """Every skill of these families on every chip (the generator's order), for an item's command."""
-    from generator import generate  # start-up: the problem generator loads only for the checklist
 
     return generate.skills(list(names), None)
 
 
 def load_records(bench_dir: Path | None) -> list[tuple[str, LabRecord]]:
     """(path, typed record) for each readable record in the folder (unreadable ones: the gate lists them)."""
-    from labs import records  # start-up: the lab's modules load only for the command that runs them
 
     folder = records.default_dir() if bench_dir is None else Path(bench_dir)
     return [(str(loaded.path), loaded.record) for loaded in records.scan(folder) if loaded.record is not None]
@@ -256,11 +236,6 @@ def lab_status(result: lab_gate.GateResult) -> dict[str, Any]:
 
 
 def checklist(store: Store, bench_dir: Path | None = None) -> dict[str, Any]:
-    from drills.stats import compute_stats  # start-up: `drill` loads a command's dependencies only when it runs
-
-    # start-up: the lab's modules load only for the command that runs them
-    from labs.calibration_bias import prediction_bias
-
     result = lab_gate.evaluate(bench_dir)
     loaded = load_records(bench_dir)
     items = can_you(store, loaded)
@@ -294,7 +269,6 @@ class Trend:
 
     def line(self) -> str:
         """``trend: further: ... (typical miss per record, oldest to newest: x1.2 → x2.5)``."""
-        from generator.units import fmt  # start-up: `drill` loads a command's dependencies only when it runs
 
         series = " → ".join(f"x{fmt(m, '')}" for m in self.typical_miss)
         return f"trend: {self.text}" + (f" (typical miss per record, oldest to newest: {series})"

@@ -1,13 +1,8 @@
 """A progress bar on stderr for the long commands (`drill deck`, `drill export`, `drill lab`, `drill hierarchy`).
 
-``Bar`` draws one line, ``label [#####-----] done/total  ETA m:ss  item``, redrawn in place,
-on stderr when stderr is a terminal, and writes nothing at all otherwise (a pipe, a log file,
-click's CliRunner), so piped output and logs are what they were without it.
-
-The ETA is the time the steps done so far took, per step, times the steps left. Steps already
-done elsewhere (``skip``) move the bar without counting toward that rate. ``on_item`` gives the
-``(done, total)`` callback the generator's functions take, mapped onto a stretch of the bar, so
-the generator itself never writes to the terminal.
+``Bar`` draws one line with an ETA, redrawn in place, only when stderr is a terminal; otherwise
+it writes nothing at all.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,7 @@
 """Statistics over a store: reviews, what is due, retention, streak, accuracy per family and chip.
 
-Days (today, the streak) are calendar days in the time zone of ``now``
-(the local zone by default). Definitions:
-
-- ``reviews``: every logged answer, cram included; ``cram_reviews`` counts the cram ones.
-- ``due_now`` / ``due_today``: skills whose next review is at or before now / before the end of today.
-- ``skills_seen``: skills with an FSRS card; ``skills_learned``: those in FSRS's Review state
-  (graduated from the learning steps).
-- ``retention_30d``: over the last 30 days, the fraction of scheduled reviews of learned
-  skills (state Review before the review) that were right; None when there were none.
-- ``streak_days``: days in a row with at least one review, ending today, or yesterday
-  when there has been no review yet today (the streak is not broken until the day ends).
-- ``accuracy_by_family`` / ``accuracy_by_chip``: {name: {"reviews", "correct", "accuracy"}}, all reviews;
-  skills without a chip are listed under "any".
-- ``future_reviews`` / ``future_latest``: reviews dated after the clock (the clock is behind the
-  store) and the latest such time; the numbers are then read at the store's time, the newest
-  review's (``drills.store_clock``), and ``drill stats`` prints a one-line warning naming the clock.
-- ``clock``: the clock's time the numbers were asked at (the warning names it).
-- ``tallies_recounted``: the store's ``tallies`` summary did not hold together with its log (edited by
-  hand: the reviews do not sum to the log's count, or a row has more right answers than reviews), so the
-  totals and accuracies were counted from the log instead, and ``drill stats`` says so in a line. The check
-  is cheap (one index-only count); ``drill store check`` compares every row.
+Days are calendar days in the time zone of ``now`` (the local zone by default).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -30,9 +11,9 @@ from typing import Any
 
 from fsrs import State
 
-from drills.store import Store, Tally
-from drills.store_clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
-from generator.safeio import display_path
+from drills.store.repository import Store, Tally
+from drills.store.clock import day_start, day_starts, iso, local_date, parse_iso, utc_now, wall_clock
+from generator.io.safeio import display_path
 
 RETENTION_WINDOW_DAYS = 30
 
@@ -45,7 +26,7 @@ def compute_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     indexed ranges of ``reviewed_at``, so the cost follows the skills and the
     last 30 days, not the history. Days are in ``now``'s zone when ``now`` is
     given with one, else in the local zone (any ``$TZ``, ``UTC-24`` included).
-    A ``now`` behind the newest review is the clock's fault (``drills.store_clock``):
+    A ``now`` behind the newest review is the clock's fault (``drills.store.clock``):
     everything is read at the newest review's time instead.
     """
     zone: tzinfo | None = None

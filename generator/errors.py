@@ -1,13 +1,9 @@
 """The one error type the tool raises for its user: ``DrillError(message, exit_code)``.
 
-Shaped like click's ``ClickException``: a message meant to be read as it is, the exit status the
-command ends with, and ``show()`` to print it as one line on stderr. Every error a learner can meet
-(a bad answer, a refused file, an unreadable record, an unknown chip) derives from it, so one place
-can report them all the same way; each keeps its own name and, where callers catch one, its older
-base (``ValueError``, ``OSError`` ...) beside this one.
-
-It sits at the bottom of the layering (it imports nothing of the project) so that ``generator/``,
-``labs/`` and ``drills/`` can all raise it.
+Every error a learner can meet derives from it, so one place reports them all the same way;
+``show()`` prints one as one line on stderr. It imports nothing of the project, so generator/,
+labs/ and drills/ can all raise it.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -37,3 +33,14 @@ class DrillError(Exception):
         """Print ``PROG: error: MESSAGE`` as one line on ``file`` (stderr by default)."""
         stream = sys.stderr if file is None else file
         stream.write(f"{prog}: error: {self.format_message()}\n")
+
+
+class UsageError(DrillError):
+    """A value the user gave (a chip, a dtype, a quantity, a count) that the model cannot take as given;
+    the message names what it accepts. Exit status 2, as for a usage error; a command shows it as its
+    own usage error. Its text is the message itself, also where a subclass keeps ``KeyError`` as a base."""
+
+    exit_code = 2
+
+    def __str__(self) -> str:
+        return self.message

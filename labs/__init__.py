@@ -1,11 +1,8 @@
 """LAB·0.1 and GATE 00: predict each op's latency, measure it with JAX, score, record.
 
-Import cost: this package's ``__init__`` imports nothing. jax and numpy are
-imported only inside the modules that time things (``labs.ops`` builders,
-``labs.timing``, ``labs.profile``, ``labs.calibrate``, ``labs.device``,
-``labs.runner``) and only when a function that needs them runs, so
-``labs.records``, ``labs.gate`` and ``labs.report`` work without jax.
+This package's ``__init__`` imports nothing; jax and numpy are imported only inside the modules that
+time things, and only when a function that needs them runs. Every prediction goes through
+``generator.model.costs`` and ``generator.model.roofline``.
 
-Every prediction goes through ``generator.costs`` and ``generator.roofline``;
-nothing in this package restates an op's FLOP or byte formula.
+Details: docs/internals-labs.md.
 """

@@ -1,20 +1,10 @@
 """The learner's calibration: how their own predictions compare with what they measured, over their records.
 
-Pure Python (no jax): ``drill progress`` and the page both call ``prediction_bias``.
-Every number is recomputed from each record's stored seconds, never taken from its
-``ratios``: ratio = measured seconds / the learner's predicted seconds (1.0 = exact;
-3.0 = the op took three times longer than predicted, i.e. the prediction was too fast).
+``prediction_bias`` gives the ratio measured / predicted seconds per op kind and overall (median,
+spread, fraction within 2x) and its trend over runs; ``drill progress`` and the page both call it.
+Pure Python (no jax).
 
-- per op kind (``matmul``, ``add`` ...): the median ratio (the bias), the middle half
-  of the ratios (25th to 75th percentile, the spread) and the fraction within 2x;
-- overall: the same, plus the geometric spread (exp of the standard deviation of ln ratio:
-  1.0 when every prediction is off by the same factor; a dimensionless factor);
-- the trend over runs, oldest first: each run's median ratio, fraction within 2x and
-  typical miss (exp of the mean |ln ratio|: 1.0 = every prediction exact, 2.0 = off by 2x
-  on average); ``trend`` compares the latest run's typical miss with the first's.
-
-Only ops with a prediction of the learner's own count (``predictions.learner.seconds``);
-a record without any (graded on the datasheet or the calibration) is left out.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -25,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
-from generator.units import fmt
-from labs.record_types import LabRecord
+from generator.model.units import fmt
+from labs.records.types import LabRecord
 
-WITHIN_FACTOR = 2.0  # the course's criterion, as labs.score.WITHIN_FACTOR
+WITHIN_FACTOR = 2.0  # the course's criterion, as labs.records.score.WITHIN_FACTOR
 TREND_FACTOR = 1.2  # the typical miss must shrink or grow by this much between the first and latest run
 
 

@@ -1,28 +1,23 @@
 """Explaining a miss: judging a learner's derivation against a record, keeping every attempt.
 
-An explanation of one missed op is a sentence, or ``{"reasons": [ids], "corrected": "59 us",
-"text": sentence}`` (``labs.inputs`` reads files of them; the terminal reads sentences whose
-corrected time follows their last '='). ``judge`` hands it to ``generator.miss_reasons.judge``
-on the op's evidence (``labs.evidence.op_evidence``); ``apply`` stores the verdict in the op's
-``miss`` object (schema 4: ``reasons``, ``corrected_s``, ``text``, ``accepted``, ``why``,
-``revealed``, ``attempts``), appending the attempt so guessing leaves a trail; ``reveal``
-shows which reasons the numbers support after giving up and marks the miss revealed (it then
-never counts as explained). Pure Python (no jax).
+``judge`` hands an explanation to ``generator.explain.judge`` on the op's evidence; ``apply`` stores
+the verdict in the op's ``miss`` object, appending the attempt; ``reveal`` shows which reasons the
+numbers support after giving up. Pure Python (no jax).
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from generator import miss_reasons
-from generator.termsafe import visible
-from labs import evidence
-from labs.record_types import OpRow
-
-if TYPE_CHECKING:  # annotations only: the record as JSON (a record being judged is edited in place)
-    from labs.records import RecordJSON
+from generator import explain as miss_reasons
+from generator.io.termsafe import visible
+from labs.records import evidence
+from labs.records.types import Attempt, LabRecord, Miss, OpRow
+from generator.model.units import fmt
 
 # An explanation as given: a sentence, or the mapping form (``labs.inputs.ExplanationEntry``, or ``corrected``
 # as text), or nothing.
@@ -43,13 +38,13 @@ def split(given: Given) -> tuple[str, list[str] | None, float | None]:
     return str(given or ""), None, None
 
 
-def judge(record: RecordJSON, op: str, given: Given) -> miss_reasons.Judgement:
+def judge(record: LabRecord, op: str, given: Given) -> miss_reasons.Judgement:
     """The judgement of one explanation of ``op`` (KeyError for an unknown reason id or op)."""
     text, reasons, corrected = split(given)
     return miss_reasons.judge(text, evidence.op_evidence(record, op), reasons, corrected)
 
 
-def finding(record: RecordJSON, op: str) -> str | None:
+def finding(record: LabRecord, op: str) -> str | None:
     """Why no set of reasons the evidence allows explains ``op``'s miss (``miss_reasons.unexplainable``),
     or None (it can be explained, or the record has no such miss)."""
     try:
@@ -58,80 +53,81 @@ def finding(record: RecordJSON, op: str) -> str | None:
         return None
 
 
-def mark_findings(record: RecordJSON) -> list[str]:
-    """Store each miss the evidence cannot explain as ``unexplained-by-evidence`` (its ``finding``) before
-    any "why?" is asked; returns "op: finding" lines."""
+def mark_findings(record: LabRecord) -> tuple[LabRecord, list[str]]:
+    """Each miss the evidence cannot explain stored as ``unexplained-by-evidence`` (its ``finding``),
+    before any "why?" is asked: (the record so marked, "op: finding" lines)."""
     lines: list[str] = []
-    for row in record["ops"]:
-        if row.get("verdict") != "miss" or not isinstance(row.get("miss"), dict):
-            continue
-        found = finding(record, row["op"])
-        row["miss"]["finding"] = found
-        if found:
-            if not row["miss"].get("accepted"):
-                row["miss"]["why"] = f"{UNEXPLAINED_BY_EVIDENCE}: {found}"
-            lines.append(f"{row['op']}: {found}")
-    return lines
+    rows = []
+    for row in record.ops:
+        if row.verdict == "miss" and row.miss is not None:
+            found = finding(record, row.op)
+            miss = row.miss.replace(finding=found)
+            if found:
+                if not miss.accepted:
+                    miss = miss.replace(why=f"{UNEXPLAINED_BY_EVIDENCE}: {found}")
+                lines.append(f"{row.op}: {found}")
+            row = row.replace(miss=miss)
+        rows.append(row)
+    return record.replace(ops=tuple(rows)), lines
 
 
 UNEXPLAINED_BY_EVIDENCE = "unexplained-by-evidence"
 
 
 def empty_miss(op: str) -> dict[str, Any]:
+    """A miss not yet explained, as the record stores it."""
     return {"op": op, "reasons": [], "corrected_s": None, "text": "", "accepted": False,
             "why": "not explained yet", "revealed": False, "attempts": []}
 
 
-def apply(row: RecordJSON, judgement: miss_reasons.Judgement, at: str | None = None) -> None:
-    """Store an attempt on a miss: appended to ``attempts``; the miss's own fields take it unless an
-    accepted explanation is already there (never replaced by a later refused one)."""
-    stored = row.get("miss")
-    miss: dict[str, Any] = stored if isinstance(stored, dict) else empty_miss(row["op"])
-    miss.setdefault("revealed", False)
-    attempts = list(miss.get("attempts") or [])
+def _miss_of(row: OpRow) -> Miss:
+    miss = row.miss if row.miss is not None else Miss.from_dict(empty_miss(row.op), "$.miss")
+    return miss if miss.revealed is not None else miss.replace(revealed=False)
+
+
+def apply(row: OpRow, judgement: miss_reasons.Judgement, at: str | None = None) -> OpRow:
+    """The row with an attempt stored on its miss: appended to ``attempts``; the miss's own fields take it
+    unless an accepted explanation is already there (never replaced by a later refused one)."""
+    miss = _miss_of(row)
     attempt = judgement.to_dict()
-    attempts.append({"reasons": attempt["reasons"], "corrected_s": attempt["corrected_s"], "text": attempt["text"],
-                     "verdict": "accepted" if judgement.accepted else "refused", "why": attempt["why"],
-                     "at": at or utc_now()})
-    if not (miss.get("accepted") and not judgement.accepted):
-        miss.update({"op": row["op"], **attempt})
-        row["explanation"] = judgement.text if judgement.accepted else None
-    miss["attempts"] = attempts
-    row["miss"] = miss
+    attempts = (*(miss.attempts or ()), Attempt.from_dict({
+        "reasons": attempt["reasons"], "corrected_s": attempt["corrected_s"], "text": attempt["text"],
+        "verdict": "accepted" if judgement.accepted else "refused", "why": attempt["why"],
+        "at": at or utc_now()}, "$.attempt"))
+    if not (miss.accepted and not judgement.accepted):
+        given = {"op": row.op, **attempt}
+        taken = Miss.from_dict(given, "$.miss")
+        miss = miss.replace(**{key: getattr(taken, key) for key in given})
+        row = row.replace(explanation=judgement.text if judgement.accepted else None)
+    return row.replace(miss=miss.replace(attempts=attempts))
 
 
-def reveal(record: RecordJSON, row: RecordJSON) -> list[str]:
-    """Mark the miss revealed and return the lines that show which reasons explain it, with the
-    corrected time each set gives (``drill explain --show``)."""
-    stored = row.get("miss")
-    miss: dict[str, Any] = stored if isinstance(stored, dict) else empty_miss(row["op"])
-    miss["revealed"] = True
-    miss.setdefault("attempts", [])
-    row["miss"] = miss
-    ev = evidence.op_evidence(record, row["op"])
-    from generator.units import fmt  # start-up: loaded only on the lab path that uses it
+def reveal(record: LabRecord, op: str) -> tuple[OpRow, list[str]]:
+    """The row of ``op`` with its miss marked revealed, and the lines that show which reasons explain it,
+    with the corrected time each set gives (``drill explain --show``); KeyError for an op it lacks."""
+    row = record.op(op)
+    if row is None:
+        raise KeyError(f"the record has no op '{op}'")
+    miss = _miss_of(row).replace(revealed=True)
+    row = row.replace(miss=miss if miss.attempts is not None else miss.replace(attempts=()))
+    ev = evidence.op_evidence(record, op)
 
     found = miss_reasons.explanations(ev)
     if not found:
-        return [visible(f"{row['op']}: no derivation the evidence allows reaches within "
-                        f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}")]
+        return row, [visible(f"{op}: no derivation the evidence allows reaches within "
+                             f"{miss_reasons.CORRECTED_FACTOR}x of measured {fmt(ev.measured_seconds, 's')}")]
     lines = []
     for combo in found:
         derivation = miss_reasons.best(ev, combo)
         if derivation is not None:
-            lines.append(visible(f"{row['op']}: {' + '.join(combo)}: {derivation.text} = "
+            lines.append(visible(f"{op}: {' + '.join(combo)}: {derivation.text} = "
                                  f"{fmt(derivation.seconds, 's')} (measured {fmt(ev.measured_seconds, 's')})"))
-    return lines
+    return row, lines
 
 
-def accepted(row: RecordJSON | OpRow) -> bool:
+def accepted(row: OpRow) -> bool:
     """A miss counts as explained when its explanation was accepted and the answer was never revealed
-    (records before schema 3: any sentence). A typed row (``labs.record_types.OpRow``) or its dict."""
-    if isinstance(row, OpRow):
-        if row.miss is not None:
-            return bool(row.miss.accepted) and not row.miss.revealed
-        return bool((row.explanation or "").strip())
-    miss = row.get("miss")
-    if isinstance(miss, dict):
-        return bool(miss.get("accepted")) and not miss.get("revealed")
-    return bool((row.get("explanation") or "").strip())
+    (records before schema 3: any sentence)."""
+    if row.miss is not None:
+        return bool(row.miss.accepted) and not row.miss.revealed
+    return bool((row.explanation or "").strip())

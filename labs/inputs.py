@@ -1,13 +1,9 @@
 """The learner's files: predictions (op -> time with units) and explanations (op -> sentence).
 
-YAML or JSON, read with the safe loader (JSON is YAML). Times are parsed like
-quiz answers, by the one answer grammar (``generator.answers``: "700us", "1.2 ms",
-"2*4096**3/9.9e14 s"), imported only here and only when a file or a prompt
-needs it: a bare number is refused ("70 what?"), never taken as seconds; a YAML
-date or boolean is refused, and so is a key given twice (naming its line).
-Explanations may give a corrected time (``corrected: "59 us"``, or after the
-sentence's last '='), read by ``generator.miss_reasons.parse_corrected``. Every
+YAML or JSON, read with the safe loader by ``load_predictions`` and ``load_explanations``. Every
 problem raises InputError with one line, before anything runs.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -17,15 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict, Union
 
-from generator import safeio
-from generator.errors import DrillError
-from generator.yamlio import safe_load
-from labs import ops as lab_ops
+from generator.io import safeio
+from generator.io.yamlio import safe_load
+from labs.measure import ops as lab_ops
+from labs.records.predictions import InputError as InputError, parse_prediction as parse_prediction  # its errors, re-exported
 from labs.runner import LearnerPrediction
-
-
-class InputError(DrillError, ValueError):
-    pass
+from generator.explain import BY_ID, corrected_from_sentence, CorrectedError, parse_corrected
 
 
 class ExplanationEntry(TypedDict):
@@ -42,7 +35,7 @@ Explanation = Union[str, ExplanationEntry]
 
 def read_mapping(path: Path, what: str) -> dict[Any, Any]:
     """The YAML mapping in ``path`` (``Any``: a parsed document, checked key by key by its reader)."""
-    try:  # a regular file only, at most 1 MiB (generator.safeio): a FIFO or /dev/zero never hangs
+    try:  # a regular file only, at most 1 MiB (generator.io.safeio): a FIFO or /dev/zero never hangs
         data = safe_load(safeio.read_text_bounded(path, 1 << 20))
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
@@ -99,23 +92,6 @@ def _op_key(key: object, chosen: tuple[str, ...], what: str) -> str:
     return name
 
 
-def parse_prediction(text: str) -> float:
-    """Seconds from a learner's answer; InputError (one line) when it cannot be read."""
-    # start-up: loaded only on the lab path that uses it
-    from generator.answers import AnswerError, NeedsUnitError, parse_duration_seconds
-
-    text = str(text).strip()
-    try:
-        value = parse_duration_seconds(text, None)  # no unit stated: a bare number is refused
-    except NeedsUnitError:
-        raise InputError(f"{text} what? e.g. {text} us, {text} ms or {text} s") from None
-    except AnswerError as exc:
-        raise InputError(f"'{text}': {exc}") from None
-    if not value > 0:
-        raise InputError(f"'{text}': a predicted time must be positive")
-    return value
-
-
 def predictions_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
                              what: str = "predictions") -> dict[str, LearnerPrediction]:
     out: dict[str, LearnerPrediction] = {}
@@ -157,8 +133,6 @@ def explanations_from_mapping(data: Mapping[Any, Any], chosen: tuple[str, ...],
     """op -> a sentence (reasons and the corrected time after its last '=' read from it), or
     op -> {"reasons": [ids], "corrected": "59 us", "text": sentence} (``corrected`` stored as
     ``corrected_s``). A corrected time that is not a usable time is an error naming the op."""
-    # start-up: loaded only on the lab path that uses it
-    from generator.miss_reasons import BY_ID, CorrectedError, corrected_from_sentence, parse_corrected
 
     out: dict[str, Explanation] = {}
     for key, value in data.items():

@@ -1,14 +1,9 @@
 """The ``miss_reason`` family's data: the misses of real lab records, with each op's evidence.
 
-``python -m labs.miss_reason_cases RECORD.json ... -o generator/families/data/miss_reason_cases.json``
-reads lab records (the course's ``bench/lab-*.json`` and this machine's CPU runs, checked in under
-``tests/generator/fixtures/miss_reason_records/``) and writes one case per op that missed its
-prediction by more than 2x: where it came from, what the learner saw (the op, the prediction, the
-measurement) and the op's evidence (``generator.miss_reasons.OpEvidence``, every number from the
-record). Which reasons a case supports is *not* stored: the family judges each case with the
-catalogue when it loads, so the quiz always agrees with ``drill explain``.
+``python -m labs.miss_reason_cases RECORD.json ... -o generator/problems/families/data/miss_reason_cases.json``
+writes one case per op that missed its prediction by more than 2x. Pure Python (no jax).
 
-Pure Python (no jax); labs imports generator, never the reverse, so the family reads the JSON.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -20,42 +15,40 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from generator import miss_reasons, safeio
-from labs import records
-from labs.record_types import RecordError
-from labs.records import RecordJSON
+from generator import explain as miss_reasons
+from generator.io import safeio
+from labs.records import folder as records
+from labs.records.types import LabRecord, LearnerPrediction, RecordError
 
 CASES_SCHEMA = "rudrite-kernels/miss-reason-cases"
 CASES_VERSION = 1
 
 
-def evidence(record: RecordJSON, op: str) -> miss_reasons.OpEvidence:
-    """The op's evidence as the lab judges it (``labs.records.op_evidence``)."""
+def evidence(record: LabRecord, op: str) -> miss_reasons.OpEvidence:
+    """The op's evidence as the lab judges it (``labs.records.folder.op_evidence``)."""
     return records.op_evidence(record, op)
 
 
-def case_id(record: RecordJSON) -> str:
+def case_id(record: LabRecord) -> str:
     """``cpu-n1024-20261129T225540Z``: the record's platform, size and start time (unique per run)."""
-    stamp = re.sub(r"[^0-9TZ]", "", str(record.get("date", "")).replace("+00:00", "Z"))
-    return f"{records.slug(str(record['platform']))}-n{int(record['size'])}-{stamp}"
+    stamp = re.sub(r"[^0-9TZ]", "", record.date.replace("+00:00", "Z"))
+    return f"{records.slug(record.platform)}-n{int(record.size)}-{stamp}"
 
 
-def cases_from_record(record: RecordJSON, source: str) -> list[dict[str, Any]]:
+def cases_from_record(record: LabRecord, source: str) -> list[dict[str, Any]]:
     """One case per op whose graded prediction missed by more than 2x (the record's verdicts)."""
     out: list[dict[str, Any]] = []
-    graded = record["graded"]
-    for row in record["ops"]:
-        if row.get("verdict") != "miss":
-            continue
-        prediction = (row.get("predictions") or {}).get(graded) or {}
-        ev = evidence(record, row["op"])
+    graded = record.graded
+    for row in record.misses():
+        prediction = row.predictions.get(graded)
+        ev = evidence(record, row.op)
         out.append({
-            "id": f"{case_id(record)}-{row['op']}",
-            "op": row["op"], "label": row["label"], "shape": list(row["shape"]), "dtype": row["dtype"],
-            "record": source, "date": record["date"], "platform": record["platform"],
-            "device_kind": record["device_kind"], "size": record["size"],
-            "graded": graded, "predicted_seconds": prediction.get("seconds"),
-            "prediction_text": prediction.get("text", "") if graded == "learner" else "",
+            "id": f"{case_id(record)}-{row.op}",
+            "op": row.op, "label": row.label, "shape": list(row.shape), "dtype": row.dtype,
+            "record": source, "date": record.date, "platform": record.platform,
+            "device_kind": record.device_kind, "size": record.size,
+            "graded": graded, "predicted_seconds": prediction.seconds if prediction else None,
+            "prediction_text": prediction.text if isinstance(prediction, LearnerPrediction) else "",
             "evidence": ev.to_dict(),
         })
     return out
@@ -65,7 +58,7 @@ def build(paths: list[Path], names: dict[Path, str] | None = None) -> dict[str, 
     """The cases document from ``paths`` (``names``: how each source is cited, default its file name)."""
     cases: list[dict[str, Any]] = []
     for path in paths:
-        record = records.load(path)
+        record = records.load_typed(path)[0]
         cases.extend(cases_from_record(record, (names or {}).get(path, Path(path).name)))
     ids = [c["id"] for c in cases]
     if len(ids) != len(set(ids)):

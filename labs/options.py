@@ -1,7 +1,7 @@
 """What every lab run is told: the one options type of LAB·0.1 and the collectives lab.
 
 ``RunOptions`` holds what both labs take (chip, repetitions, dtype, where the record and its
-traces go); ``labs.runner.LabOptions`` and ``labs.collectives.Options`` extend it with what is
+traces go); ``labs.runner.LabOptions`` and ``labs.collectives.lab.Options`` extend it with what is
 their own (ops and N; mesh and sizes). ``claim_output`` is the one way a run takes its record's
 name and trace folder. Pure Python: no jax.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labs import records
+from labs.records import folder as records
 
 CPU_DEFAULT_SIZE = 1024  # LAB·0.1's N when none is given on a CPU: the whole lab in under a minute on 2 cores
 ACCELERATOR_DEFAULT_SIZE = 4096  # N when none is given on a TPU or GPU: the seed's N, a counted size

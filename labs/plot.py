@@ -1,13 +1,9 @@
 """The lab's roofline plot: log-log attainable FLOP/s against intensity (FLOPs/byte).
 
-Roofs: the datasheet's and the calibrated one, each min(peak, intensity x bandwidth)
-evaluated by ``generator.roofline.estimate`` on a synthetic op of each
-intensity (so the roof's formula is the roofline module's, not restated here).
-Points (``points``): each op at its hand-counted intensity, the model's predicted
-attainable FLOP/s (hollow), the learner's own prediction as FLOP/s = FLOPs / the
-seconds they predicted (a cross; absent where they predicted nothing) and the
-measured FLOP/s = FLOPs / measured seconds (filled). Ops with no FLOPs (embedding)
-have no place on a log axis and are listed in the legend.
+``plot_record`` draws the datasheet's and the calibrated roof and each op's points (``points``): the
+model's prediction, the learner's own and the measurement.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -16,9 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from generator import costs, roofline, safeio
+from generator.model import costs, roofline
+from generator.io import safeio
 from generator.errors import DrillError
-from labs.record_types import Calibrated, Datasheet, LabRecord, as_record
+from labs.records.types import Calibrated, Datasheet, LabRecord, as_record
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -130,7 +127,7 @@ def plot_record(record: LabRecord | Mapping[str, Any], path: Path) -> Path:
     fig.tight_layout()
     try:
         safeio.make_dirs(path.parent)  # no new folder inside a read-only one (root too)
-        # The one file policy (generator.safeio): atomic, never over a device, FIFO or read-only file.
+        # The one file policy (generator.io.safeio): atomic, never over a device, FIFO or read-only file.
         safeio.atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lower()[1:]))
     except OSError as exc:
         raise PlotError(f"can not write the plot: {' '.join(str(exc).split())}") from None

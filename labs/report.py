@@ -1,6 +1,6 @@
 """Text views of a lab record: the seed's "measured / predicted / ratio" table and the details.
 
-Pure Python (reads the typed record, ``labs.record_types``; a record dict is read as one), so
+Pure Python (reads the typed record, ``labs.records.types``; a record dict is read as one), so
 the gate, the notebook and the device script print the same tables.
 """
 
@@ -10,9 +10,10 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from generator.units import seconds, si
-from labs import score
-from labs.record_types import LabRecord, XlaCost, as_record
+from generator.model.units import seconds, si
+from labs.records import score
+from labs.records.types import LabRecord, XlaCost, as_record
+from labs import explain as lab_explain
 
 # The issue's fidelity target: for ops of 1 ms or more, wall median within 15% of device time.
 WALL_DEVICE_TOLERANCE = 0.15
@@ -133,9 +134,8 @@ def _xla(x: XlaCost | None, key: str, flag: str) -> str:
 
 def finding_of(record: LabRecord, op: str) -> str | None:
     """Why no reason the record's evidence allows explains ``op``'s miss (judged again), or None."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
-    return lab_explain.finding(record.to_dict(), op)
+    return lab_explain.finding(record, op)
 
 
 def note_lines(record: LabRecord | Mapping[str, Any]) -> list[str]:

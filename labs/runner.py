@@ -1,13 +1,10 @@
 """LAB·0.1 end to end: detect, predict, calibrate, measure, score, record.
 
-``make_plan`` does every check that can fail (chip, dtype, op sizes against
-device memory, writable output) before anything is timed; ``run`` then
-measures and returns the record (a dict matching ``record.schema.json``).
-The caller supplies the learner's predictions and a callback told each step
-as it starts (a progress bar); ``explain`` then attaches the learner's
-sentence to each miss. Predictions all come from ``generator.roofline.estimate``
-over ``generator.costs``; calibrated ones use ``roofline.Ceilings`` built from
-the device's measured speeds. (Over 400 lines, one job: the one LAB·0.1 run, from plan to record.)
+``make_plan`` does every check that can fail before anything is timed; ``run`` then measures and
+returns the typed record (``LabRecord``); ``explain`` returns it with the learner's derivation of
+each miss judged and stored.
+
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -18,23 +15,25 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
-from generator import catalogue, roofline
-from generator.costs import OpCost
+from generator.model import catalogue, roofline
+from generator.model.costs import OpCost
 from generator.errors import DrillError
-from labs import ops as lab_ops
-from labs import records, score
-from labs.record_types import SCHEMA_NAME, LabRecord, OpRow, RecordError
-from labs.records import RecordJSON
-from labs.device import DeviceInfo
+from labs.measure import calls as measure, ops as lab_ops, probes as lab_probes, timing
+from labs.records import evidence, folder as records
+from labs.records import score
+from labs.records.types import SCHEMA_NAME, LabRecord, OpRow, RecordError, Summary
+from labs.records.folder import RecordJSON
+from labs.measure.device import DeviceInfo
 from labs.options import RunOptions
-from labs.timing import Rotation
+from labs.measure.timing import Rotation
+from labs import explain as lab_explain
 
 if TYPE_CHECKING:
-    from generator import miss_reasons
-    from labs.calibrate import Calibration
-    from labs.evidence import Probed
+    from generator import explain as miss_reasons
+    from labs.measure.calibrate import Calibration
+    from labs.measure.probes import Probed
     from labs.explain import Given
-    from labs.measure import Measurement, XlaCost
+    from labs.measure.calls import Measurement, XlaCost
 
 LAB_NAME = "LAB·0.1"
 
@@ -122,8 +121,8 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     if chip is not None:
         try:
             datasheet = roofline.Ceilings.from_chip(chip, dtype)
-        except KeyError as exc:
-            raise LabError(f"{exc.args[0]}; use --dtype bf16 or --calibrate with --chip auto") from None
+        except roofline.UnpublishedFigureError as exc:
+            raise LabError(f"{exc}; use --dtype bf16 or --calibrate with --chip auto") from None
 
     calibrate, reason = options.calibrate, "asked for (--calibrate)" if options.calibrate else ""
     if chip is None:
@@ -135,7 +134,7 @@ def make_plan(options: LabOptions, device: DeviceInfo, now: _dt.datetime | None 
     rotations = {}
     for name in options.ops:
         try:
-            rotations[name] = lab_ops.OPS[name].rotation(options.size, dtype, device)
+            rotations[name] = lab_ops.rotation(lab_ops.OPS[name], options.size, dtype, device)
         except MemoryError as exc:
             raise LabError(f"--size {options.size} is too large for {name} on this device: {exc}") from None
 
@@ -172,7 +171,7 @@ Progress = Callable[[str], None]
 
 
 def probe_labels(plan: Plan) -> list[str]:
-    """The steps ``labs.evidence.measure_probes`` reports, in order: with ``plan.calibrate`` the
+    """The steps ``labs.measure.probes.measure_probes`` reports, in order: with ``plan.calibrate`` the
     probes also predict ("calibrate"), then the fixed cost and the memory hierarchy."""
     return ["calibrate" if plan.calibrate else "probes", "fixed cost", "hierarchy"]
 
@@ -185,15 +184,14 @@ def step_labels(plan: Plan) -> list[str]:
 
 def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
         progress: Progress | None = None, read: PredictionsRead | None = None,
-        probed: Probed | None = None) -> RecordJSON:
+        probed: Probed | None = None) -> LabRecord:
     """Measure every op and return the record (not yet saved; misses not yet explained).
 
     ``read`` says when and where the learner's predictions were read; without it
     they count as read now, by the caller, before the first measurement. ``probed``:
-    the probes already measured (``labs.evidence.measure_probes``, shown as the device's
+    the probes already measured (``labs.measure.probes.measure_probes``, shown as the device's
     datasheet before the predictions were asked for); else they are measured here.
     """
-    from labs import evidence, timing  # start-up: loaded only on the lab path that uses it
 
     progress = progress or (lambda label: None)
     if learner and read is None:
@@ -202,7 +200,7 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     progress("dispatch overhead")
     dispatch_s = timing.dispatch_overhead_s()
     if probed is None:
-        probed = evidence.measure_probes(plan, progress)
+        probed = lab_probes.measure_probes(plan, progress)
     else:
         progress("calibrate" if plan.calibrate else "probes")
         progress("fixed cost")
@@ -212,13 +210,12 @@ def run(plan: Plan, learner: dict[str, LearnerPrediction] | None = None,
     for name in plan.options.ops:
         progress(f"measure {name}")
         measured[name] = _measure_op(plan, name)
-    probes = evidence.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
+    probes = lab_probes.probes_dict(probed.fixed, probed.calibration, plan.stored_path, probed.calibration_remeasured,
                                   probed.hierarchy)
-    rec = assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
-                   probes=probes)
-    if plan.chip is None:  # no catalogue entry: the measured datasheet is what predictions were made from
-        rec["constants"]["measured_datasheet"] = evidence.datasheet_constants(probed, plan.stored_path)
-    return rec
+    # No catalogue entry: the measured datasheet is what predictions were made from.
+    shown = lab_probes.datasheet_constants(probed, plan.stored_path) if plan.chip is None else None
+    return assemble(plan, measured, learner or {}, calibration, dispatch_s, read=read, started_at=started_at,
+                    probes=probes, measured_datasheet=shown)
 
 
 @dataclass(frozen=True)
@@ -227,18 +224,19 @@ class OpResult:
 
     measurement: "Measurement"
     xla: "XlaCost | None"
-    compiled: dict[str, int | str | None] | None = None  # labs.evidence.compiled_dtype: the optimized HLO's converts
+    compiled: dict[str, int | str | None] | None = None  # labs.measure.probes.compiled_dtype: the optimized HLO's converts
 
 
 def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, LearnerPrediction],
              calibration: "Calibration | None", dispatch_s: float, *, read: PredictionsRead | None = None,
-             started_at: str | None = None, probes: RecordJSON | None = None) -> RecordJSON:
-    """The record from measurements: every prediction, ratio and verdict, and each op's evidence
-    (pure Python).
+             started_at: str | None = None, probes: RecordJSON | None = None,
+             measured_datasheet: RecordJSON | None = None) -> LabRecord:
+    """The typed record from measurements: every prediction, ratio and verdict, and each op's evidence
+    (pure Python; RecordError if what was measured does not make a valid record).
 
     ``started_at``: when the first measurement began (default: the plan's stamp); ``probes``:
-    the fixed cost and attained speeds (``labs.evidence.probes_dict``; None: the evidence lacks them)."""
-    from labs import evidence  # start-up: loaded only on the lab path that uses it
+    the fixed cost and attained speeds (``labs.measure.probes.probes_dict``; None: the evidence lacks them);
+    ``measured_datasheet``: the probes shown as the device's datasheet (a device with no catalogue entry)."""
 
     calibrated = calibration.ceilings() if calibration else None
     graded = _graded_kind(plan, calibrated, learner)
@@ -249,94 +247,91 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
                    evidence.hierarchy_prediction(probes or {}, plan.options.dtype, row))
         rows.append(row)
     rec = _record(plan, rows, graded, calibration, dispatch_s)
+    if measured_datasheet is not None:
+        rec["constants"]["measured_datasheet"] = measured_datasheet
     rec["measurement_started_at"] = started_at or rec["date"]
     rec["learner_predictions"] = read.to_dict(learner) if (read is not None and learner) else None
     rec["probes"] = probes
     rec["practice"] = graded != "learner"
     rec["run"] = None  # the ledger entry, set when the record is first saved (records.save_run)
-    evidence.attach(rec)
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
-
-    lab_explain.mark_findings(rec)  # before any "why?": a miss the evidence cannot explain is a finding
-    rec["summary"] = _summary(rec["ops"], graded)
-    return rec
+    typed = LabRecord.from_dict(rec)
+    typed, _ = lab_explain.mark_findings(evidence.attach(typed))  # before any "why?": a miss the evidence
+    return with_summary(typed)                                    # cannot explain is a finding
 
 
-def misses(record: RecordJSON) -> list[RecordJSON]:
-    """The op rows whose graded prediction missed by more than 2x (of the record being written)."""
-    return [row for row in record["ops"] if row["verdict"] == "miss"]
+def misses(record: LabRecord) -> list[OpRow]:
+    """The op rows whose graded prediction missed by more than 2x."""
+    return record.misses()
 
 
-def typed_misses(record: LabRecord) -> list[OpRow]:
-    """``misses`` of a typed record (one read from the records folder)."""
-    return [row for row in record.ops if row.verdict == "miss"]
-
-
-def judge_explanation(record: RecordJSON, op: str, given: Given) -> "miss_reasons.Judgement":
+def judge_explanation(record: LabRecord, op: str, given: Given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.judge(record, op, given)
 
 
-def record_judgement(record: RecordJSON, op: str, judgement: miss_reasons.Judgement) -> None:
-    """Store an attempt on a miss (``labs.explain.apply``: every attempt kept; an accepted
-    explanation never replaced by a later refused one); refresh the summary."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
+def record_judgement(record: LabRecord, op: str, judgement: miss_reasons.Judgement) -> LabRecord:
+    """The record with an attempt stored on a miss (``labs.explain.apply``: every attempt kept; an
+    accepted explanation never replaced by a later refused one), its summary refreshed."""
 
-    lab_explain.apply(next(r for r in record["ops"] if r["op"] == op), judgement)
-    record["summary"] = _summary(record["ops"], record["graded"])
-
-
-def reveal(record: RecordJSON, op: str) -> list[str]:
-    """Show which reasons explain ``op``'s miss and mark it revealed (it never counts as explained)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
-
-    lines = lab_explain.reveal(record, next(r for r in record["ops"] if r["op"] == op))
-    record["summary"] = _summary(record["ops"], record["graded"])
-    return lines
+    row = record.op(op)
+    if row is None:
+        raise KeyError(f"the record has no op '{op}'")
+    return with_summary(record.with_row(lab_explain.apply(row, judgement)))
 
 
-def explain(record: RecordJSON, explanations: Mapping[str, Given]) -> RecordJSON:
+def reveal(record: LabRecord, op: str) -> tuple[LabRecord, list[str]]:
+    """Which reasons explain ``op``'s miss: (the record with the miss marked revealed, so it never counts
+    as explained; the lines that show them)."""
+
+    row, lines = lab_explain.reveal(record, op)
+    return with_summary(record.with_row(row)), lines
+
+
+def explain(record: LabRecord, explanations: Mapping[str, Given]) -> LabRecord:
     """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons",
     "corrected", "text"}) against the record's evidence, store the attempt; refresh the summary."""
     for row in misses(record):
-        given = explanations.get(row["op"])
+        given = explanations.get(row.op)
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
-        from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
-        if lab_explain.finding(record, row["op"]):
+        if lab_explain.finding(record, row.op):
             continue  # unexplained by the evidence: nothing to judge
-        record_judgement(record, row["op"], judge_explanation(record, row["op"], given))
-    record["summary"] = _summary(record["ops"], record["graded"])
-    return record
+        record = record_judgement(record, row.op, judge_explanation(record, row.op, given))
+    return with_summary(record)
 
 
-def accepted(row: RecordJSON | OpRow) -> bool:
+def accepted(row: OpRow) -> bool:
     """A miss is explained when its explanation was accepted and not revealed (``labs.explain.accepted``)."""
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
 
     return lab_explain.accepted(row)
 
 
+def with_summary(record: LabRecord) -> LabRecord:
+    """The record with its summary counted again from its rows."""
+    missed = [r.op for r in record.ops if r.verdict == "miss"]
+    unexplained = [r.op for r in record.ops if r.verdict == "miss" and not accepted(r)
+                   and not (r.miss is not None and r.miss.finding)]
+    summary = Summary.from_dict({
+        "graded": record.graded, "ops": len(record.ops), "within_2x": len(record.ops) - len(missed),
+        "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}, "$.summary")
+    return record.replace(summary=summary)
+
+
 def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
+    """The summary of rows just measured (none explained yet)."""
     missed = [r["op"] for r in rows if r["verdict"] == "miss"]
-    unexplained = [r["op"] for r in rows if r["verdict"] == "miss" and not accepted(r)
-                   and not (r.get("miss") or {}).get("finding")]
     return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
-            "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}
+            "misses": missed, "unexplained": missed, "criterion_met": not missed}
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
-    from labs import measure  # start-up: loaded only on the lab path that uses it
-
     cost = plan.costs[name]
     fn, make_inputs = lab_ops.build(name, plan.options.size, plan.options.dtype)
     sets = [make_inputs(seed) for seed in range(plan.rotations[name].sets)]
     xla = measure.xla_cost(fn, sets[0], cost.flops, cost.bytes)
-    from labs import evidence  # start-up: loaded only on the lab path that uses it
-    compiled = evidence.compiled_dtype(fn, sets[0])
+    compiled = lab_probes.compiled_dtype(fn, sets[0])
     trace_dir = plan.trace_dir / name if plan.trace_dir is not None else None
     meas = measure.measure_call(lambda i: fn(*sets[i % len(sets)]), lab_ops.OPS[name].module_name(),
                                 plan.options.reps, trace_dir)
@@ -389,8 +384,8 @@ def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None
     row["ratios"] = {k: score.ratio(measured, p["seconds"]) if p else None for k, p in preds.items()}
     row["within_2x"] = {k: score.within(r) for k, r in row["ratios"].items()}
     row["verdict"] = "hit" if row["within_2x"][graded] else "miss"
-    from labs import explain as lab_explain  # start-up: loaded only on the lab path that uses it
     row["miss"] = None if row["verdict"] == "hit" else lab_explain.empty_miss(row["op"])
+    row["evidence"] = None  # labs.records.evidence.attach, once the record is whole
 
 
 def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibration | None,
@@ -425,6 +420,6 @@ def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibr
     }
 
 
-def save(plan: Plan, record: RecordJSON) -> Path:
+def save(plan: Plan, record: LabRecord) -> Path:
     """Save a new record (and its ledger entry): before any table is shown."""
     return records.save_run(record, plan.options.out_dir, plan.stem)

@@ -1,20 +1,9 @@
 """The lab's one pipeline, plan -> datasheet -> predict -> measure -> save -> explain, as the notebook
-runs it (one cell per step) and as ``drill lab`` and ``drill explain`` call it (``measured_datasheet``,
-``measure_and_save``, ``save_explanations``): off the catalogue the probes first, shown as this
-device's datasheet; predict (all five, or practice), measure and save at once, "why?" judged
-against the evidence, and only then the tables.
+runs it (one cell per step) and as ``drill lab`` and ``drill explain`` call it (``run_lab``,
+``measured_datasheet``, ``measure_and_save``, ``save_explanations``). Pure Python except
+``measured_datasheet`` and ``measure_and_save`` (they run jax).
 
-    probed = session.measured_datasheet(plan)                          # None on a catalogued chip
-    learner, read = session.read_predictions(MY_PREDICTIONS)          # before any op is measured
-    record, path = session.measure_and_save(plan, learner, read, practice=PRACTICE, probed=probed)
-    print("\\n".join(session.why_questions(record)))                     # the misses, no table yet
-    print("\\n".join(session.explain(record, path, MY_EXPLANATIONS)))    # judged; evidence table after
-
-Pure Python except ``measured_datasheet`` and ``measure_and_save`` (they run jax: ``labs.evidence``'s
-probes, ``labs.runner.run``).
-
-Over 400 lines, one job: the lab's one pipeline and its steps, for each of its front ends (``drill lab``
-through ``run_lab`` and a ``LabUI``, ``drill explain``, the notebook), which only show and ask.
+Details: docs/internals-labs.md.
 """
 
 from __future__ import annotations
@@ -24,13 +13,17 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol
 
-from generator import miss_reasons, safeio
-from generator.termsafe import visible
-from labs import evidence, inputs, ops, records, report, runner
+from generator import explain as miss_reasons
+from generator.io import safeio
+from generator.io.termsafe import visible
+from labs.records import evidence, folder as records
+from labs import inputs, report, runner
+from labs.measure import ops
+from labs.measure import probes as lab_probes
 from labs import explain as lab_explain
-from labs.record_types import LabRecord, OpRow, RecordError, as_record
-from labs.records import RecordJSON
+from labs.records.types import LabRecord, OpRow, RecordError
 from labs.options import ACCELERATOR_DEFAULT_SIZE, CPU_DEFAULT_SIZE
+from generator.model.units import seconds
 
 PRACTICE_TEXT = "practice run: no predictions of yours, so it never counts toward GATE 00 nor takes your first run"
 
@@ -80,13 +73,13 @@ class LabResult:
     """What a lab run left: the record as stored, its path, and the plot written (if any)."""
 
     plan: runner.Plan
-    record: RecordJSON
+    record: LabRecord
     path: Path
     plot_path: Path | None
 
 
 Say = Callable[[str], None]
-Save = Callable[[str, miss_reasons.Judgement], RecordJSON]
+Save = Callable[[str, miss_reasons.Judgement], LabRecord]
 
 
 class LabUI(Protocol):
@@ -98,18 +91,19 @@ class LabUI(Protocol):
 
     def warn(self, text: str) -> None: ...
 
-    def probe(self, plan: runner.Plan) -> evidence.Probed | None:
+    def probe(self, plan: runner.Plan) -> lab_probes.Probed | None:
         """``measured_datasheet(plan, ...)`` with the front end's progress shown."""
 
     def measure(self, plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
-                read: runner.PredictionsRead | None, probed: evidence.Probed | None) -> tuple[RecordJSON, Path]:
+                read: runner.PredictionsRead | None, probed: lab_probes.Probed | None) -> tuple[LabRecord, Path]:
         """``measure_and_save(plan, learner, read, ...)`` with the front end's progress shown."""
 
     def ask_predictions(self, plan: runner.Plan) -> dict[str, runner.LearnerPrediction]:
         """The learner's predictions, asked now (op -> ``runner.LearnerPrediction``; may be empty)."""
 
-    def ask_why(self, record: RecordJSON, pending: list[RecordJSON], save: Save, path: Path) -> None:
-        """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once."""
+    def ask_why(self, record: LabRecord, pending: list[OpRow], save: Save, path: Path) -> LabRecord:
+        """Ask "why?" for each of ``pending``; ``save(op, judgement)`` stores each attempt at once and gives
+        the record as stored. Returns the record as last stored."""
 
 
 def check_targets(out_dir: Path, trace_dir: Path | None, plot: Path | None) -> None:
@@ -161,7 +155,7 @@ def _read_inputs(request: LabRequest) -> tuple[tuple[str, ...], dict[str, runner
 def prepare(request: LabRequest) -> Prepared:
     """Read the learner's files, detect the device, choose N, prove every target writable and make the
     plan: all before anything is measured (LabUsageError, one line)."""
-    from labs.device import detect  # optional dependency: jax loads only when a lab runs on a device
+    from labs.measure.device import detect  # optional dependency: jax loads only when a lab runs on a device
 
     chosen, learner, read, explained = _read_inputs(request)
     device = detect()
@@ -181,7 +175,7 @@ def prepare(request: LabRequest) -> Prepared:
 
 def header_lines(plan: runner.Plan) -> list[str]:
     """What the run says first: the device, the datasheet chip, calibration, notes, jax and the folder."""
-    from labs import profile  # optional dependency: the trace reader names jax's profiler
+    from labs.measure import profile  # optional dependency: the trace reader names jax's profiler
 
     d = plan.device
     lines = [f"device: {d.device_kind} ({d.platform}); datasheet chip: {plan.chip.display if plan.chip else 'none'}; "
@@ -221,19 +215,19 @@ def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
     for line in finding_lines(record):
         ui.say(line)
     pending = [row for row in runner.misses(record) if not runner.accepted(row)
-               and not (row.get("miss") or {}).get("finding")]
+               and not (row.miss is not None and row.miss.finding)]
     if pending and prepared.explained is None and ui.interactive:
-        ui.ask_why(record, pending, judgement_saver(path), path)
+        record = ui.ask_why(record, pending, judgement_saver(path), path)
     return LabResult(plan, record, path, _plot(request, record, path, ui))
 
 
-def finding_lines(record: RecordJSON) -> list[str]:
+def finding_lines(record: LabRecord) -> list[str]:
     """One line per miss the evidence cannot explain: nothing is asked of it."""
-    return [f"{row['op']}: unexplained by the evidence, nothing to ask: {row['miss']['finding']}"
-            for row in runner.misses(record) if (row.get("miss") or {}).get("finding")]
+    return [f"{row.op}: unexplained by the evidence, nothing to ask: {row.miss.finding}"
+            for row in runner.misses(record) if row.miss is not None and row.miss.finding]
 
 
-def _plot(request: LabRequest, record: RecordJSON, path: Path, ui: LabUI) -> Path | None:
+def _plot(request: LabRequest, record: LabRecord, path: Path, ui: LabUI) -> Path | None:
     """The roofline plot, if asked; a plot that cannot be written is a warning (the record is saved)."""
     if request.plot is None:
         return None
@@ -260,18 +254,18 @@ def result_lines(result: LabResult) -> list[str]:
 
 
 def measured_datasheet(plan: runner.Plan, say: Callable[[str], None] = print,
-                       progress: Callable[[str], None] | None = None) -> evidence.Probed | None:
+                       progress: Callable[[str], None] | None = None) -> lab_probes.Probed | None:
     """Off the catalogue (a CPU, a GPU not in it): run the probes now and ``say`` them as this device's
     datasheet, measured just now (peak FLOP/s of a large matmul, copy bandwidth, fixed cost per op
     kind), the figures to predict from; pass the result to ``measure_and_save`` so the record stores
     them as its ``constants`` and reuses them as its probes. None on a catalogued chip (its
     datasheet is the catalogue's): nothing is measured or said. ``progress`` is told each probe as it
-    starts (``labs.evidence.measure_probes``). ``drill lab`` and the notebook."""
+    starts (``labs.measure.probes.measure_probes``). ``drill lab`` and the notebook."""
     if plan.chip is not None:
         return None
     say("probing this device (its datasheet: matmul FLOP/s, copy bandwidth, fixed cost per op kind) ...")
-    probed = evidence.measure_probes(plan, progress)
-    for line in evidence.datasheet_lines(probed, plan.device.device_kind):
+    probed = lab_probes.measure_probes(plan, progress)
+    for line in lab_probes.datasheet_lines(probed, plan.device.device_kind):
         say(line)
     probed.shown_at = runner.utc_now()
     return probed
@@ -300,7 +294,7 @@ def already_measured(plan: runner.Plan) -> str | None:
 def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPrediction] | None,
                      read: runner.PredictionsRead | None, *, practice: bool = False,
                      progress: runner.Progress | None = None, require_all: bool = True,
-                     probed: evidence.Probed | None = None) -> tuple[RecordJSON, Path]:
+                     probed: lab_probes.Probed | None = None) -> tuple[LabRecord, Path]:
     """Refuse (NeedPredictions) unless every op has a prediction or ``practice`` is set; then measure
     and save the record before anything is shown (an interrupted notebook keeps it).
     ``require_all=False`` (the CLI): some predictions are kept for teaching, graded on the model.
@@ -318,53 +312,50 @@ def measure_and_save(plan: runner.Plan, learner: dict[str, runner.LearnerPredict
                                                and read.read_at > probed.shown_at)
     record = runner.run(plan, None if practice else learner, progress=progress, read=None if practice else read,
                         probed=probed)
-    return record, runner.save(plan, record)
+    path = runner.save(plan, record)
+    return records.load_typed(path)[0], path
 
 
-def why_questions(record: RecordJSON) -> list[str]:
+def why_questions(record: LabRecord) -> list[str]:
     """One line per miss still unexplained, with the numbers the learner reasons from (no table)."""
-    from generator.units import seconds  # start-up: loaded only on the lab path that uses it
 
-    graded = record["graded"]
+    graded = record.graded
     whose = "your" if graded == "learner" else f"the {graded}"
     lines = []
     for row in runner.misses(record):
         if runner.accepted(row):
             continue
-        predicted = row["predictions"][graded]
-        finding = lab_explain.finding(record, row["op"])  # judged again on the record's numbers, never trusted
+        predicted, ratio = row.predictions.get(graded), row.ratios.get(graded)
+        numbers = (f"{row.op}: measured {seconds(row.measured.measured_s)}, {whose} prediction "
+                   f"{seconds(predicted.seconds) if predicted else '-'} = "
+                   f"{f'{ratio:.2f}x' if ratio is not None else '-'}")
+        finding = lab_explain.finding(record, row.op)  # judged again on the record's numbers, never trusted
         if finding:
-            lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
-                         f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: unexplained by the "
-                         f"evidence, nothing to ask: {finding}")
+            lines.append(f"{numbers}: unexplained by the evidence, nothing to ask: {finding}")
             continue
-        lines.append(f"{row['op']}: measured {seconds(row['measured']['measured_s'])}, {whose} prediction "
-                     f"{seconds(predicted['seconds'])} = {row['ratios'][graded]:.2f}x: why? "
-                     "(a reason and your corrected time with a unit: `drill miss-reasons`)")
-    if record.get("practice"):
+        lines.append(f"{numbers}: why? (a reason and your corrected time with a unit: `drill miss-reasons`)")
+    if record.practice:
         lines.append(PRACTICE_TEXT)
     return lines
 
 
-def save_explanations(path: Path, given: Mapping[str, lab_explain.Given]) -> RecordJSON:
+def save_explanations(path: Path, given: Mapping[str, lab_explain.Given]) -> LabRecord:
     """Judge ``given`` (op -> sentence, or {"reasons", "text"}) on the record as it is on disk, under
     the records folder's lock, and store it (``records.update``): the one explain step the CLI's
     ``drill lab``/``drill explain`` and the notebook share. Returns the record as stored."""
     return records.update(path, lambda rec: runner.explain(rec, given))
 
 
-def explain(record: RecordJSON, path: Path, explanations: Mapping[Any, Any] | None) -> list[str]:
-    """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}), rewrite the record, and return
-    each judgement; then (the learner has answered) the tables and the evidence for every op."""
-    given = inputs.explanations_from_mapping(explanations, tuple(r["op"] for r in record["ops"])) \
+def explain(record: LabRecord, path: Path, explanations: Mapping[Any, Any] | None) -> tuple[LabRecord, list[str]]:
+    """Judge ``explanations`` (op -> sentence, or {"reasons", "text"}) and rewrite the record: (the record
+    as stored, each judgement's line, then, the learner having answered, the tables and the evidence)."""
+    given = inputs.explanations_from_mapping(explanations, tuple(r.op for r in record.ops)) \
         if explanations else {}
-    fresh = save_explanations(path, given)
-    record.clear()
-    record.update(fresh)
-    lines = [f"{row['op']}: {row['miss']['why']}" for row in runner.misses(record) if row["op"] in given]
-    left = record["summary"]["unexplained"]
+    record = save_explanations(path, given)
+    lines = [f"{row.op}: {row.miss.why}" for row in runner.misses(record) if row.op in given and row.miss]
+    left = record.summary.unexplained
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
-    return [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
+    return record, [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
 
 
 # ----------------------------------------------------------------- drill explain
@@ -375,18 +366,17 @@ class Misses:
     asked) and what is still to explain."""
 
     findings: dict[str, str]  # op -> why no reason can explain it (judged again on the record's numbers)
-    pending: list[OpRow]  # the op rows (``labs.record_types.OpRow``) still unexplained, not revealed, not findings
+    pending: list[OpRow]  # the op rows (``labs.records.types.OpRow``) still unexplained, not revealed, not findings
 
     def finding_lines(self) -> list[str]:
         return [f"{op}: unexplained by the evidence, nothing to ask: {found}" for op, found in self.findings.items()]
 
 
 def misses_to_explain(record: LabRecord) -> Misses:
-    """The findings and the pending misses of a typed record (``labs.record_types.LabRecord``)."""
+    """The findings and the pending misses of a typed record (``labs.records.types.LabRecord``)."""
 
-    data = record.to_dict()
-    found = {row.op: lab_explain.finding(data, row.op) for row in runner.typed_misses(record)}
-    pending = [row for row in runner.typed_misses(record) if not runner.accepted(row)
+    found = {row.op: lab_explain.finding(record, row.op) for row in runner.misses(record)}
+    pending = [row for row in runner.misses(record) if not runner.accepted(row)
                and not (row.miss is not None and row.miss.revealed) and not found.get(row.op)]
     return Misses({op: why for op, why in found.items() if why}, pending)
 
@@ -396,10 +386,12 @@ def reveal(path: Path, ops_to_reveal: list[str]) -> list[str]:
     revealed and return the lines that show which reasons explain it (``runner.reveal``)."""
     shown: list[str] = []
 
-    def reveal_all(rec: RecordJSON) -> None:
+    def reveal_all(rec: LabRecord) -> LabRecord:
         shown.clear()
         for op in ops_to_reveal:
-            shown.extend(runner.reveal(rec, op))
+            rec, lines = runner.reveal(rec, op)
+            shown.extend(lines)
+        return rec
     records.update(path, reveal_all)
     return shown
 
@@ -411,7 +403,7 @@ def explain_from_file(path: Path, given: Mapping[str, lab_explain.Given], pendin
     set of reasons the numbers support)."""
 
     wanted = {row.op for row in pending}
-    record = as_record(save_explanations(path, {op: text for op, text in given.items() if op in wanted}))
+    record = save_explanations(path, {op: text for op, text in given.items() if op in wanted})
     by_op = record.by_op()
     lines = []
     for op in (row.op for row in pending):
@@ -423,7 +415,7 @@ def explain_from_file(path: Path, given: Mapping[str, lab_explain.Given], pendin
                                         f"attempt{'s' if refused > 1 else ''}, kept in the record)")
         lines.append(visible(f"{op}: {row.miss.why}{trail}"))
         if row.miss.accepted:
-            found = miss_reasons.explanations(records.op_evidence(record.to_dict(), op))
+            found = miss_reasons.explanations(records.op_evidence(record, op))
             if found:
                 lines.append("    the numbers support: " + "; ".join(" + ".join(c) for c in found))
     return record, lines
@@ -433,6 +425,6 @@ def explained_lines(record: LabRecord, path: Path, pending: list[OpRow]) -> list
     """After the learner has answered: the evidence for every op, and how many misses are explained."""
 
     left = record.summary.unexplained
-    return ["", *(visible(line) for line in evidence.table(record.to_dict())),
+    return ["", *(visible(line) for line in evidence.table(record)),
             f"{path}: {len(pending) - len(left)} miss(es) explained"
             + (f"; still unexplained: {', '.join(left)}" if left else "")]

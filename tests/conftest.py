@@ -116,7 +116,7 @@ def pytest_unconfigure(config):
             del os.environ[CACHE_ENV]
 
 
-CACHE_ENV = "DRILL_CACHE_DIR"  # generator.startcache's folder override
+CACHE_ENV = "DRILL_CACHE_DIR"  # generator.io.startcache's folder override
 _OWN_CACHE = pytest.StashKey[str]()
 
 
@@ -156,7 +156,7 @@ def drill():
 def learner_records(tmp_path, monkeypatch):
     """Every test gets its own empty learner records folder: no test reads or writes the real
     user data directory (subprocesses inherit the variable)."""
-    from labs import records
+    from labs.records import folder as records
 
     folder = tmp_path / "learner-records"
     monkeypatch.setenv(records.RECORDS_ENV, str(folder))

@@ -22,10 +22,10 @@ PACKAGES = ("generator", "drills", "labs")
 # Exceptions that are signals between two parts of the code, never shown to the user as they are.
 INTERNAL = {
     # The quiz's loop ends on it when the learner types q: caught at once, never printed.
-    "drills.quiz._Quit": "control flow inside the quiz loop",
+    "drills.quiz.session._Quit": "control flow inside the quiz loop",
     # stdin ended or sent an endless line: the quiz loop catches both and ends the session cleanly.
-    "drills.quiz_io.EndOfInput": "the quiz loop's end-of-input signal",
-    "drills.quiz_io.InputTooLong": "the quiz loop's over-long-line signal",
+    "drills.quiz.terminal.EndOfInput": "the quiz loop's end-of-input signal",
+    "drills.quiz.terminal.InputTooLong": "the quiz loop's over-long-line signal",
     # Carries a failed stdout write (command, OSError) past click to ``cli.main``, which prints its own
     # line (or nothing, for a closed pipe) and exits 141 or 1: it is never printed as an error itself.
     "drills.cli.OutputError": "carries a failed stdout write to cli.main",
@@ -77,8 +77,8 @@ def exception_classes() -> dict[str, type[BaseException]]:
 
 def test_the_walk_finds_the_project_exceptions(exception_classes):
     # A few from each package: a walk that lost a folder, nested classes or a module would fail here.
-    for wanted in ("generator.answers.NeedsUnitError", "generator.safeio.RefusedTarget",
-                   "drills.store_files.StoreError", "drills.quiz._Quit", "labs.records.FolderLocked",
+    for wanted in ("generator.model.answers.NeedsUnitError", "generator.io.safeio.RefusedTarget",
+                   "drills.store.files.StoreError", "drills.quiz.session._Quit", "labs.records.folder.FolderLocked",
                    "labs.session.NeedPredictions"):
         assert wanted in exception_classes
     assert len(exception_classes) >= 35
@@ -97,11 +97,11 @@ def test_the_internal_list_names_real_internal_exceptions(exception_classes):
 
 
 def test_older_bases_are_kept_for_callers_that_catch_them():
-    from drills.store_files import StoreError
-    from generator.answers import AnswerError
-    from generator.families import FamilyPackageError
-    from generator.safeio import SafeIOError
-    from labs.records import FolderLocked
+    from drills.store.files import StoreError
+    from generator.model.answers import AnswerError
+    from generator.problems.families import FamilyPackageError
+    from generator.io.safeio import SafeIOError
+    from labs.records.folder import FolderLocked
 
     assert issubclass(AnswerError, ValueError) and issubclass(FolderLocked, OSError)
     assert issubclass(SafeIOError, OSError) and issubclass(FamilyPackageError, ImportError)
@@ -126,8 +126,8 @@ def test_drill_error_shows_one_line_with_its_exit_code():
 
 
 def test_a_subclass_message_reads_as_before():
-    from generator.answers import NeedsUnitError
-    from generator.generate import UnknownFamilyError
+    from generator.model.answers import NeedsUnitError
+    from generator.problems.generate import UnknownFamilyError
 
     unknown = UnknownFamilyError("nope")
     assert str(unknown).startswith("unknown family 'nope'") and unknown.message == str(unknown)

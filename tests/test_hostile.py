@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import answers
-from drills.store import ReviewRecord, Store
+from generator.model import answers
+from drills.store.repository import ReviewRecord, Store
 from tests.conftest import bound, invoke_drill
 from tests.drills.quizkit import DRILL, drill_env
 from tests.procs import reap
@@ -128,7 +128,7 @@ def healthy_store(path: Path, reviews: int = 3) -> Path:
 
 def failing_record(directory: Path) -> Path:
     """A valid lab record with two unexplained misses (made without jax by the synthetic helper)."""
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
 
     rec = synthetic.record(directory, {"softmax": 3.0, "add": 2.5})
@@ -233,7 +233,7 @@ DAMAGE = {
     "header then random bytes": (_random_after_header, "not a usable drill store"),
 }
 
-# Damage in the review log: opening a store reads no history (issue 25), so these are found by the
+# Damage in the review log: opening a store reads no history, so these are found by the
 # full check, `drill store check` or `drill stats --check`, which names the row.
 REVIEW_DAMAGE = {
     "bad reviewed_at": (_damage("UPDATE reviews SET reviewed_at = 'soon' WHERE id = 2"), "reviews row 2"),
@@ -314,7 +314,7 @@ def test_fifo_as_explanations_or_spec_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(fifo)
     one_line_error(run(["explain", str(record), "--explanations", str(fifo)]), 2, "FIFO")
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "problems" / "specs", specs)
     (specs / "floor.yaml").unlink()
     os.mkfifo(specs / "floor.yaml")
     one_line_error(run(["export", "--format", "csv", "--specs", str(specs)]), 2, "FIFO")
@@ -389,7 +389,7 @@ def test_bounds_are_stated_in_help():
 ])
 def test_stdout_on_dev_full_is_one_line_exit_1(tmp_path, args):
     store = healthy_store(tmp_path / "s.db")
-    (tmp_path / "empty").mkdir()  # a --bench folder that does not exist is a usage error (issue 18)
+    (tmp_path / "empty").mkdir()  # a --bench folder that does not exist is a usage error
     args = [a.replace("{store}", str(store)).replace("{empty}", str(tmp_path / "empty")) for a in args]
     with open(scratch_device(tmp_path, "full"), "wb") as full:
         proc = run(args, stdout=full)
@@ -413,7 +413,7 @@ def test_quiz_whose_stdout_closes_exits_quietly_with_its_reviews_saved(tmp_path)
     finally:
         reap(proc)
     assert first["given"] == "1us"
-    # quiet, as on any closed pipe (issue 26): the quiz's own text (on stderr with --json) and nothing else
+    # quiet, as on any closed pipe: the quiz's own text (on stderr with --json) and nothing else
     assert code == 141 and "Traceback" not in err and "error" not in err and "broken pipe" not in err, err
     with Store.open(store) as s:
         assert [r["given"] for r in s.reviews()][:2] == ["1us", "2us"]  # the unprinted answer was saved too
@@ -482,7 +482,7 @@ def test_explain_in_a_read_only_directory_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
-    # issue 19: the write target is checked before any long work starts, so nothing is measured
+    # the write target is checked before any long work starts, so nothing is measured
     # that cannot be saved (the old behaviour measured, then warned)
     import jax  # noqa: F401  (the test extra installs the lab extra: a missing jax fails here, never skips)
     locked = tmp_path / "locked"
@@ -506,7 +506,7 @@ def test_lab_plot_to_an_unwritable_place_is_refused_before_measuring(tmp_path):
 def test_deck_description_is_escaped(tmp_path):
 
     specs = tmp_path / "specs"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "specs", specs)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "generator" / "problems" / "specs", specs)
     bound = specs / "bound.yaml"
     bound.write_text(bound.read_text().replace("title: Compute- or memory-bound",
                                                "title: \"<script>alert(1)</script> & bound\""))
@@ -523,7 +523,7 @@ def test_deck_description_is_escaped(tmp_path):
 
 
 def test_roofline_svg_escapes_the_chip_name():
-    from generator import catalogue
+    from generator.model import catalogue
     from generator.export.figures import roofline_svg
 
     chip = dataclasses.replace(catalogue.get("v5e"), display="AT&T <v5e>")
@@ -541,7 +541,7 @@ def test_parse_choice_refuses_non_text(value):
         answers.parse_choice(value, ("compute", "memory"))
 
 
-# == Issue 19: the second round ==================================================================
+# == hostile input, second round ==============================================================
 # One real-process test (or parametrised test) per class, each with a time bound and a damage check:
 # 1. undo across two quiz processes; 2. the file policy (site targets, store side files, read-only
 # stores, YAML alias bombs, endless input lines); 3. locks; 4. damaged rows when a card comes due;
@@ -551,8 +551,8 @@ import queue
 import sys
 import threading
 
-from drills.store import LOCK_TIMEOUT_S
-from drills.quiz import QuizOptions
+from drills.store.repository import LOCK_TIMEOUT_S
+from drills.quiz.session import QuizOptions
 from tests.drills.quizkit import planned_problems, right_answer
 
 
@@ -692,7 +692,7 @@ def test_site_writes_through_a_link_and_keeps_it_a_link(tmp_path):
 
 @pytest.mark.parametrize("sub", ["site", "a/b/site"])
 def test_site_in_a_read_only_folder_creates_no_sub_folder_even_for_root(tmp_path, sub):
-    """`drill site -o RO/site` with RO at 0555 (issue 26): root could write there; the tool does not."""
+    """`drill site -o RO/site` with RO at 0555: root could write there; the tool does not."""
     ro = tmp_path / "RO"
     ro.mkdir()
     (tmp_path / "empty-bench").mkdir()
@@ -706,7 +706,7 @@ def test_site_in_a_read_only_folder_creates_no_sub_folder_even_for_root(tmp_path
 
 
 def test_folder_policy_helpers_hold_for_root_too(tmp_path):
-    from generator import safeio
+    from generator.io import safeio
 
     ro, rw = tmp_path / "RO", tmp_path / "RW"
     ro.mkdir(mode=0o755)
@@ -931,7 +931,7 @@ def test_export_dash_is_stdout_and_an_empty_name_is_a_usage_error(tmp_path, monk
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["quiz", "--help"], ["chips"],
                                   ["roofline", "--chip", "v5e", "--op", "matmul", "--shape", "2048,2048,2048"]])
 def test_output_into_a_closed_pipe_exits_141_quietly(args):
-    """`drill roofline ... | head` (issue 26): like other Unix tools, no message, status 141."""
+    """`drill roofline ... | head`: like other Unix tools, no message, status 141."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before drill writes a byte: every write is EPIPE
     try:

@@ -21,21 +21,35 @@ def _entries(package: str) -> set[str]:
 
 
 def _named_under(block: str, package: str) -> set[str]:
-    """The entries the map lists below ``package/``'s line, up to the next top-level line."""
+    """The entries the map lists directly below ``package``'s line (a path such as "generator/model":
+    each part a line indented under the one before), not those of a folder listed under it."""
     lines = block.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"{package}/"))
+    start, indent = -1, -1
+    for part in package.split("/"):
+        start = next(i for i in range(start + 1, len(lines))
+                     if len(lines[i]) - len(lines[i].lstrip()) > indent and lines[i].lstrip().startswith(f"{part}/"))
+        indent = len(lines[start]) - len(lines[start].lstrip())
     names: set[str] = set()
+    child = None
     for line in lines[start + 1:]:
-        if not line.startswith(" "):
+        depth = len(line) - len(line.lstrip())
+        if depth <= indent:
             break
+        child = depth if child is None else child
+        if depth > child:
+            continue  # a folder's own entries, or a description's second line
         # an entry starts its line, follows two spaces, or follows ", " in a list of entries
         names |= set(re.findall(r"(?:^ +|  |, )([A-Za-z_][\w.-]*(?:\.py|\.yaml|/))(?=[ ,]|$)", line))
     return names
 
 
+MAPPED = ("generator", "generator/model", "generator/problems", "generator/explain", "generator/io", "drills",
+          "drills/quiz", "drills/store")
+
+
 def test_every_generator_and_drills_entry_is_on_the_map_and_nothing_else():
     block = _map_block()
-    for package in ("generator", "drills"):
+    for package in MAPPED:
         named = _named_under(block, package)
         assert named == _entries(package), (package, sorted(named ^ _entries(package)))
 

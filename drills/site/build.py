@@ -17,7 +17,8 @@ from string import Template
 from typing import Any
 
 import labs
-from generator import catalogue, costs, project_urls, safeio
+from generator.model import catalogue, costs
+from generator.io import project_urls, safeio
 from generator.errors import DrillError
 
 from drills.site import data, markdown, sections
@@ -133,7 +134,7 @@ def render(bench_dir: Path, records_dir: Path | None = None, repo_url: str | Non
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomic write through the file policy (``generator.safeio``): a reader never sees half a file,
+    """Atomic write through the file policy (``generator.io.safeio``): a reader never sees half a file,
     and a FIFO, a device or a read-only file is refused, never replaced; a link is written through."""
     safeio.write_text(path, text)
 
@@ -174,7 +175,7 @@ def build(out_dir: Path, bench_dir: Path, records_dir: Path | None = None, repo_
         _write(out_dir / "index.html", page)
         for name in ("site.js", "site.css"):
             _write(out_dir / name, safeio.read_text_bounded(ASSETS / name))
-    except OSError as exc:  # a generator.safeio refusal is already one line naming the file
+    except OSError as exc:  # a generator.io.safeio refusal is already one line naming the file
         raise SiteError(str(exc) if isinstance(exc, safeio.SafeIOError)
                         else f"cannot write to '{safeio.display_path(out_dir)}': {exc.strerror or exc}") from None
     return BuildResult(out_dir, tuple(out_dir / n for n in OUTPUT_FILES), status)

@@ -1,14 +1,8 @@
-"""The playground's data: the catalogue and the op cost formulas, exported as JSON.
+"""The playground's data: the catalogue, the op cost formulas and the roofline's formulas, exported as JSON.
 
-The page computes EX·01 in JavaScript, but it restates no formula. For every
-(op, dtype) the FLOPs and bytes are read off ``generator.costs`` (through the
-lab's ops, ``labs.ops``) as a polynomial in N: the builder evaluates the Python
-cost function at N = 1..4, solves for the coefficients exactly and checks the
-polynomial against more sizes, refusing to build if any disagrees. Likewise the
-"working" strings of the worked arithmetic are templates cut from the Python
-output, and the chips' two speeds (or the CLI's error for an unpublished dtype)
-come from ``generator.roofline.Ceilings``. The JavaScript evaluates these; the
-browser test checks it against the Python model case by case.
+The page computes EX·01 in JavaScript but restates no formula: every count, template and
+formula comes from the Python model.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -17,10 +11,10 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from generator import catalogue, costs, units
-from generator import roofline as model
+from generator.model import catalogue, costs, formulas, units
+from generator.model import roofline as model
 from generator.errors import DrillError
-from labs import ops as lab_ops
+from labs.measure import ops as lab_ops
 
 # The page accepts N from 1 to MAX_N: every FLOP and byte count then stays an exact
 # integer below 2**53, so JavaScript's doubles hold them exactly, as Python's ints do.
@@ -97,12 +91,12 @@ def op_entry(name: str) -> dict[str, Any]:
 
 def ceilings_entry(chip: catalogue.Chip) -> dict[str, Any]:
     """Per dtype: the two speeds and their source, or the CLI's error when no peak is published."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for dtype in units.COMPUTE_DTYPES:
         try:
             c = model.Ceilings.from_chip(chip, dtype)
-        except KeyError as exc:
-            out[dtype] = {"error": exc.args[0]}
+        except model.UnpublishedFigureError as exc:
+            out[dtype] = {"error": str(exc)}
             continue
         out[dtype] = {"name": c.name, "dtype": c.dtype, "peak_flops_per_s": c.peak_flops_per_s,
                       "hbm_bytes_per_s": c.hbm_bytes_per_s, "source": c.source}
@@ -119,7 +113,9 @@ def playground_data() -> dict[str, Any]:
         "chips": [{"name": c.name, "display": c.display, "kind": c.kind, "ceilings": ceilings_entry(c)}
                   for c in cat.chips],
         "ops": [op_entry(name) for name in PAGE_OPS],
-        # generator.units.si's prefix table, so the page prints numbers as the CLI does
+        # the roofline's formulas, which the page evaluates (generator.model.formulas): it writes none itself
+        "formulas": formulas.to_json(),
+        # generator.model.units.si's prefix table, so the page prints numbers as the CLI does
         "si_scale": [[f, p] for f, p in units._PREFIXES + units._SMALL[1:]],
     }
 
@@ -130,8 +126,8 @@ def python_case(chip: str, op: str, n: int, dtype: str) -> dict[str, Any]:
     cost = lab_ops.OPS[op].cost(n, dtype)
     try:
         est = model.estimate(target, cost)
-    except KeyError as exc:
-        return {"error": exc.args[0]}
+    except model.UnpublishedFigureError as exc:
+        return {"error": str(exc)}
     summary = dict(line.split(": ", 1) for line in model.summary_lines(est))
     dims = ",".join(str(d) for d in cost.shape)
     return {

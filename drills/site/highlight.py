@@ -1,12 +1,7 @@
 """Python syntax highlighting with Pygments' Python lexer: escaped spans, no markup injection.
 
-Each token of a kind the page colours becomes ``<span class="tok-KIND">`` (keyword, builtin,
-string, number, comment, op, def: the names ``site.css`` styles); every other token is copied as
-is, escaped, so the highlighted code reads back as exactly the source. The lexer is given the
-source unchanged (``get_tokens_unprocessed``: no newline or tab rewriting); should its tokens ever
-not spell the source back, the code is shown escaped and plain.
-
 Imported by the site build only (``drill site``): the quiz and deck paths never load Pygments.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations

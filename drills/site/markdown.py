@@ -1,16 +1,8 @@
 """The chapter text and the notebook's markdown cells as HTML, with markdown-it-py (CommonMark), HTML off.
 
-The parser is CommonMark's, limited to the subset the page styles: ``#``..``####`` headings,
-paragraphs, ``-``/``*`` and ``1.`` lists, fenced code blocks, inline ``code``, ``**bold**``,
-``*em*``/``_em_`` and ``[text](url)`` links. Everything else is text: raw HTML (``html`` off, and
-its rules disabled), images, block quotes, rules, setext headings, indented code, reference
-definitions, autolinks and hard line breaks. A heading deeper than ``####`` is a paragraph.
-markdown-it escapes all text and attributes; a link target must pass ``safe_url`` (http(s), a
-fragment or a relative path: no ``javascript:``, ``data:`` or ``mailto:``), so a chapter cannot
-inject markup or script into the page. Headings get ids from their text (``slugify``), so the
-page's table of contents can link to them.
-
-Imported by the site build only (``drill site``): the quiz and deck paths never load markdown-it.
+Only the subset the page styles is parsed; a link target must pass ``safe_url``. Imported by the
+site build only (``drill site``): the quiz and deck paths never load markdown-it.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -24,7 +16,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 _SAFE_URL = re.compile(r"^(https?://|#|\.{0,2}/|[A-Za-z0-9_.-]+(/|$|#))", re.I)
-# CommonMark rules outside the subset (see the module docstring): what they would match stays text.
+# CommonMark rules outside the subset (docs/internals.md): what they would match stays text.
 _OFF = ["html_block", "html_inline", "image", "blockquote", "hr", "lheading", "code", "reference", "autolink"]
 MAX_HEADING = 4  # "#####" and deeper are text, as a paragraph
 

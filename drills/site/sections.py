@@ -16,12 +16,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator import catalogue, project_urls, roofline, safeio
-from generator.units import seconds, si
-from labs import gate as lab_gate
-from labs import ops as lab_ops
+from generator.model import catalogue, roofline
+from generator.io import project_urls, safeio
+from generator.model.units import seconds, si
+from labs.gate import verdict as lab_gate
+from labs.measure import ops as lab_ops
 
 from drills.site import highlight, markdown
+from labs.records import folder as lab_records
+from labs import calibration_bias
+from drills import progress
+from generator.problems.generate import registry
+from generator.problems import families
 
 esc = html.escape
 SHOW_TAG = "site:show"
@@ -147,7 +153,7 @@ def ex06(cat: catalogue.Catalogue, default: str) -> str:
 
 # ---------------------------------------------------------------- Can you
 
-# An item shown by a lab record (a family's ``MASTERY`` rule with ``lab``, ``generator.families.mastery_rules``) is trained by naming the
+# An item shown by a lab record (a family's ``MASTERY`` rule with ``lab``, ``generator.problems.families.mastery_rules``) is trained by naming the
 # reasons for real misses and then explaining one's own: not by its vocabulary card.
 LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 
@@ -155,8 +161,6 @@ LAB_ITEM_COMMANDS = ("drill quiz --family miss_reason", "drill explain")
 def can_you_items() -> list[dict[str, Any]]:
     """The seven items, each with the commands that train it: the `drill quiz` family from the
     vocabulary spec's check, or for an item mastered by a lab record, ``LAB_ITEM_COMMANDS``."""
-    from generator import families  # start-up: `drill` loads a command's dependencies only when it runs
-    from generator.generate import registry  # start-up: `drill` loads a command's dependencies only when it runs
 
     rules = families.mastery_rules()
 
@@ -267,9 +271,6 @@ def calibration(records_dir: Path) -> dict[str, Any]:
     ``labs.calibration_bias.prediction_bias`` (the one computation, shared with ``drill progress``):
     median measured/predicted and the fraction within 2x per op kind, and the trend over records as
     ``drill progress`` shows it (``drills.progress.trend``, the one trend)."""
-    from drills import progress  # start-up: `drill` loads a command's dependencies only when it runs
-    from labs import calibration_bias  # start-up: the lab's modules load only for the command that runs them
-    from labs import records as lab_records  # start-up: the lab's modules load only for the command that runs them
 
     bias = calibration_bias.prediction_bias(
         (str(loaded.path), loaded.record) for loaded in lab_records.scan(records_dir)

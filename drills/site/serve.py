@@ -1,17 +1,7 @@
 """`drill site --serve`: the built page on 127.0.0.1, and nothing else.
 
-Only the files the build writes (``index.html``, ``site.js``, ``site.css``) are
-served, each read through ``generator.safeio.read_entry_bounded``: opened with
-``O_NOFOLLOW`` relative to the folder's descriptor (held from the start), then
-checked on the opened descriptor, a regular file with one link on the folder's
-device. So a symlink or a hard link is 404 even while the entry is swapped
-between requests (no check-then-open race). ``/`` is ``index.html``. Anything
-else is 404: no directory listings, no dotfiles, no other files, no links out of
-the folder. A request whose path is not plain printable ASCII (a NUL byte, say,
-raw or %-encoded) is 400. A client gets ``CLIENT_TIMEOUT_S`` in all to send its
-request (silent or dripping a byte at a time, it is dropped then), so stalled
-connections do not hold threads. Errors are one line on stderr, never a traceback; each
-request's log line shows a client's control characters as escapes (``generator.termsafe``).
+Only the files the build writes are served (``/`` is ``index.html``); anything else is 404.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -26,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from generator.safeio import SafeIOError, read_entry_bounded
-from generator.termsafe import visible
+from generator.io.safeio import SafeIOError, read_entry_bounded
+from generator.io.termsafe import visible
 
 SERVED = {"index.html": "text/html; charset=utf-8", "site.js": "text/javascript; charset=utf-8",
           "site.css": "text/css; charset=utf-8"}
@@ -110,7 +100,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._answer(False)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """One line per request on stderr, the client's bytes made safe (``generator.termsafe``: every
+        """One line per request on stderr, the client's bytes made safe (``generator.io.termsafe``: every
         control shown as its escape), and anything not ASCII as its escape too."""
         line = visible(format % args).encode("ascii", "backslashreplace").decode("ascii")
         sys.stderr.write(f"{visible(self.address_string())} {line}\n")

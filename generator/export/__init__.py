@@ -1,7 +1,7 @@
 """Exports of generated problems: Anki packages (``anki``) and plain CSV / JSON (``tabular``).
 
 Writing is all-or-nothing and goes through the one file policy in
-``generator.safeio``: a temporary file in the target's directory is renamed
+``generator.io.safeio``: a temporary file in the target's directory is renamed
 over the target only once it is complete, and only over a regular file or a
 new path (a device, FIFO or directory is refused, never replaced; a symlink
 is written through, the link stays; the old file's mode is kept).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from generator import safeio
+from generator.io import safeio
 from generator.errors import DrillError
 
 

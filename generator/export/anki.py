@@ -1,28 +1,9 @@
 """Anki packages (.apkg) with genanki, built so that re-importing updates instead of duplicating.
 
-Two forms: the default variant deck (``write_variant_deck``: one note per skill, K problems,
-another one at each review (``generator.export.rotation``); the card itself is ``generator.export.card``, its data
-``generator.export.variants``) and the fixed deck (``write_deck``: one note per problem,
-`drill deck --fixed`). (Over 400 lines, one job: both deck forms share the note types, the renderers of a
-problem's answer, working and mistakes, and the package writer.)
-
-Design, against how Anki imports (checked with the official ``anki`` package):
-
-- Note type and deck ids are fixed here. Anki matches an imported note type by
-  id and fields: adding, renaming or reordering fields of an existing note type
-  makes Anki create a second one ("... +") and leaves old notes unupdated. So a
-  change to ``FIELDS`` needs a new ``MODEL_ID`` (templates and CSS of a newer package are
-  replaced in place, test_anki_real checks it);
-  ``MODEL_FINGERPRINT`` records what the current id stands for and a test fails
-  when the two drift apart.
-- A note's GUID is derived from the problem id (fixed deck) or the skill id (variant
-  deck), so the same problem or skill is the same note on every build: re-importing
-  updates its fields, keeps its review history.
-- Anki only updates a note when the incoming note is newer than its copy, so
-  packages carry the time they are written (never a fixed timestamp).
-- Media are imported only when a field references them, and a changed file
-  under an existing name would be renamed on import: media are named by their
-  content hash (``figures.media_name``).
+Two forms: the variant deck (``write_variant_deck``: one note per skill, the default) and the
+fixed deck (``write_deck``: one note per problem, `drill deck --fixed`). Note type and deck ids
+are fixed here.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -43,13 +24,15 @@ from typing import Callable, Iterable, Iterator
 
 import genanki
 
-from generator import bulk, catalogue, families, misconceptions
+from generator.problems import families, misconceptions
+from generator.model import catalogue
 from generator.export import atomic_write, card
 from generator.export.figures import media_name, roofline_svg
 from generator.export.variants import SkillNote
-from generator.families import mistakes, ridge
-from generator.families.base import show
-from generator.problem import Problem
+from generator.problems.families import mistakes, ridge
+from generator.problems.families.base import show
+from generator.problems.problem import Problem
+from generator.problems.generate import unseeded_id
 
 ROOT_DECK = "Rudrite Kernels::Stage 0"
 MODEL_ID = 1_739_240_001
@@ -71,10 +54,10 @@ CSS = """.card { font-family: sans-serif; font-size: 18px; text-align: left; col
 .rk-solution li { white-space: pre-wrap; overflow-wrap: anywhere; }
 .rk-figure img { background: #fff; max-width: 100%; }
 """ + card.NIGHT_CSS
-# sha256 of the fields and templates MODEL_ID stands for (see the module docstring).
+# sha256 of the fields and templates MODEL_ID stands for (docs/internals.md, generator/export/anki.py).
 MODEL_FINGERPRINT = "95bb2c695ec41e04"
 
-# One subdeck per family, its id the family module's DECK_ID (generator.families.deck_id), fixed forever.
+# One subdeck per family, its id the family module's DECK_ID (generator.problems.families.deck_id), fixed forever.
 OnItem = Callable[[int, int], None]  # a caller's report of notes built: (done, in all)
 
 
@@ -91,7 +74,6 @@ def note_guid(problem: Problem) -> str:
     """The fixed note's GUID, from the problem id without its draw seed: the seed suffix
     (``@xxxxxxxx``, added so ``drill check`` rebuilds an id in one draw) must not turn the same
     problem of an older deck into a new note on re-import."""
-    from generator.generate import unseeded_id  # the deck path has generated its problems already
     return str(genanki.guid_for(unseeded_id(problem.id)))
 
 
@@ -149,7 +131,7 @@ def short_working(problem: Problem) -> list[str]:
 def solution_html(problem: Problem, wrong: Iterable[misconceptions.WrongAnswer] | None = None) -> str:
     """The short working (``short_working``), then a "full working" fold: the worked steps with their
     sources, then the classic wrong answers to this problem and the mistake behind each
-    (``generator.misconceptions``; ``wrong`` when already computed), so the back of the card names a
+    (``generator.problems.misconceptions``; ``wrong`` when already computed), so the back of the card names a
     slip the learner may have made."""
     short = html.escape("\x1e".join(short_working(problem)), quote=False)
     # One escape over the joined steps (cheaper than one per step); \x1e marks the step breaks.
@@ -328,9 +310,8 @@ def write_deck(problems: list[Problem], path: str, descriptions: dict[str, str] 
                on_item: OnItem | None = None) -> DeckReport:
     """Write ``problems`` as one .apkg at ``path`` (atomically): deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    with bulk.collector_paused():
-        decks, media = build_decks(problems, descriptions, on_item)
-        return _write_decks(decks, media, path)
+    decks, media = build_decks(problems, descriptions, on_item)
+    return _write_decks(decks, media, path)
 
 
 # --- The variant deck (the default): one note per skill, K variants, another one at each review --------
@@ -340,7 +321,7 @@ VARIANT_MODEL_ID = 1_739_240_002
 VARIANT_MODEL_NAME = "Rudrite Kernels skill, fresh numbers daily (v1)"
 # A change to the templates and CSS, not the fields, keeps the id: Anki's importer replaces the note
 # type's templates and CSS in place from a newer package (test_anki_real checks it).
-VARIANT_MODEL_FINGERPRINT = "d7599ff9c3f6a098"
+VARIANT_MODEL_FINGERPRINT = "f9250c3f035fa442"
 
 
 def variant_model_fingerprint() -> str:
@@ -411,16 +392,14 @@ def write_variant_deck(notes: list[SkillNote], path: str, descriptions: dict[str
                        on_item: OnItem | None = None) -> DeckReport:
     """Write skill notes as one .apkg at ``path`` (atomically), deck tree Rudrite Kernels::Stage 0::<family>.
     ``on_item(done, total)`` after each note is built (default: nothing)."""
-    with bulk.collector_paused():
-        decks, media = build_variant_decks(notes, descriptions, on_item)
-        return _write_decks(decks, media, path)
+    decks, media = build_variant_decks(notes, descriptions, on_item)
+    return _write_decks(decks, media, path)
 
 
 def write_variant_rows(rows: Iterable[NoteRow], media: dict[str, bytes], path: str,
                        descriptions: dict[str, str] | None = None) -> DeckReport:
     """Write rendered rows (``variant_row``) and their media as one .apkg at ``path`` (atomically)."""
-    with bulk.collector_paused():
-        return _write_decks(decks_of_rows(rows, descriptions), media, path)
+    return _write_decks(decks_of_rows(rows, descriptions), media, path)
 
 
 def _write_decks(decks: list[genanki.Deck], media: dict[str, bytes], path: str) -> DeckReport:

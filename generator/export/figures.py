@@ -11,9 +11,9 @@ import hashlib
 import math
 from html import escape  # names from chips.yaml are text: "AT&T" must not break the XML
 
-from generator.catalogue import Chip
-from generator.roofline import Ceilings
-from generator.units import si
+from generator.model.catalogue import Chip
+from generator.model.roofline import Ceilings
+from generator.model.units import si
 
 WIDTH, HEIGHT, PAD = 320, 200, 36
 X_RANGE = (0.1, 1e4)  # FLOPs/byte shown on the x axis

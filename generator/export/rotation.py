@@ -1,33 +1,8 @@
 """Which variant a card shows at a review: the rule, in Python, that the card's script follows.
 
-Two inputs may be known to the card, and the rule uses the better one it has:
-
-- **Anki's review count.** Desktop Anki's reviewer serves the card being reviewed its scheduling
-  context (``/_anki/getSchedulingStatesWithContext``, the call its custom-scheduling code makes),
-  whose ``seed`` is Anki's fuzz seed: a number fixed by the card id plus the card's review count
-  (``reps``), one more at every answer (learning steps included), the same on front and back.
-  With it (``count_pick``) the variant is ``(note seed + count) mod K``: two consecutive reviews
-  never show the same variant, and a variant comes back only K answers later, with no storage.
-- **Anki's day** otherwise (``anki_day``: the day starts at Anki's default "next day starts at"
-  hour, 4 am local, not at midnight), with ``pick``:
-
-  - **Blocks of K days.** Days are cut into blocks of K; block ``b`` shows the K variants in an
-    order of its own (a permutation drawn from the note's seed and ``b``), so within a block no
-    variant comes twice, and the first day of a block never repeats the last day of the block
-    before (K >= 3). Without any memory, two reviews ``n`` days apart show the same variant only
-    when they fall in different blocks and the two orders happen to agree there (about
-    ``min(n, K) / K`` of ``1 / K`` for n < K), never on consecutive days.
-  - **Skip the last one shown.** Where the client remembers the variant of the note's last
-    review (``localStorage``; within one sitting also the page itself or ``window.name``), the
-    day's variant is skipped when it equals that one and yesterday's is shown instead:
-    consecutive reviews never repeat, same-day relearning steps included.
-
-The old rule, kept for the benchmark, was ``(day + offset) mod K``: any interval that is a
-multiple of K showed the same problem again.
-
-Everything here is integer arithmetic exact in JavaScript's doubles (every product and sum below
-2**53), so the script (``generator.export.card.SCRIPT``) computes the same pick; tests run both
-over thousands of cases under Node and in Chromium.
+``count_pick`` uses Anki's review count where the card is given it; otherwise ``pick`` uses Anki's
+day (``anki_day``). Integer arithmetic only, so the script computes the same pick.
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -106,5 +81,5 @@ def pick(seed: int, day: int, k: int, last: int | None = None) -> int:
 
 
 def old_pick(offset: int, day: int, k: int) -> int:
-    """The rule before issue 24: (day + offset) mod K (for the benchmark's comparison)."""
+    """The older rule, (day + offset) mod K: kept for the benchmark's comparison."""
     return (day + offset) % k

@@ -3,7 +3,7 @@
 For other SRS tools and for scripts. ``answer_value`` is the exact value in base
 SI units (seconds, bytes, FLOPs, FLOPs/byte, FLOP/s) with ``answer_unit``, for
 machines; ``answer_display`` is the same value as every screen shows it
-(``generator.units.fmt``: ``87.2 µs``), for people; a choice is in ``answer_choice``.
+(``generator.model.units.fmt``: ``87.2 µs``), for people; a choice is in ``answer_choice``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import io
 import json
 from typing import Iterable
 
-from generator.problem import Problem
-from generator.units import fmt
+from generator.problems.problem import Problem
+from generator.model.units import fmt
 
 FORMATS = ("csv", "json")
 CSV_COLUMNS = ("family", "skill", "id", "prompt", "answer_value", "answer_unit", "answer_display", "answer_choice",

@@ -1,17 +1,8 @@
 """The data of a variant card: one note per skill, K problems computed in Python, nothing left to the card.
 
-A ``SkillNote`` holds up to K ``Variant``s of one skill (the skills the quiz
-schedules). Each variant carries everything the card shows and checks, all
-computed here: the problem (prompt, answer, worked solution with sources, hint),
-the unit a typed number is read in and its scale, the two tolerances (grading's
-and the misconception match's) and the classic wrong answers with their
-misconception ids. The card's script only picks a variant and compares numbers.
-
-What a plain number means and how right is judged are the drill's own rules,
-which live above this package (``drills.assess.stated_unit``,
-``drills.grading``): the caller passes them in as ``CardRules`` so data keeps
-flowing one way (drills -> generator) and the card can not drift from
-``drill check``.
+A ``SkillNote`` holds up to K ``Variant``s of one skill; the drill's grading rules come in as
+``CardRules``, so data flows one way (drills -> generator).
+Details: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -20,15 +11,17 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from generator import answers, bulk, misconceptions
+from generator.problems import misconceptions
+from generator.model import answers
 from generator.export import rotation
-from generator.families import mistakes
-from generator.families.base import Skill
-from generator.problem import Problem
-from generator.units import fmt
+from generator.problems.families import mistakes
+from generator.problems.families.base import Skill
+from generator.problems.problem import Problem
+from generator.model.units import fmt
+from generator.problems.generate import answer_key
 
 if TYPE_CHECKING:  # annotations only
-    from generator.generate import Registry
+    from generator.problems.generate import Registry
 
 # Variants per note by default (skills with fewer distinct problems hold fewer): the deck's size
 # grows with K (docs/anki.md: the full course deck) and a card without memory of its last review
@@ -42,7 +35,7 @@ _SPELLED = {"us": "µs", "FLOP/byte": "FLOPs/byte"}  # how a stated unit is writ
 
 @dataclass(frozen=True)
 class CardRules:
-    """The drill's grading rules the card must follow (given by ``drills``; see the module docstring).
+    """The drill's grading rules the card must follow (given by ``drills``; see docs/internals.md).
 
     ``stated_unit(problem)``: the unit the prompt asks a bare number in, or None.
     ``good_rel(problem)``: the relative error ``drill check`` accepts as right.
@@ -59,7 +52,7 @@ class Variant:
     ``unit``: the unit a typed plain number is read in, as written on the card ("µs";
     "" for plain counts and for choices); ``unit_scale``/``base_scale``: what one typed
     unit and one unit of the answer are in base SI (the card computes typed x unit_scale /
-    base_scale, as ``generator.answers.parse_number`` does); ``good_rel``: grading's
+    base_scale, as ``generator.model.answers.parse_number`` does); ``good_rel``: grading's
     tolerance; ``diagnose_rel``: the misconception match's; ``wrong``: the classic wrong
     answers in ``mistakes.wrong_answers`` order.
     """
@@ -82,7 +75,7 @@ class Variant:
         else:
             out.update(k=a.number, s=self.unit_scale, b=self.base_scale, u=self.unit, bu=a.unit,
                        x=",".join(str(d) for d in answers.parse_unit(a.unit).dims))
-            if self.problem.also_right:  # worked with another edition's figure: right too (drills.grading.grade)
+            if self.problem.also_right:  # worked with another edition's figure: right too (drills.quiz.grading.grade)
                 out["a"] = [float(other["value"]) for other in self.problem.also_right]
         return out
 
@@ -115,7 +108,6 @@ class SkillNote:
 def repeats_an_answer(note: SkillNote) -> bool:
     """Whether two of a numeric note's variants give the same answer to 3 significant figures
     (``generate.answer_key``): a review with new numbers would then ask for a number already seen."""
-    from generator.generate import answer_key  # the deck path has generated its problems already
 
     keys = [answer_key(v.problem) for v in note.variants]
     return keys[0] is not None and len(set(keys)) < len(keys)
@@ -191,6 +183,5 @@ def course_notes(registry: Registry, rules: CardRules, families: list[str] | Non
     the distances its fair draw measured, not worked out again. ``on_drawn``/``on_made(done, total)``:
     after each skill is drawn, after each note is made."""
     measured: dict[str, list[tuple[misconceptions.WrongAnswer, float]]] = {}
-    with bulk.collector_paused():
-        problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
-        return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)
+    problems = registry.generate(families, chips, max_variants, seed, on_drawn, measured)
+    return skill_notes(problems, rules, registry.by_id, max_variants, on_made, measured)

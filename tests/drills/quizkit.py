@@ -13,9 +13,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drills.quiz import QuizOptions, plan_session, select_skills, session_problems
-from drills.store import Store
-from generator.problem import Problem
+from drills.quiz.session import QuizOptions, plan_session, select_skills, session_problems
+from drills.store.repository import Store
+from generator.problems.problem import Problem
 
 DRILL = [str(Path(sys.executable).with_name("drill"))]
 

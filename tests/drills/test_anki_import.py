@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from drills import anki_import
 from drills.cli import cli
 from drills.progress import can_you
-from drills.store import Store
+from drills.store.repository import Store
 from generator.export.anki import skill_guid
 
 ANKI_SCHEMA = """
@@ -115,7 +115,7 @@ def test_the_reviews_of_this_decks_notes_are_imported_once_and_the_collection_is
 
 def test_anki_reviews_and_quiz_reviews_make_one_schedule_in_time_order(tmp_path: Path) -> None:
     """A quiz review made between two Anki reviews: the card is replayed from the whole history."""
-    from drills.store import ReviewRecord
+    from drills.store.repository import ReviewRecord
 
     store = tmp_path / "s.sqlite3"
     with Store.open(store) as s:

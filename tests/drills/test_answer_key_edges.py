@@ -1,4 +1,4 @@
-"""Issue 26's answer key's edges: a GiB slip near another edition's figure, the bare-number hint's
+"""The answer key's edges: a GiB slip near another edition's figure, the bare-number hint's
 scale, wrong answers that went unnamed, a named mistake quoted with its value, int8's accumulate type."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from drills import assess
-from generator import generate
-from generator.units import fmt
+from drills.quiz import assess
+from generator.problems import generate
+from generator.model.units import fmt
 
 
 def _problem(pid: str):
@@ -38,7 +38,7 @@ def test_the_card_follows_the_same_rule():
 
     assert "Math.abs(g - v.a[i]) <= near" in card.SCRIPT  # another edition's answer only if no mistake is closer
     p = _problem("interconnect:v5e:pcie:2048x4096-bf16@e5f004a6")
-    from generator.families import mistakes
+    from generator.problems.families import mistakes
 
     # the slip is listed among the card's named mistakes (it is outside the key's tolerance)
     assert any(w.misconception.id == "gb-gib" and abs(float(w.value) - 1125.9e-6) < 1e-7
@@ -88,7 +88,7 @@ def test_bf16_peak_on_an_int8_exact_critical_batch_is_named():
 
 
 def test_the_named_share_of_hand_made_wrong_answers_is_at_least_95_percent():
-    from generator import catalogue
+    from generator.model import catalogue
 
     cat = catalogue.load()
     total = named = 0

@@ -72,8 +72,8 @@ def test_chips_table_and_json():
 
 
 def test_generator_and_core_commands_do_not_import_jax_or_numpy():
-    assert loaded_packages("import generator, generator.catalogue, generator.costs, generator.roofline, drills.cmd_core\n"
-                           "from generator import catalogue; catalogue.load()", ("jax", "numpy")) == []
+    assert loaded_packages("import generator, generator.model.catalogue, generator.model.costs, generator.model.roofline, drills.cmd_core\n"
+                           "from generator.model import catalogue; catalogue.load()", ("jax", "numpy")) == []
 
 
 def test_help_lists_options():
@@ -81,7 +81,7 @@ def test_help_lists_options():
     assert res.returncode == 0 and "--shape" in res.stdout and "--json" in res.stdout
 
 
-# ---------------------------------------------------------------- drill transformer: known model shapes (issue 26)
+# ---------------------------------------------------------------- drill transformer: known model shapes
 
 SEED_STEP = ["--batch", "8", "--seq", "4096", "--chip", "v5e"]
 
@@ -136,8 +136,8 @@ def test_transformer_unknown_shape_is_one_line_naming_the_options(capsys, argv, 
 
 
 def test_known_shapes_are_data_with_sources_and_agree_with_the_drills_models():
-    from generator import transformer as tmodel
-    from generator.generate import registry
+    from generator.model import transformer as tmodel
+    from generator.problems.generate import registry
 
     shapes = tmodel.known_shapes()
     assert [s.name for s in shapes] == ["Llama 2 7B", "Llama 2 13B", "Llama 2 70B"]

@@ -28,12 +28,12 @@ from click.testing import CliRunner
 from drills import can_you_needs
 from drills.cli import cli
 from drills.progress import can_you
-from drills.quiz import QuizOptions, Session, draw_problems, plan_session, select_skills, session_problems
-from drills.quiz_io import QuizIO
-from drills.store import ReviewRecord, Store
-from drills.store_clock import start_of_day
-from generator import families, generate
-from generator.problem import Problem
+from drills.quiz.session import QuizOptions, Session, draw_problems, plan_session, select_skills, session_problems
+from drills.quiz.terminal import QuizIO
+from drills.store.repository import ReviewRecord, Store
+from drills.store.clock import start_of_day
+from generator.problems import families, generate
+from generator.problems.problem import Problem
 from tests.conftest import bound
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer
 
@@ -291,7 +291,7 @@ def test_under_faketime_the_real_drill_adds_the_second_chip_on_day_two_and_ticks
 def test_a_chip_without_an_items_family_gets_it_from_the_nearest_chip_that_has_it(tmp_path: Path) -> None:
     """No collective skill exists on a v3: item 7 then needs one from the nearest chip, at once; a v6e
     quiz, which has its own, draws none off the selection until a v6e one is right."""
-    from drills.quiz import item_needs
+    from drills.quiz.session import item_needs
 
     with Store.open(tmp_path / "s.sqlite3") as store:
         v3 = QuizOptions(chips=("v3",))

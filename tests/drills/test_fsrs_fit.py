@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from bench import bench_fsrs_fit
 from drills import fsrs_fit
 from drills.cli import cli
-from drills.quiz import QuizOptions, Session
-from drills.quiz_io import QuizIO
-from drills.store import ReviewRecord, Store
+from drills.quiz.session import QuizOptions, Session
+from drills.quiz.terminal import QuizIO
+from drills.store.repository import ReviewRecord, Store
 from tests.conftest import bound
 
 
@@ -117,7 +117,7 @@ def test_too_few_reviews_says_how_many_more_and_keeps_the_defaults(tmp_path: Pat
 
 
 def test_the_quiz_never_imports_the_optimizer() -> None:
-    code = ("import sys; from drills import cmd_quiz, quiz, progress; "
+    code = ("import sys; from drills import cmd_quiz, progress; from drills.quiz import session as quiz; "
             "print([m for m in ('fsrs_rs_python', 'drills.fsrs_fit', 'zstandard') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=bound(60))
     assert out.stdout.strip() == "[]", out.stderr

@@ -1,4 +1,4 @@
-"""Grading -> FSRS ratings: the rules in drills/grading.py, their monotonicity, and that
+"""Grading -> FSRS ratings: the rules in drills/quiz/grading.py, their monotonicity, and that
 nothing outside the tolerance is ever correct (the course's "within 2x" is for the lab)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from fsrs import Rating
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drills.grading import grade, grade_choice, grade_number, hint_cap, relative_error
-from generator.generate import grading_bands, FAMILY_NAMES
-from generator.problem import Answer, Problem
+from drills.quiz.grading import grade, grade_choice, grade_number, hint_cap, relative_error
+from generator.problems.generate import grading_bands, FAMILY_NAMES
+from generator.problems.problem import Answer, Problem
 
 
 class Bands:
@@ -123,6 +123,6 @@ def test_hints_cap_the_rating_progressively() -> None:
 def test_no_family_tolerates_a_factor_of_two_or_gb_gib(family: str) -> None:
     """Every exact-key family's tolerance is tight: below 7.4% (GB vs GiB), far below 2x. The one
     exception is miss_reason, whose key is a corrected estimate judged as ``drill explain`` judges
-    it: within 15% of the tool's corrected time (issue 22), still far below 2x."""
+    it: within 15% of the tool's corrected time, still far below 2x."""
     bands = grading_bands(family)
     assert bands.good_rel < (0.151 if family == "miss_reason" else 0.07) and bands.easy_rel <= bands.good_rel and bands.hard_seconds >= bands.easy_seconds

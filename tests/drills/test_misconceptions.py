@@ -2,7 +2,7 @@
 
 Each case is a worked example: the key and the mistaken answer are computed here
 by hand from the chip's published figures (not by the misconception code), then
-graded by ``drills.assess`` exactly as the quiz and ``drill check`` grade them.
+graded by ``drills.quiz.assess`` exactly as the quiz and ``drill check`` grade them.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from drills import assess
+from drills.quiz import assess
 from drills.cli import cli
-from generator import generate
-from generator.families.mistakes import wrong_answers
-from generator.misconceptions import BY_ID, CATALOGUE
-from generator.units import fmt
+from generator.problems import generate
+from generator.problems.families.mistakes import wrong_answers
+from generator.problems.misconceptions import BY_ID, CATALOGUE
+from generator.model.units import fmt
 
 V5E_PEAK, V5E_INT8, V5E_BW = 1.97e14, 3.94e14, 8.2e11
 H100_PEAK, H100_BW = 9.9e14, 3.4e12
@@ -227,8 +227,8 @@ def _ridge_problems():
 
 def test_the_closest_named_mistake_comes_first() -> None:
     """Where an answer lands within tolerance of several named mistakes, the nearest is named first."""
-    from generator.families.mistakes import diagnose_all
-    from generator.misconceptions import rel as _rel
+    from generator.problems.families.mistakes import diagnose_all
+    from generator.problems.misconceptions import rel as _rel
 
     several = 0
     for p in _ridge_problems():
@@ -245,8 +245,8 @@ def test_a_problem_without_a_tolerance_of_its_own_reads_five_percent() -> None:
     """Tolerance 0 means the 5% default: a GB/GiB slip (7.4% off) is named, 4% off is the key."""
     import dataclasses
 
-    from generator.families.mistakes import diagnose_all
-    from generator.misconceptions import GIB_PER_GB
+    from generator.problems.families.mistakes import diagnose_all
+    from generator.problems.misconceptions import GIB_PER_GB
 
     (p, *_) = [p for p in _ridge_problems() if any(w.misconception.id == "gb-gib" for w in wrong_answers(p))]
     untoleranced = dataclasses.replace(p, tolerance=0.0)

@@ -14,9 +14,10 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from drills import assess
+from drills.quiz import assess
 from drills.cli import cli
-from generator import catalogue, generate, units
+from generator.model import catalogue, units
+from generator.problems import generate
 
 CAT = catalogue.load()
 LAT = float(CAT.fact("ici_hop_latency_s").value)
@@ -178,7 +179,7 @@ def test_a_chip_choice_by_its_product_name(answer):
 def test_mistakes_as_close_as_the_closest_keep_the_family_s_order():
     """A four-figure answer can not tell two mistakes 0.05% apart: the one the family lists first is named first;
     a mistake further off than that comes after, closest first."""
-    from generator import misconceptions as M
+    from generator.problems import misconceptions as M
 
     p = generate.registry().problem(FLOOR)
     key = float(p.answer.value)

@@ -10,9 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cmd_lab import progress as progress_command
-from drills.store import ReviewRecord, Store
+from drills.store.repository import ReviewRecord, Store
 from drills import progress
-from labs import records, runner
+from labs.records import folder as records
+from labs import runner
+from labs.records.types import as_record
 from tests.labs import synthetic
 
 
@@ -68,7 +70,10 @@ def test_an_items_own_card_ticks_it_once_recalled_on_a_later_day(tmp_path):
 
 
 def test_a_recall_with_a_hint_or_on_the_same_day_or_long_forgotten_does_not_tick(tmp_path):
-    now = datetime.now(timezone.utc)
+    # Yesterday's local noon: two reviews two hours and one hour before it share its calendar day at any
+    # time of day the test runs (from the real now, they straddle midnight in the night's first hours).
+    now = (datetime.now().astimezone().replace(hour=12, minute=0, second=0, microsecond=0)
+           - timedelta(days=1)).astimezone(timezone.utc)
     cases = {"same day": [(now - timedelta(hours=2), 0), (now - timedelta(hours=1), 0)],
              "hinted": [(now - timedelta(days=2), 0), (now - timedelta(days=1), 1)],
              "unrecorded hints, rated Good": [(now - timedelta(days=2), None), (now - timedelta(days=1), None)]}
@@ -77,13 +82,13 @@ def test_a_recall_with_a_hint_or_on_the_same_day_or_long_forgotten_does_not_tick
         with Store.open(path) as store:
             for when, hints in reviews:
                 store.record_review(dataclasses.replace(_review("vocabulary:can-you-1", True), hints=hints), now=when)
-            assert not progress.can_you(store)[0].ticked, name
-            assert progress.can_you(store)[0].pending, name
+            assert not progress.can_you(store, now=now)[0].ticked, name
+            assert progress.can_you(store, now=now)[0].pending, name
     path = tmp_path / "forgotten.sqlite3"
     with Store.open(path) as store:
         for when, hints in [(now - timedelta(days=2), 0), (now - timedelta(days=1), 0)]:
             store.record_review(_review("vocabulary:can-you-1", True), now=when)
-        assert progress.can_you(store)[0].ticked
+        assert progress.can_you(store, now=now)[0].ticked
         assert not progress.can_you(store, now=now + timedelta(days=400))[0].ticked  # retrievability below 0.9
 
 
@@ -177,16 +182,17 @@ def _with_misses(record, entries):
     """Each op's ``miss`` as given: (reasons, text, accepted); judged by the tool when accepted is None
     (the text's {bytes} and {rate} then filled with the op's own counted bytes and copy-probe rate)."""
     for op, (reasons, text, accepted) in entries.items():
-        row = next(r for r in record["ops"] if r["op"] == op)
+        row = next(r for r in record["ops"] if r["op"] == op)  # the JSON, as a hand edits it
         assert row["verdict"] == "miss"
-        if accepted is None:  # re-predicted with the reasons' own corrected time (issue 22)
-            from generator import miss_reasons
-            from generator.units import fmt
+        if accepted is None:  # re-predicted with the reasons' own corrected time
+            from generator import explain as miss_reasons
+            from generator.model.units import fmt
             ev = records.op_evidence(record, op)
             text = text.format(bytes=fmt(ev.model_bytes, "B"), rate=fmt(ev.attained_bytes_per_s or 0, "B/s"))
             corrected = miss_reasons.corrected_time(ev, reasons) if reasons else None
-            runner.record_judgement(record, op, runner.judge_explanation(record, op, {
-                "reasons": reasons, "text": text, "corrected_s": corrected}))
+            typed = as_record(record)
+            record = runner.record_judgement(typed, op, runner.judge_explanation(typed, op, {
+                "reasons": reasons, "text": text, "corrected_s": corrected})).to_dict()
         else:  # written by hand: what an edited record says
             row["miss"] = {"op": op, "reasons": reasons, "text": text, "accepted": accepted, "why": "edited",
                            "corrected_s": None, "revealed": False, "attempts": []}
@@ -208,7 +214,7 @@ STREAMS = (["below-peak-bandwidth"], "it streams {bytes} / the copy probe's {rat
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
                        {"add": (*STREAMS, None), "softmax": (*STREAMS, None)})
-    assert all(row["miss"]["accepted"] for row in runner.misses(rec))  # the tool accepted both
+    assert all(row.miss and row.miss.accepted for row in runner.misses(as_record(rec)))  # the tool accepted both
     item = _item_six(tmp_path, rec)
     assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
 
@@ -267,7 +273,7 @@ def test_a_fresh_learner_has_not_run_the_lab_even_though_the_course_has(tmp_path
 
 
 def test_records_sit_beside_the_quiz_store(monkeypatch):
-    from drills import store
+    from drills.store import repository as store
 
     monkeypatch.delenv(records.RECORDS_ENV)
     monkeypatch.delenv("DRILL_STORE", raising=False)
@@ -332,8 +338,8 @@ FINDINGS = Path(__file__).resolve().parents[1] / "labs" / "fixtures" / "hierarch
 
 def _with_findings() -> list[tuple[str, list[str]]]:
     """(record name, the misses still asked) of each checked-in record holding a finding."""
-    from generator import miss_reasons
-    from labs import records as lab_records
+    from generator import explain as miss_reasons
+    from labs.records import folder as lab_records
 
     out = []
     for path in sorted(FINDINGS.glob("lab-*.json")):

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from drills import progress_bar
 from drills.cli import cli
 from drills.progress_bar import Bar, Steps, eta_text
-from generator import generate
+from generator.problems import generate
 from generator.export import tabular
 
 BAR = re.compile(r"\[[#-]+\] \d+/\d+  ETA ")
@@ -211,14 +211,14 @@ def test_the_probes_bar_ends_before_the_datasheet_is_shown(monkeypatch):
     from types import SimpleNamespace
 
     from drills import cmd_lab
-    from labs import evidence
+    from labs.measure import probes
 
     def measure_probes(plan, progress=None):
         for label in ("calibrate", "fixed cost", "hierarchy", "copy in L1"):
             progress(label)
         return SimpleNamespace()
-    monkeypatch.setattr(evidence, "measure_probes", measure_probes)
-    monkeypatch.setattr(evidence, "datasheet_lines", lambda probed, kind: ["peak: 1 FLOP/s"])
+    monkeypatch.setattr(probes, "measure_probes", measure_probes)
+    monkeypatch.setattr(probes, "datasheet_lines", lambda probed, kind: ["peak: 1 FLOP/s"])
     monkeypatch.setattr(progress_bar, "REDRAW_S", 0.0)
     terminal, said = TerminalText(), []
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -241,9 +241,9 @@ def test_a_bad_selection_is_refused_before_any_bar_is_drawn(monkeypatch):
 
 def _fake_hierarchy(monkeypatch):
     """``drill hierarchy`` on a described CPU (L1d, L2, then DRAM) whose probes return numbers at once:
-    ``labs.hierarchy.measure_hierarchy`` itself runs and reports its steps."""
-    from labs import device as lab_device
-    from labs import hierarchy as lab_hierarchy
+    ``labs.measure.hierarchy.measure_hierarchy`` itself runs and reports its steps."""
+    from labs.measure import device as lab_device
+    from labs.measure import hierarchy as lab_hierarchy
     from tests.labs import synthetic
 
     monkeypatch.setattr(lab_device, "detect", lambda: synthetic.device("cpu", "cpu", 16e9, 2**20))
@@ -285,8 +285,8 @@ def test_hierarchy_shows_a_bar_with_an_eta_at_a_terminal(monkeypatch, capsys):
 
 def test_the_hierarchys_step_labels_are_the_steps_it_reports_in_order(monkeypatch):
     _fake_hierarchy(monkeypatch)
-    from labs import device as lab_device
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import device as lab_device
+    from labs.measure import hierarchy as lab_hierarchy
 
     device = lab_device.detect()
     reported: list[str] = []

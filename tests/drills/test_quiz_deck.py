@@ -8,10 +8,10 @@ import io
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from drills.quiz import QuizOptions, Session, plan_session, select_skills, session_problems
-from drills.quiz_io import QuizIO
-from drills.store import ReviewRecord, Store
-from generator.problem import Problem
+from drills.quiz.session import QuizOptions, Session, plan_session, select_skills, session_problems
+from drills.quiz.terminal import QuizIO
+from drills.store.repository import ReviewRecord, Store
+from generator.problems.problem import Problem
 from tests.drills.quizkit import right_answer
 
 DAY = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)

@@ -9,9 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from drills.cli import cli
-from drills.quiz import QuizOptions, hints
-from drills.store import Store
-from generator import generate
+from drills.quiz.session import QuizOptions, hints
+from drills.store.repository import Store
+from generator.problems import generate
 from tests.drills.quizkit import planned_problems, right_answer, script
 
 
@@ -84,7 +84,7 @@ def test_undo_removes_the_review_and_restores_the_card(tmp_path: Path) -> None:
 def test_undo_restores_a_reviewed_card_exactly(tmp_path: Path) -> None:
     from datetime import datetime, timedelta, timezone
 
-    from drills.store import ReviewRecord
+    from drills.store.repository import ReviewRecord
 
     def review(rating: int) -> ReviewRecord:
         return ReviewRecord(skill="ridge:v5e:bf16", family="ridge", chip="v5e", problem_id="p", params={},
@@ -156,9 +156,9 @@ def test_drill_check_grades_without_touching_a_store(tmp_path: Path, monkeypatch
     assert right["status"] == "graded" and right["correct"] is True and right["rating"] == "Easy"
     assert set(right) >= {"problem_id", "expected", "given", "status", "correct", "rating", "relative_error",
                           "misconception", "feedback"}
-    # A bare number is read in the unit the problem's Anki card names (issue 24), as the card reads it.
-    from drills.assess import stated_unit
-    from generator.answers import parse_unit
+    # A bare number is read in the unit the problem's Anki card names, as the card reads it.
+    from drills.quiz.assess import stated_unit
+    from generator.model.answers import parse_unit
     from generator.export.variants import card_unit
     unit = parse_unit(card_unit(problem, stated_unit(problem)))
     number = repr(problem.answer.value * parse_unit(problem.answer.unit).scale / unit.scale)
@@ -184,7 +184,7 @@ def test_quiz_help_lists_every_command_and_the_lock_bound() -> None:
         assert word in text, word
 
 
-# -- undo is not a grade laundry; w shows the last worked solution (issue 26) ---------------------
+# -- undo is not a grade laundry; w shows the last worked solution ---------------------
 
 def _json_lines(result) -> list[dict]:
     return [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from fsrs import Rating, Scheduler
 
 from drills.cli import cli
-from drills.quiz import QuizOptions, Session, draw_problems, plan_session, select_skills, teaching_order
-from drills.quiz_io import QuizIO
-from drills.store import ReviewRecord, Store
-from generator import generate
+from drills.quiz.session import QuizOptions, Session, draw_problems, plan_session, select_skills, teaching_order
+from drills.quiz.terminal import QuizIO
+from drills.store.repository import ReviewRecord, Store
+from generator.problems import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
 from tests.conftest import bound
 
@@ -236,8 +236,8 @@ def test_quiz_imports_neither_jax_nor_numpy(tmp_path: Path) -> None:
 
 
 def test_feedback_formatting() -> None:
-    from drills.assess import percent
-    from drills.quiz_io import until
+    from drills.quiz.assess import percent
+    from drills.quiz.terminal import until
 
     assert [percent(x) for x in (0, 0.00018, 0.012, 0.5, 9.0)] == ["0%", "0.018%", "1.2%", "50%", "900%"]
     t = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -247,7 +247,7 @@ def test_feedback_formatting() -> None:
     assert until(t + timedelta(days=9), t) == "in 9 days"
 
 
-# -- two chips, one seen; the clock that ran ahead; odd time zones (issue 26) ------------------------
+# -- two chips, one seen; the clock that ran ahead; odd time zones ------------------------
 
 def test_two_chips_are_both_introduced_from_the_first_day(tmp_path: Path) -> None:
     """`--chip v5e --chip v6e` at 5 new a day: both chips, and several families, on day 1 (and each day)."""
@@ -366,7 +366,7 @@ def test_time_zones_a_whole_day_off_utc_work_in_quiz_and_stats(tmp_path: Path, z
     from click.testing import CliRunner
 
     from drills.cli import cli
-    from drills.quiz import start_of_day
+    from drills.quiz.session import start_of_day
 
     monkeypatch.setenv("TZ", zone)
     time_module.tzset()

@@ -17,9 +17,9 @@ import pexpect
 import pytest
 from fsrs import Card, Rating, Scheduler
 
-from drills.quiz import QuizOptions, teaching_order
-from drills.store import ReviewRecord, Store
-from generator import generate
+from drills.quiz.session import QuizOptions, teaching_order
+from drills.store.repository import ReviewRecord, Store
+from generator.problems import generate
 from tests.drills.quizkit import DRILL, drill_env, planned_problems, right_answer, script, wrong_answer
 from tests.procs import reap
 from tests.conftest import bound

@@ -10,7 +10,7 @@ import pytest
 from fsrs import Card, Rating, Scheduler, State
 
 from drills.stats import compute_stats, streak_days, summary_lines
-from drills.store import ReviewRecord, Store, iso
+from drills.store.repository import ReviewRecord, Store, iso
 from tests.conftest import bound
 
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=timezone.utc)
@@ -97,7 +97,7 @@ def test_today_is_the_calendar_day_of_now(tmp_path: Path) -> None:
     assert stats["reviews_today"] == 0 and stats["streak_days"] == 1
 
 
-# -- a full disk (issue 26): a real one, a small tmpfs, where this machine lets root mount one ------
+# -- a full disk: a real one, a small tmpfs, where this machine lets root mount one ------
 
 @pytest.fixture
 def full_disk(tmp_path: Path):
@@ -153,7 +153,7 @@ def test_a_long_streak_across_batches_and_clock_changes_counts_every_day(tmp_pat
     The count must equal the day-by-day definition: 130 days in a row, then a gap."""
     import time as time_module
 
-    from drills.store_clock import day_start, local_date
+    from drills.store.clock import day_start, local_date
 
     monkeypatch.setenv("TZ", zone)
     time_module.tzset()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fsrs import Rating, Scheduler, State
 
-from drills.store import SCHEMA_VERSION, ReviewRecord, Store, StoreError, default_store_path
+from drills.store.repository import SCHEMA_VERSION, ReviewRecord, Store, StoreError, default_store_path
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 
@@ -293,7 +293,7 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
 
 
 def test_errors_other_than_damage_say_what_happened(tmp_path: Path) -> None:
-    from drills.store import _store_error
+    from drills.store.repository import _store_error
 
     damaged = _store_error(tmp_path / "a.db", sqlite3.DatabaseError("file is not a database"))
     assert "Move it aside" in str(damaged)
@@ -335,7 +335,7 @@ def test_a_row_damaged_after_open_is_one_line_when_its_card_comes_due(tmp_path: 
 
 
 def test_undo_refuses_when_the_skill_was_reviewed_since_and_changes_nothing(tmp_path: Path) -> None:
-    from drills.store import UndoRefused
+    from drills.store.repository import UndoRefused
 
     path = tmp_path / "drill.sqlite3"
     with Store.open(path) as a, Store.open(path) as b:
@@ -355,8 +355,8 @@ def test_undo_refuses_when_the_skill_was_reviewed_since_and_changes_nothing(tmp_
 def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
     import os
 
-    from drills import store as store_module
-    from drills import store_lock
+    from drills.store import repository as store_module
+    from drills.store import lock as store_lock
 
     path = tmp_path / "drill.sqlite3"
     with Store.open(path) as s:
@@ -377,7 +377,7 @@ def test_lock_timeout_is_bounded_and_names_the_holder(tmp_path: Path) -> None:
         assert s.count_reviews() == 1
 
 
-# -- a full disk says so (issue 26) ----------------------------------------------------------------
+# -- a full disk says so ----------------------------------------------------------------
 
 class _Vfs:
     def __init__(self, free: int):
@@ -388,7 +388,7 @@ def test_a_disk_io_error_on_a_full_disk_says_the_disk_is_full(tmp_path: Path, mo
     """SQLite reports a -shm that can not grow as "disk I/O error": on a full disk, say the disk is full."""
     import os
 
-    from drills.store import _store_error
+    from drills.store.repository import _store_error
 
     monkeypatch.setattr(os, "statvfs", lambda path: _Vfs(0))
     full = str(_store_error(tmp_path / "a.db", sqlite3.OperationalError("disk I/O error")))
@@ -410,7 +410,7 @@ def test_no_space_to_create_the_store_folder_says_the_disk_is_full(tmp_path: Pat
     assert "\n" not in str(caught.value)
 
 
-# -- read-only folders, root included (issue 26) --------------------------------------------------
+# -- read-only folders, root included --------------------------------------------------
 
 def test_a_store_under_a_read_only_folder_is_refused_and_no_folder_is_made(tmp_path: Path) -> None:
     """As root the permission bits are bypassed, so the write bit is read by hand: RO/sub is never made."""
@@ -464,7 +464,7 @@ CREATE TABLE ticks (item INTEGER PRIMARY KEY, ticked_at TEXT NOT NULL);
 
 def _old_store(path: Path, version: int, undo_column: bool) -> list[tuple]:
     """A store as an older drill left it, holding two skills' cards, three reviews and a tick."""
-    from drills import store_schema
+    from drills.store import schema as store_schema
 
     conn = sqlite3.connect(path, isolation_level=None)
     if version == 0:  # an empty database: nothing to keep
@@ -500,7 +500,7 @@ def _old_store(path: Path, version: int, undo_column: bool) -> list[tuple]:
 @pytest.mark.parametrize("version,undo_column", [(0, False), (1, False), (1, True), (2, True), (3, True)])
 def test_every_old_version_migrates_to_the_current_one_without_loss(tmp_path: Path, version: int,
                                                                       undo_column: bool) -> None:
-    from drills import store_integrity, store_schema
+    from drills.store import integrity as store_integrity, schema as store_schema
 
     path = tmp_path / "drill.sqlite3"
     old_rows = _old_store(path, version, undo_column)
@@ -555,7 +555,7 @@ def test_a_schema_2_store_without_the_undo_column_is_refused(tmp_path: Path) -> 
 
 
 def test_each_step_is_one_function_taking_its_version_to_the_next(tmp_path: Path) -> None:
-    from drills import store_schema
+    from drills.store import schema as store_schema
 
     path = tmp_path / "drill.sqlite3"
     _old_store(path, 1, False)
@@ -598,7 +598,7 @@ def test_open_does_not_read_the_review_log_and_store_check_names_the_damaged_row
         connection.set_trace_callback(opened.append)
         return connection
 
-    import drills.store as store_module
+    import drills.store.repository as store_module
 
     original = store_module.sqlite3.connect
     store_module.sqlite3.connect = traced

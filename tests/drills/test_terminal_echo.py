@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from drills.cli import cli
-from drills.quiz import QuizOptions
-from generator import generate
+from drills.quiz.session import QuizOptions
+from generator.problems import generate
 from tests.drills.quizkit import planned_problems, right_answer, script
 
 ATTACK = "87.2us\x1b]0;PWN\x07\x1b[31mRED\x9b2J\u202e"
@@ -63,7 +63,7 @@ def test_the_quiz_shows_a_typed_escape_as_its_escape_and_asks_again(tmp_path: Pa
 def test_the_quizs_json_lines_escape_what_json_dumps_leaves_raw():
     import io
 
-    from drills.quiz_io import QuizIO
+    from drills.quiz.terminal import QuizIO
 
     out = io.StringIO()
     QuizIO(False, True, stdin=io.StringIO(), stdout=out, stderr=io.StringIO()).emit({"given": ATTACK})

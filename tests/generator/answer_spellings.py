@@ -15,7 +15,8 @@ reading of these may be graded; each must be "needs-unit".
 
 from __future__ import annotations
 
-from generator import answers, catalogue
+from generator.model import answers
+from generator.model import catalogue
 from generator.export.variants import Variant
 
 # TPU chips, which learners name "TPU v6e" or "the v6e" in a chip choice.

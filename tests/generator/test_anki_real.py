@@ -16,7 +16,7 @@ from anki.cards import Card  # noqa: E402  (after anki.collection: anki's own im
 from anki.scheduler_pb2 import CardAnswer  # noqa: E402
 
 from generator.export import anki as export  # noqa: E402
-from generator.generate import draw, generate  # noqa: E402
+from generator.problems.generate import draw, generate  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def col(tmp_path):
 
 def note_by_id(col, problem_id):
     """The note whose problem id is ``problem_id``, with or without the draw seed (``@xxxxxxxx``)."""
-    from generator.generate import unseeded_id
+    from generator.problems.generate import unseeded_id
     nids = [n for n in col.find_notes("") if unseeded_id(col.get_note(n)["Id"]) == unseeded_id(problem_id)]
     assert len(nids) == 1, f"{len(nids)} notes for {problem_id}"
     return col.get_note(nids[0])
@@ -131,7 +131,7 @@ def test_a_fixed_deck_imports_over_the_previous_one(col, tmp_path):
     before = col.note_count()
     studied = study_one(col, note_by_id(col, "ridge:v5e:bf16").cards()[0])
 
-    from generator.generate import unseeded_id
+    from generator.problems.generate import unseeded_id
     old_ids = {col.get_note(n)["Id"] for n in col.find_notes("")}
     fixed = tmp_path / "fixed.apkg"
     problems = generate(count=3, seed=0)
@@ -167,7 +167,7 @@ def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
     from click.testing import CliRunner
 
     from drills.cli import cli
-    from generator.generate import skills
+    from generator.problems.generate import skills
 
     root = Path(__file__).resolve().parents[2]
     import_package(col, root / "tests" / "generator" / "fixtures" / "rudrite-stage0-fixed-v2.apkg")
@@ -207,7 +207,7 @@ def test_the_variant_deck_over_the_old_deck_then_regenerated(col, tmp_path):
 
 
 def test_reimport_updates_the_card_in_place_and_what_it_does_to_tags(col, tmp_path):
-    """Issue 24, item 5, with the real importer: a newer variant deck replaces the note type's
+    """With the real importer: a newer variant deck replaces the note type's
     templates and CSS in place (same id, no "+" copy), keeps flags and scheduling, and replaces the
     note's tags with the package's, whether the package ships tags or none: the learner's own tags
     ("marked", "leech", "my::exam-week") can not survive a re-import. The README and docs/anki.md say so and name
@@ -217,7 +217,7 @@ def test_reimport_updates_the_card_in_place_and_what_it_does_to_tags(col, tmp_pa
     from drills.cmd_generate import card_rules
     from generator.export import card
     from generator.export.variants import skill_notes
-    from generator.generate import registry
+    from generator.problems.generate import registry
 
     notes = skill_notes(generate(families=["ridge"], chips=["v5e"], count=2, seed=1), card_rules(),
                         registry().by_id, 2)

@@ -25,9 +25,10 @@ from anki.collection import Collection  # noqa: I001  (anki's own import order)
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import answers, generate as gen
+from generator.problems import generate as gen
+from generator.model import answers
 from generator.export import rotation
-from generator.families.base import show
+from generator.problems.families.base import show
 from anki.frontend_pb2 import SchedulingStatesWithContext
 from anki.scheduler_pb2 import SchedulingContext
 from bench.anki_schedule import import_package
@@ -36,7 +37,7 @@ from tests.site.conftest import browser  # noqa: F401  (the one module-scoped Ch
 pytestmark = pytest.mark.slow
 
 CHIP = "v5e"
-FAMILIES = tuple(__import__("generator.families", fromlist=["FAMILIES"]).FAMILIES)
+FAMILIES = tuple(__import__("generator.problems.families", fromlist=["FAMILIES"]).FAMILIES)
 ORIGIN = "http://card.test"
 CONTEXT = "/_anki/getSchedulingStatesWithContext"
 T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.timezone.utc)

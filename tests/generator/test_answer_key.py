@@ -1,4 +1,4 @@
-"""Issue 17's answer key: ids round-trip, the book's worked answers are right, fair draws, vocabulary.
+"""The answer key: ids round-trip, the book's worked answers are right, fair draws, vocabulary.
 
 The sweep covers every family and chip with several seeds (the fast set uses fewer seeds than
 the slow one; both check 100% of ids)."""
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from generator import generate
-from generator.families import FAMILIES
+from generator.problems import generate
+from generator.problems.families import FAMILIES
 
 EXPANSIONS = {"MXU": "matrix multiply unit", "VPU": "vector processing unit", "VMEM": "vector memory",
               "HBM": "high bandwidth memory", "SMEM": "scalar memory", "ICI": "inter-chip interconnect",
@@ -37,7 +37,7 @@ def test_no_vocabulary_prompt_gives_its_term_away():
 
 # --- the scaling book's own worked answers, typed with the book's numbers, are graded right ---------------
 # Sources: jax-ml/scaling-book (February 2025 edition, tpus.md / sharding.md / roofline.md / inference.md at
-# commit 0819a7d); the sentences quoted are in docs/out-answer-key notes (the closing note of issue 17).
+# commit 0819a7d); the sentences quoted are in docs/out-answer-key notes.
 
 def _solve(skill_id: str, **params):
     reg = generate.registry()
@@ -45,7 +45,7 @@ def _solve(skill_id: str, **params):
 
 
 def _assess(problem, text: str):
-    from drills import assess
+    from drills.quiz import assess
 
     return assess.assess(problem, text, generate.grading_bands(problem.family))
 
@@ -176,7 +176,7 @@ def test_an_id_with_a_wrong_seed_is_unknown_not_another_problem():
 # --- fair draws: the rule each family states holds, or the solution says the mistake lands inside -------
 
 def test_fair_draw_rule_per_family():
-    from generator.families import mistakes
+    from generator.problems.families import mistakes
 
     reg = generate.registry()
     checked = 0
@@ -201,7 +201,7 @@ def test_floor_matmuls_teach_the_max():
     for p in generate.generate(families=["floor"], count=6, seed=11):
         if p.params.get("op") != "matmul" or p.params.get("quantity") != "floor":
             continue
-        from generator import costs, catalogue
+        from generator.model import costs, catalogue
 
         chip = catalogue.get(p.params["chip"])
         c = costs.cost("matmul", tuple(p.params["shape"]), p.params["dtype"])
@@ -212,7 +212,7 @@ def test_floor_matmuls_teach_the_max():
 # --- the catalogue says what each edition says -------------------------------------------------------
 
 def test_pcie_and_dcn_notes_say_what_each_edition_says():
-    from generator import catalogue
+    from generator.model import catalogue
 
     cat = catalogue.load()
     feb = cat.sources["scaling-book-tpus-2025-02"]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import answers
-from generator.answers import (
+from generator.model import answers
+from generator.model.answers import (
     AnswerError,
     NeedsUnitError,
     WrongDimensionError,
@@ -294,7 +294,7 @@ def test_fuzz_choices(text: str, choices: list[str]) -> None:
         assert picked in choices
 
 
-# --- issue 17: what people type ----------------------------------------------------------------
+# --- what people type ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text, unit, value", [
     ("3 terabytes", "B", 3e12), ("2 petabytes", "B", 2e15), ("2 gibibytes", "B", 2 * 2**30),
@@ -407,7 +407,7 @@ def test_a_bare_number_right_only_in_the_base_unit_asks_for_its_unit():
 def test_every_time_the_tool_shows_reads_back(seconds_value):
     """``units.fmt`` is how every screen shows a time ("87.2 µs", "2.31 ks"): the grammar reads each one
     back to within its 3 significant digits."""
-    from generator.units import fmt
+    from generator.model.units import fmt
 
     shown = fmt(seconds_value, "s")
     assert answers.parse_duration_seconds(shown) == pytest.approx(seconds_value, rel=6e-3), shown

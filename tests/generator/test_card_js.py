@@ -10,8 +10,8 @@ come from the Python at test time:
   (``Date`` replaced in the context) and a remembered last variant, against ``rotation.anki_day`` and
   ``rotation.pick``;
 - **the tolerance and the closest mistake:** ``rudriteCard.verdict`` on a number typed in the card's
-  unit, against ``drills.assess`` as `drill check` calls it (right or wrong by ``drills.grading.grade``,
-  "needs-unit", and the mistake ``generator.families.mistakes`` names), for numbers on and around
+  unit, against ``drills.quiz.assess`` as `drill check` calls it (right or wrong by ``drills.quiz.grading.grade``,
+  "needs-unit", and the mistake ``generator.problems.families.mistakes`` names), for numbers on and around
   the key, each classic wrong answer and each other edition's answer, at the tolerances' edges; and
   for choices.
 
@@ -28,11 +28,11 @@ import random
 
 import pytest
 
-from drills import assess
+from drills.quiz import assess
 from drills.cmd_generate import card_rules
-from generator import families
-from generator.families import mistakes as named_mistakes
-from generator import generate as gen
+from generator.problems import families
+from generator.problems.families import mistakes as named_mistakes
+from generator.problems import generate as gen
 from generator.export import card, rotation
 from generator.export.variants import Variant, skill_notes, variant
 from tests.js import run_node

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from drills.cmd_generate import card_rules
-from generator import generate as gen
+from generator.problems import generate as gen
 from generator.export import anki, card
 from generator.export.variants import skill_notes
 

@@ -1,8 +1,8 @@
 """The card's answer reader under Node against `drill check`: what the grammar reads, the card reads.
 
-``generator.export.card``'s script writes ``generator.answers``' grammar out in JavaScript. Here it runs,
+``generator.export.card``'s script writes ``generator.model.answers``' grammar out in JavaScript. Here it runs,
 as the deck ships it, on typed answers to real generated problems of every family, and each verdict
-is compared with ``drills.assess`` called as ``drill check`` calls it (a bare number read in the card's
+is compared with ``drills.quiz.assess`` called as ``drill check`` calls it (a bare number read in the card's
 unit): right, wrong (and the mistake named), "needs-unit", or not read ("none", for every answer the
 grammar refuses). The answers:
 
@@ -23,11 +23,12 @@ import re
 
 import pytest
 
-from drills import assess
+from drills.quiz import assess
 from drills.cmd_generate import card_rules
-from generator import answers, families
-from generator import generate as gen
-from generator.families import mistakes as named_mistakes
+from generator.problems import families
+from generator.model import answers
+from generator.problems import generate as gen
+from generator.problems.families import mistakes as named_mistakes
 from generator.export import card
 from generator.export.variants import Variant, variant
 from tests.generator.answer_spellings import bare_base_spellings, right_spellings

@@ -30,8 +30,8 @@ import struct
 import pytest
 
 from drills.cmd_generate import card_rules
-from generator import families
-from generator import generate as gen
+from generator.problems import families
+from generator.problems import generate as gen
 from generator.export import card, rotation
 from generator.export.variants import skill_notes
 from tests.js import run_node

@@ -2,9 +2,9 @@ import copy
 
 import pytest
 
-from generator import catalogue
-from generator.catalogue import CatalogueError, UnknownChipError, parse
-from generator.yamlio import safe_load
+from generator.model import catalogue
+from generator.model.catalogue import CatalogueError, UnknownChipError, parse
+from generator.io.yamlio import safe_load
 
 CAT = catalogue.load()
 
@@ -106,7 +106,7 @@ def test_an_unknown_source_is_rejected():
         parse(raw)
 
 
-# --- issue 8: facts with the source each now cites --------------------------------------------
+# --- facts with the source each now cites --------------------------------------------
 
 def test_v6e_has_one_tensorcore_citing_the_cloud_tpu_page():
     fig = CAT.get("v6e").figures["tensorcores_per_chip"]

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from drills.cli import main
-from generator.specs import SPECS_DIR
+from generator.problems.specs import SPECS_DIR
 from tests.conftest import REPO, bound
 
 SEED_7B = ["transformer", "--params", "7B", "--layers", "32", "--d-model", "4096", "--batch", "8",
@@ -123,7 +123,7 @@ def test_help_documents_the_options(capsys):
 
 @pytest.mark.slow
 def test_generate_commands_import_neither_jax_nor_numpy():
-    code = ("import sys, drills.cmd_generate, generator.generate as g, generator.export.anki, "
+    code = ("import sys, drills.cmd_generate, generator.problems.generate as g, generator.export.anki, "
             "generator.export.tabular; g.generate(count=1); "
             "assert 'jax' not in sys.modules and 'numpy' not in sys.modules, "
             "[m for m in sys.modules if m in ('jax', 'numpy')]")

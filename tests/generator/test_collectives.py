@@ -1,4 +1,4 @@
-"""generator/collectives.py: pod totals, collective times, point-to-point transfers.
+"""generator/model/collectives.py: pod totals, collective times, point-to-point transfers.
 
 Examples use only figures the reference (shared/reference/chips.md, the scaling book's
 "All About TPUs" tables and text) states; properties check the model's invariants.
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import catalogue
-from generator import collectives as C
+from generator.model import catalogue
+from generator.model import collectives as C
 
 CAT = catalogue.load()
 V5E, V5P, V6E, V3 = (CAT.get(n) for n in ("v5e", "v5p", "v6e", "v3"))

@@ -1,4 +1,4 @@
-"""``generator.costs``: one known answer per op and dtype, mixed matmul dtypes included, each worked by hand.
+"""``generator.model.costs``: one known answer per op and dtype, mixed matmul dtypes included, each worked by hand.
 
 The conventions are the scaling book's ("Rooflines"): a matmul [B,D] @ [D,F] is 2·B·D·F FLOPs and moves
 each input once and its output once, the FLOPs (and the output, unless named) in the wider of its two input
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator import costs
+from generator.model import costs
 
 # matmul B=2, D=3, F=5: FLOPs 2·2·3·5 = 60 for every dtype; bytes = 6·lhs + 15·rhs + 10·out.
 # (lhs, rhs) -> (compute dtype, total bytes, output bytes written)
@@ -55,7 +55,7 @@ ELEMENTWISE = {
 
 def test_every_op_and_dtype_has_a_known_answer_here():
     """The tables cover every op of ``costs.OPS`` and every dtype a roofline can be asked about."""
-    from generator.units import COMPUTE_DTYPES
+    from generator.model.units import COMPUTE_DTYPES
 
     assert {op for op, _ in ELEMENTWISE} | {"matmul"} == set(costs.OPS)
     for table in ELEMENTWISE.values():

@@ -4,15 +4,15 @@ says how many notes repeat an answer (0).
 """
 
 import re
+from dataclasses import replace
 
 from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.cmd_generate import card_rules
-from generator import generate as gen
+from generator.problems import generate as gen
 from generator.export import variants
 from generator.export.variants import skill_notes
-from generator.records import evolve
 
 # The families whose notes repeated an answer before: sizes that multiply to the same element count,
 # a critical batch that is the chip's ratio whatever the shape, links and collectives with equal bytes.
@@ -57,8 +57,8 @@ def test_an_elementwise_ops_intensity_varies_its_dtype():
 def test_a_note_with_a_repeated_answer_is_counted():
     note = next(n for n in NOTES if n.skill == "floor:v5e:add")
     first = note.variants[0]
-    same = evolve(note.variants[1], problem=evolve(note.variants[1].problem, answer=first.problem.answer))
-    assert variants.repeats_an_answer(evolve(note, variants=(first, same, *note.variants[2:])))
+    same = replace(note.variants[1], problem=replace(note.variants[1].problem, answer=first.problem.answer))
+    assert variants.repeats_an_answer(replace(note, variants=(first, same, *note.variants[2:])))
     choice = next(n for n in skill_notes(gen.generate(["bound"], ["v5e"], 4, 0), card_rules(), gen.registry().by_id, 4)
                   if len(n.variants) > 2)
     assert not variants.repeats_an_answer(choice)  # a verdict has two answers to give: not counted

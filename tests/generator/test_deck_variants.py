@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from drills.cli import cli
 from drills.cmd_generate import card_rules
-from generator import families
-from generator import generate as gen
+from generator.problems import families
+from generator.problems import generate as gen
 from generator.export import anki, card
 from generator.export.variants import DEFAULT_VARIANTS, skill_notes
 
@@ -109,8 +109,8 @@ def test_the_script_holds_no_formula():
 
 
 def test_the_cards_unit_table_is_answers_own():
-    """The reader data in the script is generator.answers.card_reader(), every entry what parse_unit says."""
-    from generator import answers
+    """The reader data in the script is generator.model.answers.card_reader(), every entry what parse_unit says."""
+    from generator.model import answers
 
     table = answers.card_reader()
     assert json.dumps(table, ensure_ascii=True, separators=(",", ":")) in card.script()
@@ -130,7 +130,8 @@ def test_variant_note_type_id_changes_with_its_fields():
 
 
 def test_card_unit_follows_the_prompt():
-    from drills.assess import stated_unit
+    from drills.quiz.assess import stated_unit
+    from generator.model import answers
 
     for n in NOTES:
         for v in n.variants:
@@ -138,7 +139,7 @@ def test_card_unit_follows_the_prompt():
             if a.is_choice:
                 assert v.unit == ""
             elif stated_unit(v.problem):
-                assert v.unit_scale == pytest.approx(__import__("generator").answers.parse_unit(
+                assert v.unit_scale == pytest.approx(answers.parse_unit(
                     stated_unit(v.problem)).scale, rel=0)
 
 

@@ -9,11 +9,11 @@ import zipfile
 import genanki
 import pytest
 
-from generator import families
+from generator.problems import families
 from generator.export import ExportError, anki, atomic_write, tabular, write_text
 from generator.export.figures import media_name
-from generator.generate import FAMILY_NAMES, generate, unseeded_id
-from generator.problem import Problem
+from generator.problems.generate import FAMILY_NAMES, generate, unseeded_id
+from generator.problems.problem import Problem
 
 PROBLEMS = generate(count=2, seed=7)
 

@@ -1,4 +1,4 @@
-"""Issue 8: no giveaways and no questions that cannot be judged fairly, over every exported problem.
+"""No giveaways and no questions that cannot be judged fairly, over every exported problem.
 
 The scan generates every family on every chip, ``COUNT`` problems per skill, for
 ``SEEDS`` seeds (what ``drill export`` would write), and checks each problem
@@ -31,10 +31,10 @@ import re
 
 import pytest
 
-from generator import catalogue, costs
-from generator.families.base import show
-from generator.generate import FAMILY_NAMES, generate, registry
-from generator.units import DTYPE_BYTES, sci, si
+from generator.model import catalogue, costs
+from generator.problems.families.base import show
+from generator.problems.generate import FAMILY_NAMES, generate, registry
+from generator.model.units import DTYPE_BYTES, sci, si
 
 CAT = catalogue.load()
 SEEDS = (0, 1, 2)

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from generator import catalogue, costs, roofline
-from generator.generate import FAMILY_NAMES, draw, generate, registry, skills
-from generator.units import DTYPE_BYTES
+from generator.model import catalogue, costs, roofline
+from generator.problems.generate import FAMILY_NAMES, draw, generate, registry, skills
+from generator.model.units import DTYPE_BYTES
 
 CAT = catalogue.load()
 ALL = generate(count=4, seed=11)
@@ -185,7 +185,7 @@ def test_interconnect_link_inside_a_pod_is_ici():
 def test_transformer_step_includes_the_seeds_fixed_case():
     p = draw("transformer_step:v5e:seed-7b-prefill", random.Random(0))
     assert (p.params["params"], p.params["batch"], p.params["seq"], p.params["chip"]) == (7_000_000_000, 8, 4096, "v5e")
-    from generator.generate import unseeded_id
+    from generator.problems.generate import unseeded_id
     assert unseeded_id(p.id) in {unseeded_id(q.id) for q in generate(families=["transformer_step"], chips=["v5e"])}
     decode = draw("transformer_step:v5e:seed-7b-decode", random.Random(0))
     assert "decode" in decode.prompt and decode.answer.value < p.answer.value
@@ -208,7 +208,7 @@ def test_vocabulary_definitions_quote_catalogue_figures():
 
 
 def test_can_you_items_are_cards():
-    from generator.generate import CAN_YOU
+    from generator.problems.generate import CAN_YOU
 
     assert [n for n, _, _ in CAN_YOU] == list(range(1, 8))
     seed_words = ["ridge point", "compute-bound or memory-bound", "VMEM versus HBM versus SMEM", "(8, 128)",

@@ -16,9 +16,9 @@ from typing import Any, Union
 
 import pytest
 
-from generator import generate
-from generator.families import FAMILIES, vocabulary
-from generator.problem import Problem
+from generator.problems import generate
+from generator.problems.families import FAMILIES, vocabulary
+from generator.problems.problem import Problem
 
 SEEDS = (0, 1, 2)
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import catalogue, costs, roofline
-from generator.generate import (FAMILY_NAMES, MAX_PROBLEMS, TooManyProblemsError, UnknownFamilyError,
+from generator.model import catalogue, costs, roofline
+from generator.problems.generate import (FAMILY_NAMES, MAX_PROBLEMS, TooManyProblemsError, UnknownFamilyError,
                                 UnknownSkillError, draw, generate, registry, skills)
-from generator.problem import Problem
+from generator.problems.problem import Problem
 
 CAT = catalogue.load()
 SKILL_IDS = [s.id for s in registry().all_skills]
@@ -78,7 +78,7 @@ def test_bad_selection():
        st.integers(1, 1 << 14), st.integers(1, 1 << 15), st.integers(1, 1 << 15))
 def test_critical_batch_splits_the_roofline(chip, dtype, b, d, f):
     """Whatever the shapes, B >= B* (exact form) is exactly when the roofline says compute-bound."""
-    from generator.families.critical_batch import critical_batch
+    from generator.problems.families.critical_batch import critical_batch
 
     params = {"D": d, "F": f, "activations": dtype, "weights": dtype}
     b_star = critical_batch(chip.ridge_flops_per_byte(dtype), params, "exact")

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import costs
-from generator.hierarchy import FIXED_SHARE_MAX, MEASURED, Hierarchy, Level, OpRate
-from generator.roofline import Ceilings
+from generator.model import costs
+from generator.model.hierarchy import FIXED_SHARE_MAX, MEASURED, Hierarchy, Level, OpRate
+from generator.model.roofline import Ceilings
 
 MIB = 1024 * 1024
 L2 = Level("L2", "cache", 2 * MIB, 100e9, "sweep", 0.05)

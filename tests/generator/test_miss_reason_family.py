@@ -1,7 +1,7 @@
 """Family miss_reason: real recorded misses, re-predicted with the reason their numbers support.
 
 Each expected value is recomputed here from the cases file read as plain JSON and judged by the
-catalogue directly (``generator.miss_reasons.explanations``, ``corrected_time`` and ``judge``, what
+catalogue directly (``generator.explain.explanations``, ``corrected_time`` and ``judge``, what
 `drill explain` uses), not through the family's helpers.
 """
 
@@ -14,14 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import families, generate, miss_reasons
+from generator.problems import families, generate
+from generator import explain as miss_reasons
 from generator.export import anki, tabular
-from generator.families import miss_reason
-from generator.units import fmt
+from generator.problems.families import miss_reason
+from generator.model.units import fmt
 from labs import miss_reason_cases
 from tests.conftest import REPO
 
-CASES_FILE = REPO / "generator" / "families" / "data" / "miss_reason_cases.json"
+CASES_FILE = REPO / "generator" / "problems" / "families" / "data" / "miss_reason_cases.json"
 FIXTURE_RECORDS = REPO / "tests" / "generator" / "fixtures" / "miss_reason_records"
 PROBLEMS = generate.generate(families=["miss_reason"], count=40, seed=0)
 
@@ -74,7 +75,7 @@ def test_the_prompt_gives_the_op_the_prediction_the_measurement_and_the_evidence
 
 
 def test_ids_round_trip_through_drill_check_and_a_wrong_reasons_time_says_its_flaw():
-    from generator.families import miss_reason
+    from generator.problems.families import miss_reason
 
     runner = CliRunner()
     spec = generate.registry().specs["miss_reason"]
@@ -123,7 +124,7 @@ def test_the_cases_file_ships_in_the_package():
 
 def test_quiz_asks_it_and_grades_the_corrected_time(tmp_path):
     from tests.drills.quizkit import planned_problems, script
-    from drills.quiz import QuizOptions
+    from drills.quiz.session import QuizOptions
 
     store = tmp_path / "s.db"
     options = QuizOptions(families=("miss_reason",), count=2, new_per_day=2, seed=5)
@@ -147,7 +148,7 @@ def test_export_and_deck_carry_the_family(tmp_path):
 def test_a_broken_cases_file_is_a_one_line_spec_error(tmp_path, monkeypatch):
     specs = tmp_path / "specs"
     specs.mkdir()
-    for path in (REPO / "generator" / "specs").glob("*.yaml"):
+    for path in (REPO / "generator" / "problems" / "specs").glob("*.yaml"):
         (specs / path.name).write_text(path.read_text())
     data = tmp_path / "data"
     data.mkdir()
@@ -181,15 +182,15 @@ def test_the_case_builder_command(tmp_path, capsys):
 
 
 def test_every_explanation_a_case_supports_is_graded_right():
-    """Issue 26: a case whose numbers support two explanations (the skinny matmul below peak
+    """A case whose numbers support two explanations (the skinny matmul below peak
     bandwidth as well as below peak compute) accepts both; no supported explanation is a named mistake."""
-    from drills import grading
-    from generator import miss_reasons
-    from generator.families import miss_reason as family
-    from generator.generate import registry, skills
+    from drills.quiz import grading
+    from generator import explain as miss_reasons
+    from generator.problems.families import miss_reason as family
+    from generator.problems.generate import registry, skills
 
     spec = registry().specs["miss_reason"]
-    from generator.generate import grading_bands
+    from generator.problems.generate import grading_bands
 
     bands = grading_bands("miss_reason")
     with_two = 0
@@ -210,8 +211,8 @@ def test_every_explanation_a_case_supports_is_graded_right():
 def test_copying_the_measured_time_from_the_prompt_is_not_a_right_re_prediction():
     """Two real CPU cases re-predict to within 15% of measured (the add at N=128: 7%; the matmul at
     N=256: 14%): typing the prompt's measured time must not be graded right there."""
-    from drills import grading
-    from generator.generate import grading_bands
+    from drills.quiz import grading
+    from generator.problems.generate import grading_bands
 
     bands = grading_bands("miss_reason")
     copied = 0

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from generator import miss_reasons as mr
+from generator import explain as mr
+from generator.problems import record_mistakes
 
 CONTRACT_IDS = {"learner-arithmetic", "fixed-cost", "below-peak-bandwidth", "below-peak-compute",
                 "extra-traffic", "less-traffic", "emulated-dtype", "cache-level", "shape-rate", "op-rate", "exp-rate"}
@@ -317,11 +318,11 @@ def test_drill_miss_reasons_lists_the_catalogue_with_corrected_time_formulas():
 
 
 def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_derived():
-    """Item 7: on a v5e's own peaks, the record's wrong methods are generator.misconceptions' wrong
+    """Item 7: on a v5e's own peaks, the record's wrong methods are generator.problems.misconceptions' wrong
     answers to the same floor problem (the record's one-dtype chip has no other dtype's peak to confuse)."""
-    from generator import catalogue, costs
-    from generator.families import mistakes
-    from generator.problem import Answer, Problem
+    from generator.model import catalogue, costs
+    from generator.problems.families import mistakes
+    from generator.problems.problem import Answer, Problem
 
     chip = catalogue.load().get("v5e")
     for op, shape in (("add", (4096, 4096)), ("matmul", (8, 4096, 4096)), ("softmax", (2048, 2048))):
@@ -334,17 +335,17 @@ def test_wrong_methods_are_the_misconception_catalogues_own_answers_never_re_der
                           params={"chip": "v5e", "op": op, "shape": list(shape), "dtype": "bf16", "quantity": "floor"})
         theirs = sorted((w.misconception.id, round(float(w.value), 15)) for w in mistakes.wrong_answers(problem)
                         if w.misconception.id != "wrong-dtype-peak")
-        mine = sorted((mid, round(value, 15)) for mid, value, _ in mr.wrong_methods(ev))
+        mine = sorted((mid, round(value, 15)) for mid, _name, value, _ in record_mistakes.wrong_methods(ev))
         assert mine == theirs and mine, op
 
 
 def test_a_wrong_method_matches_within_ten_percent_only():
     """The 1000x unit slip (21 ms for this 21 µs floor) is far from every other wrong method: 5% off it is
     that slip, 15% off it is no method's number."""
-    from generator import misconceptions
+    from generator.problems import misconceptions
 
-    ev = evidence()
-    (slip,) = [v for mid, v, _ in mr.wrong_methods(ev) if mid == "unit-slip-1000" and v > ev.floor_seconds]
+    ev = record_mistakes.priced(evidence())
+    (slip,) = [v for mid, _name, v, _ in ev.wrong_methods if mid == "unit-slip-1000" and v > ev.floor_seconds]
     name = misconceptions.BY_ID["unit-slip-1000"].name
     for factor in (0.95, 1.05):
         found = mr.matching_misconception(dataclasses.replace(ev, predicted_seconds=slip * factor))

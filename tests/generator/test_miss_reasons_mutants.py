@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator import miss_reasons as mr
+from generator import explain as mr
 
 FLOOR_S = 21e-6  # a memory-bound add's floor, predicted right
 FIXED_S = 38e-6  # this op kind's smallest call, beyond its work (the fixed-cost probe)

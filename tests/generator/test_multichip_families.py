@@ -1,7 +1,7 @@
 """The five families beyond one chip: pod, collective, transfer, host_link, sharded_matmul.
 
 Answers are recomputed here by hand from the catalogue figures (not through
-generator/collectives.py) so a broken formula there shows up as a disagreement.
+generator/model/collectives.py) so a broken formula there shows up as a disagreement.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from generator import catalogue
-from generator.families import mistakes
-from generator.generate import generate, registry
-from generator.units import DTYPE_BYTES, sci, seconds, si
+from generator.model import catalogue
+from generator.problems.families import mistakes
+from generator.problems.generate import generate, registry
+from generator.model.units import DTYPE_BYTES, sci, seconds, si
 
 CAT = catalogue.load()
 FAMILIES = ("pod", "collective", "transfer", "host_link", "sharded_matmul")
@@ -173,7 +173,7 @@ def test_skills_skip_chips_without_figures():
 
 
 def test_misconceptions_are_outside_the_tolerance_and_do_occur():
-    from generator.families import FAMILIES as MODULES
+    from generator.problems.families import FAMILIES as MODULES
 
     reg = registry()
     seen: dict[str, set[str]] = {f: set() for f in FAMILIES}
@@ -201,7 +201,7 @@ def test_misconceptions_are_outside_the_tolerance_and_do_occur():
 def test_wrong_hops_example():
     # v5e, AllGather of 1 GB over an axis of 16: the key uses the ring (V / W_bidi = 11.1 ms);
     # ignoring the wraparound gives the line: 15/16 * 1e9 / 4.5e10 = 20.8 ms
-    from generator.families import collective
+    from generator.problems.families import collective
 
     params = {"chip": "v5e", "variant": "all_gather", "op": "all_gather", "slice": "16x16", "over": [0],
               "dtype": "bf16", "shape": [8192, 65536 // 2 * 2]}

@@ -17,15 +17,15 @@ from click.testing import CliRunner
 
 from drills import mastery
 from drills.cli import cli
-from drills.store import ReviewRecord, Store
-from generator import families, generate
+from drills.store.repository import ReviewRecord, Store
+from generator.problems import families, generate
 from tests.conftest import run_drill
 
 TOY_MODULE = '''
 """A toy family for the registry's test: how many bytes of HBM n chips hold."""
 
-from generator.families.base import Mastery, per_chip, problem
-from generator.problem import Answer
+from generator.problems.families.base import Mastery, per_chip, problem
+from generator.problems.problem import Answer
 
 NAME = "toy"
 ORDER = 5  # before ridge: first in the course
@@ -84,7 +84,7 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setenv("DRILL_CACHE_DIR", str(tmp_path / "cache"))
 
     def fresh():
-        from drills import quiz  # its per-process caches of the families' rules and skills
+        from drills.quiz import session as quiz  # its per-process caches of the families' rules and skills
 
         families.forget()
         generate.registry.cache_clear()
@@ -173,7 +173,7 @@ def test_without_the_package_the_toy_family_is_gone(toy, monkeypatch):
     ("this", "is a module, not a family package"),  # importing it would print the Zen of Python
     ("json", "defines no family"),
     ("../evil", "is not a package name"),
-    ("generator.families", "is in two packages"),
+    ("generator.problems.families", "is in two packages"),
 ])
 def test_a_bad_family_package_name_is_one_line_naming_the_variable(tmp_path, value, words):
     env = {families.EXTRA_PACKAGES_ENV: value, "DRILL_CACHE_DIR": str(tmp_path / "cache")}

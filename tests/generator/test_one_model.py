@@ -1,4 +1,4 @@
-"""Issue 25 item 1: every number from one formula. Replace the model (``costs`` / ``roofline``) with a
+"""Every number from one formula. Replace the model (``costs`` / ``roofline``) with a
 perturbed one and every family's answer and every named mistake's value follows it: nothing is
 computed a second time by hand.
 
@@ -8,7 +8,7 @@ Two perturbations, each with a result known in closed form:
 - a multiply-add counted as 3 FLOPs (``costs.FLOPS_PER_MAC``): a matmul's intensity is x1.5 and its
   B* x2/3, each mistake too, except counting multiply-adds (which does not see the FLOP count).
 
-Beyond one chip, the same for the models there (``generator.collectives``) and the roofline's rules
+Beyond one chip, the same for the models there (``generator.model.collectives``) and the roofline's rules
 they share: pod totals x1.25 and another GB/GiB constant (pod), a collective's time from its two terms
 x1.25 (collective), the no-overlap sum x1.25 and the verdict flipped (sharded_matmul), and the ridge
 formula inverted (ridge: every value inverts and every comparison flips).
@@ -21,8 +21,9 @@ import random
 
 import pytest
 
-from generator import catalogue, collectives, costs, generate, roofline, units
-from generator.families import mistakes, ops, pod
+from generator.model import catalogue, collectives, costs, roofline, units
+from generator.problems import generate
+from generator.problems.families import mistakes, ops, pod
 
 SCALE = 1.25
 
@@ -248,7 +249,7 @@ def test_ridges_follow_the_one_ridge_formula():
 @pytest.fixture(scope="module")
 def coll_plan(tmp_path_factory):
     """The collectives lab's plan on 16 v5e chips (one ring), every row with a datasheet prediction."""
-    from labs import collectives as lab
+    from labs.collectives import lab
     from tests.labs.collectives_synthetic import NOW, FakeDevice
 
     plan = lab.make_plan(lab.Options(out_dir=tmp_path_factory.mktemp("coll"), trace=False, sizes=(64e3, 16e6)),
@@ -258,7 +259,7 @@ def coll_plan(tmp_path_factory):
 
 
 def _coll_predictions(plan, measured):
-    from labs import collectives as lab
+    from labs.collectives import lab
 
     cal = lab.fit_calibration(plan, measured, local_matmul_s=2e-4)
     return ({r.id: lab.datasheet_prediction(plan, r) for r in plan.rows},
@@ -286,7 +287,7 @@ def test_the_collectives_labs_times_follow_the_collective_model(coll_plan):
     """A collective's time x1.25 from its two terms: every datasheet collective row is x1.25 (the
     sharded matmul's AllReduce term too). The fit inverts the same scaled model (α and 1/W each
     x1/1.25), so it still gives its two rows back and every calibrated row stays where it was."""
-    from labs import collectives as lab
+    from labs.collectives import lab
 
     plan, measured = coll_plan
     sheet0, cal0, _ = _coll_predictions(plan, measured)
@@ -335,8 +336,8 @@ def test_the_labs_copy_probes_count_their_bytes_through_costs(monkeypatch):
     measured time: counting each pass's bytes twice doubles both (the probes' timing faked at 1 s a call)."""
     from types import SimpleNamespace
 
-    from generator import costs
-    from labs import calibrate, hierarchy, measure
+    from generator.model import costs
+    from labs.measure import calibrate, hierarchy, calls as measure
     from tests.labs import synthetic
 
     timing = SimpleNamespace(spread=0.0)

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import catalogue, costs, roofline
+from generator.model import catalogue, costs, roofline
 
 CAT = catalogue.load()
 chips = st.sampled_from(CAT.chips)
@@ -99,7 +99,7 @@ def test_parse_shape_round_trips_or_names_the_problem(dims_list):
 
 @given(st.integers(min_value=1, max_value=64), st.data())
 def test_hops_are_symmetric_and_wraparound_never_costs_more(n, data):
-    from generator import links
+    from generator.model import links
 
     src = data.draw(st.integers(min_value=0, max_value=n - 1))
     dst = data.draw(st.integers(min_value=0, max_value=n - 1))

@@ -1,4 +1,4 @@
-"""generator.safeio: the one policy for files at the boundary (regular files only, bounded, atomic)."""
+"""generator.io.safeio: the one policy for files at the boundary (regular files only, bounded, atomic)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import safeio
+from generator.io import safeio
 from tests.conftest import finishes
 
 
@@ -271,7 +271,7 @@ def test_fmt_and_json_at_the_float_limits() -> None:
     import json
     import math
 
-    from generator.units import fmt, json_ready, sci
+    from generator.model.units import fmt, json_ready, sci
 
     for value in (math.inf, -math.inf, math.nan, 1e308 * 10):
         for unit in ("s", "FLOP/byte", "", "B/s"):
@@ -288,7 +288,7 @@ def test_fmt_and_json_at_the_float_limits() -> None:
 def test_yaml_alias_bounds() -> None:
     import pytest
 
-    from generator.yamlio import YAMLBoundError, safe_load
+    from generator.io.yamlio import YAMLBoundError, safe_load
 
     bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
         f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator import catalogue, costs, roofline
+from generator.model import catalogue, costs, roofline
 
 # The seed's LAB·0.1 predict(), copied verbatim as the oracle (constants from its CHIPS dict).
 SEED_CHIPS = {

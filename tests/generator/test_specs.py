@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.generate import FAMILY_NAMES, Registry, grading_bands
-from generator.specs import SPECS_DIR, GradingBands, SpecError
+from generator.problems.generate import FAMILY_NAMES, Registry, grading_bands
+from generator.problems.specs import SPECS_DIR, GradingBands, SpecError
 
 
 @pytest.fixture

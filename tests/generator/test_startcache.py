@@ -1,4 +1,4 @@
-"""generator.startcache: built on first use in the user cache directory, keyed by content, ignored when damaged.
+"""generator.io.startcache: built on first use in the user cache directory, keyed by content, ignored when damaged.
 
 Nothing is checked in, so nothing goes stale: an edit to any input changes the key.
 """
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import catalogue, families, generate, startcache
+from generator.model import catalogue
+from generator.problems import families, generate
+from generator.io import startcache
 from tests.conftest import bound
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,7 +221,7 @@ def test_the_cache_gives_the_same_catalogue_specs_skills_and_problems_as_the_yam
     warm = generate.Registry()
     assert [s.to_dict() for s in warm.all_skills] == [s.to_dict() for s in cold.all_skills]
     assert [(p.id, p.prompt, p.answer, p.solution) for p in warm.generate(count=1, seed=5)] == cold_problems
-    from generator import yamlio
+    from generator.io import yamlio
 
     assert catalogue.parse(yamlio.safe_load(catalogue.CATALOGUE_PATH.read_text())) == catalogue.load()
     yaml_specs = {name: spec for name, spec in generate.Registry(str(families.specs_dir(
@@ -229,8 +231,8 @@ def test_the_cache_gives_the_same_catalogue_specs_skills_and_problems_as_the_yam
 
 def test_the_skill_index_is_keyed_by_every_generator_file():
     inputs = {p.relative_to(REPO).as_posix() for p in generate.index_inputs()}
-    assert {"generator/chips.yaml", "generator/costs.py", "generator/families/floor.py",
-            "generator/families/data/miss_reason_cases.json", "generator/specs/floor.yaml"} <= inputs
+    assert {"generator/model/chips.yaml", "generator/model/costs.py", "generator/problems/families/floor.py",
+            "generator/problems/families/data/miss_reason_cases.json", "generator/problems/specs/floor.yaml"} <= inputs
 
 
 def _start(cache: Path, code: str) -> list[str]:
@@ -245,18 +247,19 @@ def _start(cache: Path, code: str) -> list[str]:
 
 
 def test_a_warm_start_parses_no_yaml_and_imports_only_the_drawn_family(tmp_path):
-    code = "import random; from generator import generate; generate.draw('ridge:v5e:bf16', random.Random(1))"
+    code = "import random; from generator.problems import generate; generate.draw('ridge:v5e:bf16', random.Random(1))"
     cold = _start(tmp_path / "cache", code)
-    assert "yaml" in cold and "generator.families.vocabulary" in cold
+    assert "yaml" in cold and "generator.problems.families.vocabulary" in cold
     warm = _start(tmp_path / "cache", code)
-    assert "yaml" not in warm and "generator.specs" in warm
-    drawn = sorted(m for m in warm if m.startswith("generator.families.") and m.rsplit(".", 1)[1] in families.found())
-    assert drawn == ["generator.families.ridge"]  # helpers (base, slips) may come along; no other family
+    assert "yaml" not in warm and "generator.problems.specs" in warm
+    drawn = sorted(m for m in warm if m.startswith("generator.problems.families.") and m.rsplit(".", 1)[1] in families.found())
+    assert drawn == ["generator.problems.families.ridge"]  # helpers (base, slips) may come along; no other family
 
 
 def test_the_cached_explained_cases_are_the_ones_the_model_explains(cache):
-    from generator import miss_reasons, safeio
-    from generator.families import miss_reason
+    from generator import explain as miss_reasons
+    from generator.io import safeio
+    from generator.problems.families import miss_reason
 
     spec = generate.Registry().specs["miss_reason"]  # the entry is written
     (entry,) = cache.glob("miss_reason-*.json")
@@ -416,3 +419,25 @@ def test_drill_at_a_shared_cache_folder_gives_the_model_s_numbers_and_one_line(t
     assert again.stderr.count("start-up cache folder") == 1 and "not used" in again.stderr
     catalogue.load.cache_clear()
     generate.registry.cache_clear()
+
+
+def test_a_warm_start_reads_the_mastery_rules_without_importing_every_family(tmp_path):
+    """The quiz plans new skills by the "Can you" rules: warm, they come from the cache, and no family
+    module is imported to read them (the miss_reason family would bring the judge of explanations)."""
+    code = ("from generator.problems import families; "
+            "print(repr(sorted((k, [repr(r) for r in v]) for k, v in families.mastery_rules().items())))")
+    cold = _start(tmp_path / "cache", code)
+    assert "generator.problems.families.miss_reason" in cold
+    warm = _start(tmp_path / "cache", code)
+    assert not [m for m in warm if m.startswith("generator.problems.families.") and m.rsplit(".", 1)[1] in families.found()]
+    assert "generator.explain" not in warm
+
+
+def test_the_cached_mastery_rules_are_the_modules_own_and_a_bad_entry_is_rebuilt(cache, monkeypatch):
+    from generator.problems.families import base
+
+    from_modules = families.mastery_rules()  # the first call builds the entry
+    assert families.mastery_rules() == from_modules and 6 in from_modules
+    assert all(isinstance(r, base.Mastery) for rules in from_modules.values() for r in rules)
+    monkeypatch.setattr(startcache, "cached", lambda name, inputs, build: [[6, {"what": "forged"}]])
+    assert families.mastery_rules() == from_modules

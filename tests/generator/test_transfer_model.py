@@ -1,5 +1,5 @@
 """One transfer model: ``drill transfer`` (``collectives.Transfer``) prices a transfer with
-``generator.links.transfer_seconds``, the formula the interconnect family uses; change it and the
+``generator.model.links.transfer_seconds``, the formula the interconnect family uses; change it and the
 command follows."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import collectives, links
+from generator.model import collectives, links
 
 
 def _doubled(monkeypatch):

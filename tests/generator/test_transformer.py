@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import catalogue
-from generator import transformer as t
+from generator.model import catalogue
+from generator.model import transformer as t
 
 V5E_PEAK, V5E_BW = 1.97e14, 8.2e11  # the seed's v5e constants (LAB·0.1 CHIPS dict)
 SEVEN_B = t.Model(params=7_000_000_000, layers=32, d_model=4096, name="7B")

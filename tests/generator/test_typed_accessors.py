@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator import catalogue
-from generator.families.base import make_skill
-from generator.problem import Answer
+from generator.model import catalogue
+from generator.problems.families.base import make_skill
+from generator.problems.problem import Answer
 
 
 def test_answer_number_and_pick_refuse_the_other_kind():

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from bench import bench_wrong_answers as bench
-from drills import assess
-from generator import generate
-from generator.families import mistakes
+from drills.quiz import assess
+from generator.problems import generate
+from generator.problems.families import mistakes
 
 
 @pytest.fixture(scope="module")

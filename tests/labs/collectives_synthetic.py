@@ -1,6 +1,6 @@
 """Collectives-lab records as the lab writes them, without jax: a plan for a stand-in device, and
-``labs.measure.Measurement`` objects standing in for the device's timings, through the lab's own
-``labs.collectives.assemble`` (the function ``labs.collectives_run.run`` ends with)."""
+``labs.measure.calls.Measurement`` objects standing in for the device's timings, through the lab's own
+``labs.collectives.lab.assemble`` (the function ``labs.collectives.run.run`` ends with)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import catalogue
-from labs import collectives as lab
-from labs import measure, timing
+from generator.model import catalogue
+from labs.collectives import lab
+from labs.measure import calls as measure, timing
 
 CAT = catalogue.load()
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)

@@ -1,8 +1,8 @@
 """Fabricated profiler traces: XSpace protobufs written by hand, so synthetic records carry traces
-that re-derive every device time (``labs.verify``) on the claimed platform's device planes.
+that re-derive every device time (``labs.gate.verify``) on the claimed platform's device planes.
 
 This is also the forgery the gate cannot detect (docs/gate.md, "what the gate cannot detect"): traces
-made up to agree with everything a record claims. The wire format is the one ``labs.xplane``
+made up to agree with everything a record claims. The wire format is the one ``labs.measure.xplane``
 reads (xla/tsl/profiler/protobuf/xplane.proto).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from labs import profile
+from labs.measure import profile
 
 
 def _varint(n: int) -> bytes:

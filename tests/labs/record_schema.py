@@ -1,4 +1,4 @@
-"""The check that a typed record (``labs.record_types.Part`` subclasses) and its JSON Schema declare
+"""The check that a typed record (``labs.records.types.Part`` subclasses) and its JSON Schema declare
 the same fields, field for field: shared by both labs' record tests."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import typing
 
 from hypothesis import strategies as st
 
-from labs import record_types as rt
+from labs.records import types as rt
 
 
 def walk(cls: type, node: dict, where: str, found: list[tuple[str, str, int | None]]) -> None:

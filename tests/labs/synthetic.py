@@ -1,7 +1,7 @@
 """Lab plans and records built without jax: a described device, measurements given as numbers.
 
 The records go through the real ``runner.make_plan`` and ``runner.assemble``,
-so their predictions come from generator.roofline like a real run's.
+so their predictions come from generator.model.roofline like a real run's.
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from generator import catalogue
-from labs import ops as lab_ops
+from generator.model import catalogue
+from labs.measure import ops as lab_ops
 from labs import runner
-from labs.calibrate import Calibration
-from labs.device import DeviceInfo
-from labs.measure import DeviceTiming, Measurement
-from labs.timing import WallTiming
+from labs.measure.calibrate import Calibration
+from labs.measure.device import DeviceInfo
+from labs.measure.calls import DeviceTiming, Measurement
+from labs.measure.timing import WallTiming
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.timezone.utc)
 
@@ -76,7 +76,7 @@ def measurement(seconds: float, device_seconds: float | None = None, *, wall_onl
 
 def write_traces(m: Measurement, platform: str, module: str, parameters=None) -> None:
     """Fabricated traces for ``m`` in its ``trace_dir`` (tests/labs/fabricate.py): sessions inside its
-    window, and the compiled module for ``parameters`` (labs.verify.op_parameters) when given."""
+    window, and the compiled module for ``parameters`` (labs.gate.verify.op_parameters) when given."""
     from tests.labs import fabricate
 
     if m.device is not None and m.trace_dir is not None:
@@ -88,20 +88,20 @@ def write_traces(m: Measurement, platform: str, module: str, parameters=None) ->
 def probes_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6) -> dict:
     """The record's ``probes``: per op kind a fixed-cost measurement (``fixed_cost_s`` beyond the op's
     own work at its smallest size) and a calibration whose matmul and copy attain (about) the given
-    speeds, their traces written beside the plan's (the layout ``labs.evidence`` measures)."""
-    from labs import evidence
+    speeds, their traces written beside the plan's (the layout ``labs.records.evidence`` measures)."""
+    from labs.measure import probes
 
     probed = probed_for(p, flops_per_s, bytes_per_s, fixed_cost_s)
-    return evidence.probes_dict(probed.fixed, probed.calibration, p.stored_path)
+    return probes.probes_dict(probed.fixed, probed.calibration, p.stored_path)
 
 
 def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cost_s: float = 2e-6):
-    """``probes_for``'s probes as ``labs.evidence.measure_probes`` returns them (a ``Probed``)."""
-    from generator import costs, roofline
-    from labs import evidence
-    from labs import ops as lab_ops
+    """``probes_for``'s probes as ``labs.measure.probes.measure_probes`` returns them (a ``Probed``)."""
+    from generator.model import costs, roofline
+    from labs.measure import probes
+    from labs.measure import ops as lab_ops
 
-    from labs.verify import op_parameters
+    from labs.gate.verify import op_parameters
 
     root = p.trace_dir
     dim = 1024
@@ -114,7 +114,7 @@ def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
                      window_unix_ns=slot(base, 1))
     cal = Calibration(p.device.device_kind, p.options.dtype, mm_flops / mm.measured_s, moved / cp.measured_s,
                       dim, mm_flops, mm, moved, cp)
-    edge = evidence.fixed_cost_edge(p.options.size, p.options.ops)
+    edge = probes.fixed_cost_edge(p.options.size, p.options.ops)
     fixed = {}
     for k, op in enumerate(p.options.ops, start=2):
         work_s = roofline.estimate(cal.ceilings(), lab_ops.OPS[op].cost(edge, p.options.dtype)).floor_s
@@ -125,7 +125,7 @@ def probed_for(p: runner.Plan, flops_per_s: float, bytes_per_s: float, fixed_cos
     for m, module, shapes in ((mm, "jit_lab_calibrate_matmul", op_parameters("matmul", dim, p.options.dtype)),
                               (cp, "jit_lab_calibrate_copy", None)):
         write_traces(m, p.device.platform, module, shapes)
-    return evidence.Probed(cal, False, fixed, NOW.isoformat(timespec="seconds"))
+    return probes.Probed(cal, False, fixed, NOW.isoformat(timespec="seconds"))
 
 
 def calibration(flops_per_s: float, bytes_per_s: float, dtype: str = "bf16") -> Calibration:
@@ -139,7 +139,7 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
            wall_ops: tuple[str, ...] = (), noisy_ops: tuple[str, ...] = (),
            read: runner.PredictionsRead | None = None, started_at: str | None = None, mine: bool = True,
            probes: dict | None | str = "default", **options) -> dict:
-    """A record whose ops measure ``ratio`` x their graded prediction (default 1.0).
+    """A record, as its JSON, whose ops measure ``ratio`` x their graded prediction (default 1.0).
 
     ``mine`` (default): without ``learner``, the learner predicted exactly the model's
     floors (so the record can count); ``mine=False``: no learner predictions at all.
@@ -151,11 +151,11 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
     ratios = ratios or {}
     base = p.datasheet_estimates()
     if not base and calibrate is not None:
-        from generator import roofline
+        from generator.model import roofline
         base = {n: roofline.estimate(calibrate.ceilings(), c) for n, c in p.costs.items()}
     if learner is None and mine:
         learner = {n: runner.LearnerPrediction(e.floor_s, f"{e.floor_s!r}s") for n, e in base.items()}
-    from labs.verify import op_parameters
+    from labs.gate.verify import op_parameters
 
     measured = {}
     started = started_at or NOW.isoformat()
@@ -177,4 +177,16 @@ def record(tmp_path: Path, ratios: dict[str, float] | None = None, *, dev: Devic
         probes = probes_for(p, 0.7 * peaks.peak_flops_per_s if peaks else 1e12,
                             peaks.hbm_bytes_per_s / 3 if peaks else 1e11)
     rec = runner.assemble(p, measured, learner or {}, calibrate, 5e-6, read=read, started_at=started, probes=probes)
-    return runner.explain(rec, explanations or {})
+    return runner.explain(rec, explanations or {}).to_dict()  # as stored: tests edit it as a forger would
+
+
+def json_edit(edit):
+    """``records.update``'s change for an ``edit`` that mutates the record's JSON in place (as a hand
+    editing the file would): the stored record's dict, edited, read back as a typed record."""
+    from labs.records.types import as_record
+
+    def change(record):
+        data = record.to_dict()
+        edit(data)
+        return as_record(data)
+    return change

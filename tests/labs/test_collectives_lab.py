@@ -1,4 +1,4 @@
-"""The collectives lab (labs/collectives.py, labs/collectives_run.py): planning, predictions, calibration,
+"""The collectives lab (labs/collectives/lab.py, labs/collectives/run.py): planning, predictions, calibration,
 scoring, and an end-to-end run on 8 forced CPU devices (XLA_FLAGS must be set before jax starts, so that run
 is a subprocess). Its typed record: tests/labs/test_collectives_record.py."""
 
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import collectives as C
-from generator import costs, roofline
-from labs import collectives as lab
-from labs import collectives_record as rec
-from labs import collectives_run as on_devices
+from generator.model import collectives as C
+from generator.model import costs, roofline
+from labs.collectives import lab
+from labs.collectives import record as rec
+from labs.collectives import run as on_devices
 from tests.conftest import bound, run_drill
 from tests.labs.collectives_synthetic import CAT, NOW, FakeDevice
 

@@ -1,5 +1,5 @@
-"""The collectives lab's typed record (labs.collectives_record): validated on load with field paths,
-round-trips exactly, declares the same fields as labs/collectives.schema.json, and is what
+"""The collectives lab's typed record (labs.collectives.record): validated on load with field paths,
+round-trips exactly, declares the same fields as labs/collectives/collectives.schema.json, and is what
 `drill lab --collectives` reports from."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labs import collectives_record as rec
-from labs import record_types as rt
-from labs import records
+from labs.collectives import record as rec
+from labs.records import types as rt
+from labs.records import folder as records
 from tests.labs import collectives_synthetic as synthetic
 from tests.labs.record_schema import add_unknown_keys_and_shuffle, json_objects, walk
 
@@ -144,9 +144,10 @@ def test_report_lines_read_the_typed_record(tmp_path):
 
 def _fake_lab(monkeypatch, broken: bool = False) -> None:
     """`drill lab --collectives` on 8 stand-in CPU devices: the run's measurements are the synthetic ones
-    (``labs.collectives.assemble`` over them, as ``collectives_run.run`` does); everything else is the CLI's."""
-    from labs import collectives as lab
-    from labs import collectives_run, device
+    (``labs.collectives.lab.assemble`` over them, as ``collectives_run.run`` does); everything else is the CLI's."""
+    from labs.collectives import lab
+    from labs.collectives import run as collectives_run
+    from labs.measure import device
 
     monkeypatch.setattr(device, "detect", lambda: synthetic.cpu())
     monkeypatch.setattr(collectives_run, "separate_process_traces", lambda plan: None)

@@ -1,5 +1,5 @@
 """The collectives lab's sharded matmul: its local matmul and its AllReduce run one after the other, so
-the prediction is their sum, never their max. Tested through ``labs.collectives.datasheet_prediction``
+the prediction is their sum, never their max. Tested through ``labs.collectives.lab.datasheet_prediction``
 and ``calibrated_prediction`` (the two public prediction functions), on a v5e plan with no device."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import datetime as dt
 
 import pytest
 
-from generator import catalogue, costs, roofline
-from generator import collectives as C
-from labs import collectives as lab
+from generator.model import catalogue, costs, roofline
+from generator.model import collectives as C
+from labs.collectives import lab
 from tests.labs.collectives_synthetic import FakeDevice
 
 CAT = catalogue.load()

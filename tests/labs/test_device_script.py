@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow

@@ -23,12 +23,13 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = """
 import json, jax, jax.numpy as jnp
-from labs import evidence
+from labs.records import evidence
+from labs.measure import probes
 out = {"jax": jax.__version__}
 for name, dt in (("bf16", jnp.bfloat16), ("f32", jnp.float32)):
     x = jnp.ones((256, 256), dt)
     fn = jax.jit(lambda a, b: a @ b)
-    compiled = evidence.compiled_dtype(fn, (x, x))
+    compiled = probes.compiled_dtype(fn, (x, x))
     out[name] = {"converts": compiled["converts"], "hlo": compiled["hlo"],
                  "verdict": list(evidence.dtype_verdict(name, compiled["converts"], None, 3 * 256 * 256 * 2))}
 print(json.dumps(out))

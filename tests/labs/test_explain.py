@@ -6,9 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import miss_reasons
-from generator.units import fmt
-from labs import gate, records
+from generator import explain as miss_reasons
+from generator.model.units import fmt
+from labs.gate import verdict as gate
+from labs.records import folder as records
 from tests.conftest import REPO, invoke_drill
 from tests.labs import synthetic
 

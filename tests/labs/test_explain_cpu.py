@@ -1,4 +1,4 @@
-"""Explaining misses on CPU records made by the lab (issue 22's done-when), judged without jax.
+"""Explaining misses on CPU records made by the lab, judged without jax.
 
 The two records under tests/labs/fixtures/ are `drill lab --size 128|256 --reps 10 --predictions
 tests/labs/fixtures/predictions-cpu-issue22.yaml` runs on this 2-core machine (jax 0.10.2), shared
@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator import miss_reasons as mr
-from generator.units import fmt
-from labs import evidence, records
+from generator import explain as mr
+from generator.model.units import fmt
+from labs.records import folder as records
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "labs" / "fixtures"
@@ -34,7 +34,7 @@ def _copy(tmp_path, source):
 
 
 def _ev(source, op):
-    return evidence.op_evidence(records.load(source), op)
+    return records.op_evidence(records.load(source), op)
 
 
 def _explain(path, tmp_path, text):
@@ -64,11 +64,11 @@ def test_bf16_is_emulated_on_this_jax_from_the_compiled_programs_converts():
     rec = records.load(N256)
     for row in rec["ops"]:
         assert row["compiled"]["converts"] > 0 and row["compiled"]["hlo"] == "optimized"
-        ev = evidence.op_evidence(rec, row["op"])
+        ev = records.op_evidence(rec, row["op"])
         assert ev.emulated_dtype is True and "convert(s) to f32 in the optimized HLO" in ev.emulated_from
     # the verdict follows the program, not the platform name: the same record without converts is native
     native = dict(rec, ops=[dict(r, compiled={"converts": 0, "hlo": "optimized"}) for r in rec["ops"]])
-    assert evidence.op_evidence(native, "matmul").emulated_dtype is False
+    assert records.op_evidence(native, "matmul").emulated_dtype is False
 
 
 def _yaml(op, text):
@@ -165,7 +165,7 @@ def test_brute_force_with_the_original_prediction_explains_nothing():
     for source in (N128, N256):
         rec = records.load(source)
         for row in rec["ops"]:
-            ev = evidence.op_evidence(rec, row["op"])
+            ev = records.op_evidence(rec, row["op"])
             for k in range(1, len(mr.REASONS) + 1):
                 for combo in itertools.combinations(mr.BY_ID, k):
                     j = mr.judge(" + ".join(combo), ev, None, ev.predicted_seconds)
@@ -174,14 +174,14 @@ def test_brute_force_with_the_original_prediction_explains_nothing():
 
 def test_a_noisy_probe_widens_the_band_and_vetoes_nothing():
     rec = records.load(N128)
-    ev = evidence.op_evidence(rec, "softmax")  # its fixed-cost probe was quiet
+    ev = records.op_evidence(rec, "softmax")  # its fixed-cost probe was quiet
     assert "fixed cost" not in ev.noisy_probes and ("fixed-cost",) in mr.explanations(ev)
     n = _n(ev)
     working = f"{n['floor']} + {n['fixed']}"
     sentence = f"fixed-cost: the floor {n['floor']} + the per-call cost {n['fixed']} = {_value(working)}"
     assert mr.judge(sentence, ev).accepted
     rec["probes"]["fixed_cost_by_op"]["softmax"]["noisy"] = True  # the same probe, had it been noisy
-    noisy = evidence.op_evidence(rec, "softmax")
+    noisy = records.op_evidence(rec, "softmax")
     assert "fixed cost" in noisy.noisy_probes
     j = mr.judge(sentence, noisy)
     assert j.accepted and ("fixed-cost",) in mr.explanations(noisy), j.why

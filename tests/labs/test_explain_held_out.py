@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from generator import miss_reasons as mr
-from labs import records
+from generator import explain as mr
+from labs.records import folder as records
 from tests.conftest import REPO
 from bench import explain_suites
 

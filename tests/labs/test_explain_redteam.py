@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator import miss_reasons as mr
-from generator.units import fmt
-from labs import evidence, records
+from generator import explain as mr
+from generator.model.units import fmt
+from labs.records import folder as records
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "labs" / "fixtures"
@@ -16,7 +16,7 @@ N128 = FIXTURES / "lab-0.1-cpu-cpu-n128-20261201T201951Z.json"
 
 
 def _ev(source, op):
-    return evidence.op_evidence(records.load(source), op)
+    return records.op_evidence(records.load(source), op)
 
 
 def us(seconds: float) -> str:

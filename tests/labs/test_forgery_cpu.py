@@ -1,4 +1,4 @@
-"""The forgeries of issue 23, made from a record the real CPU lab writes: none counts, and each
+"""The forgeries, made from a record the real CPU lab writes: none counts, and each
 `why_not` names the rule that stops it (real jax: slow)."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from labs import gate, records
-from labs.ops import SEED_OPS
+from labs.gate import verdict as gate
+from labs.records import folder as records
+from labs.measure.ops import SEED_OPS
 from tests.conftest import run_drill
+from tests.labs import synthetic
 
 pytestmark = pytest.mark.slow
 
@@ -274,7 +276,7 @@ def test_an_op_given_copies_of_its_probes_real_traces_never_counts(tmp_path, cpu
     def borrow(r):
         (m,) = [o["measured"] for o in r["ops"] if o["op"] == "matmul"]
         m.update({k: v for k, v in probe.items() if k in m and k != "trace_dir"})
-    records.update(path, borrow)
+    records.update(path, synthetic.json_edit(borrow))
     (gated,) = gate.evaluate(folder).rows
     assert any(w.startswith("traces: matmul: cannot re-derive: trace-1: its jit_lab_matmul ran program") and
                "compiled for bf16[128,128], bf16[128,128], not this measurement's bf16[256,256], bf16[256,256]" in w

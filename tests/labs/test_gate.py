@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from drills.cli import cli as cli_main
 from drills.cmd_lab import gate as gate_command
-from generator import miss_reasons
-from generator.units import fmt
-from labs import gate, records, runner
-from labs.ops import SEED_OPS
+from generator import explain as miss_reasons
+from generator.model.units import fmt
+from labs.gate import verdict as gate
+from labs.records import folder as records
+from labs import runner
+from labs.measure.ops import SEED_OPS
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
@@ -70,7 +72,7 @@ def test_one_miss_with_an_accepted_explanation_is_a_counted_fail(tmp_path):
 
 
 def test_all_five_three_times_off_explained_with_x_never_passes(tmp_path):
-    # issue 15: the gate once passed this record (five misses, each "explained" by any sentence)
+    # the gate once passed this record (five misses, each "explained" by any sentence)
     ops = ("matmul", "skinny_matmul", "add", "softmax", "reduce_sum")
     rec = synthetic.record(tmp_path, {op: 3.0 for op in ops}, explanations={op: "x" for op in ops})
     _save(rec, tmp_path / "bench", "lab-0.1-gpu")
@@ -374,7 +376,7 @@ def test_any_edit_of_a_predictions_seconds_is_caught(clean_record, op, factor):
 def _why_of(tmp_path, rec, edit=None):
     path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:  # an edit made through drill's own update (the ledger vouches for the new bytes)
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     _, row = _only_row(tmp_path / "bench")
     assert not row.counted
     return row.why_not
@@ -445,7 +447,7 @@ def _stripped(rec: dict) -> dict:
 
 def _finding_cases() -> list[tuple[str, bool]]:
     """(fixture name, stripped?) for each checked-in record with a finding, as it is or stripped."""
-    from labs import records as lab_records
+    from labs.records import folder as lab_records
 
     out = []
     for path in sorted(FINDINGS.glob("lab-*.json")):
@@ -513,7 +515,7 @@ def _why_not(tmp_path, rec, edit=None) -> list[str]:
     """The gate's reasons against ``rec`` saved by drill (and ``edit``-ed through drill's own update)."""
     path = _save(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     return _only_row(tmp_path / "bench")[1].why_not
 
 

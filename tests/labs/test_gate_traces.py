@@ -6,12 +6,13 @@ import shutil
 
 import pytest
 
-from labs import gate, records, verify
-from labs.ops import OPS
+from labs.gate import verdict as gate, verify
+from labs.records import folder as records
+from labs.measure.ops import OPS
 from tests.labs import fabricate, synthetic
 
 N, DTYPE = 4096, "bf16"
-PROBE_SIZE = 128  # the fixed-cost probes' edge at N=4096 (labs.evidence.fixed_cost_edge)
+PROBE_SIZE = 128  # the fixed-cost probes' edge at N=4096 (labs.measure.probes.fixed_cost_edge)
 
 
 def _row(rec, op):
@@ -33,7 +34,7 @@ def _rewrite(tmp_path, rec, op, **written):
 def _row_of(tmp_path, rec, edit=None):
     path = records.save_run(rec, tmp_path / "bench", "lab-0.1-gpu")
     if edit is not None:  # an edit made through drill's own update (the ledger vouches for the new bytes)
-        records.update(path, edit)
+        records.update(path, synthetic.json_edit(edit))
     (row,) = gate.evaluate(tmp_path / "bench").rows
     return row
 

@@ -16,11 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import catalogue
-from generator import hierarchy as model
-from generator import miss_reasons as mr
-from labs import evidence, explain, records, runner, session
+from generator.model import catalogue
+from generator.model import hierarchy as model
+from generator import explain as mr
+from labs.records import evidence, folder as records
+from labs import explain, runner, session
+from labs.records.types import as_record
 from tests.conftest import invoke_drill
+from tests.labs import synthetic
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hierarchy"
 RECORDS = sorted(FIXTURES.glob("lab-*.json"))
@@ -107,13 +110,13 @@ def test_an_unexplainable_miss_is_said_to_be_so_before_any_why():
         if row["op"] == op:
             assert row["miss"]["finding"] and row["miss"]["why"].startswith(explain.UNEXPLAINED_BY_EVIDENCE)
     assert op not in rec["summary"]["unexplained"]
-    lines = session.why_questions(rec)
+    lines = session.why_questions(as_record(rec))
     mine = [line for line in lines if line.startswith(f"{op}:")]
     assert mine and "unexplained by the evidence, nothing to ask" in mine[0] and "why?" not in mine[0]
 
 
 def test_the_gate_shows_an_unexplainable_miss_as_a_finding(tmp_path):
-    from labs import gate
+    from labs.gate import verdict as gate
 
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -140,7 +143,7 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
                 row["miss"]["attempts"] = []
 
     with pytest.raises(records.RecordError, match="append-only"):
-        records.update(target, erase)
+        records.update(target, synthetic.json_edit(erase))
 
     def reword(r: dict) -> None:
         for row in r["ops"]:
@@ -148,7 +151,7 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
                 row["miss"]["attempts"][0]["verdict"] = "accepted"
 
     with pytest.raises(records.RecordError, match="append-only"):
-        records.update(target, reword)
+        records.update(target, synthetic.json_edit(reword))
     stored = _load(target)
     assert [a["verdict"] for a in next(r for r in stored["ops"] if r["op"] == op)["miss"]["attempts"]][-1] == "refused"
     with pytest.raises(records.RecordError, match="append-only"):
@@ -157,9 +160,8 @@ def test_records_update_cannot_drop_or_rewrite_an_attempt(tmp_path):
 
 def test_a_ledger_line_keeps_the_count_of_refused_attempts():
     path, rec, op, ev = next(m for m in _misses() if mr.explanations(m[3]))
-    data = json.loads(json.dumps(rec))
-    runner.record_judgement(data, op, mr.judge("fixed-cost: lorem ipsum = 1 us", ev))
-    assert records.ledger_line(data, "stem", "rewritten", None)["refused_attempts"] == {op: 1}
+    judged = runner.record_judgement(as_record(rec), op, mr.judge("fixed-cost: lorem ipsum = 1 us", ev))
+    assert records.ledger_line(judged, "stem", "rewritten", None)["refused_attempts"] == {op: 1}
 
 
 def test_the_catalogue_hierarchy_is_ex06_from_the_catalogue():
@@ -215,7 +217,7 @@ def _exp_only(per_s: float, dtype: str = "f32") -> model.Hierarchy:
 @given(m=st.integers(1, 4096), n=st.integers(1, 4096), per_s=st.floats(1e6, 1e12), peak=st.floats(1e9, 1e15))
 def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s, peak):
     """The model: compute time = max(FLOPs / FLOP/s, exps / exp rate); ops with no exps are unchanged."""
-    from generator import costs, roofline
+    from generator.model import costs, roofline
 
     base = roofline.Ceilings("probe", peak, 1e30, "f32")  # bandwidth out of the way: the compute term alone
     softmax = costs.cost("softmax", (m, n), "f32")
@@ -231,7 +233,7 @@ def test_a_softmax_takes_at_least_its_exps_at_the_measured_exp_rate(m, n, per_s,
 
 
 def test_the_hierarchys_prediction_is_its_floor_at_the_ops_own_rates_plus_the_fixed_cost():
-    from generator import costs, roofline
+    from generator.model import costs, roofline
 
     h = model.Hierarchy.from_dict(_load(RECORDS[0])["probes"]["hierarchy"])
     dtype = h.matmul_rates[0].dtype
@@ -246,7 +248,7 @@ def test_the_hierarchys_prediction_is_its_floor_at_the_ops_own_rates_plus_the_fi
 
 
 def test_a_fixed_cost_is_the_probes_time_beyond_its_work_and_its_exps():
-    from generator import costs
+    from generator.model import costs
 
     softmax, add = costs.cost("softmax", (128, 128), "f32"), costs.cost("add", (128, 128), "f32")
     h = _exp_only(128 * 128 / 10e-6)  # the probe's exps take 10 us
@@ -280,7 +282,7 @@ def test_the_prediction_benchmark_reads_the_checked_in_records():
 
 
 def test_xlas_count_of_transcendentals_is_the_models_in_every_checked_in_record():
-    from generator import costs
+    from generator.model import costs
 
     seen = 0
     for path in RECORDS:
@@ -317,8 +319,8 @@ def test_drill_hierarchy_measures_this_cpu():
 
 def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_checklist(tmp_path):
     from drills import progress
-    from labs import gate
-    from labs.record_types import as_record
+    from labs.gate import verdict as gate
+    from labs.records.types import as_record
 
     def stripped(path: Path) -> dict:  # without its fixed-cost probes and matmul rates: less to explain with
         rec = _load(path)
@@ -339,14 +341,14 @@ def test_a_record_whose_misses_are_all_findings_asks_nothing_of_the_gate_or_the_
     assert not any("drill explain" in why for why in row.why_not), row.why_not
     record = as_record(_load(path))
     assert progress.unaccepted(record) == [] and progress.accepted_records([(path, record)]) == []
-    from generator.families.base import Mastery
+    from generator.problems.families.base import Mastery
 
     rule = Mastery("every miss of a lab record explained", lab=True)
     assert "no miss the evidence can explain" in progress._lab_gap(rule, [(path, record)])
 
 
 def test_main_memory_is_read_at_the_swept_call_size_nearest_the_ops():
-    from generator import roofline
+    from generator.model import roofline
 
     dram = model.Level("DRAM", "", None, 50e9, "", 0.02, 256e6, True,
                        (model.CallRate(0.5e6, 20e9, 0.1), model.CallRate(8e6, 45e9, 0.05)))
@@ -391,7 +393,7 @@ def _fake_measurement(spread: float, traced: bool):
 
 @pytest.mark.parametrize("traced", [False, True])
 def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_ten_percent(traced):
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
 
     spreads = {7: 0.5, 14: 0.3, 28: 0.08, 56: 0.01}
     asked: list[int] = []
@@ -407,7 +409,7 @@ def test_a_noisy_probe_is_remeasured_with_more_runs_until_its_spread_is_at_most_
 
 
 def test_a_traced_probe_keeps_its_last_measurement_whose_traces_are_the_ones_left():
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
 
     spreads = iter([0.2, 0.5, 0.4, 0.3])
     kept = lab_hierarchy._steady(lambda reps: _fake_measurement(next(spreads), True), keep_last=True)
@@ -425,7 +427,7 @@ def test_a_softmax_bound_by_its_exps_is_explained_with_the_measured_exp_rate():
     assert ev.is_miss and ev.exps == 1024 * 1024 and ev.exp_per_s
     assert ("exp-rate",) in mr.explanations(ev) and mr.unexplainable(ev) is None
     t = ev.exps / ev.exp_per_s
-    j = runner.judge_explanation(rec, "softmax", f"exp-rate: each exp costs what the hierarchy "
+    j = runner.judge_explanation(as_record(rec), "softmax", f"exp-rate: each exp costs what the hierarchy "
                                                  f"measured, {ev.exps:.4g} exps x {ev.seconds_per_exp * 1e12:.4g} ps/exp "
                                                  f"= {t * 1e6:.4g} us")
     assert j.accepted, j.why
@@ -451,11 +453,12 @@ def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_recor
     """Each op row keeps the measured hierarchy's prediction (never graded): the floor at the op's own
     measured rates plus its kind's fixed cost beyond the probe's work and exps; its ratio; the report
     shows it; an edit of it is caught."""
-    from generator import costs
-    from generator.roofline import Ceilings
-    from labs import consistency, report
-    from labs import ops as lab_ops
-    from labs.record_types import LabRecord
+    from generator.model import costs
+    from generator.model.roofline import Ceilings
+    from labs.gate import consistency
+    from labs import report
+    from labs.measure import ops as lab_ops
+    from labs.records.types import LabRecord
     from tests.labs import synthetic
 
     source = next(p for p in FRESH if p.parent.name == "quiet" and "n1024" in p.name and _load(p)["dtype"] == "bf16")
@@ -494,7 +497,7 @@ def test_the_lab_keeps_the_hierarchys_prediction_beside_the_others_and_the_recor
 def test_a_record_made_before_the_hierarchy_prediction_still_reads():
     rec = _load(RECORDS[0])
     assert "hierarchy" not in rec["ops"][0]["predictions"]
-    from labs.record_types import LabRecord
+    from labs.records.types import LabRecord
     typed = LabRecord.from_dict(rec)
     assert typed.ops[0].predictions.hierarchy is None and typed.to_dict() == rec
 
@@ -504,7 +507,7 @@ def test_a_record_made_before_the_hierarchy_prediction_still_reads():
 def test_the_matmul_probes_rotate_their_inputs_through_as_many_sets_as_the_lab(tmp_path, size, dtype):
     """A matmul probe on two hot input sets read 25-50% faster than the lab's rotated op on this CPU:
     each probe rotates through the sets the lab's own op rotates through at that size."""
-    from labs import hierarchy as lab_hierarchy
+    from labs.measure import hierarchy as lab_hierarchy
     from tests.labs import synthetic
 
     devices = [synthetic.device("cpu", "cpu", 24e9, 32 * 2**20)] + ([synthetic.device()] if dtype == "bf16" else [])
@@ -543,8 +546,8 @@ def test_a_fresh_output_costs_the_nearest_measured_sizes_extra_per_byte(written)
 
 
 def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_own_rate_has_it():
-    from generator import costs
-    from generator.roofline import Ceilings
+    from generator.model import costs
+    from generator.model.roofline import Ceilings
 
     base = Ceilings("probes", 1e11, 4e10, "f32")
     add = costs.cost("add", (1024, 1024), "f32")
@@ -560,8 +563,8 @@ def test_the_hierarchys_prediction_adds_the_fresh_output_except_where_the_ops_ow
 
 
 def test_a_fresh_output_is_its_copy_into_new_memory_less_the_same_in_place(monkeypatch):
-    from labs import hierarchy as lab_hierarchy
-    from generator import costs
+    from labs.measure import hierarchy as lab_hierarchy
+    from generator.model import costs
 
     monkeypatch.setattr(lab_hierarchy, "rotated_copy_rate",
                         lambda call, total, traces, fresh_output=False: (10e9 if fresh_output else 40e9, 0.3))
@@ -594,8 +597,8 @@ def test_an_add_slowed_by_its_fresh_output_is_explained_by_it():
 def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size(monkeypatch):
     """A probe on one hot input set read a small reduce_sum's cost at half the lab's rotated op: each probe
     rotates through the sets the lab's op would at the probe's edge."""
-    from labs import evidence, measure, timing
-    from labs import ops as lab_ops
+    from labs.measure import calls as measure, probes, timing
+    from labs.measure import ops as lab_ops
     from tests.labs import synthetic
 
     used: dict[str, set[int]] = {}
@@ -610,8 +613,8 @@ def test_the_fixed_cost_probes_rotate_their_inputs_as_the_lab_does_at_their_size
     monkeypatch.setattr(lab_ops, "build", fake_build)
     monkeypatch.setattr(measure, "measure_call", fake_measure)
     dev = synthetic.device("cpu", "cpu", 24e9, 32 * 2**20)
-    evidence.fixed_cost_probes(("add", "reduce_sum"), 1024, "f32", 5, None, dev)
-    edge = evidence.fixed_cost_edge(1024, ("add", "reduce_sum"))
+    probes.fixed_cost_probes(("add", "reduce_sum"), 1024, "f32", 5, None, dev)
+    edge = probes.fixed_cost_edge(1024, ("add", "reduce_sum"))
     for op in ("add", "reduce_sum"):
         want = timing.plan_rotation(lab_ops.OPS[op].input_set_bytes(edge, "f32"), dev.cache_bytes, dev.budget_bytes).sets
         assert want > 1 and used[lab_ops.OPS[op].module_name()] == set(range(want))

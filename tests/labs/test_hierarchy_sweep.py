@@ -1,5 +1,5 @@
 """The CPU hierarchy's levels from a sweep: plateaus, their names from sysfs, the order check, the
-interleaved and re-measured probes (labs.hierarchy), on made-up sweeps: no jax, no timing."""
+interleaved and re-measured probes (labs.measure.hierarchy), on made-up sweeps: no jax, no timing."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator.hierarchy import Level
-from labs import hierarchy as lab_hierarchy
-from labs.hierarchy import SweepPoint
+from generator.model.hierarchy import Level
+from labs.measure import hierarchy as lab_hierarchy
+from labs.measure.hierarchy import SweepPoint
 
 KIB, MIB = 2**10, 2**20
 
@@ -113,7 +113,7 @@ def test_probes_are_interleaved_and_a_noisy_one_is_re_measured_once_then_flagged
 
 
 def test_the_dram_figure_and_the_calibrated_copy_are_the_same_op_sized_calls():
-    from labs import calibrate
+    from labs.measure import calibrate
 
     assert lab_hierarchy.MAIN_CALL_BYTES == calibrate.CPU_COPY_CALL_BYTES
     assert 2 * MIB <= 2 * lab_hierarchy.MAIN_CALL_BYTES <= 32 * MIB  # the issue's op-sized range, bytes moved
@@ -122,7 +122,7 @@ def test_the_dram_figure_and_the_calibrated_copy_are_the_same_op_sized_calls():
 @pytest.mark.parametrize("kind,dtype", list(itertools.product(("add", "reduce_sum", "softmax", "convert"),
                                                               ("bf16", "f32"))))
 def test_an_op_probe_counts_its_bytes_as_generator_costs_does(kind, dtype):
-    from generator import costs
+    from generator.model import costs
 
     shape = (64, 2048)
     if kind == "convert":

@@ -1,4 +1,4 @@
-"""The compiled modules a trace names (labs.hloproto), on the real CPU traces checked in and on
+"""The compiled modules a trace names (labs.measure.hloproto), on the real CPU traces checked in and on
 bytes written by hand: each module's name, program id and entry parameter shapes."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from labs import hloproto, profile, xplane
+from labs.measure import hloproto, profile, xplane
 from tests.labs import fabricate
 
 TRACES = Path(__file__).with_name("traces")

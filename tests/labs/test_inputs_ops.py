@@ -5,8 +5,9 @@ import re
 
 import pytest
 
-from generator import costs
-from labs import device, inputs, ops
+from generator.model import costs
+from labs.measure import device, ops
+from labs import inputs
 
 
 def test_seed_ops_in_the_seed_order():
@@ -72,7 +73,7 @@ def test_predictions_json(tmp_path):
     ("matmul: __import__('os')\n", "matmul"),
     ("matmul: -1ms\n", "positive"),
     ("matmul: {a: 1}\n", "expected a time"),
-    # issue 22: one answer grammar; a bare number is never taken as seconds
+    # one answer grammar; a bare number is never taken as seconds
     ("matmul: 70\n", "70 what? e.g. 70 us, 70 ms or 70 s"),
     ("matmul: 1e-3\n", "1e-3 what?"),
     ("matmul: 2024-01-01\n", "reads as a date"),

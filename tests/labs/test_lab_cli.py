@@ -10,7 +10,7 @@ import sys
 import jsonschema
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
@@ -127,7 +127,7 @@ def test_the_lab_imports_nothing_the_gpu_box_lacks(tmp_path):
         f"try:\n    main(['lab', '--size', '64', '--reps', '2', '--ops', 'add', '--predictions', {str(preds)!r},"
         f" '--out', {str(tmp_path)!r}, '--json'])\n"
         "except SystemExit as e:\n    assert e.code == 0, e.code\n"
-        "bad = sorted(m for m in ('genanki', 'fsrs', 'platformdirs', 'jsonschema', 'drills.store', 'anki')"
+        "bad = sorted(m for m in ('genanki', 'fsrs', 'platformdirs', 'jsonschema', 'drills.store.repository', 'anki')"
         " if m in sys.modules)\n"
         "print('IMPORTED', bad, file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(REPO)])}
@@ -194,7 +194,7 @@ def test_bad_predictions_and_unwritable_output(tmp_path):
 
 @pytest.mark.parametrize("target", ["--out", "--trace-dir", "--plot"])
 def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, target):
-    """Issue 19: a read-only folder (read-only for root too) is one line, exit 2, nothing measured."""
+    """A read-only folder (read-only for root too) is one line, exit 2, nothing measured."""
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
@@ -213,7 +213,7 @@ def test_a_read_only_target_is_refused_before_anything_is_measured(tmp_path, tar
 def test_a_ledger_too_large_to_add_a_run_is_refused_before_anything_is_measured(tmp_path):
     """save_run reads the whole ledger after measuring: a ledger it could not read or add to is
     found before the first step, not after minutes of measuring."""
-    from labs import records
+    from labs.records import folder as records
 
     out = tmp_path / "bench"
     out.mkdir()
@@ -242,7 +242,7 @@ def test_a_symlinked_ledger_or_traces_folder_is_refused_before_anything_is_measu
 
 
 def test_a_ledger_with_a_byte_that_is_not_utf8_is_read_as_a_damaged_line_and_the_run_is_saved(tmp_path):
-    from labs import records
+    from labs.records import folder as records
 
     out = tmp_path / "bench"
     out.mkdir()

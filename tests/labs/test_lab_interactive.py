@@ -7,15 +7,14 @@ import sys
 import pexpect
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
 
 
 def test_predict_then_measure_then_explain(tmp_path):
-    from generator import miss_reasons
-    from labs import evidence
+    from generator import explain as miss_reasons
 
     out = tmp_path / "bench"
     child = pexpect.spawn(sys.executable, ["-m", "drills.cli", "lab", "--size", "128", "--reps", "3",
@@ -58,7 +57,7 @@ def test_predict_then_measure_then_explain(tmp_path):
         child.expect("look at: measured")
         child.expect("try again")
         child.expect(rf"{labels[op]}: measured .*why\?")
-        ev = evidence.op_evidence(saved, op)
+        ev = records.op_evidence(saved, op)
         found = miss_reasons.explanations(ev)
         assert found, "a miss that is asked has an explanation the evidence allows"
         derivation = miss_reasons.best(ev, found[0])

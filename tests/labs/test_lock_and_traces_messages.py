@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from labs.session import LabUsageError, check_targets
 from tests.conftest import invoke_drill
 from tests.labs import synthetic

@@ -5,8 +5,9 @@ import pytest
 import jax
 import numpy as np
 
-from labs import calibrate, measure, ops, profile, runner
-from labs.device import detect
+from labs.measure import calibrate, calls as measure, ops, profile
+from labs import runner
+from labs.measure.device import detect
 from tests.labs import synthetic
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from labs import measure
+from labs.measure import calls as measure
 
 times = st.lists(st.floats(min_value=1e-7, max_value=1.0, allow_nan=False), min_size=1, max_size=60)
 

@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
@@ -142,7 +142,7 @@ def _the_datasheet_was_measured_just_now_and_predicted_from(nb, rec):
     """Off TPU (a CPU: no catalogue entry) the probes are shown as this device's datasheet before the
     predictions cell, and the record's constants are those very probes (not the catalogue's, not
     measured again)."""
-    from generator.units import fmt
+    from generator.model.units import fmt
 
     sheet = _cell(nb, "session.measured_datasheet(plan)")
     shown = _text(sheet)

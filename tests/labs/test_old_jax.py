@@ -1,5 +1,5 @@
 """The lab on an old jax (0.5.2 and 0.4.30: no ProfileData, no ProfileOptions) still reads device time
-for every op (issue 15 item 8: on 0.4.30 the runtime threads hold only zero-duration instants).
+for every op (on 0.4.30 the runtime threads hold only zero-duration instants).
 
 .ci/run makes a second small venv with jax==0.5.2 (CPU) and exports its python as
 $DRILL_OLD_JAX_PYTHON. In CI (CI set) a missing venv fails this test; elsewhere it
@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from labs import records
+from labs.records import folder as records
 from tests.conftest import REPO, bound
 
 pytestmark = pytest.mark.slow
@@ -25,7 +25,7 @@ OLD_JAX = "0.5.2"
 OLDEST_JAX_ENV = "DRILL_OLDEST_JAX_PYTHON"
 OLDEST_JAX = "0.4.30"
 # jax 0.6.2 has ProfileOptions but no ProfileData, and its profiler logs "Can't import
-# tensorflow.python.profiler.trace" on every start and stop (issue 18 item 8).
+# tensorflow.python.profiler.trace" on every start and stop.
 NOISY_JAX_ENV = "DRILL_JAX_0_6_PYTHON"
 NOISY_JAX = "0.6.2"
 
@@ -65,11 +65,11 @@ def test_drill_lab_on_an_old_jax_measures_every_op_on_the_device(old_jax, tmp_pa
     assert set(by_op) == {r["op"] for r in rec["ops"]}
     assert all(v["measured_from"] == "device" and v["device_s"] > 0 for v in by_op.values()), by_op
     assert all(r["evidence"]["fixed_cost_s"] >= 0 for r in rec["ops"])
-    assert "device time read with labs.xplane" in res.stderr and "WALL CLOCK" not in res.stderr
+    assert "device time read with labs.measure.xplane" in res.stderr and "WALL CLOCK" not in res.stderr
     assert "Can't import tensorflow" not in res.stderr  # the profiler's noise never reaches the learner
     for row in rec["ops"]:
         m = row["measured"]
         assert m["measured_from"] == "device", (row["op"], m["measured_reason"])
-        assert m["trace_reader"] == "labs.xplane.XSpace" and m["device_runs"] == 9 and m["traces"] == 3
+        assert m["trace_reader"] == "labs.measure.xplane.XSpace" and m["device_runs"] == 9 and m["traces"] == 3
     for probe_name in ("matmul", "copy"):
         assert rec["constants"]["calibrated"][probe_name]["measured_from"] == "device"

@@ -1,12 +1,12 @@
 """jax 0.4.30 on a CPU (a real trace recorded by the lab on this machine, matmul at N=256, 3 timed runs
 +1 dropped): the XLA runtime threads hold only zero-duration instants (ThreadpoolListener::StartRegion
 ...), which are not device time; the real execution is TfrtCpuExecutable::ExecuteHelper on the calling
-thread. Issue 15 item 8. Pure Python (labs.xplane): no jax needed."""
+thread. Pure Python (labs.measure.xplane): no jax needed."""
 
 import gzip
 from pathlib import Path
 
-from labs import profile
+from labs.measure import profile
 
 TRACE = Path(__file__).with_name("traces") / "jax-0.4.30-cpu-matmul-n256-reps3.xplane.pb.gz"
 MODULE = "jit_lab_matmul"

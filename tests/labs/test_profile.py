@@ -4,7 +4,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from labs import profile
+from labs.measure import profile
 
 
 def ev(name, start, dur, **stats):
@@ -107,7 +107,8 @@ def test_xprof_layout_gunzips_each_trace_where_xprof_looks(tmp_path):
     from click.testing import CliRunner
 
     from drills.cli import cli
-    from labs import records, xplane
+    from labs.records import folder as records
+    from labs.measure import xplane
     from tests.labs import synthetic
 
     path = records.save_run(synthetic.record(tmp_path), tmp_path / "bench", "lab-0.1-gpu")
@@ -126,7 +127,7 @@ def _saved_with_trace_dir(tmp_path, trace_dir):
     """A saved synthetic record whose ``trace_dir`` is changed to ``trace_dir``."""
     import json
 
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
 
     path = records.save_run(synthetic.record(tmp_path), tmp_path / "bench", "lab-0.1-gpu")

@@ -1,9 +1,9 @@
-"""Issue 18 item 8: the profiler's "Can't import tensorflow.python.profiler.trace" lines never reach the
+"""The profiler's "Can't import tensorflow.python.profiler.trace" lines never reach the
 learner's screen; anything else written to stderr meanwhile still does."""
 
 import os
 
-from labs import profile
+from labs.measure import profile
 
 
 def test_tensorflow_import_warnings_are_dropped_and_other_lines_kept(capfd):

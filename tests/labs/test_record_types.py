@@ -1,5 +1,5 @@
-"""The typed record (labs.record_types): validated on load with field paths, round-trips exactly,
-and declares the same fields as labs/record.schema.json."""
+"""The typed record (labs.records.types): validated on load with field paths, round-trips exactly,
+and declares the same fields as labs/records/record.schema.json."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labs import record_types as rt
-from labs import records
+from labs.records import types as rt
+from labs.records import folder as records
 from tests.labs import synthetic
 from tests.labs.record_schema import add_unknown_keys_and_shuffle, json_objects, walk
 
@@ -142,3 +142,30 @@ def test_every_folder_command_says_one_line_per_bad_record_and_reads_the_rest(tm
         assert "lab-0.1-gpu-good.json" in res.stdout  # the good record is still judged
     if args[0] == "explain":
         assert "miss(es) explained" in res.stdout
+
+
+def test_replace_writes_a_key_the_stored_object_lacked_after_its_stored_keys():
+    stored = rt.Miss.from_dict({"op": "add", "reasons": [], "text": "", "accepted": False, "why": "w"}, "$", 3)
+    changed = stored.replace(finding="no derivation reaches measured", why="found")
+    assert list(changed.to_dict()) == ["op", "reasons", "text", "accepted", "why", "finding"]
+    assert changed.to_dict()["finding"] == "no derivation reaches measured" and changed.why == "found"
+    assert "finding" not in stored.to_dict() and stored.why == "w"  # a new object; the old one is as it was
+
+
+def test_the_pipeline_passes_a_typed_record_and_never_edits_one_in_place(tmp_path):
+    """``runner.assemble`` returns a LabRecord; judging a miss returns a new record, with the attempt and
+    the summary, and the one judged is unchanged; what is written is the record's own JSON."""
+    from generator import explain as mr
+    from labs import runner
+
+    cpu = synthetic.device("cpu", "cpu", 8e9, 32 * 2**20)
+    rec = rt.LabRecord.from_dict(synthetic.record(tmp_path, {"add": 3.0}, dev=cpu,
+                                                  calibrate=synthetic.calibration(4e11, 4e10), size=512))
+    before = rec.to_dict()
+    judged = runner.record_judgement(rec, "add", mr.judge("overhead", records.op_evidence(rec, "add")))
+    assert isinstance(judged, rt.LabRecord) and rec.to_dict() == before
+    (attempt,) = judged.op("add").miss.attempts
+    assert attempt.verdict == "refused" and judged.summary.unexplained == ("add",)
+    path = records.save_run(judged, tmp_path / "bench", "lab-0.1-cpu")
+    stored = records.load_typed(path)[0]
+    assert stored.op("add").miss.attempts == (attempt,) and stored.run is not None and judged.run is None

@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator.units import fmt
-from labs import gate, records
+from generator.model.units import fmt
+from labs.gate import verdict as gate
+from labs.records import folder as records
 from tests.conftest import bound
 from tests.labs import synthetic
 
@@ -38,13 +39,12 @@ def _explain_one(path: str, why_file: str, start) -> None:
 @pytest.mark.parametrize("attempt", range(6))
 def test_two_explains_at_once_keep_both_explanations(tmp_path, attempt):
     path = _record_with_two_misses(tmp_path)
-    from generator import miss_reasons
-    from labs import evidence
+    from generator import explain as miss_reasons
 
     rec = records.load(path)
     files = []
     for op in ("add", "softmax"):  # a corrected estimate the record's own numbers reproduce
-        ev = evidence.op_evidence(rec, op)
+        ev = records.op_evidence(rec, op)
         corrected_us = miss_reasons.corrected_time(ev, ["below-peak-bandwidth"]) * 1e6
         text = (f"below-peak-bandwidth: {op} moves {fmt(ev.model_bytes, 'B')} / the copy probe's "
                 f"{fmt(ev.attained_bytes_per_s, 'B/s')} = {corrected_us:.4g} us")
@@ -175,7 +175,7 @@ def test_a_trace_bomb_is_refused_in_bounded_memory(tmp_path):
     bench = path.parent
     _bomb(_trace_file(bench, "matmul"))
     # Peak memory from VmHWM: ru_maxrss survives exec, so it would report pytest's own peak.
-    code = ("import re, json; from labs import verify; "
+    code = ("import re, json; from labs.gate import verify; "
             f"r = verify.verify_folder({str(bench)!r}); "
             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
             "print(json.dumps([hwm, [c.why for c in r.disagreements]]))")
@@ -236,7 +236,7 @@ def test_attempts_are_append_only_and_the_ledger_counts_the_refused_ones(tmp_pat
 
     for change in (drop, reword):
         with pytest.raises(records.RecordError, match="append-only"):
-            records.update(path, change)
+            records.update(path, synthetic.json_edit(change))
         assert path.read_bytes() == before  # refused before anything is written
     rec = records.load(path)
     next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"] = []
@@ -248,7 +248,7 @@ def test_attempts_are_append_only_and_the_ledger_counts_the_refused_ones(tmp_pat
         attempts = next(r for r in rec["ops"] if r["op"] == "add")["miss"]["attempts"]
         attempts.append(dict(attempts[0], text="x"))
 
-    records.update(path, append)
+    records.update(path, synthetic.json_edit(append))
     assert records.read_ledger(path.parent)[-1]["refused_attempts"] == {"add": 2}
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from generator import roofline
+from generator.model import roofline
 from labs import plot, report
 from tests.labs import synthetic
 
@@ -71,7 +71,7 @@ def test_detail_table_shows_device_quantiles(rec):
 
 
 def test_the_plot_includes_the_learners_own_predictions(tmp_path, rec):
-    """Issue 26: the lab plot left out the learner's predictions; each is FLOPs / the seconds they wrote."""
+    """The lab plot left out the learner's predictions; each is FLOPs / the seconds they wrote."""
     by_label = {p["label"]: p for p in plot.points(rec)}
     for row in rec["ops"]:
         if row["flops"] <= 0:

@@ -2,8 +2,10 @@
 
 import pytest
 
-from generator import catalogue, costs, roofline
-from labs import ops, runner
+from generator.model import catalogue, costs, roofline
+from labs.measure import ops
+from labs import runner
+from labs.records.types import as_record
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
 
@@ -14,7 +16,7 @@ def test_a_gpu_plan_predicts_with_the_catalogue_chip(tmp_path):
     h200 = catalogue.get("h200")
     est = p.datasheet_estimates()
     assert set(est) == set(ops.SEED_OPS)
-    # the same numbers generator.roofline gives for the seed's shapes
+    # the same numbers generator.model.roofline gives for the seed's shapes
     expected = roofline.estimate(h200, costs.cost("matmul", (8, 4096, 4096), "bf16"))
     assert est["skinny_matmul"].floor_s == expected.floor_s
     assert p.costs["softmax"] == costs.cost("softmax", (4096, 4096), "bf16")
@@ -90,7 +92,7 @@ def test_assemble_scores_every_prediction(tmp_path):
 
 def test_explain_attaches_sentences_only_to_misses(tmp_path):
     rec = synthetic.record(tmp_path, {"matmul": 2.5})
-    runner.explain(rec, {"matmul": "  cuBLAS picked a\nsmall tile. ", "add": "not a miss"})
+    rec = runner.explain(as_record(rec), {"matmul": "  cuBLAS picked a\nsmall tile. ", "add": "not a miss"}).to_dict()
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["matmul"]["miss"]["text"] == "cuBLAS picked a small tile."
     assert rows["add"]["explanation"] is None and rows["add"]["miss"] is None
@@ -98,7 +100,7 @@ def test_explain_attaches_sentences_only_to_misses(tmp_path):
     assert rows["matmul"]["miss"]["reasons"] == [] and not rows["matmul"]["miss"]["accepted"]
     assert "name your reasons first" in rows["matmul"]["miss"]["why"] and len(rows["matmul"]["miss"]["attempts"]) == 1
     # named, but a sentence without a corrected time re-predicts nothing: refused, both attempts kept
-    runner.explain(rec, {"matmul": "below-peak-compute: cuBLAS picked a\nsmall tile."})
+    rec = runner.explain(as_record(rec), {"matmul": "below-peak-compute: cuBLAS picked a\nsmall tile."}).to_dict()
     rows = {r["op"]: r for r in rec["ops"]}
     assert rows["matmul"]["miss"]["text"] == "below-peak-compute: cuBLAS picked a small tile."
     assert rows["matmul"]["miss"]["reasons"] == ["below-peak-compute"] and not rows["matmul"]["miss"]["accepted"]
@@ -119,7 +121,7 @@ def test_partial_learner_predictions_are_scored_but_not_graded(tmp_path):
 @pytest.mark.parametrize("platform, kind, want", [("cpu", "cpu", 1024), ("gpu", "NVIDIA H200", 4096)])
 def test_drill_lab_without_size_runs_1024_on_a_cpu_and_the_counted_size_elsewhere(tmp_path, monkeypatch, platform,
                                                                                    kind, want):
-    from labs import device as lab_device
+    from labs.measure import device as lab_device
 
     seen = {}
 

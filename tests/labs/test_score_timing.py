@@ -6,7 +6,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from labs import measure, score, timing
+from labs.measure import calls as measure, timing
+from labs.records import score
 
 positive = st.floats(min_value=1e-9, max_value=1e3, allow_nan=False, allow_infinity=False)
 

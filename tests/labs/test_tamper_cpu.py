@@ -17,8 +17,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from labs import records
-from labs.ops import SEED_OPS
+from labs.records import folder as records
+from labs.measure.ops import SEED_OPS
 from tests.conftest import REPO, bound, run_drill
 
 pytestmark = pytest.mark.slow
@@ -199,16 +199,15 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     folder = _folder(tmp_path, runs, "three")
     path = folder / runs["three"].name
     rec = records.load(path)
-    from generator import miss_reasons
-    from labs import evidence
+    from generator import explain as miss_reasons
 
-    found = {r["op"]: miss_reasons.explanations(evidence.op_evidence(rec, r["op"])) for r in rec["ops"]
+    found = {r["op"]: miss_reasons.explanations(records.op_evidence(rec, r["op"])) for r in rec["ops"]
              if r["verdict"] == "miss"}
     why = tmp_path / "why.yaml"
     explainable = {op: combos[0] for op, combos in found.items() if combos}
     if not explainable:  # this busy CPU left every probe noisy: then no reason reproduces the measurement
         for op in found:
-            ev = evidence.op_evidence(rec, op)
+            ev = records.op_evidence(rec, op)
             for rid in miss_reasons.BY_ID:
                 assert not miss_reasons.judge(rid, ev, None, ev.measured_seconds).accepted, (op, rid)
         return
@@ -216,7 +215,7 @@ def test_overhead_is_refused_and_a_supported_reason_accepted(tmp_path, runs):
     why.write_text(f"{op}: overhead\n")
     res = run_drill("explain", str(path), "--explanations", str(why))
     assert res.returncode == 0 and f"{op}: refused: 'overhead' is a shrug" in res.stdout, res.stdout
-    derivation = miss_reasons.best(evidence.op_evidence(rec, op), combo)
+    derivation = miss_reasons.best(records.op_evidence(rec, op), combo)
     assert derivation is not None
     why.write_text(f"{op}:\n  reasons: [{', '.join(combo)}]\n  corrected: {derivation.seconds * 1e6:.6g} us\n"
                    f"  text: '{derivation.text}'\n")

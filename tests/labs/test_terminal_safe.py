@@ -1,4 +1,4 @@
-"""Strings from a record reach the terminal only through ``generator.termsafe.visible``: a device kind
+"""Strings from a record reach the terminal only through ``generator.io.termsafe.visible``: a device kind
 with escapes can not retitle the terminal, colour it, or erase the "[not counted]" after it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from click.testing import CliRunner
 
 from drills.cli import cli
-from generator.termsafe import visible, visible_lines
-from labs import records
+from generator.io.termsafe import visible, visible_lines
+from labs.records import folder as records
 from tests.labs import synthetic
 
 HOSTILE = "NVIDIA H200\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m\r\x1b[2K"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from labs import profile, xplane
+from labs.measure import profile, xplane
 
 TRACES = Path(__file__).with_name("traces")
 NEW = "jax-0.10.2-cpu-softmax-n256-reps3.xplane.pb.gz"

@@ -1,5 +1,5 @@
 """`drill xprof`'s logdir: one record's traces only, never a user's file written over, and the temporary
-layout named, reused for the same record and pruned (``labs.xprof_logdir``)."""
+layout named, reused for the same record and pruned (``labs.measure.xprof_logdir``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from labs import records, xprof_logdir
+from labs.records import folder as records
+from labs.measure import xprof_logdir
 from tests.labs import synthetic
 
 

@@ -53,8 +53,9 @@ import pytest
 from click.testing import CliRunner
 
 from drills.cli import cli
-from labs import profile, records
-from labs.ops import OPS, SEED_OPS
+from labs.measure import profile
+from labs.records import folder as records
+from labs.measure.ops import OPS, SEED_OPS
 from tests.conftest import bound, run_drill
 from tests.labs import synthetic
 

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from drills.site import build, data
-from generator import catalogue
-from labs import gate, records
+from generator.model import catalogue
+from labs.gate import verdict as gate
+from labs.records import folder as records
 from tests.conftest import REPO
 from tests.labs import synthetic
 from tests.site.conftest import ARTIFACTS
@@ -136,7 +137,7 @@ def test_number_formatting_matches_python_on_ties_and_random_values(page, site):
         [rng.uniform(0, 1) * 10 ** rng.randint(-14, 17) for _ in range(1500)] + [9.9995, 0.00099995, 999.5, 1e16, 2.5e-13]
     got = page.evaluate("""vs => vs.map(v => { const f = window.drillSite.format;
         return [f.fixed(v, 1), f.gfmt(v, 3), f.efmt(v, 3), f.si(v, "B/s"), f.sci(v), f.seconds(v)]; })""", values)
-    from generator.units import sci, seconds, si
+    from generator.model.units import sci, seconds, si
     for v, js in zip(values, got):
         assert js == [f"{v:.1f}", f"{v:.3g}", f"{v:.3e}", si(v, "B/s"), sci(v), seconds(v)], v
 
@@ -167,7 +168,7 @@ def test_can_you_ticks_survive_a_reload(page, site):
 def _bench(tmp_path, kind):
     bench = tmp_path / kind / "bench"
     bench.mkdir(parents=True)
-    if kind == "pass":  # GATE 00 as the seed words it: all five within 2x (issue 15)
+    if kind == "pass":  # GATE 00 as the seed words it: all five within 2x
         records.save(synthetic.record(tmp_path / kind, {"softmax": 1.5}), bench, "lab-0.1-gpu")
     elif kind == "fail":
         records.save(synthetic.record(tmp_path / kind, {"softmax": 3.0}), bench, "lab-0.1-gpu")
@@ -360,7 +361,7 @@ BROKEN_WORDS_JS = """() => {
 
 @pytest.mark.parametrize("width", (1280, 1024))
 def test_the_gate_table_breaks_no_word_at_desktop_widths(browser, tmp_path, width):
-    """Issue 26: at 1280 px the gate table broke "pract/ice" and "2026-/11-29"."""
+    """At 1280 px the gate table broke "pract/ice" and "2026-/11-29"."""
     out = tmp_path / "s"
     build.build(out, REPO / "bench")
     context = browser.new_context(viewport={"width": width, "height": 900})

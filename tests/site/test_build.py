@@ -11,8 +11,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from drills.site import build, data, highlight, markdown, sections
-from generator import catalogue, costs
-from labs import ops as lab_ops
+from generator.model import catalogue, costs
+from labs.measure import ops as lab_ops
 from tests.conftest import REPO, bound, invoke_drill
 from tests.procs import reap
 
@@ -26,7 +26,7 @@ def test_drill_site_builds_the_page(tmp_path):
     out = tmp_path / "site"
     res = invoke_drill("site", "-o", str(out), cwd=REPO)
     assert res.returncode == 0, res.stderr
-    from labs import gate
+    from labs.gate import verdict as gate
     expected = gate.evaluate(REPO / "bench").status  # the course's published records, judged by the gate's rules
     assert f"GATE 00 from bench: {expected}" in res.stdout
     page = (out / "index.html").read_text(encoding="utf-8")
@@ -280,7 +280,7 @@ def test_can_you_links_each_item_to_its_quiz_family():
     assert [i["n"] for i in items] == [1, 2, 3, 4, 5, 6, 7]
     assert items[0]["command"] == "drill quiz --family ridge --chip v5e"
     assert items[3]["command"] == "drill quiz --family lattice"
-    from generator.families import FAMILIES
+    from generator.problems.families import FAMILIES
     assert all(i["command"].split()[3] in FAMILIES for i in items)
     # item 6 (name a reason for a miss): the miss_reason drill and drill explain, not a vocabulary card
     assert items[5]["commands"] == ["drill quiz --family miss_reason", "drill explain"]
@@ -355,7 +355,7 @@ def test_the_open_in_colab_link_is_built_from_the_repository_address(tmp_path):
 
 
 def test_the_address_lives_in_pyprojects_project_urls(tmp_path):
-    from generator import project_urls
+    from generator.io import project_urls
     assert project_urls.PYPROJECT == REPO / "pyproject.toml"
     toml = tmp_path / "pyproject.toml"
     toml.write_text('[project]\nname = "x"\n[project.urls]\n# a comment\nRepository = "' + SAMPLE_REPO + '"\n'
@@ -404,7 +404,7 @@ def test_sources_and_readings_as_the_seed_has_them():
 
 
 def test_the_mastery_header_never_counts_the_courses_records(tmp_path):
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -423,14 +423,14 @@ def test_the_mastery_header_never_counts_the_courses_records(tmp_path):
     # the repo's published records: each says why it does not count
     page, _ = build.render(REPO / "bench", repo_url="")
     why = re.search(r'<ul id="gate-why">(.*?)</ul>\s*</section>', page, re.S).group(1)
-    judged = __import__("labs.gate", fromlist=["evaluate"]).evaluate(REPO / "bench")
+    judged = __import__("labs.gate.verdict", fromlist=["evaluate"]).evaluate(REPO / "bench")
     for row in judged.rows:
         for reason in row.why_not:
             assert __import__("html").escape(reason) in why
 
 
 def test_calibration_summarises_bias_spread_and_trend(tmp_path):
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -444,13 +444,13 @@ def test_calibration_summarises_bias_spread_and_trend(tmp_path):
 
 
 def test_the_page_and_drill_progress_show_one_trend(tmp_path):
-    """Issue 26: progress said "further" while the page said "40% -> 60%" (within 2x went up while the
+    """Progress said "further" while the page said "40% -> 60%" (within 2x went up while the
     typical miss grew). Both now show drills.progress.trend: the same word, the same line."""
     from click.testing import CliRunner
 
     from drills import progress
     from drills.cmd_lab import progress as progress_cmd
-    from labs import records
+    from labs.records import folder as records
     from tests.labs import synthetic
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -534,7 +534,7 @@ def test_serve_answers_only_with_the_files_the_build_wrote(tmp_path):
 
 
 def test_the_notebook_installs_from_the_same_address_as_the_page():
-    from generator import project_urls
+    from generator.io import project_urls
     nb = json.loads(build.NOTEBOOK_PATH.read_text(encoding="utf-8"))
     assert sections.repo_url(nb) == project_urls.repository_url()  # one address: pyproject's, copied verbatim
 
@@ -557,8 +557,8 @@ def test_the_notebook_prints_a_pip_failure_as_plain_text(tmp_path):
 
 
 def test_drill_site_from_another_folder_finds_the_courses_records(tmp_path):
-    """Issue 26: `drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
-    from labs import gate
+    """`drill site` run outside the repository used to fail "--bench 'bench' does not exist"."""
+    from labs.gate import verdict as gate
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

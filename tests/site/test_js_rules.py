@@ -3,9 +3,9 @@
 The shipped ``site.js`` runs in a Node ``vm`` context whose ``document`` holds only the page's data
 (``drills.site.data.playground_data``, as the build embeds it) and is still loading, so the page's
 controls are never wired and only ``window.drillSite`` (``compute`` and the number formatting) is used.
-Every case goes to one Node process; the expected values come from ``generator.roofline`` (intensity,
+Every case goes to one Node process; the expected values come from ``generator.model.roofline`` (intensity,
 ridge, the bound, T_math, T_comms, the floor, attainable, and the strings ``drill roofline`` prints) and
-``generator.units`` at test time. Chips are the catalogue's plus generated ones (random peaks and
+``generator.model.units`` at test time. Chips are the catalogue's plus generated ones (random peaks and
 bandwidths, some with the intensity exactly on the ridge), so the rules are checked beyond the
 catalogue's few numbers. The Chromium test of the built page is in test_browser.py (slow).
 """
@@ -17,9 +17,9 @@ import random
 import pytest
 
 from drills.site import build, data
-from generator import catalogue, units
-from generator import roofline as model
-from labs import ops as lab_ops
+from generator.model import catalogue, units
+from generator.model import roofline as model
+from labs.measure import ops as lab_ops
 from tests.js import run_node
 
 SITE_JS = build.ASSETS / "site.js"
@@ -44,7 +44,7 @@ CASES = 500  # playground cases: half on catalogue chips, half on generated ones
 
 
 def reference(ceilings: model.Ceilings, display: str, op: str, n: int) -> dict:
-    """What the playground must show for ``op`` at size ``n`` under ``ceilings``, from generator.roofline."""
+    """What the playground must show for ``op`` at size ``n`` under ``ceilings``, from generator.model.roofline."""
     cost = lab_ops.OPS[op].cost(n, ceilings.dtype)
     est = model.estimate(ceilings, cost)
     summary = dict(line.split(": ", 1) for line in model.summary_lines(est))
@@ -161,7 +161,7 @@ def test_the_playgrounds_words_are_drill_rooflines(results):
 
 
 def test_number_formatting_is_pythons(results):
-    """fixed, g and e formats (half-even ties), si, sci, seconds and intensity_number as generator.units."""
+    """fixed, g and e formats (half-even ties), si, sci, seconds and intensity_number as generator.model.units."""
     _, _, out, values = results
     for v, js in zip(values, out["format"]):
         assert js == [f"{v:.1f}", f"{v:.3g}", f"{v:.3e}", units.si(v, "B/s"), units.sci(v), units.seconds(v),

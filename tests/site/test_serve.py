@@ -1,4 +1,4 @@
-"""`drill site --serve` under attack (issue 26): a swapped link, a hard link, stalled clients.
+"""`drill site --serve` under attack: a swapped link, a hard link, stalled clients.
 
 Each test runs the real `drill site --serve` in its own process and talks to it over
 raw sockets; every wait is bounded, and the server is stopped with SIGINT afterwards.
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from drills.site import serve
-from generator import safeio
+from generator.io import safeio
 from tests.conftest import REPO, bound
 from tests.procs import reap
 
@@ -192,7 +192,7 @@ def test_read_entry_refuses_links_hard_links_and_paths(tmp_path):
 
 def test_a_clients_escapes_are_logged_as_escapes_never_raw(tmp_path, capfd):
     """The request line ``GET /\\x1b]0;PWN\\x07\\x1b[31mRED`` would set the terminal's title and colour if
-    the log printed it as sent: each control is shown as its escape (``generator.termsafe``)."""
+    the log printed it as sent: each control is shown as its escape (``generator.io.termsafe``)."""
     out = tmp_path / "s"
     out.mkdir()
     server = serve.make_server(out, 0)

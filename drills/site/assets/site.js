@@ -1,8 +1,9 @@
 // The Stage 0 page: EX·01 playground, its roofline plot, EX·06's chip switch, the
 // "Can you" ticks (localStorage) and the mastery header. No formula lives here:
-// FLOPs and bytes are cubic polynomials in N exported from generator/costs.py by
-// drills/site/data.py; the roofline is the scaling book's (generator/roofline.py),
-// and numbers print like generator/units.py (Python's format(), half-even rounding).
+// FLOPs and bytes are cubic polynomials in N exported from generator/model/costs.py by
+// drills/site/data.py; intensity, ridge, T_math, T_comms, floor, attainable and the verdict are
+// generator/model/formulas.py's expressions, exported as data and evaluated below; numbers print
+// like generator/model/units.py (Python's format(), half-even rounding).
 "use strict";
 (function () {
   const DATA = JSON.parse(document.getElementById("site-data").textContent);
@@ -70,7 +71,7 @@
     if (out.includes(".")) out = out.replace(/0+$/, "").replace(/\.$/, "");
     return sign + out;
   }
-  function si(value, unit, digits = 3) { // generator.units.si
+  function si(value, unit, digits = 3) { // generator.model.units.si
     if (value === 0 || !Number.isFinite(value)) return gfmt(value, 6) + " " + unit;
     const scale = DATA.si_scale;
     for (const [factor, prefix] of scale) {
@@ -80,11 +81,11 @@
     return gfmt(value / factor, digits) + " " + prefix + unit;
   }
   const seconds = (v) => si(v, "s");
-  function intensityNumber(x) { // generator.units.intensity_number
+  function intensityNumber(x) { // generator.model.units.intensity_number
     if (Math.abs(x) >= 1e6) return sci(x);
     return Math.abs(x) >= 1000 ? fixed(x, 0) : gfmt(x, 4);
   }
-  function sci(value, digits = 4) { // generator.units.sci
+  function sci(value, digits = 4) { // generator.model.units.sci
     if (value === 0) return "0";
     if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
     let [mant, e] = efmt(value, digits - 1).split("e");
@@ -92,10 +93,27 @@
     return mant + "e" + String(parseInt(e, 10));
   }
 
-  // ---- the model: generator.costs via exported polynomials, generator.roofline's formulas ----
+  // ---- the model: generator.model.costs via exported polynomials, generator.model.roofline's formulas ----
   const chips = Object.fromEntries(DATA.chips.map((c) => [c.name, c]));
   const ops = Object.fromEntries(DATA.ops.map((o) => [o.name, o]));
   const poly = (c, n) => c[0] + c[1] * n + c[2] * n * n + c[3] * n * n * n;
+  // generator.model.formulas: an expression is a name, ["str", text] or [operator, ...operands]
+  const OPERATORS = {
+    "/": (a, b) => a / b, "*": (a, b) => a * b, "+": (a, b) => a + b,
+    max: (a, b) => Math.max(a, b), min: (a, b) => Math.min(a, b), ">=": (a, b) => a >= b,
+  };
+  function evaluate(expr, values) {
+    if (typeof expr === "string") return values[expr];
+    const [head, ...args] = expr;
+    if (head === "str") return args[0];
+    if (head === "if") return evaluate(args[0], values) ? evaluate(args[1], values) : evaluate(args[2], values);
+    return OPERATORS[head](evaluate(args[0], values), evaluate(args[1], values));
+  }
+  function roofline(given) { // every formula, in order, over the given quantities
+    const values = Object.assign({}, given);
+    for (const [name, expr] of DATA.formulas) values[name] = evaluate(expr, values);
+    return values;
+  }
 
   function compute(chipName, opName, n, dtype) {
     const chip = chips[chipName], op = ops[opName];
@@ -107,11 +125,9 @@
     if (k.error) return { error: k.error };
     const flops = poly(cost.flops, n), bytes = poly(cost.bytes, n);
     const peak = k.peak_flops_per_s, bw = k.hbm_bytes_per_s;
-    const intensity = flops / bytes, ridge = peak / bw;
-    const tMath = flops / peak, tComms = bytes / bw;
-    const floor = Math.max(tMath, tComms), upper = tMath + tComms;
-    const bound = intensity >= ridge ? "compute" : "memory";
-    const attainable = Math.min(peak, intensity * bw);
+    const r = roofline({ flops, bytes, peak, bw });
+    const intensity = r.intensity, ridge = r.ridge, tMath = r.t_math, tComms = r.t_comms;
+    const floor = r.floor, upper = r.upper, bound = r.verdict, attainable = r.attainable;
     const fill = (t) => t.split("{N}").join(String(n));
     const dims = op.shape.map((d) => (d === "N" ? n : d));
     const worked = [
@@ -123,7 +139,7 @@
       `T_math     = FLOPs / peak = ${sci(flops)} / ${sci(peak)} = ${seconds(tMath)}`,
       `T_comms    = bytes / HBM bandwidth = ${sci(bytes)} / ${sci(bw)} = ${seconds(tComms)}`,
       `floor      = max(T_math, T_comms) = ${seconds(floor)}   (upper bound: T_math + T_comms = ${seconds(upper)})`,
-      `attainable = min(peak, intensity × bandwidth) = min(${sci(peak)}, ${sci(intensity * bw)}) = ${si(attainable, "FLOP/s")}`,
+      `attainable = min(peak, intensity × bandwidth) = min(${sci(peak)}, ${sci(r.memory_roof)}) = ${si(attainable, "FLOP/s")}`,
       `constants  : ${k.name} ${k.dtype} peak ${sci(peak)} FLOP/s, HBM ${sci(bw)} B/s — ${k.source}`,
       `convention : ${cost.convention}`,
     ];
