@@ -12,7 +12,7 @@ temporary directory, warmed by one untimed run; the tree is not touched).
 ``--as-is`` keeps the caller's environment instead (e.g. with
 ``PYTHONDONTWRITEBYTECODE=1`` every repo module is compiled on every start).
 
-    python bench/bench_startup.py [--runs 15] [--as-is] [--no-cold] [--json]
+    python bench/bench_startup.py [--runs 15] [--as-is] [--no-cold] [--json] [--chip v5e]
 
 Start-up cache: ``generator.io.startcache`` keeps the parsed catalogue, the parsed specs and the skill
 index as JSON in the user cache directory, built on first use and keyed by the content of the files
@@ -77,11 +77,13 @@ def time_baseline(env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def time_first_prompt(drill: list[str], workdir: Path, run: int, env: dict[str, str]) -> float:
+def time_first_prompt(drill: list[str], workdir: Path, run: int, env: dict[str, str],
+                      chip: str | None = None) -> float:
     store = workdir / f"store-{run}.sqlite3"
     start = time.perf_counter()
     proc = subprocess.Popen(
-        drill + ["quiz", "--store", str(store), "--count", "1", "--new", "1", "--seed", str(run)],
+        drill + ["quiz", "--store", str(store), "--count", "1", "--new", "1", "--seed", str(run)]
+        + (["--chip", chip] if chip else []),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None and proc.stdin is not None
     elapsed = None
@@ -105,6 +107,7 @@ def main() -> None:
                         help="keep the environment's bytecode settings (default: writable caches in a temp dir)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache runs")
+    parser.add_argument("--chip", help="quiz one chip's skills, as the README's first command does (--chip v5e)")
     args = parser.parse_args()
 
     drill = drill_command()
@@ -112,13 +115,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         env = child_env(Path(tmp), args.as_is)
         time_baseline(env)  # warm the file and bytecode caches for both, and the start-up cache
-        time_first_prompt(drill, Path(tmp), -1, env)
+        time_first_prompt(drill, Path(tmp), -1, env, args.chip)
         for run in range(args.runs):
             baseline.append(time_baseline(env))
-            quiz.append(time_first_prompt(drill, Path(tmp), run, env))
+            quiz.append(time_first_prompt(drill, Path(tmp), run, env, args.chip))
             if not args.no_cold:
                 empty = {**env, "XDG_CACHE_HOME": str(Path(tmp) / f"cold-{run}")}
-                cold.append(time_first_prompt(drill, Path(tmp), 1000 + run, empty))
+                cold.append(time_first_prompt(drill, Path(tmp), 1000 + run, empty, args.chip))
 
     base_ms, quiz_ms = statistics.median(baseline) * 1e3, statistics.median(quiz) * 1e3
     ratio = quiz_ms / base_ms

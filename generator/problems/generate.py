@@ -156,9 +156,7 @@ class Registry:
         filter leaves out unless the family is asked for by name)."""
         wanted = None if not families else {normalize_family(f) for f in families}
         names = None if not chips else {self.catalogue.get(c).name for c in chips}
-        device_practice = set() if (names is None or wanted is not None) else {
-            name for name in {s.family for s in self.all_skills}
-            if getattr(families_mod.module(name), "DEVICE_PRACTICE", False)}
+        device_practice = frozenset() if (names is None or wanted is not None) else families_mod.device_practice()
         return [s for s in self.all_skills
                 if (wanted is None or s.family in wanted) and (names is None or s.chip is None or s.chip in names)
                 and s.family not in device_practice]

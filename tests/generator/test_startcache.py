@@ -441,3 +441,26 @@ def test_the_cached_mastery_rules_are_the_modules_own_and_a_bad_entry_is_rebuilt
     assert all(isinstance(r, base.Mastery) for rules in from_modules.values() for r in rules)
     monkeypatch.setattr(startcache, "cached", lambda name, inputs, build: [[6, {"what": "forged"}]])
     assert families.mastery_rules() == from_modules
+
+
+def test_a_warm_chip_filtered_selection_imports_no_family_to_leave_out_device_practice(tmp_path):
+    """``drill quiz --chip v5e`` leaves out the families of practice on the lab's own device: warm, which
+    they are comes from the cache, and selecting the skills imports no family module."""
+    code = ("from generator.problems import generate; "
+            "print(sorted({s.family for s in generate.skills(None, ['v5e'])}))")
+    cold = _start(tmp_path / "cache", code)
+    assert "generator.problems.families.miss_reason" in cold
+    warm = _start(tmp_path / "cache", code)
+    assert not [m for m in warm if m.startswith("generator.problems.families.") and m.rsplit(".", 1)[1] in families.found()]
+    assert "generator.explain" not in warm
+
+
+def test_the_cached_device_practice_families_are_the_modules_own_and_a_bad_entry_is_rebuilt(cache, monkeypatch):
+    families.device_practice.cache_clear()
+    from_modules = families.device_practice()
+    assert from_modules == {n for n in families.found() if getattr(families.module(n), "DEVICE_PRACTICE", False)}
+    assert "miss_reason" in from_modules
+    families.device_practice.cache_clear()
+    monkeypatch.setattr(startcache, "cached", lambda name, inputs, build: ["no_such_family"])
+    assert families.device_practice() == from_modules
+    families.device_practice.cache_clear()

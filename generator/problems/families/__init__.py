@@ -115,6 +115,7 @@ def forget() -> None:
     """Find the families again (after ``$DRILL_FAMILY_PACKAGES`` changed: tests)."""
     found.cache_clear()
     names.cache_clear()
+    device_practice.cache_clear()
     _documents.cache_clear()
     _specs.clear()
     _modules.clear()
@@ -149,6 +150,21 @@ def names() -> tuple[str, ...]:
     if not isinstance(order, list) or sorted(order) != sorted(found()):  # a hand-edited entry
         order = build()
     return tuple(order)
+
+
+@functools.lru_cache(maxsize=1)
+def device_practice() -> frozenset[str]:
+    """The families of practice on the lab's own device (``DEVICE_PRACTICE`` in their modules), which a
+    chip filter leaves out. Kept in ``generator.io.startcache`` like ``names``: reading the flag imports
+    every family module."""
+
+    def build() -> list[str]:
+        return sorted(n for n in found() if getattr(module(n), "DEVICE_PRACTICE", False))
+
+    flagged = startcache.cached("device_practice", source_files(), build)
+    if not isinstance(flagged, list) or not set(flagged) <= set(found()):  # a hand-edited entry
+        flagged = build()
+    return frozenset(flagged)
 
 
 def spec_files() -> list[Path]:
