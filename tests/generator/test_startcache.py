@@ -424,8 +424,14 @@ def test_drill_at_a_shared_cache_folder_gives_the_model_s_numbers_and_one_line(t
 def test_a_warm_start_reads_the_mastery_rules_without_importing_every_family(tmp_path):
     """The quiz plans new skills by the "Can you" rules: warm, they come from the cache, and no family
     module is imported to read them (the miss_reason family would bring the judge of explanations)."""
-    code = ("from generator.problems import families; "
-            "print(repr(sorted((k, [repr(r) for r in v]) for k, v in families.mastery_rules().items())))")
+    _cold_imports_every_family_warm_none(tmp_path, (
+        "from generator.problems import families; "
+        "print(repr(sorted((k, [repr(r) for r in v]) for k, v in families.mastery_rules().items())))"))
+
+
+def _cold_imports_every_family_warm_none(tmp_path, code: str) -> None:
+    """``code`` run twice on one cache: first it imports the families (miss_reason among them), then none,
+    nor the judge of explanations miss_reason brings."""
     cold = _start(tmp_path / "cache", code)
     assert "generator.problems.families.miss_reason" in cold
     warm = _start(tmp_path / "cache", code)
@@ -446,13 +452,9 @@ def test_the_cached_mastery_rules_are_the_modules_own_and_a_bad_entry_is_rebuilt
 def test_a_warm_chip_filtered_selection_imports_no_family_to_leave_out_device_practice(tmp_path):
     """``drill quiz --chip v5e`` leaves out the families of practice on the lab's own device: warm, which
     they are comes from the cache, and selecting the skills imports no family module."""
-    code = ("from generator.problems import generate; "
-            "print(sorted({s.family for s in generate.skills(None, ['v5e'])}))")
-    cold = _start(tmp_path / "cache", code)
-    assert "generator.problems.families.miss_reason" in cold
-    warm = _start(tmp_path / "cache", code)
-    assert not [m for m in warm if m.startswith("generator.problems.families.") and m.rsplit(".", 1)[1] in families.found()]
-    assert "generator.explain" not in warm
+    _cold_imports_every_family_warm_none(tmp_path, (
+        "from generator.problems import generate; "
+        "print(sorted({s.family for s in generate.skills(None, ['v5e'])}))"))
 
 
 def test_the_cached_device_practice_families_are_the_modules_own_and_a_bad_entry_is_rebuilt(cache, monkeypatch):
