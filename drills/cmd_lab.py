@@ -411,7 +411,7 @@ def _say_skipped(folder: Path | None) -> None:
 def _newest_unexplained(folder: Path) -> Path:
     _say_skipped(folder)
     found = [(l.record.started, l.path) for l in records.scan(folder) if l.record is not None
-             and any(not runner.accepted(row) for row in runner.misses(l.record))]
+             and any(not runner.accepted(row) for row in l.record.misses())]
     if not found:
         raise click.UsageError(f"no record with unexplained misses in {folder}; name one: drill explain RECORD")
     return max(found)[1]

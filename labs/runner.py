@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Callable
 
 from generator.model import catalogue, roofline
@@ -259,11 +259,6 @@ def assemble(plan: Plan, measured: dict[str, OpResult], learner: dict[str, Learn
     return with_summary(typed)                                    # cannot explain is a finding
 
 
-def misses(record: LabRecord) -> list[OpRow]:
-    """The op rows whose graded prediction missed by more than 2x."""
-    return record.misses()
-
-
 def judge_explanation(record: LabRecord, op: str, given: Given) -> "miss_reasons.Judgement":
     """``labs.explain.judge``: one explanation of one op (KeyError for an unknown reason id)."""
 
@@ -291,7 +286,7 @@ def reveal(record: LabRecord, op: str) -> tuple[LabRecord, list[str]]:
 def explain(record: LabRecord, explanations: Mapping[str, Given]) -> LabRecord:
     """Judge each missed op's explanation in ``explanations`` (op -> sentence, or {"reasons",
     "corrected", "text"}) against the record's evidence, store the attempt; refresh the summary."""
-    for row in misses(record):
+    for row in record.misses():
         given = explanations.get(row.op)
         if given is None or (isinstance(given, str) and not given.strip()):
             continue
@@ -310,20 +305,15 @@ def accepted(row: OpRow) -> bool:
 
 def with_summary(record: LabRecord) -> LabRecord:
     """The record with its summary counted again from its rows."""
-    missed = [r.op for r in record.ops if r.verdict == "miss"]
-    unexplained = [r.op for r in record.ops if r.verdict == "miss" and not accepted(r)
-                   and not (r.miss is not None and r.miss.finding)]
-    summary = Summary.from_dict({
-        "graded": record.graded, "ops": len(record.ops), "within_2x": len(record.ops) - len(missed),
-        "misses": missed, "unexplained": unexplained, "criterion_met": not missed and not unexplained}, "$.summary")
-    return record.replace(summary=summary)
+    missed = [r.op for r in record.misses()]
+    unexplained = [r.op for r in record.misses() if not accepted(r) and not (r.miss is not None and r.miss.finding)]
+    return record.replace(summary=Summary.from_dict(
+        _summary_fields(record.graded, len(record.ops), missed, unexplained), "$.summary"))
 
 
-def _summary(rows: list[RecordJSON], graded: str) -> RecordJSON:
-    """The summary of rows just measured (none explained yet)."""
-    missed = [r["op"] for r in rows if r["verdict"] == "miss"]
-    return {"graded": graded, "ops": len(rows), "within_2x": len(rows) - len(missed),
-            "misses": missed, "unexplained": missed, "criterion_met": not missed}
+def _summary_fields(graded: str, ops: int, missed: Sequence[str], unexplained: Sequence[str]) -> RecordJSON:
+    return {"graded": graded, "ops": ops, "within_2x": ops - len(missed), "misses": list(missed),
+            "unexplained": list(unexplained), "criterion_met": not missed and not unexplained}
 
 
 def _measure_op(plan: Plan, name: str) -> OpResult:
@@ -391,6 +381,7 @@ def _score_row(row: RecordJSON, plan: Plan, calibrated: roofline.Ceilings | None
 def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibration | None,
             dispatch_s: float) -> RecordJSON:
     d, o = plan.device, plan.options
+    missed = [r["op"] for r in rows if r["verdict"] == "miss"]
     datasheet = None
     if plan.datasheet is not None:
         assert plan.chip is not None, "a plan's datasheet is its chip's (make_plan)"
@@ -416,7 +407,8 @@ def _record(plan: Plan, rows: list[RecordJSON], graded: str, calibration: Calibr
         "trace_dir": plan.stored_path(plan.trace_dir),
         "graded": graded,
         "ops": rows,
-        "summary": _summary(rows, graded),
+        # rows just measured, none explained yet (``with_summary`` counts again once the record is typed)
+        "summary": _summary_fields(graded, len(rows), missed, missed),
     }
 
 

@@ -214,7 +214,7 @@ def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
         record = save_explanations(path, prepared.explained)
     for line in finding_lines(record):
         ui.say(line)
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)
+    pending = [row for row in record.misses() if not runner.accepted(row)
                and not (row.miss is not None and row.miss.finding)]
     if pending and prepared.explained is None and ui.interactive:
         record = ui.ask_why(record, pending, judgement_saver(path), path)
@@ -224,7 +224,7 @@ def run_lab(request: LabRequest, ui: LabUI) -> LabResult:
 def finding_lines(record: LabRecord) -> list[str]:
     """One line per miss the evidence cannot explain: nothing is asked of it."""
     return [f"{row.op}: unexplained by the evidence, nothing to ask: {row.miss.finding}"
-            for row in runner.misses(record) if row.miss is not None and row.miss.finding]
+            for row in record.misses() if row.miss is not None and row.miss.finding]
 
 
 def _plot(request: LabRequest, record: LabRecord, path: Path, ui: LabUI) -> Path | None:
@@ -322,7 +322,7 @@ def why_questions(record: LabRecord) -> list[str]:
     graded = record.graded
     whose = "your" if graded == "learner" else f"the {graded}"
     lines = []
-    for row in runner.misses(record):
+    for row in record.misses():
         if runner.accepted(row):
             continue
         predicted, ratio = row.predictions.get(graded), row.ratios.get(graded)
@@ -352,7 +352,7 @@ def explain(record: LabRecord, path: Path, explanations: Mapping[Any, Any] | Non
     given = inputs.explanations_from_mapping(explanations, tuple(r.op for r in record.ops)) \
         if explanations else {}
     record = save_explanations(path, given)
-    lines = [f"{row.op}: {row.miss.why}" for row in runner.misses(record) if row.op in given and row.miss]
+    lines = [f"{row.op}: {row.miss.why}" for row in record.misses() if row.op in given and row.miss]
     left = record.summary.unexplained
     lines.append(f"still unexplained: {', '.join(left)} (try again)" if left else "every miss explained")
     return record, [*lines, "", *report.tables(record), "", *evidence.table(record), "", *report.note_lines(record)]
@@ -375,8 +375,8 @@ class Misses:
 def misses_to_explain(record: LabRecord) -> Misses:
     """The findings and the pending misses of a typed record (``labs.records.types.LabRecord``)."""
 
-    found = {row.op: lab_explain.finding(record, row.op) for row in runner.misses(record)}
-    pending = [row for row in runner.misses(record) if not runner.accepted(row)
+    found = {row.op: lab_explain.finding(record, row.op) for row in record.misses()}
+    pending = [row for row in record.misses() if not runner.accepted(row)
                and not (row.miss is not None and row.miss.revealed) and not found.get(row.op)]
     return Misses({op: why for op, why in found.items() if why}, pending)
 

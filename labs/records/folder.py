@@ -527,9 +527,9 @@ def save(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) -> Pat
     A current-schema record is a new run: it also gets its lines in the folder's ledger
     (``save_run``); older records (published ones being copied) are written as they are."""
     record = as_record(record)
-    checked_text(record)
     if record.schema_version == SCHEMA_VERSION:
         return save_run(record, out_dir, stem)
+    checked_text(record)  # before the folder is made (rewrite checks again what it writes)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
@@ -562,10 +562,10 @@ def save_run(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) ->
     can not be taken (``.lock`` became a link, another command held it past the wait), the record is
     saved all the same, with no ``run`` (no line vouches for it, so the gate never counts it), and
     one line on stderr names the problem (``ledger_problem_line``)."""
+    record = as_record(record)
+    checked_text(record)  # refused before anything is made or locked
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    record = as_record(record)
-    checked_text(record)
     problem = ""
     lock = contextlib.ExitStack()
     try:
@@ -586,7 +586,7 @@ def save_run(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) ->
         record = record.replace(run=Run.from_dict({
             "ledger": LEDGER_NAME, "stem": stem, "saved_at": _utc_now(),
             "number": None if practice else len(earlier) + 1, "earlier": earlier[-20:]}, "$.run"))
-        checked_text(record)
+        text = checked_text(record)
         if not problem:
             try:
                 _append_ledger(out_dir, ledger_line(record, stem, "pending", None))
@@ -594,7 +594,7 @@ def save_run(record: LabRecord | Mapping[str, Any], out_dir: Path, stem: str) ->
                 problem = str(exc)
         if problem:
             record = record.replace(run=None)  # no ledger line vouches for this run
-        text = checked_text(record)
+            text = checked_text(record)
         _write_record(path, text)
         if not problem:
             try:

@@ -214,7 +214,7 @@ STREAMS = (["below-peak-bandwidth"], "it streams {bytes} / the copy probe's {rat
 def test_item_six_ticks_from_an_accepted_explanation_even_on_a_cpu_practice_run(tmp_path):
     rec = _with_misses(_cpu_record(tmp_path, {"add": 3.0, "softmax": 4.0}),
                        {"add": (*STREAMS, None), "softmax": (*STREAMS, None)})
-    assert all(row.miss and row.miss.accepted for row in runner.misses(as_record(rec)))  # the tool accepted both
+    assert all(row.miss and row.miss.accepted for row in as_record(rec).misses())  # the tool accepted both
     item = _item_six(tmp_path, rec)
     assert item.ticked and item.by_skills and item.evidence == ["lab-0.1-cpu.json (add, softmax)"]
 

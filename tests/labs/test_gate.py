@@ -17,6 +17,7 @@ from generator.model.units import fmt
 from labs.gate import verdict as gate
 from labs.records import folder as records
 from labs import runner
+from labs.records.types import as_record
 from labs.measure.ops import SEED_OPS
 from tests.conftest import invoke_drill
 from tests.labs import synthetic
@@ -255,7 +256,7 @@ def test_the_gate_recomputes_ratios_instead_of_trusting_the_record(tmp_path):
     rec = synthetic.record(tmp_path, {"matmul": 10.0})
     row = rec["ops"][0]
     row["verdict"], row["ratios"]["learner"], row["within_2x"]["learner"], row["miss"] = "hit", 1.0, True, None
-    rec["summary"] = runner._summary(rec["ops"], rec["graded"])
+    rec["summary"] = runner.with_summary(as_record(rec)).summary.to_dict()  # consistent with the edit
     _save(rec, tmp_path / "bench", "lab-0.1-gpu-tampered")
     assert gate.evaluate(tmp_path / "bench").rows[0].status == "incomplete"
 
@@ -264,7 +265,7 @@ def test_an_explanation_marked_accepted_by_hand_is_re_judged(tmp_path):
     rec = synthetic.record(tmp_path, {"add": 3.0}, explanations={"add": "overhead"})
     row = next(r for r in rec["ops"] if r["op"] == "add")
     row["miss"]["accepted"], row["explanation"] = True, "overhead"
-    rec["summary"] = runner._summary(rec["ops"], rec["graded"])
+    rec["summary"] = runner.with_summary(as_record(rec)).summary.to_dict()  # consistent with the edit
     _save(rec, tmp_path / "bench", "lab-0.1-gpu")
     _, judged = _only_row(tmp_path / "bench")
     assert not judged.counted and judged.unexplained == ["add"]
